@@ -1,0 +1,1 @@
+"""Altair chart builders: functions that return a chart; no Streamlit."""

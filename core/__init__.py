@@ -1,0 +1,1 @@
+"""Pure lesson logic: arithmetic, question banks, grading, scenarios. No Streamlit here."""

@@ -1,0 +1,133 @@
+"""Synthetic but deterministic telemetry for the four runs, shaped so each failure shows."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core.datafiles import positive_number, read_json, require
+
+KINDS = ("oom", "starved", "nan", "stuck")
+COLUMNS = ("x", "memory_gb", "utilisation_pct", "loss", "accuracy_pct")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One of the four runs: its card facts, its marked question and its telemetry recipe."""
+
+    id: str
+    title: str
+    question_id: str
+    facts: tuple[str, ...]
+    recipe: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """What a dashboard would have recorded for one run."""
+
+    run_id: str
+    x_label: str
+    device_memory_gb: float
+    frame: pd.DataFrame  # columns: COLUMNS
+    failure_x: float | None  # where the run died or went bad, in x units
+    failure_label: str | None
+
+    @property
+    def has_loss(self) -> bool:
+        """Whether any loss was logged at all."""
+        return bool(self.frame["loss"].notna().any())
+
+
+def _noise(seed: int, size: int, scale: float) -> np.ndarray:
+    return np.random.default_rng(seed).normal(0.0, scale, size)
+
+
+def _decay(steps: np.ndarray, start: float, end: float, total: float) -> np.ndarray:
+    return end + (start - end) * np.exp(-4.0 * steps / total)
+
+
+def _oom(recipe: dict[str, Any], device_gb: float) -> tuple[pd.DataFrame, float, str]:
+    # One step, sampled as percent of its planned duration: forward fills the first half,
+    # backward keeps climbing until the allocator refuses at `fail_fraction`.
+    fail = recipe["fail_fraction"]
+    x = np.linspace(0.0, fail, recipe["samples"])
+    weights, peak = recipe["weights_gb"], recipe["forward_peak_gb"]
+    forward = weights + (peak - weights) * np.minimum(x / 0.5, 1.0)
+    backward = np.where(x > 0.5, (device_gb - peak) * (x - 0.5) / (fail - 0.5), 0.0)
+    memory = np.minimum(forward + backward, device_gb)
+    memory[-1] = device_gb
+    utilisation = np.clip(94 + _noise(1, x.size, 2.0), 0, 100)
+    frame = pd.DataFrame({"x": x * 100, "memory_gb": memory, "utilisation_pct": utilisation, "loss": np.nan, "accuracy_pct": np.nan})
+    return frame, fail * 100, "out of memory in backward"
+
+
+def _training(recipe: dict[str, Any], device_gb: float, seed: int) -> pd.DataFrame:
+    steps = np.linspace(0, recipe["steps"], recipe["samples"])
+    utilisation = np.clip(recipe["utilisation_pct"] + _noise(seed, steps.size, 3.0), 0, 100)
+    memory = np.full(steps.size, recipe["memory_fraction"] * device_gb) + _noise(seed + 1, steps.size, 0.05)
+    return pd.DataFrame({"x": steps, "memory_gb": memory, "utilisation_pct": utilisation})
+
+
+def _with_loss(frame: pd.DataFrame, recipe: dict[str, Any], seed: int) -> pd.DataFrame:
+    steps = frame["x"].to_numpy()
+    loss = _decay(steps, recipe["start_loss"], recipe["end_loss"], recipe["steps"]) + _noise(seed + 2, steps.size, 0.03)
+    accuracy = np.clip(100 * (1 - loss / recipe["start_loss"]) + 10, 0, 100)
+    return frame.assign(loss=loss, accuracy_pct=accuracy)
+
+
+def _stuck(frame: pd.DataFrame, recipe: dict[str, Any], seed: int) -> pd.DataFrame:
+    # Chance-level loss for k classes is ln(k); it is reached by `flat_from_step` and stays there.
+    chance_loss = math.log(recipe["classes"])
+    steps = frame["x"].to_numpy()
+    early = recipe["start_loss"] - (recipe["start_loss"] - chance_loss) * steps / recipe["flat_from_step"]
+    loss = np.where(steps < recipe["flat_from_step"], early, chance_loss) + _noise(seed + 2, steps.size, 0.01)
+    accuracy = 100.0 / recipe["classes"] + _noise(seed + 3, steps.size, 0.5)
+    return frame.assign(loss=loss, accuracy_pct=accuracy)
+
+
+def telemetry(run: Run, device_memory_gb: float) -> Telemetry:
+    """The recorded series for one run (same numbers every call)."""
+    recipe, seed = run.recipe, ord(run.id)
+    kind = recipe["kind"]
+    if kind == "oom":
+        frame, failure_x, label = _oom(recipe, device_memory_gb)
+        return Telemetry(run.id, "time through step 1 (%)", device_memory_gb, frame, failure_x, label)
+    frame = _training(recipe, device_memory_gb, seed)
+    if kind == "stuck":
+        frame = _stuck(frame, recipe, seed)
+        return Telemetry(run.id, "step", device_memory_gb, frame, float(recipe["flat_from_step"]), "loss stops moving")
+    frame = _with_loss(frame, recipe, seed)
+    if kind == "nan":
+        frame.loc[frame["x"] >= recipe["nan_step"], "loss"] = np.nan
+        frame.loc[frame["x"] >= recipe["nan_step"], "accuracy_pct"] = np.nan
+        return Telemetry(run.id, "step", device_memory_gb, frame, float(recipe["nan_step"]), "loss becomes nan")
+    return Telemetry(run.id, "step", device_memory_gb, frame, None, None)
+
+
+def _run(raw: dict[str, Any]) -> Run:
+    where = f"Run {raw.get('id')}"
+    recipe = raw.get("telemetry")
+    require(isinstance(recipe, dict) and recipe.get("kind") in KINDS, f"{where}: telemetry kind must be one of {', '.join(KINDS)}.")
+    for key, value in recipe.items():
+        if key != "kind":
+            positive_number(value, f"{where}: telemetry '{key}'")
+    facts = raw.get("facts")
+    require(isinstance(facts, list) and facts and all(isinstance(f, str) and f for f in facts), f"{where}: needs a list of facts.")
+    return Run(id=raw["id"], title=raw["title"], question_id=raw["question"], facts=tuple(facts), recipe=dict(recipe))
+
+
+@lru_cache(maxsize=1)
+def load_runs() -> tuple[tuple[Run, ...], float]:
+    """The four runs from `data/runs.json` and the device memory they ran on (GB), validated once."""
+    raw = read_json("runs.json")
+    device_gb = positive_number(raw.get("device_memory_gb"), "runs.json: device_memory_gb")
+    runs = tuple(_run(r) for r in raw.get("runs", []))
+    ids = [r.id for r in runs]
+    require(len(runs) == 4 and len(set(ids)) == 4, "runs.json must describe four distinct runs.")
+    return runs, device_gb

@@ -1,0 +1,33 @@
+"""Four runs: what each dashboard showed, then sort each run into a kind of failure."""
+
+import streamlit as st
+
+from charts.telemetry import telemetry_chart
+from core.telemetry import load_runs, telemetry
+from ui.marked import marked_question
+
+st.title("Four runs, four different problems")
+st.markdown(
+    "Every run below started, claimed GPU memory, kept the GPU busy for a while and printed numbers. "
+    "\"It launched\" is true of all four, and it tells you nothing. Read each run's card and its "
+    "dashboard, then say what kind of failure it is. You get one answer per run."
+)
+
+runs, device_gb = load_runs()
+columns = st.columns(len(runs))
+for column, run in zip(columns, runs):
+    with column.container(border=True):
+        st.subheader(run.title)
+        st.markdown("\n".join(f"- {fact}" for fact in run.facts))
+
+st.header("What the dashboards recorded")
+st.caption(f"Simulated telemetry on a {device_gb:g} GB card. The red rules mark the device limit and the moment things went wrong.")
+for run in runs:
+    series = telemetry(run, device_gb)
+    st.altair_chart(telemetry_chart(series), width="content")
+    st.caption(f"{run.title}: " + (f"{series.failure_label} at {series.x_label} {series.failure_x:,.0f}." if series.failure_x is not None else "no single failure point; look at the level of each line."))
+
+st.header("Sort them")
+st.markdown("Each run fits exactly one of four kinds: **resource**, **throughput**, **numerical** or **correctness**.")
+for run in runs:
+    marked_question(run.question_id)

@@ -1,0 +1,54 @@
+"""Home: what the lab is for, what you will be able to do, and how far you have got."""
+
+import streamlit as st
+
+from core.progress import checks_score, overall_score, part_statuses, quiz_score
+from core.questions import load_bank
+from ui import state
+
+bank = load_bank()
+answers = state.answers()
+statuses = part_statuses(bank, answers, state.snapshot()[state.RECORDS])
+
+st.title("Reading a Training Run")
+st.markdown(
+    "A job on a 24 GB GPU holds 7 GB of weights. The forward pass finishes, then `loss.backward()` "
+    "stops with `CUDA out of memory`. The error does not say where the other 17 GB went. This lab "
+    "teaches you to find out, and to design the experiment that proves it."
+)
+st.info('The question behind it all: *"Training is slow and it keeps running out of memory. What do I measure first?"*', icon=":material/help:")
+
+left, right = st.columns([3, 2])
+with left:
+    st.subheader("After this lab you can")
+    st.markdown(
+        "1. Sort a failing run into a resource, throughput, numerical or correctness problem.\n"
+        "2. Trace a symptom through the execution stack to a hypothesis about one layer.\n"
+        "3. Count the MACs and FLOPs of a layer, and explain why they do not predict its runtime.\n"
+        "4. Split training memory into five terms and name the one that dominates.\n"
+        "5. Design an out-of-memory experiment that rules something out whatever the result."
+    )
+    st.caption("About 45 minutes. Marked questions take one answer each, then lock.")
+with right:
+    st.subheader("Your progress")
+    a, b, c = st.columns(3)
+    a.metric("Checks", checks_score(bank, answers).label)
+    b.metric("Quiz", quiz_score(bank, answers).label)
+    c.metric("Overall", overall_score(bank, answers).label)
+    st.dataframe(
+        [
+            {
+                "Part": s.title,
+                "Marked questions": f"{s.questions_answered}/{s.questions_total}" if s.questions_total else "none",
+                "Done": s.complete,
+            }
+            for s in statuses
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+
+st.subheader("Start here")
+for part in bank.parts:
+    if part.page:
+        st.page_link(part.page, label=part.title, icon=":material/arrow_forward:")

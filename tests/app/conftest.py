@@ -1,0 +1,31 @@
+"""Shared helpers for AppTest-driven page tests."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+HOME = Path(__file__).resolve().parents[2] / "Home.py"
+
+
+def open_page(page: str | None = None, *, at: AppTest | None = None) -> AppTest:
+    """A fresh learner session (or `at`) on `page` (a path like "pages/four_runs.py"), run once."""
+    at = at or AppTest.from_file(str(HOME), default_timeout=30)
+    if page is None:
+        return at.run()
+    return at.switch_page(page).run()
+
+
+def answer(at: AppTest, question_id: str, option_id: str) -> AppTest:
+    """Pick an option of a marked question and lock it in."""
+    at.radio(key=f"marked.{question_id}.choice").set_value(option_id)
+    form_buttons = [b for b in at.button if b.label == "Lock in my answer"]
+    index = [r.key for r in at.radio if r.key and r.key.endswith(".choice")].index(f"marked.{question_id}.choice")
+    form_buttons[index].click()
+    return at.run()
+
+
+@pytest.fixture
+def fresh():
+    """A new learner session on the Home page."""
+    return open_page()

@@ -1,0 +1,48 @@
+"""The Four runs and Execution stack pages."""
+
+import json
+
+from tests.app.conftest import answer, open_page
+
+
+def test_four_runs_shows_four_cards_and_a_chart_per_run():
+    at = open_page("pages/four_runs.py")
+    assert not at.exception
+    assert [h.value for h in at.subheader] == ["Run A", "Run B", "Run C", "Run D"]
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 4
+    titles = [json.loads(c.proto.spec)["title"] for c in charts]
+    assert titles[0]["text"] if isinstance(titles[0], dict) else titles[0]
+
+
+def test_all_four_runs_can_be_sorted_and_stay_sorted():
+    at = open_page("pages/four_runs.py")
+    for qid, option in [("r1", "mem"), ("r2", "speed"), ("r3", "num"), ("r4", "learn")]:
+        answer(at, qid, option)
+    assert at.session_state["answers"] == {"r1": "mem", "r2": "speed", "r3": "num", "r4": "learn"}
+    assert len(at.success) == 4
+    open_page("pages/home.py", at=at)
+    assert [m.value for m in at.metric][:3] == ["4/8", "0/3", "4/11"]
+
+
+def test_picking_a_symptom_changes_the_layers_that_light_up():
+    at = open_page("pages/execution_stack.py")
+    assert len(at.error) == 4  # out of memory: model, operations, tensors, hardware
+    at.radio(key="stack.symptom").set_value("low_util").run()
+    assert [e.value.split("**")[1] for e in at.error] == ["Model", "Kernels", "Hardware"]
+    assert "torch.profiler" in at.info[0].value
+
+
+def test_the_chosen_symptom_survives_a_page_switch():
+    at = open_page("pages/execution_stack.py")
+    at.radio(key="stack.symptom").set_value("nan").run()
+    open_page("pages/four_runs.py", at=at)
+    open_page("pages/execution_stack.py", at=at)
+    assert at.radio(key="stack.symptom").value == "nan"
+    assert at.session_state["settings"]["stack"] == {"symptom": "nan"}
+
+
+def test_the_stack_page_asks_the_training_is_slow_question():
+    at = open_page("pages/execution_stack.py")
+    answer(at, "c1", "b")
+    assert at.session_state["answers"] == {"c1": "b"}

@@ -1,0 +1,38 @@
+"""Telemetry charts: titled panels, units on axes, the device limit and the failure drawn."""
+
+from charts.telemetry import telemetry_chart
+from core.telemetry import load_runs, telemetry
+
+RUNS, DEVICE_GB = load_runs()
+
+
+def _spec(run_id):
+    run = next(r for r in RUNS if r.id == run_id)
+    return telemetry_chart(telemetry(run, DEVICE_GB)).to_dict()
+
+
+def _layers(panel):
+    return panel.get("layer", [panel])
+
+
+def test_run_a_draws_memory_and_utilisation_only_with_the_limit_and_failure():
+    spec = _spec("A")
+    panels = spec["hconcat"]
+    assert len(panels) == 2  # no loss was ever logged
+    memory_layers = _layers(panels[0])
+    titles = [layer.get("encoding", {}).get("y", {}).get("title") for layer in memory_layers]
+    assert "GPU memory (GB)" in titles
+    rules = [layer for layer in memory_layers if layer["mark"]["type"] == "rule"]
+    assert len(rules) == 2  # device limit and failure point
+
+
+def test_every_mark_has_a_tooltip_and_every_panel_a_title():
+    for run in RUNS:
+        for panel in _spec(run.id)["hconcat"]:
+            for layer in _layers(panel):
+                assert layer["encoding"]["tooltip"]
+            assert _layers(panel)[0].get("title") or panel.get("title")
+
+
+def test_run_c_has_loss_and_accuracy_panels():
+    assert len(_spec("C")["hconcat"]) == 4

@@ -1,0 +1,62 @@
+"""Each run's telemetry carries its failure's signature."""
+
+import math
+
+import numpy as np
+
+from core.telemetry import load_runs, telemetry
+
+RUNS, DEVICE_GB = load_runs()
+BY_ID = {run.id: telemetry(run, DEVICE_GB) for run in RUNS}
+
+
+def test_runs_are_the_lessons_four_on_a_24_gb_card():
+    assert [r.id for r in RUNS] == ["A", "B", "C", "D"]
+    assert [r.question_id for r in RUNS] == ["r1", "r2", "r3", "r4"]
+    assert DEVICE_GB == 24
+
+
+def test_run_a_climbs_to_the_device_limit_and_stops_inside_the_first_step():
+    run = BY_ID["A"]
+    memory = run.frame["memory_gb"].to_numpy()
+    assert memory[0] == 7.0  # the weights are loaded before anything else
+    assert np.all(np.diff(memory) >= 0)
+    assert memory[-1] == DEVICE_GB and np.all(memory[:-1] < DEVICE_GB)
+    assert run.frame["x"].max() == run.failure_x < 100  # ends before the step does
+    assert not run.has_loss
+
+
+def test_run_a_forward_half_fits_and_backward_breaks_it():
+    frame = BY_ID["A"].frame
+    forward = frame[frame["x"] <= 50]["memory_gb"]
+    assert forward.max() == 19.5 < DEVICE_GB
+
+
+def test_run_b_hovers_near_a_quarter_utilisation_at_sixty_percent_memory():
+    frame = BY_ID["B"].frame
+    assert abs(frame["utilisation_pct"].mean() - 25) < 2
+    assert abs(frame["memory_gb"].mean() - 0.6 * DEVICE_GB) < 0.1
+    assert frame["loss"].iloc[-1] < frame["loss"].iloc[0]
+
+
+def test_run_c_loss_is_finite_before_step_2000_and_nan_from_then_on():
+    frame = BY_ID["C"].frame
+    before, after = frame[frame["x"] < 2000], frame[frame["x"] >= 2000]
+    assert before["loss"].notna().all() and len(before) > 0
+    assert after["loss"].isna().all() and len(after) > 0
+    assert before["loss"].iloc[-1] < before["loss"].iloc[0]
+
+
+def test_run_d_is_busy_and_stuck_at_chance():
+    frame = BY_ID["D"].frame
+    late = frame[frame["x"] >= 50]
+    assert abs(frame["utilisation_pct"].mean() - 90) < 2
+    # Ten classes: chance accuracy is 10% and chance cross-entropy is ln(10) = 2.303.
+    assert abs(late["loss"].mean() - math.log(10)) < 0.01
+    assert late["loss"].std() < 0.02
+    assert abs(late["accuracy_pct"].mean() - 10) < 0.5
+
+
+def test_telemetry_is_the_same_every_time():
+    for run in RUNS:
+        assert telemetry(run, DEVICE_GB).frame.equals(BY_ID[run.id].frame)

@@ -1,0 +1,1 @@
+"""Streamlit-only helpers: session-state access, the marked-question widget, the shared frame."""

@@ -1,0 +1,44 @@
+"""Widgets whose values live in our own settings store, so they survive leaving the page.
+
+Streamlit forgets a widget's key when its page is not rendered; we seed the widget from
+`ui.state` each run and copy changes back in its `on_change` callback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from core.settings_schema import section as schema_section
+from ui import state
+
+
+def widget_key(section: str, name: str) -> str:
+    """The widget key for one setting (also the name tests use to find the widget)."""
+    return f"{section}.{name}"
+
+
+def _copy_back(section: str, name: str) -> None:
+    state.store_setting(section, name, st.session_state[widget_key(section, name)])
+
+
+def persistent(section: str, name: str) -> dict[str, Any]:
+    """Keyword arguments for a widget that remembers `section.name` across pages.
+
+    The default comes from `data/settings/<section>.json`. Usage:
+    ``st.slider("Batch", f.min, f.max, step=f.step, **persistent("linear", "batch"))``.
+    """
+    stored = state.section_settings(section)
+    if name not in stored:
+        stored[name] = schema_section(section).field(name).default
+        state.store_setting(section, name, stored[name])
+    key = widget_key(section, name)
+    if key not in st.session_state:
+        st.session_state[key] = stored[name]
+    return {
+        "key": key,
+        "on_change": _copy_back,
+        "args": (section, name),
+        "disabled": state.read_only(),
+    }

@@ -1,0 +1,96 @@
+"""The one place that reads and writes a learner's state in `st.session_state`.
+
+Everything a learner produces lives under three keys we own, so it survives page switches
+(widget keys do not) and serialises as one plain dict for the report and the progress file:
+
+- ``answers``: marked question id -> chosen option id (first answer only);
+- ``settings``: section -> {name: value} for sliders and choices;
+- ``records``: name -> plain JSON value for forms and written text (Run A decision, ...);
+- ``handed_in_at``: ISO timestamp once the lab is handed in, else None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from core.answers import record_first
+from core.questions import load_bank
+
+ANSWERS = "answers"
+SETTINGS = "settings"
+RECORDS = "records"
+HANDED_IN_AT = "handed_in_at"
+
+
+def ensure_state() -> None:
+    """Create the learner's keys once per session."""
+    st.session_state.setdefault(ANSWERS, {})
+    st.session_state.setdefault(SETTINGS, {})
+    st.session_state.setdefault(RECORDS, {})
+    st.session_state.setdefault(HANDED_IN_AT, None)
+
+
+def read_only() -> bool:
+    """True once the lab is handed in: nothing may change after that."""
+    ensure_state()
+    return st.session_state[HANDED_IN_AT] is not None
+
+
+def answers() -> dict[str, str]:
+    """The marked answers given so far (a copy)."""
+    ensure_state()
+    return dict(st.session_state[ANSWERS])
+
+
+def give_answer(question_id: str, option_id: str) -> bool:
+    """Store a first answer; returns False (and changes nothing) if locked or handed in."""
+    ensure_state()
+    if read_only():
+        return False
+    load_bank().question(question_id).option_text(option_id)  # unknown ids raise ValueError
+    updated, accepted = record_first(st.session_state[ANSWERS], question_id, option_id)
+    st.session_state[ANSWERS] = updated
+    return accepted
+
+
+def section_settings(section: str) -> dict[str, Any]:
+    """The stored settings of one page section (a copy)."""
+    ensure_state()
+    return dict(st.session_state[SETTINGS].get(section, {}))
+
+
+def store_setting(section: str, name: str, value: Any) -> None:
+    """Remember one setting, unless the lab is handed in."""
+    ensure_state()
+    if read_only():
+        return
+    sections = st.session_state[SETTINGS]
+    sections[section] = {**sections.get(section, {}), name: value}
+
+
+def record(name: str) -> Any:
+    """A stored record (form result, written text), or None if there is none yet."""
+    ensure_state()
+    return st.session_state[RECORDS].get(name)
+
+
+def store_record(name: str, value: Any) -> bool:
+    """Store a record (a plain JSON value); returns False if the lab is handed in."""
+    ensure_state()
+    if read_only():
+        return False
+    st.session_state[RECORDS] = {**st.session_state[RECORDS], name: value}
+    return True
+
+
+def snapshot() -> dict[str, Any]:
+    """Everything the learner has produced, as one plain dict (copies, safe to hand to core)."""
+    ensure_state()
+    return {
+        ANSWERS: dict(st.session_state[ANSWERS]),
+        SETTINGS: {k: dict(v) for k, v in st.session_state[SETTINGS].items()},
+        RECORDS: dict(st.session_state[RECORDS]),
+        HANDED_IN_AT: st.session_state[HANDED_IN_AT],
+    }
