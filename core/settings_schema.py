@@ -69,6 +69,14 @@ class Field:
         snapped = min(snapped, self.max)
         return int(round(snapped)) if self.kind == "int" else snapped
 
+    def to_text(self, value: Any) -> str:
+        """`value` written for a URL, so that `from_text` reads it back unchanged."""
+        if self.kind == "bool":
+            return "true" if value else "false"
+        if self.kind == "float":
+            return f"{value:g}"
+        return str(value)
+
     def _on_step(self, value: float) -> bool:
         steps = (value - self.min) / self.step
         return abs(steps - round(steps)) < 1e-9

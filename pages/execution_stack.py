@@ -4,6 +4,7 @@ import streamlit as st
 
 from core.settings_schema import section
 from core.stack import load_stack
+from ui.links import share_box
 from ui.marked import marked_question
 from ui.settings import persistent
 
@@ -41,6 +42,7 @@ for layer in stack.layers:
     else:
         st.container(border=True).caption(f"{layer.name}: an unlikely origin for this symptom.")
 st.info(f"**Measure first:** {symptom.first_measurement}", icon=":material/straighten:")
+share_box("stack")
 
 st.header("Check yourself")
 marked_question("c1")

@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from core.settings_schema import section as schema_section
-from ui import state
+from ui import links, state
 
 
 def widget_key(section: str, name: str) -> str:
@@ -21,6 +21,7 @@ def widget_key(section: str, name: str) -> str:
 
 def _copy_back(section: str, name: str) -> None:
     state.store_setting(section, name, st.session_state[widget_key(section, name)])
+    links.forget_notes(section)
 
 
 def persistent(section: str, name: str) -> dict[str, Any]:
@@ -29,6 +30,7 @@ def persistent(section: str, name: str) -> dict[str, Any]:
     The default comes from `data/settings/<section>.json`. Usage:
     ``st.slider("Batch", f.min, f.max, step=f.step, **persistent("linear", "batch"))``.
     """
+    links.adopt_once(section)
     stored = state.section_settings(section)
     if name not in stored:
         stored[name] = schema_section(section).field(name).default
@@ -36,6 +38,7 @@ def persistent(section: str, name: str) -> dict[str, Any]:
     key = widget_key(section, name)
     if key not in st.session_state:
         st.session_state[key] = stored[name]
+    links.mirror(section, name, st.session_state[key])
     return {
         "key": key,
         "on_change": _copy_back,

@@ -10,7 +10,8 @@ HOME = Path(__file__).resolve().parents[2] / "Home.py"
 
 def open_page(page: str | None = None, *, at: AppTest | None = None) -> AppTest:
     """A fresh learner session (or `at`) on `page` (a path like "pages/four_runs.py"), run once."""
-    at = at or AppTest.from_file(str(HOME), default_timeout=30)
+    if at is None:
+        at = AppTest.from_file(str(HOME), default_timeout=30)
     if page is None:
         return at.run()
     return at.switch_page(page).run()

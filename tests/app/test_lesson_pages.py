@@ -2,7 +2,9 @@
 
 import json
 
-from tests.app.conftest import answer, open_page
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import HOME, answer, open_page
 
 
 def test_four_runs_shows_four_cards_and_a_chart_per_run():
@@ -46,3 +48,22 @@ def test_the_stack_page_asks_the_training_is_slow_question():
     at = open_page("pages/execution_stack.py")
     answer(at, "c1", "b")
     assert at.session_state["answers"] == {"c1": "b"}
+
+
+def test_a_share_link_sets_the_symptom_and_the_url_follows_changes():
+    at = AppTest.from_file(str(HOME), default_timeout=30)
+    at.query_params["symptom"] = "flat"
+    open_page("pages/execution_stack.py", at=at)
+    assert at.radio(key="stack.symptom").value == "flat"
+    at.radio(key="stack.symptom").set_value("slow").run()
+    assert at.query_params["symptom"] == ["slow"] or at.query_params["symptom"] == "slow"
+    assert "symptom=slow" in at.code[0].value
+
+
+def test_a_bad_share_link_shows_a_note_and_the_default():
+    at = AppTest.from_file(str(HOME), default_timeout=30)
+    at.query_params["symptom"] = "<script>alert(1)</script>"
+    open_page("pages/execution_stack.py", at=at)
+    assert not at.exception
+    assert at.radio(key="stack.symptom").value == "oom"
+    assert any("Ignored from the link" in w.value for w in at.warning)

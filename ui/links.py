@@ -1,0 +1,58 @@
+"""Share links: a page's settings mirrored in its URL, and a link from a colleague adopted once.
+
+Links carry settings only (never answers or learner text). Anything in a link that the
+schema cannot use is skipped with a short note, so a bad link never breaks a page.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from core.settings_schema import section as schema_section
+from core.share_links import LinkReading, read_link
+from ui import state
+
+ADOPTED = "links.adopted"  # sections whose URL values were already taken in this session
+NOTES = "links.notes"  # section -> notes about values that were not used
+
+
+def adopt_once(section: str) -> None:
+    """On a section's first render in a session, take its settings from the URL."""
+    adopted = st.session_state.setdefault(ADOPTED, [])
+    if section in adopted:
+        return
+    st.session_state[ADOPTED] = [*adopted, section]
+    params = {name: st.query_params.get_all(name) for name in st.query_params.keys()}
+    reading: LinkReading = read_link(schema_section(section), params)
+    for name, value in reading.values.items():
+        state.store_setting(section, name, value)
+    if reading.notes:
+        st.session_state[NOTES] = {**st.session_state.get(NOTES, {}), section: list(reading.notes)}
+
+
+def forget_notes(section: str) -> None:
+    """Drop the notes about a link once the learner changes a setting themselves."""
+    notes = st.session_state.get(NOTES, {})
+    if section in notes:
+        st.session_state[NOTES] = {k: v for k, v in notes.items() if k != section}
+
+
+def mirror(section: str, name: str, value: object) -> None:
+    """Write one setting into the page's URL, so the address bar always holds the setup."""
+    text = schema_section(section).field(name).to_text(value)
+    if st.query_params.get(name) != text:
+        st.query_params[name] = text
+
+
+def share_box(section: str) -> None:
+    """Any notes about an unusable link, and the link that reproduces this page's setup."""
+    for note in st.session_state.get(NOTES, {}).get(section, []):
+        st.warning(note, icon=":material/link_off:")
+    fields = schema_section(section).fields
+    stored = state.section_settings(section)
+    query = urlencode({f.name: f.to_text(stored.get(f.name, f.default)) for f in fields})
+    with st.expander("Share this setup", icon=":material/share:"):
+        st.caption("This link opens the page with the same settings. It carries no answers and nothing you wrote.")
+        st.code(f"{st.context.url or ''}?{query}", language=None, wrap_lines=True)
