@@ -9,7 +9,7 @@ from ui.state import ensure_state
 
 PAGES_DIR = Path(__file__).parent / "pages"
 
-st.set_page_config(page_title="Reading a Training Run", page_icon=":material/monitoring:", layout="wide")
+st.set_page_config(page_title="Reading a Training Run", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"), layout="wide")
 ensure_state()
 
 page = st.navigation(

@@ -1,0 +1,47 @@
+"""What only a browser shows: navigation, URLs, isolation between learners, console errors."""
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def test_home_loads_and_the_menu_reaches_the_first_lesson_pages(learner):
+    page = learner.open()
+    assert page.get_by_role("heading", name="Reading a Training Run").is_visible()
+    learner.nav("Four runs")
+    assert "four-runs" in page.url
+    learner.nav("Execution stack")
+    assert page.get_by_role("heading", name="The execution stack").is_visible()
+    assert learner.exceptions() == []
+    assert learner.console_errors == []
+
+
+def test_a_locked_answer_survives_moving_away_and_back(learner):
+    page = learner.open("four-runs")
+    learner.answer("Resource: the step asks for more memory than the device holds")
+    assert page.get_by_text("Right.", exact=False).first.is_visible()
+    learner.nav("Execution stack")
+    learner.nav("Four runs")
+    assert page.get_by_text("Right.", exact=False).first.is_visible()
+    assert page.get_by_role("button", name="Lock in my answer").count() == 3
+    learner.screenshot("four-runs-answered")
+
+
+def test_two_learners_never_see_each_others_answers(learner, second_learner):
+    first = learner.open("four-runs")
+    second = second_learner.open("four-runs")
+    learner.answer("Resource: the step asks for more memory than the device holds")
+    second_learner.page.reload()
+    second_learner.settle()
+    assert second.get_by_role("button", name="Lock in my answer").count() == 4
+    assert first.get_by_role("button", name="Lock in my answer").count() == 3
+
+
+def test_a_shared_link_opens_with_its_settings_and_a_bad_one_with_a_note(learner, second_learner):
+    page = learner.open("execution-stack?symptom=nan")
+    assert page.get_by_role("radio", name="Loss becomes nan").is_checked()
+    bad = second_learner.open("execution-stack?symptom=%3Cb%3Ebold%3C%2Fb%3E")
+    assert bad.get_by_text("Ignored from the link", exact=False).is_visible()
+    assert bad.get_by_role("radio", name="Out of memory").is_checked()
+    assert second_learner.exceptions() == []
+    learner.screenshot("execution-stack-linked")
