@@ -3,11 +3,17 @@
 from pathlib import Path
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 from ui.frame import progress_sidebar
 from ui.state import ensure_state
 
 PAGES_DIR = Path(__file__).parent / "pages"
+
+# A folder called pages/ makes Streamlit first run the app in its old directory mode, which
+# cannot resolve our url paths and pops up "Page not found" on every shared deep link. Our
+# navigation is declared below, so we switch that mode off for every later script run.
+PagesManager.uses_pages_directory = False
 
 st.set_page_config(page_title="Reading a Training Run", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"), layout="wide")
 ensure_state()
@@ -17,6 +23,7 @@ page = st.navigation(
         st.Page(PAGES_DIR / "home.py", title="Home", icon=":material/home:", default=True),
         st.Page(PAGES_DIR / "four_runs.py", title="Four runs", icon=":material/sort:", url_path="four-runs"),
         st.Page(PAGES_DIR / "execution_stack.py", title="Execution stack", icon=":material/layers:", url_path="execution-stack"),
+        st.Page(PAGES_DIR / "linear_layer.py", title="Linear layer cost", icon=":material/calculate:", url_path="linear-layer"),
     ]
 )
 progress_sidebar()

@@ -1,0 +1,105 @@
+"""The roofline chart: one GPU's roof, its ridge point, and operations placed beneath it."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from core.datafiles import require
+from core.roofline import Roof, RooflinePoint, roof_outline, roofline_rows
+
+# Fixed axes, wide enough for every GPU, dtype and slider position, so the chart never rescales:
+# the smallest layer sits near 0.5 FLOP/byte, the bf16 matmul near 1,400; peaks reach ~1,000 TFLOP/s.
+FLOP_PER_BYTE_DOMAIN = (0.1, 10_000.0)
+TFLOPS_DOMAIN = (0.01, 2_000.0)
+
+ROOF_COLOUR = "#9aa0a6"
+RIDGE_COLOUR = "#e8710a"
+# One colour per operation, in the order the page lists them (layer, matmul, GELU, LayerNorm).
+POINT_COLOURS = ("#4c8bf5", "#34a853", "#d93025", "#a142f4")
+REGIME_SHAPES = {"memory-bound": "triangle-up", "compute-bound": "circle"}
+
+HEIGHT = 400
+# Room Streamlit must reserve for the plot plus its title and legend; without it the title is cut off.
+FRAME_HEIGHT_PX = 480
+X_TITLE = "Arithmetic intensity (FLOP/byte, log scale)"
+Y_TITLE = "Attainable throughput (TFLOP/s, log scale)"
+
+
+def _x(field: str) -> alt.X:
+    return alt.X(f"{field}:Q", title=X_TITLE, scale=alt.Scale(type="log", domain=list(FLOP_PER_BYTE_DOMAIN)))
+
+
+def _y(field: str) -> alt.Y:
+    return alt.Y(f"{field}:Q", title=Y_TITLE, scale=alt.Scale(type="log", domain=list(TFLOPS_DOMAIN)))
+
+
+def _roof_layer(roof: Roof) -> alt.Chart:
+    low, high = FLOP_PER_BYTE_DOMAIN
+    corners = roof_outline(roof, min_flop_per_byte=low, max_flop_per_byte=high)
+    frame = pd.DataFrame(
+        [
+            {"FLOP/byte": x, "TFLOP/s": y, "GPU": roof.gpu_name, "dtype": roof.dtype, "Peak TFLOP/s": roof.peak_tflops, "Bandwidth TB/s": roof.bandwidth_tb_per_s}
+            for x, y in corners
+        ]
+    )
+    return (
+        alt.Chart(frame)
+        .mark_line(color=ROOF_COLOUR, strokeWidth=3, clip=True)
+        .encode(
+            x=_x("FLOP/byte"),
+            y=_y("TFLOP/s"),
+            tooltip=[
+                alt.Tooltip("GPU:N"),
+                alt.Tooltip("dtype:N", title="Number format"),
+                alt.Tooltip("Peak TFLOP/s:Q", format=",.1f"),
+                alt.Tooltip("Bandwidth TB/s:Q", format=",.3f"),
+            ],
+        )
+    )
+
+
+def _ridge_layers(roof: Roof) -> alt.LayerChart:
+    frame = pd.DataFrame(
+        [{"Ridge FLOP/byte": roof.ridge_flop_per_byte, "Peak TFLOP/s": roof.peak_tflops, "label": f"ridge {roof.ridge_flop_per_byte:,.1f} FLOP/byte"}]
+    )
+    tooltip = [alt.Tooltip("Ridge FLOP/byte:Q", format=",.1f"), alt.Tooltip("Peak TFLOP/s:Q", format=",.1f")]
+    base = alt.Chart(frame)
+    rule = base.mark_rule(color=RIDGE_COLOUR, strokeDash=[6, 4]).encode(x=_x("Ridge FLOP/byte"), tooltip=tooltip)
+    marker = base.mark_point(color=RIDGE_COLOUR, size=140, filled=True, shape="diamond").encode(x=_x("Ridge FLOP/byte"), y=_y("Peak TFLOP/s"), tooltip=tooltip)
+    label = base.mark_text(color=RIDGE_COLOUR, align="left", dx=8, dy=-12).encode(x=_x("Ridge FLOP/byte"), y=_y("Peak TFLOP/s"), text="label:N", tooltip=tooltip)
+    return alt.layer(rule, marker, label)
+
+
+def _point_layer(points: tuple[RooflinePoint, ...]) -> alt.Chart:
+    frame = pd.DataFrame(roofline_rows(points))
+    names = [point.name for point in points]
+    return (
+        alt.Chart(frame)
+        .mark_point(size=160, filled=True, opacity=0.9)
+        .encode(
+            x=_x("FLOP/byte"),
+            y=_y("Attainable TFLOP/s"),
+            color=alt.Color("Operation:N", scale=alt.Scale(domain=names, range=list(POINT_COLOURS[: len(names)])), legend=alt.Legend(orient="bottom", columns=2, title=None)),
+            # The page's caption explains the shapes; a second legend does not fit a narrow column.
+            shape=alt.Shape("Regime:N", scale=alt.Scale(domain=list(REGIME_SHAPES), range=list(REGIME_SHAPES.values())), legend=None),
+            tooltip=[
+                alt.Tooltip("Operation:N"),
+                alt.Tooltip("FLOP/byte:Q", title="Intensity (FLOP/byte)", format=",.2f"),
+                alt.Tooltip("Attainable TFLOP/s:Q", format=",.2f"),
+                alt.Tooltip("Regime:N"),
+                alt.Tooltip("Time bound:N", title="Fastest possible time"),
+                alt.Tooltip("GFLOP:Q", format=",.3g"),
+                alt.Tooltip("MB moved:Q", format=",.1f"),
+            ],
+        )
+    )
+
+
+def roofline_chart(roof: Roof, points: tuple[RooflinePoint, ...]) -> alt.LayerChart:
+    """Log–log roofline of `roof` with `points` on it; axes fixed so sliders move marks, not axes."""
+    require(len(points) <= len(POINT_COLOURS), f"The roofline chart has colours for {len(POINT_COLOURS)} operations, got {len(points)}.")
+    return alt.layer(_roof_layer(roof), _ridge_layers(roof), _point_layer(points)).properties(
+        title=alt.Title(f"Roofline: {roof.gpu_name}, {roof.dtype}", anchor="start"),
+        height=HEIGHT,
+    )

@@ -1,0 +1,137 @@
+"""Linear layer cost: one nn.Linear as a workload, and the roofline that explains its runtime."""
+
+import streamlit as st
+
+from charts.roofline import FRAME_HEIGHT_PX, roofline_chart
+from core.roofline import linear_layer_roofline, roofline_rows
+from core.settings_schema import section
+from core.workloads import GELU_FLOPS_PER_ELEMENT, TRAINING_FLOPS_PER_FORWARD
+from ui import state
+from ui.marked import marked_question
+from ui.settings import persistent
+
+fields = section("linear")
+
+st.title("What a linear layer costs")
+st.markdown(
+    "`torch.nn.Linear(n, m)` computes $y = \\sigma(Wx + b)$ with a weight matrix $W$ of shape "
+    "$m \\times n$. Read it as a job for the GPU instead of a formula: how much arithmetic does it "
+    "create, and how much data must it fetch to do that arithmetic?\n\n"
+    "Each of the $m$ outputs is a dot product over the $n$ inputs, so it costs $n$ multiplications "
+    "and $n$ additions. One multiplication paired with one addition is a **MAC** "
+    "(multiply-accumulate). A whole layer is $m \\times n$ MACs per input row, and a batch of $B$ "
+    "rows is $B \\times m \\times n$ MACs. FLOP counts usually take two per MAC; the exact "
+    "convention matters less than how the count grows with each dimension."
+)
+
+sizes, hardware = st.columns(2)
+with sizes:
+    for name, label in (("n_in", "Inputs (n)"), ("m_out", "Outputs (m)"), ("batch", "Batch (B)")):
+        f = fields.field(name)
+        st.slider(label, f.min, f.max, step=f.step, **persistent("linear", name))
+with hardware:
+    st.selectbox("Number format", fields.field("dtype").choices, **persistent("linear", "dtype"))
+    st.selectbox("GPU", fields.field("gpu").choices, **persistent("linear", "gpu"))
+    st.caption("Number format sets the bytes per value moved and which peak rate applies. fp32 means plain FP32 units: PyTorch leaves TF32 off for matrix multiplies unless you switch it on.")
+
+chosen = state.section_settings("linear")
+view = linear_layer_roofline(
+    n_in=chosen["n_in"], m_out=chosen["m_out"], batch=chosen["batch"], dtype=chosen["dtype"], gpu_name=chosen["gpu"]
+)
+layer, roof = view.layer, view.roof
+
+tiles = st.columns(4)
+tiles[0].metric("MACs (forward)", f"{layer.macs:,}")
+tiles[0].caption("B × m × n: every row meets every weight once.")
+tiles[1].metric("FLOPs (forward)", f"{layer.gflop:,.2f} GFLOP")
+tiles[1].caption("Two per MAC: the multiply and the add are counted apart.")
+tiles[2].metric("Parameters", f"{layer.parameters:,}")
+tiles[2].caption("m × n weights, plus one bias for each of the m outputs.")
+tiles[3].metric("Weight memory", f"{layer.weight_mb_4byte:,.0f} MB")
+tiles[3].caption(f"At 4 bytes a value; {layer.weight_mb_2byte:,.0f} MB at 2 bytes.")
+
+st.info(
+    f"A single line of PyTorch, and the forward pass alone is **{layer.gflop:,.2f} billion** FLOPs over "
+    f"**{layer.parameters_millions:,.1f} million** parameters that fill **{layer.weight_mb_4byte:,.0f} MB** "
+    f"before any training state exists. Training it costs about {TRAINING_FLOPS_PER_FORWARD} forward passes (the backward pass "
+    f"computes a gradient for the inputs and one for the weights, each as big as the forward): "
+    f"**{layer.training_gflop:,.2f} GFLOP** per step.\n\n"
+    f"The batch is **{layer.batch}**. Doubling it doubles the arithmetic and the activations this layer "
+    "must keep for the backward pass, while the weights stay the same size. The activations are what "
+    "run out of memory; the memory budget page adds them up. Each weight fetched from memory is also "
+    f"used once per row, so a bigger batch raises the layer's FLOPs per byte (now {layer.forward.flop_per_byte:,.1f}; "
+    "see the roofline below).",
+    icon=":material/calculate:",
+)
+
+st.header("FLOPs do not tell you the runtime")
+matmul, gelu, layer_point = view.matmul, view.gelu, view.layer_point
+st.markdown(
+    f"At {roof.dtype} the {roof.gpu_name} can do {roof.peak_tflops:,.1f} trillion FLOPs a second, so your "
+    f"layer's {layer.gflop:,.2f} GFLOP is only {layer_point.time.compute_label} of arithmetic, provided the "
+    "arithmetic units never wait. They often do: every operation reads its inputs from device memory "
+    "and writes its result back, and that traffic has its own speed limit (moving this layer's "
+    f"{layer.forward.moved_mb:,.0f} MB takes at least {layer_point.time.memory_label}). Which limit binds "
+    "depends on **arithmetic intensity**, the FLOPs an operation performs for each byte it moves.\n\n"
+    f"Take two operations over {roof.dtype} matrices of the same size:\n"
+    f"- **{matmul.name}**: {matmul.gflop:,.0f} GFLOP on {matmul.read_mb:,.0f} MB of inputs, about "
+    f"{matmul.flop_per_byte_read:,.0f} FLOPs per byte read ({matmul.flop_per_byte:,.0f} once the "
+    f"{matmul.written_mb:,.0f} MB result it writes is counted). The memory traffic hides easily "
+    "behind all that arithmetic.\n"
+    f"- **GELU** over one of those matrices: it reads {gelu.read_mb:,.0f} MB, writes {gelu.written_mb:,.0f} MB "
+    f"and does a few operations per element (we count {GELU_FLOPS_PER_ELEMENT}), so only {gelu.flop_per_byte:,.3g} FLOPs per "
+    "byte. The arithmetic units spend nearly all their time waiting for data."
+)
+
+st.subheader(f"The roofline of the {roof.gpu_name} at {roof.dtype}")
+if view.has_bf16_fallback:
+    st.warning(f"The {roof.gpu_name} has no BF16 units, so bf16 work cannot use its tensor cores: the roof is its FP32 rate.", icon=":material/info:")
+st.markdown(
+    f"The card reaches at most **{roof.peak_tflops:,.1f} TFLOP/s** and moves at most "
+    f"**{roof.bandwidth_tb_per_s:,.3g} TB/s**. An operation at intensity $I$ can reach "
+    f"$\\min(\\text{{peak}}, I \\times \\text{{bandwidth}})$: the sloped part of the roof is bandwidth, the flat part "
+    f"is arithmetic. They meet at the **ridge point**, {roof.ridge_flop_per_byte:,.1f} FLOP/byte. "
+    "Anything left of it is memory-bound, whatever its FLOP count."
+)
+chart_column, table_column = st.columns(2)
+with chart_column:
+    st.altair_chart(
+        roofline_chart(roof, view.points),
+        width="stretch",
+        height=FRAME_HEIGHT_PX,
+        alt=f"Log-log roofline of the {roof.gpu_name} at {roof.dtype} with four operations placed under it.",
+    )
+    st.caption(f"Grey line: the roof. Orange diamond: the ridge at {roof.ridge_flop_per_byte:,.1f} FLOP/byte. Triangles are memory-bound, circles compute-bound.")
+with table_column:
+    st.dataframe(
+        roofline_rows(view.points),
+        hide_index=True,
+        column_order=("Operation", "FLOP/byte", "Attainable TFLOP/s", "Regime", "Time bound"),
+        column_config={
+            "FLOP/byte": st.column_config.NumberColumn(format="%.2f"),
+            "Attainable TFLOP/s": st.column_config.NumberColumn("TFLOP/s", format="%.2f"),
+            "Regime": st.column_config.TextColumn("Bound by"),
+            "Time bound": st.column_config.TextColumn("Fastest"),
+        },
+    )
+    st.caption("TFLOP/s is the best rate the roof allows. Fastest = the larger of FLOPs ÷ peak and bytes moved ÷ bandwidth; real kernels are slower.")
+
+st.header("Fusion: same arithmetic, fewer bytes")
+separate, fused = view.fusion_points
+st.markdown(
+    f"Chain {view.fusion.ops} cheap elementwise operations on one of those matrices and run each as its "
+    f"own kernel: every kernel reads the whole tensor and writes it back, **{view.fusion.separate.moved_mb:,.0f} MB** "
+    f"in all, at least {separate.time_bound_label} on this card. Fuse them into one kernel that keeps each value in "
+    f"registers between steps and the traffic drops to **{view.fusion.fused.moved_mb:,.0f} MB** "
+    f"({view.fusion.traffic_percent:.0f}% of it), at least {fused.time_bound_label}, for exactly the same FLOPs."
+)
+st.markdown(
+    f"FlashAttention wins the same way. Plain attention writes each head's $S \\times S$ score matrix to device "
+    f"memory and reads it back for the softmax: at $S$ = {view.attention.seq_len:,} that is "
+    f"{view.attention.matrix_mb:,.0f} MB per head, {view.attention.round_trip_mb:,.0f} MB of traffic. "
+    "FlashAttention computes the scores tile by tile in on-chip memory and never stores the full matrix. "
+    "It does no fewer FLOPs; it moves far fewer bytes."
+)
+
+st.header("Check yourself")
+marked_question("c2")

@@ -1,0 +1,101 @@
+"""The Linear layer cost page: lesson figures at defaults, live tiles and chart, persistence."""
+
+import json
+
+import pytest
+from streamlit import dataframe_util
+
+from tests.app.conftest import answer, open_page
+
+PAGE = "pages/linear_layer.py"
+
+
+def _tiles(at):
+    return {m.label: m.value for m in at.main.metric}
+
+
+def _chart_rows(at):
+    """The chart's datasets in layer order: roof corners, ridge, points."""
+    chart = at.get("vega_lite_chart")[0]
+    frames = {d.name: dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in chart.proto.datasets}
+    return [frames[layer["data"]["name"]].to_dict("records") for layer in json.loads(chart.proto.spec)["layer"]]
+
+
+def test_defaults_agree_with_the_lesson():
+    at = open_page(PAGE)
+    assert not at.exception
+    assert _tiles(at) == {
+        "MACs (forward)": "536,870,912",
+        "FLOPs (forward)": "1.07 GFLOP",
+        "Parameters": "16,781,312",
+        "Weight memory": "67 MB",
+    }
+    prose = " ".join(m.value for m in at.markdown)
+    assert "137 GFLOP on 134 MB of inputs, about 1,024 FLOPs per byte read" in prose
+    assert "so only 0.625 FLOPs per byte" in prose
+    assert "**403 MB** in all" in prose and "**134 MB** (33% of it)" in prose  # three kernels vs one
+    table = at.dataframe[0].value
+    assert list(table["Operation"]) == ["Your linear layer", "4096×4096 matmul", "GELU", "LayerNorm"]
+    assert list(table["Regime"]) == ["compute-bound", "compute-bound", "memory-bound", "memory-bound"]
+    roof, [ridge], points = _chart_rows(at)
+    assert ridge["Ridge FLOP/byte"] == pytest.approx(19.5 / 2.039)
+    assert [p["FLOP/byte"] for p in points] == pytest.approx(list(table["FLOP/byte"]))
+
+
+def test_moving_the_batch_changes_the_tiles_and_the_chart():
+    at = open_page(PAGE)
+    before = _chart_rows(at)[2][0]["FLOP/byte"]
+    at.slider(key="linear.batch").set_value(64).run()
+    assert _tiles(at)["MACs (forward)"] == "1,073,741,824"  # 64 × 4096 × 4096
+    assert _tiles(at)["Parameters"] == "16,781,312"  # the batch never changes the weights
+    assert _chart_rows(at)[2][0]["FLOP/byte"] > before
+    assert "The batch is **64**" in at.info[0].value
+
+
+def test_gpu_and_dtype_move_the_roof():
+    at = open_page(PAGE)
+    at.selectbox(key="linear.gpu").set_value("H100 SXM").run()
+    at.selectbox(key="linear.dtype").set_value("bf16").run()
+    roof, [ridge], _ = _chart_rows(at)
+    assert ridge["Peak TFLOP/s"] == 989 and roof[-1]["TFLOP/s"] == 989
+    assert json.loads(at.get("vega_lite_chart")[0].proto.spec)["title"]["text"] == "Roofline: H100 SXM, bf16"
+    assert not at.warning
+    at.selectbox(key="linear.gpu").set_value("V100 SXM2 32GB").run()
+    assert "no BF16 units" in at.warning[0].value
+
+
+@pytest.mark.parametrize(
+    ("n_in", "m_out", "batch", "dtype", "gpu"),
+    [(256, 256, 1, "fp32", "L4"), (8192, 8192, 256, "fp16", "H200"), (256, 8192, 256, "bf16", "T4")],
+)
+def test_no_exception_at_the_slider_extremes(n_in, m_out, batch, dtype, gpu):
+    at = open_page(PAGE)
+    at.slider(key="linear.n_in").set_value(n_in)
+    at.slider(key="linear.m_out").set_value(m_out)
+    at.slider(key="linear.batch").set_value(batch)
+    at.selectbox(key="linear.dtype").set_value(dtype)
+    at.selectbox(key="linear.gpu").set_value(gpu).run()
+    assert not at.exception
+    assert _tiles(at)["MACs (forward)"] == f"{n_in * m_out * batch:,}"
+    assert len(_chart_rows(at)[2]) == 4
+
+
+def test_settings_survive_a_visit_to_another_page():
+    at = open_page(PAGE)
+    at.slider(key="linear.n_in").set_value(1024)
+    at.selectbox(key="linear.gpu").set_value("RTX 4090").run()
+    open_page("pages/execution_stack.py", at=at)
+    open_page(PAGE, at=at)
+    assert at.slider(key="linear.n_in").value == 1024
+    assert at.selectbox(key="linear.gpu").value == "RTX 4090"
+    assert _tiles(at)["Parameters"] == f"{4096 * 1024 + 4096:,}"
+
+
+def test_the_same_flops_question_locks_after_answering():
+    at = open_page(PAGE)
+    answer(at, "c2", "b")
+    assert at.session_state["answers"] == {"c2": "b"}
+    locked = at.radio(key="marked.c2.locked")
+    assert locked.disabled and locked.value == "b"
+    at.slider(key="linear.batch").set_value(8).run()  # moving a slider leaves the answer alone
+    assert at.radio(key="marked.c2.locked").value == "b" and at.success
