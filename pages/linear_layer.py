@@ -8,6 +8,7 @@ from core.settings_schema import section
 from core.workloads import GELU_FLOPS_PER_ELEMENT, TRAINING_FLOPS_PER_FORWARD
 from ui import state
 from ui.marked import marked_question
+from ui.links import share_box
 from ui.settings import persistent
 
 fields = section("linear")
@@ -33,6 +34,8 @@ with hardware:
     st.selectbox("Number format", fields.field("dtype").choices, **persistent("linear", "dtype"))
     st.selectbox("GPU", fields.field("gpu").choices, **persistent("linear", "gpu"))
     st.caption("Number format sets the bytes per value moved and which peak rate applies. fp32 means plain FP32 units: PyTorch leaves TF32 off for matrix multiplies unless you switch it on.")
+
+share_box("linear")
 
 chosen = state.section_settings("linear")
 view = linear_layer_roofline(

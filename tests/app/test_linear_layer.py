@@ -5,7 +5,9 @@ import json
 import pytest
 from streamlit import dataframe_util
 
-from tests.app.conftest import answer, open_page
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import HOME, answer, open_page
 
 PAGE = "pages/linear_layer.py"
 
@@ -99,3 +101,15 @@ def test_the_same_flops_question_locks_after_answering():
     assert locked.disabled and locked.value == "b"
     at.slider(key="linear.batch").set_value(8).run()  # moving a slider leaves the answer alone
     assert at.radio(key="marked.c2.locked").value == "b" and at.success
+
+
+def test_a_share_link_opens_the_page_with_its_setup():
+    at = AppTest.from_file(str(HOME), default_timeout=30)
+    at.query_params.update({"n_in": "1024", "m_out": "100000", "batch": "8", "dtype": "bf16"})
+    at.switch_page("pages/linear_layer.py").run()
+    assert not at.exception
+    assert at.slider(key="linear.n_in").value == 1024
+    assert at.slider(key="linear.m_out").value == 8192  # clamped to the slider's maximum
+    assert at.selectbox(key="linear.dtype").value == "bf16"
+    assert any("adjusted to 8192" in w.value for w in at.warning)
+    assert "n_in=1024" in at.code[0].value and "m_out=8192" in at.code[0].value

@@ -45,3 +45,10 @@ def test_a_shared_link_opens_with_its_settings_and_a_bad_one_with_a_note(learner
     assert bad.get_by_role("radio", name="Out of memory").is_checked()
     assert second_learner.exceptions() == []
     learner.screenshot("execution-stack-linked")
+
+
+def test_a_deep_link_opens_its_page_without_a_not_found_dialog(learner):
+    page = learner.open("linear-layer?n_in=1024")
+    assert page.get_by_role("heading", name="What a linear layer costs").is_visible()
+    assert page.get_by_text("Page not found").count() == 0
+    assert learner.console_errors == []
