@@ -14,7 +14,18 @@ def open_page(page: str | None = None, *, at: AppTest | None = None) -> AppTest:
         at = AppTest.from_file(str(HOME), default_timeout=30)
     if page is None:
         return at.run()
+    if _has_run(at):
+        # A browser drops the query string when the learner follows the navigation menu;
+        # AppTest keeps it, so do what the browser does.
+        at.query_params.clear()
     return at.switch_page(page).run()
+
+
+def _has_run(at: AppTest) -> bool:
+    try:
+        return "answers" in at.session_state
+    except Exception:  # AppTest raises before its first run
+        return False
 
 
 def answer(at: AppTest, question_id: str, option_id: str) -> AppTest:

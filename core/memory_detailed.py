@@ -1,0 +1,153 @@
+"""The detailed memory estimate: exact parameters, mixed precision, measured-style activations.
+
+Saved activations follow Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+Transformer Models": a GPT-style block with 2-byte values and dropout keeps s·b·h·(34 + 5·a·s/h)
+bytes (already bytes, not values), 34·s·b·h with selective recomputation and 2·s·b·h with full
+recomputation. We count the same tensors for any shape, so grouped KV heads, a gated MLP, no
+dropout or 4-byte values change the sum the way they change the tensors; for the paper's block
+the count reduces to the paper's formula exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from core.datafiles import require
+from core.memory import (
+    BYTES_PER_GB,
+    WORKSPACE_BYTES,
+    MemorySweep,
+    MemoryTerms,
+    Precision,
+    check_choice,
+    check_whole,
+    model_state_terms,
+    optimizer_state_values,
+    sweep_totals,
+    zero_sharded,
+)
+from core.models import ModelSpec, parameter_count
+
+# Mixed-precision conventions in use, by bytes per parameter of model state with Adam:
+# 16 (ZeRO paper), 18 (FP32 gradients, e.g. Megatron bf16) and 20 (FP32 copies of both
+# weights and gradients, Megatron fp16). The FP32 copies shard with the optimizer state.
+PRECISIONS = {
+    "fp32": Precision(weight_bytes=4, gradient_bytes=4, master_bytes=0, activation_bytes=4),
+    "mixed16": Precision(weight_bytes=2, gradient_bytes=2, master_bytes=4, activation_bytes=2),
+    "mixed18": Precision(weight_bytes=2, gradient_bytes=4, master_bytes=4, activation_bytes=2),
+    "mixed20": Precision(weight_bytes=2, gradient_bytes=2, master_bytes=8, activation_bytes=2),
+}
+_PRECISION_WORDS = {
+    "fp32": "No mixed precision: everything in FP32",
+    "mixed16": "2-byte weights and gradients, FP32 master weights",
+    "mixed18": "2-byte weights, FP32 gradients and master weights",
+    "mixed20": "2-byte weights and gradients, FP32 copies of both",
+}
+RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE_LABELS = {
+    "none": "None: keep every saved tensor",
+    "selective": "Selective: recompute the attention scores",
+    "full": "Full: keep only each block's input",
+}
+ATTENTION = ("standard", "memory_efficient")
+ATTENTION_LABELS = {
+    "standard": "Standard: the a·s² score matrix is kept",
+    "memory_efficient": "Memory-efficient (flash): no score matrix",
+}
+LOGIT_BYTES = 4  # training code casts the logits to FP32 for the loss, which keeps that copy
+
+
+def precision_label(name: str) -> str:
+    """What a precision convention keeps, with its bytes per parameter of model state under Adam."""
+    return f"{_PRECISION_WORDS[name]} ({precision(name).state_bytes_per_parameter('adam')} bytes per parameter with Adam)"
+
+
+def precision(name: str) -> Precision:
+    """The named precision convention; a ValueError listing them for an unknown name."""
+    return PRECISIONS[check_choice(name, PRECISIONS, "precision")]
+
+
+@dataclass(frozen=True)
+class TrainingSetup:
+    """One GPU's share of a training run: model, number formats, optimizer and what it processes at once."""
+
+    model: ModelSpec
+    precision: str
+    optimizer: str
+    micro_batch: int
+    seq_len: int
+    recompute: str = "none"
+    attention: str = "standard"
+    runtime_overhead_gb: float = 1.0
+
+    def __post_init__(self) -> None:
+        precision(self.precision)
+        optimizer_state_values(self.optimizer)
+        check_whole(self.micro_batch, "The micro-batch")
+        check_whole(self.seq_len, "The sequence length")
+        check_choice(self.recompute, RECOMPUTE, "recomputation")
+        check_choice(self.attention, ATTENTION, "attention kind")
+        require(0 <= self.runtime_overhead_gb < float("inf"), "The runtime overhead must be 0 GB or more.")
+
+
+def layer_activation_bytes(setup: TrainingSetup, *, micro_batch: int | np.ndarray, seq_len: int | np.ndarray) -> float | np.ndarray:
+    """Bytes one transformer block keeps for backward; `micro_batch` or `seq_len` may be arrays."""
+    model, size = setup.model, precision(setup.precision).activation_bytes
+    tokens = micro_batch * seq_len
+    if setup.recompute == "full":
+        return tokens * model.hidden * size  # only the block's input; the rest is recomputed
+    # Values kept per token: attention (norm output, Q, K, V, context), MLP (input and its
+    # I-wide intermediates: 2 plain, 4 gated) and the inputs of the two norms.
+    mlp_intermediates = 4 if model.gated_mlp else 2
+    values = 3 * model.hidden + 2 * model.kv_width + model.hidden + mlp_intermediates * model.intermediate + 2 * model.hidden
+    masks = 2 * model.hidden if model.dropout else 0  # 1-byte dropout masks after attention and MLP
+    kept = tokens * (values * size + masks)
+    if setup.recompute == "selective" or setup.attention == "memory_efficient":
+        return kept
+    # The a·s² scores per sequence: softmax output, plus dropout's mask and output when it is on.
+    score_bytes = 2 * size + 1 if model.dropout else size
+    return kept + tokens * model.heads * seq_len * score_bytes
+
+
+def output_activation_bytes(setup: TrainingSetup, *, micro_batch: int | np.ndarray, seq_len: int | np.ndarray) -> float | np.ndarray:
+    """Bytes kept once per model, outside the blocks: final norm and output-layer inputs, FP32 logits."""
+    model, size = setup.model, precision(setup.precision).activation_bytes
+    embedding_mask = model.hidden if model.dropout else 0
+    return micro_batch * seq_len * (2 * model.hidden * size + model.vocab * LOGIT_BYTES + embedding_mask)
+
+
+def activation_bytes(setup: TrainingSetup, *, micro_batch: int | np.ndarray, seq_len: int | np.ndarray) -> float | np.ndarray:
+    """Every saved activation: all blocks plus the output side."""
+    per_layer = layer_activation_bytes(setup, micro_batch=micro_batch, seq_len=seq_len)
+    return setup.model.layers * per_layer + output_activation_bytes(setup, micro_batch=micro_batch, seq_len=seq_len)
+
+
+def replicated_terms(setup: TrainingSetup) -> MemoryTerms:
+    """One GPU's budget when it holds a full copy of the model state (no sharding)."""
+    state = model_state_terms(parameters=parameter_count(setup.model), precision=precision(setup.precision), optimizer=setup.optimizer)
+    return replace(
+        state,
+        activations_bytes=float(activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len)),
+        workspace_bytes=WORKSPACE_BYTES,
+        runtime_overhead_bytes=setup.runtime_overhead_gb * BYTES_PER_GB,
+    )
+
+
+def per_gpu_terms(setup: TrainingSetup, *, zero_stage: int = 0, gpus: int = 1) -> MemoryTerms:
+    """One GPU's budget with ZeRO at `zero_stage` over `gpus` data-parallel GPUs."""
+    return zero_sharded(replicated_terms(setup), zero_stage=zero_stage, gpus=gpus)
+
+
+def detailed_sweep(setup: TrainingSetup, *, axis: str, values: Sequence[int], device_gb: float, zero_stage: int = 0, gpus: int = 1) -> MemorySweep:
+    """Per-GPU peak as the micro-batch or sequence length takes each of `values`, the rest held fixed."""
+    grid = np.asarray(values)
+    activations = activation_bytes(
+        setup,
+        micro_batch=grid if axis == "batch" else setup.micro_batch,
+        seq_len=grid if axis == "seq_len" else setup.seq_len,
+    )
+    terms = per_gpu_terms(setup, zero_stage=zero_stage, gpus=gpus)
+    return sweep_totals(terms, axis=axis, values=values, activations_bytes=activations, device_gb=device_gb)

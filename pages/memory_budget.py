@@ -1,0 +1,147 @@
+"""Memory budget: why training holds more than inference, the terms of a budget, and which one to cut."""
+
+import streamlit as st
+
+from charts.memory import budget_chart, sweep_chart
+from core.memory import OPTIMIZER_LABELS, SWEEP_AXIS_LABELS
+from core.memory_detailed import ATTENTION_LABELS, RECOMPUTE_LABELS, precision_label
+from core.memory_lesson import DTYPE_LABELS
+from core.memory_view import ESTIMATE_LABELS, SECTION, budget_view
+from core.settings_schema import section
+from ui import state
+from ui.marked import marked_question
+from ui.links import share_box
+from ui.settings import persistent
+
+fields = section(SECTION)
+
+
+def slider(label: str, name: str, **extra) -> None:
+    f = fields.field(name)
+    st.slider(label, f.min, f.max, step=f.step, **extra, **persistent(SECTION, name))
+
+
+def choice(widget, label: str, name: str, format_func, **extra) -> None:
+    widget(label, fields.field(name).choices, format_func=format_func, **extra, **persistent(SECTION, name))
+
+
+st.title("Memory budget")
+st.markdown(
+    "A model that serves predictions comfortably on one GPU can fail to train on the same GPU. "
+    "This page adds up where training memory goes, shows which term is the biggest, and names the "
+    "setting that shrinks that term."
+)
+
+st.header("Training keeps what inference throws away")
+st.markdown(
+    "During inference each intermediate tensor is dead as soon as the next operation has read it, so "
+    "the framework frees it at once; `torch.no_grad()` is the promise that nothing will need it later.\n\n"
+    "Training breaks that promise. For a layer $y = xW$, the weight gradient is "
+    "$\\partial L/\\partial W = x^\\top \\, \\partial L/\\partial y$: the backward pass needs the input $x$ "
+    "that the forward pass saw. Autograd therefore keeps $x$ from the moment forward makes it until "
+    "backward gets back to that layer, which is most of the step. No tensor is bigger than at inference; "
+    "they live much longer, so more of them exist at the same moment, and the allocator fails at that peak.\n\n"
+    "That is also why a run can go out of memory with the model untouched: a larger batch or longer "
+    "sequences enlarge every saved tensor. **Activation checkpointing** is the deliberate trade: keep "
+    "only a few tensors, recompute the others during backward. Memory drops sharply for roughly 30% more compute."
+)
+marked_question("c3")
+
+st.header("Where the memory goes")
+st.markdown(
+    "Weights are only one claim on the device: parameters, gradients, optimizer state, saved activations "
+    "and workspace all need room at the same time. Which term dominates depends on the model and on how "
+    "you run it. Hidden size and depth decide how many parameters exist; batch and sequence length leave "
+    "the model exactly as it is."
+)
+shape, run = st.columns(2)
+with shape:
+    slider("Hidden size (H)", "hidden")
+    slider("Layers", "layers")
+    choice(st.radio, "Parameter and activation dtype", "dtype", DTYPE_LABELS.__getitem__)
+    choice(st.radio, "Optimizer", "optimizer", OPTIMIZER_LABELS.__getitem__)
+with run:
+    slider("Batch (B)", "batch")
+    slider("Sequence length (S)", "seq_len")
+    choice(st.radio, "Device memory", "device_gb", "{} GB".format, horizontal=True)
+    choice(st.radio, "Estimate", "estimate", ESTIMATE_LABELS.__getitem__, horizontal=True)
+
+if state.section_settings(SECTION).get("estimate") == "detailed":
+    with st.container(border=True):
+        st.subheader("Make it realistic")
+        st.caption("The detailed estimate replaces the dtype and device above; B is now the micro-batch one GPU processes at once.")
+        left, right = st.columns(2)
+        with left:
+            choice(st.selectbox, "Model", "model", str, help="custom uses the hidden size and layers above.")
+            choice(st.selectbox, "Mixed precision", "precision", precision_label)
+            choice(st.radio, "Activation recomputation", "recompute", RECOMPUTE_LABELS.__getitem__)
+            choice(st.radio, "Attention", "attention", ATTENTION_LABELS.__getitem__)
+        with right:
+            slider("Gradient accumulation steps", "accumulation")
+            slider("ZeRO stage", "zero_stage")
+            f = fields.field("gpus")
+            st.number_input("Data-parallel GPUs", f.min, f.max, step=f.step, **persistent(SECTION, "gpus"))
+            choice(st.selectbox, "GPU", "gpu", str)
+            slider("Runtime overhead (GB)", "overhead_gb")
+
+share_box(SECTION)
+
+view = budget_view(state.section_settings(SECTION))
+verdict = view.verdict
+st.metric("Parameters", f"{view.parameter_count:,}")
+st.altair_chart(
+    budget_chart([(ESTIMATE_LABELS[view.estimate], view.terms)], device_gb=verdict.device_gb,
+                 device_label=view.device_label, title=f"Peak training memory per GPU: {verdict.total_gb:.1f} GB"),
+    width="stretch",
+)
+st.caption(f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the {view.device_label}.")
+if verdict.fits:
+    st.success(
+        f"**Fits:** {verdict.total_gb:.1f} GB on the {view.device_label}, with {verdict.headroom_gb:.1f} GB to spare. "
+        f"The largest term is **{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB "
+        f"({verdict.largest_share_percent:.0f}% of the total); if it has to shrink, {verdict.lever}.",
+        icon=":material/check_circle:",
+    )
+else:
+    st.error(
+        f"**Out of memory:** this needs {verdict.total_gb:.1f} GB, {verdict.over_gb:.1f} GB more than the "
+        f"{view.device_label} holds. The largest term is **{verdict.largest_label.lower()}** at "
+        f"{verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}% of the total), so cut that first: {verdict.lever}.",
+        icon=":material/error:",
+    )
+with st.expander("The sums behind this budget", expanded=True):
+    st.markdown("\n".join(f"- {line}" for line in view.assumptions))
+if view.estimate == "lesson":
+    st.caption(
+        "Try it: double the sequence length twice with the model unchanged and watch which bar grows; then "
+        "switch to a 2-byte dtype and see that the optimizer state stays the same size."
+    )
+
+st.header("Where does it break?")
+choice(st.radio, "Grow", "sweep_axis", SWEEP_AXIS_LABELS.__getitem__, horizontal=True)
+sweep = view.sweep
+st.altair_chart(sweep_chart(sweep, device_label=view.device_label, title=f"Peak memory as {sweep.axis_label.lower()} grows"), width="stretch")
+if sweep.first_failing is None:
+    st.caption(f"Line of peak memory against {sweep.axis_label.lower()}: it stays under the device line up to {sweep.values[-1]:,}.")
+elif sweep.largest_fitting is None:
+    st.caption(f"Line of peak memory against {sweep.axis_label.lower()}: even {sweep.values[0]:,} is over the device line.")
+else:
+    st.caption(
+        f"Line of peak memory against {sweep.axis_label.lower()}: it crosses the device line between "
+        f"{sweep.largest_fitting:,} (fits) and {sweep.first_failing:,} (marked, out of memory), everything else as above."
+    )
+
+st.header("What this still leaves out")
+st.markdown(
+    "- **Temporary spikes.** Kernels allocate scratch tensors for a moment (a fused optimizer step, a large "
+    "matrix multiply, the loss over a big vocabulary); the peak can land inside one of them.\n"
+    "- **Lazy optimizer state.** Adam creates its two buffers at the first `optimizer.step()`, so a run "
+    "can pass forward and backward and still fail one call later.\n"
+    "- **Distributed buffers.** Gradient buckets and NCCL's own memory for data parallelism, and the extra "
+    "copies tensor and pipeline parallelism bring.\n"
+    "- **The allocator.** PyTorch caches freed blocks: `memory_reserved()` exceeds `memory_allocated()`, "
+    "and a request fails when no free block is large enough, even with gigabytes free in pieces.\n\n"
+    "An estimate tells you which terms to count and which one to cut first. The real numbers come from "
+    "measuring: `torch.cuda.max_memory_allocated()` and the memory snapshot tools."
+)
+marked_question("c4")

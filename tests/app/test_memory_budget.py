@@ -1,0 +1,129 @@
+"""The Memory budget page: both estimates at every control's extremes, verdicts that match core, persistence."""
+
+import json
+
+import pytest
+
+from core.memory_view import SECTION, budget_view
+from core.settings_schema import section
+from tests.app.conftest import answer, open_page
+
+PAGE = "pages/memory_budget.py"
+NUMERIC = ("hidden", "layers", "batch", "seq_len", "accumulation", "zero_stage", "gpus", "overhead_gb")
+CHOICES = ("dtype", "optimizer", "device_gb", "model", "precision", "recompute", "attention", "gpu", "sweep_axis")
+
+
+def widget(at, name):
+    """The page's widget for one setting, whatever its kind."""
+    key = f"{SECTION}.{name}"
+    for kind in (at.slider, at.radio, at.selectbox, at.number_input):
+        found = [w for w in kind if w.key == key]
+        if found:
+            return found[0]
+    raise AssertionError(f"no widget for {key}")
+
+
+def callout(at):
+    """The verdict: one success or one error callout."""
+    shown = [*at.success, *at.error]
+    verdicts = [c.value for c in shown if c.value.startswith(("**Fits:**", "**Out of memory:**"))]
+    assert len(verdicts) == 1
+    return verdicts[0]
+
+
+def parameters_shown(at):
+    return next(m.value for m in at.metric if m.label == "Parameters")
+
+
+def assert_verdict_matches_core(at):
+    view = budget_view(at.session_state["settings"][SECTION])
+    verdict, text = view.verdict, callout(at)
+    assert text.startswith("**Fits:**" if verdict.fits else "**Out of memory:**")
+    assert f"{verdict.total_gb:.1f} GB" in text
+    assert f"{verdict.headroom_gb if verdict.fits else verdict.over_gb:.1f} GB" in text
+    assert f"**{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}%" in text
+    assert verdict.lever in text and view.device_label in text
+    budget = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    assert budget["title"] == f"Peak training memory per GPU: {verdict.total_gb:.1f} GB"
+    assert parameters_shown(at) == f"{view.parameter_count:,}"
+
+
+def test_the_default_is_the_lessons_budget_worked_in_the_lesson():
+    at = open_page(PAGE)
+    assert not at.exception
+    text = callout(at)
+    # 3.22 + 3.22 + 6.44 + 2.15 + 1 = 16.0 GB of 24 GB: 8.0 GB spare; Adam's state is the largest term.
+    assert text.startswith("**Fits:** 16.0 GB on the 24 GB device, with 8.0 GB to spare")
+    assert "**optimizer state** at 6.4 GB (40% of the total)" in text
+    assert parameters_shown(at) == "805,306,368"
+    assert len(at.get("vega_lite_chart")) == 2
+    assert {"marked.c3.choice", "marked.c4.choice"} <= {r.key for r in at.radio}
+
+
+@pytest.mark.parametrize("estimate", ["lesson", "detailed"])
+@pytest.mark.parametrize("end", ["min", "max"])
+def test_every_control_at_its_extremes(estimate, end):
+    at = open_page(PAGE)
+    widget(at, "estimate").set_value(estimate).run()
+    fields = section(SECTION)
+    names = NUMERIC if estimate == "detailed" else NUMERIC[:4]
+    for name in names:
+        f = fields.field(name)
+        widget(at, name).set_value(f.min if end == "min" else f.max)
+    at.run()
+    assert not at.exception
+    assert_verdict_matches_core(at)
+
+
+def test_every_option_of_every_choice_renders():
+    at = open_page(PAGE)
+    widget(at, "estimate").set_value("detailed").run()
+    fields = section(SECTION)
+    for turn in range(max(len(fields.field(name).choices) for name in CHOICES)):
+        for name in CHOICES:
+            options = fields.field(name).choices
+            widget(at, name).set_value(options[turn % len(options)])
+        at.run()
+        assert not at.exception, turn
+        assert_verdict_matches_core(at)
+
+
+def test_the_sweep_follows_the_chosen_setting_and_marks_the_break():
+    at = open_page(PAGE)
+    sweep = json.loads(at.get("vega_lite_chart")[1].proto.spec)
+    assert sweep["title"] == "Peak memory as sequence length (tokens) grows"
+    assert any("between 4,608 (fits) and 5,120" in c.value for c in at.caption)
+    widget(at, "sweep_axis").set_value("batch").run()
+    assert json.loads(at.get("vega_lite_chart")[1].proto.spec)["title"] == "Peak memory as micro-batch (sequences) grows"
+    assert any("between 18 (fits) and 19" in c.value for c in at.caption)
+
+
+def test_detailed_controls_appear_only_for_the_detailed_estimate():
+    at = open_page(PAGE)
+    assert "memory.model" not in {s.key for s in at.selectbox}
+    widget(at, "estimate").set_value("detailed").run()
+    assert {"memory.model", "memory.precision", "memory.gpu"} <= {s.key for s in at.selectbox}
+    assert any("already counts bytes" in m.value for m in at.markdown)
+
+
+def test_settings_survive_leaving_the_page():
+    at = open_page(PAGE)
+    widget(at, "hidden").set_value(4096)
+    widget(at, "estimate").set_value("detailed")
+    at.run()
+    widget(at, "model").set_value("Llama-2-7B")
+    widget(at, "zero_stage").set_value(2)
+    at.run()
+    open_page("pages/four_runs.py", at=at)
+    open_page(PAGE, at=at)
+    assert (widget(at, "hidden").value, widget(at, "model").value, widget(at, "zero_stage").value) == (4096, "Llama-2-7B", 2)
+    assert at.session_state["settings"][SECTION]["model"] == "Llama-2-7B"
+    assert_verdict_matches_core(at)
+
+
+def test_both_marked_questions_lock_once_answered():
+    at = open_page(PAGE)
+    answer(at, "c3", "b")
+    answer(at, "c4", "b")
+    assert at.session_state["answers"] == {"c3": "b", "c4": "b"}
+    assert {"marked.c3.locked", "marked.c4.locked"} <= {r.key for r in at.radio}

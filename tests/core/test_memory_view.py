@@ -1,0 +1,56 @@
+"""The memory page's settings turned into what it shows: defaults, both estimates, schema agreement."""
+
+import pytest
+
+from core.gpus import gpu_names
+from core.memory import OPTIMIZERS, SWEEP_AXES
+from core.memory_detailed import ATTENTION, PRECISIONS, RECOMPUTE
+from core.memory_lesson import DTYPES
+from core.memory_view import ESTIMATES, SECTION, budget_view, page_settings, sweep_values
+from core.models import model_names
+from core.settings_schema import section
+
+
+def test_the_schema_offers_exactly_what_core_knows():
+    schema = section(SECTION)
+    expected = {"dtype": DTYPES, "optimizer": OPTIMIZERS, "estimate": ESTIMATES, "precision": tuple(PRECISIONS),
+                "recompute": RECOMPUTE, "attention": ATTENTION, "sweep_axis": SWEEP_AXES, "model": model_names(), "gpu": gpu_names()}
+    for name, choices in expected.items():
+        assert schema.field(name).choices == tuple(choices), name
+
+
+def test_the_default_view_is_the_lessons_budget():
+    view = budget_view({})
+    assert (view.estimate, view.parameter_count, view.device_label) == ("lesson", 805_306_368, "24 GB device")
+    assert view.verdict.total_gb == pytest.approx(16.032385536)
+    assert view.assumptions[0] == "Parameters: 12 × 2,048² × 16 layers = 805,306,368."
+    assert "4 × 1,024 × 2,048 × 16 layers × 4 tensors × 4 bytes = 2.15 GB" in view.assumptions[3]
+    assert view.sweep.values == tuple(range(512, 8193, 512))
+    assert view.effective_batch == 4
+
+
+def test_the_detailed_view_follows_the_preset_gpu_and_sharding():
+    view = budget_view({"estimate": "detailed", "model": "Llama-2-7B", "precision": "mixed16", "zero_stage": 3,
+                        "gpus": 8, "gpu": "H100 SXM", "accumulation": 4, "recompute": "selective"})
+    assert (view.parameter_count, view.device_label, view.effective_batch) == (6_738_415_616, "H100 SXM (80 GB)", 4 * 4 * 8)
+    assert view.terms.parameters_bytes == 2 * 6_738_415_616 / 8
+    assert view.verdict.device_gb == 80
+    text = " ".join(view.assumptions)
+    assert "published count is 6,738,415,616" in text
+    assert "ZeRO stage 3 over 8 GPUs" in text and "already counts bytes" in text
+    assert "effective batch of 128" in text
+
+
+def test_custom_detailed_view_compares_with_the_lessons_rule():
+    view = budget_view({"estimate": "detailed", "hidden": 1024, "layers": 4})
+    assert "the lesson's 12·H² rule gives 50,331,648" in view.assumptions[0]
+    assert view.device_label == "RTX 4090 (24 GB)"
+
+
+def test_stored_settings_are_checked_against_the_schema():
+    assert page_settings({"batch": 8})["batch"] == 8
+    with pytest.raises(ValueError, match="'batch' must be between 1 and 32"):
+        budget_view({"batch": 64})
+    with pytest.raises(ValueError, match="Unknown memory settings: colour"):
+        budget_view({"colour": "red"})
+    assert sweep_values("batch") == tuple(range(1, 33))
