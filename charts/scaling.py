@@ -1,0 +1,105 @@
+"""Charts of the Scaling out lab: efficiency, exposed overhead, the bubble, time to target.
+
+Part B's memory per GPU uses `charts.memory.budget_chart`, so memory terms keep their colours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+from charts.memory import DEVICE_COLOUR, TOTAL_COLOUR
+
+WIDTH, HEIGHT = 520, 280
+MODE_COLOURS = ("#4a78b5", "#e8710a")
+OVERHEAD_COLOURS = {"DP communication": "#4a78b5", "TP communication": "#e8710a", "Pipeline bubble": "#7f8c8d"}
+POLICY_COLOURS = ("#4a78b5", "#e8710a")
+BUBBLE_COLOUR = "#4a78b5"
+
+Rows = Sequence[dict[str, object]]
+
+
+def _tooltips(frame: pd.DataFrame, formats: dict[str, str]) -> list[alt.Tooltip]:
+    return [alt.Tooltip(column, format=formats[column]) if column in formats else alt.Tooltip(column) for column in frame.columns]
+
+
+def efficiency_chart(rows: Rows) -> alt.LayerChart:
+    """Parallel efficiency against workers, one line per scaling mode, with ideal scaling at 1."""
+    frame = pd.DataFrame(rows)
+    modes = list(dict.fromkeys(frame["Mode"]))
+    lines = (
+        alt.Chart(frame)
+        .mark_line(point=alt.OverlayMarkDef(size=70, filled=True))
+        .encode(
+            x=alt.X("Workers:Q", title="GPUs in the pool (log scale)", scale=alt.Scale(type="log", base=2)),
+            y=alt.Y("Parallel efficiency:Q", title="Parallel efficiency (1 = ideal)", scale=alt.Scale(domain=[0, 1.05])),
+            color=alt.Color("Mode:N", scale=alt.Scale(domain=modes, range=list(MODE_COLOURS[: len(modes)])), legend=alt.Legend(orient="bottom")),
+            tooltip=_tooltips(frame, {"Local batch": ",.2f", "Global batch": ",.0f", "Compute (ms)": ",.4f", "Communication (ms)": ",.4f", "Step (ms)": ",.4f", "Speedup (x)": ",.2f", "Parallel efficiency": ".3f"}),
+        )
+    )
+    ideal = (
+        alt.Chart(pd.DataFrame({"Parallel efficiency": [1.0], "Line": ["ideal scaling"]}))
+        .mark_rule(color="#9aa0a6", strokeDash=[6, 4])
+        .encode(y="Parallel efficiency:Q", tooltip=[alt.Tooltip("Line:N"), alt.Tooltip("Parallel efficiency:Q")])
+    )
+    return alt.layer(lines, ideal).properties(title="Parallel efficiency as the pool grows", width=WIDTH, height=HEIGHT)
+
+
+def _hbm_rule(hbm_gb: float, field: str = "Memory (GB)") -> alt.Chart:
+    return (
+        alt.Chart(pd.DataFrame({field: [hbm_gb], "Line": ["HBM on one GPU"]}))
+        .mark_rule(color=DEVICE_COLOUR, strokeDash=[6, 4], strokeWidth=2)
+        .encode(y=f"{field}:Q", tooltip=[alt.Tooltip("Line:N"), alt.Tooltip(f"{field}:Q", format=",.0f")])
+    )
+
+
+def overhead_chart(rows: Rows) -> alt.Chart:
+    """Exposed overhead per layout: DP and TP communication and the pipeline bubble, stacked."""
+    frame = pd.DataFrame(rows)
+    kinds = list(OVERHEAD_COLOURS)
+    return (
+        alt.Chart(frame, title="Time added on top of compute, per step", width=WIDTH, height=HEIGHT)
+        .mark_bar()
+        .encode(
+            x=alt.X("Layout:N", title=None, sort=list(dict.fromkeys(frame["Layout"])), axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("Time (ms):Q", title="Exposed overhead per step (ms)", stack="zero"),
+            color=alt.Color("Overhead:N", scale=alt.Scale(domain=kinds, range=[OVERHEAD_COLOURS[k] for k in kinds]), legend=alt.Legend(orient="bottom")),
+            tooltip=_tooltips(frame, {"Time (ms)": ",.1f", "Step (ms)": ",.1f"}),
+        )
+    )
+
+
+def pipeline_chart(rows: Rows, *, hbm_gb: float) -> alt.HConcatChart:
+    """Two linked panels over the microbatch count: bubble fraction, and the worst stage's memory."""
+    frame = pd.DataFrame(rows)
+    x = alt.X("Microbatches:Q", title="Microbatches per step")
+    tooltip = _tooltips(frame, {"Bubble fraction": ".3f", "Retained activations (GB)": ",.1f", "Memory (GB)": ",.1f"})
+    base = alt.Chart(frame, width=WIDTH // 2 + 20, height=HEIGHT)
+    bubble = base.mark_line(color=BUBBLE_COLOUR, point=alt.OverlayMarkDef(size=60, filled=True, color=BUBBLE_COLOUR)).encode(
+        x=x, y=alt.Y("Bubble fraction:Q", title="Bubble fraction (idle share)", scale=alt.Scale(domain=[0, 1])), tooltip=tooltip
+    )
+    memory = base.mark_line(color=TOTAL_COLOUR, point=alt.OverlayMarkDef(size=60, filled=True, color=TOTAL_COLOUR)).encode(
+        x=x, y=alt.Y("Memory (GB):Q", title="Worst stage's memory per GPU (GB)"), tooltip=tooltip
+    )
+    return alt.hconcat(
+        bubble.properties(title="The bubble shrinks"),
+        alt.layer(memory, _hbm_rule(hbm_gb)).properties(title="The worst stage holds more"),
+    ).properties(title="More microbatches of a fixed size")
+
+
+def time_to_target_chart(rows: Rows) -> alt.Chart:
+    """Hours to the same quality target under each straggler policy (illustrative)."""
+    frame = pd.DataFrame(rows)
+    policies = list(frame["Policy"])
+    return (
+        alt.Chart(frame, title="Time to the same target (illustrative assumptions)", width=WIDTH, height=HEIGHT * 2 // 3)
+        .mark_bar()
+        .encode(
+            x=alt.X("Time to target (h):Q", title="Time to target (hours)"),
+            y=alt.Y("Policy:N", title=None, sort=policies),
+            color=alt.Color("Policy:N", scale=alt.Scale(domain=policies, range=list(POLICY_COLOURS[: len(policies)])), legend=None),
+            tooltip=_tooltips(frame, {"Global batch": ",.0f", "Step (ms)": ",.2f", "Steps to target": ",.0f", "Time to target (h)": ",.2f"}),
+        )
+    )

@@ -1,0 +1,1 @@
+"""The Scaling out lab: when more accelerators stop helping, computed from stated formulas."""

@@ -1,0 +1,171 @@
+"""Locked predictions, evidence snapshots, stale evidence and synthesis readiness, as plain data.
+
+A snapshot is what a learner captured for one part: prediction, inputs, baseline, result and
+decision, plus the upstream choices it was computed under. When one of those choices changes
+(the track for every part; the scaling mode and pool of part A for part E), the snapshot is stale.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.answers import record_first
+from core.datafiles import require
+from core.scaling.scenarios import PARTS, load_scaling
+from core.settings_schema import section
+
+PREDICTIONS = "scaling.predictions"
+SNAPSHOTS = "scaling.snapshots"
+SYNTHESIS = "scaling.synthesis"
+SETTINGS_SECTION = "scaling"
+
+# The settings each part's evidence depends on, beyond its own inputs.
+UPSTREAM_SETTINGS: dict[str, tuple[str, ...]] = {
+    "A": ("track",),
+    "B": ("track",),
+    "C": ("track",),
+    "D": ("track",),
+    "E": ("track", "mode", "pool"),
+}
+MISSING, STALE, CURRENT = "missing", "stale", "current"
+SYNTHESIS_CHOICES = ("plan", "rejected", "trigger", "limitation")
+
+
+def _check_part(part: str) -> None:
+    require(part in PARTS, f"There is no part {part!r}; the parts are {', '.join(PARTS)}.")
+
+
+def lock_prediction(predictions: Mapping[str, str], part: str, option: str) -> tuple[dict[str, str], bool]:
+    """Predictions with this one added, and whether it was accepted (a part's first prediction stands)."""
+    _check_part(part)
+    options = load_scaling().parts[part].options
+    require(option in options, f"Part {part} has no prediction {option!r}.")
+    return record_first(predictions, part, option)
+
+
+def current_settings(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """The page's settings: what the learner stored over the schema's defaults."""
+    return {**section(SETTINGS_SECTION).defaults(), **stored}
+
+
+def prediction_of(predictions: Any, part: str) -> str | None:
+    """The locked prediction of `part` if the record holds one the part offers (a restored file may not)."""
+    option = predictions.get(part) if isinstance(predictions, Mapping) else None
+    return option if option in load_scaling().parts[part].options else None
+
+
+def valid_snapshot(part: str, snapshot: Any) -> bool:
+    """Whether `snapshot` has the shape `make_snapshot` gives, with options this part offers."""
+    text = load_scaling().parts[part]
+    return (
+        isinstance(snapshot, Mapping)
+        and snapshot.get("prediction") in text.options
+        and snapshot.get("decision") in text.decisions
+        and isinstance(snapshot.get("upstream"), Mapping)
+        and all(isinstance(snapshot.get(key), Mapping) for key in ("inputs", "baseline", "result"))
+    )
+
+
+def saved_synthesis(raw: Any) -> dict[str, str]:
+    """The stored synthesis, keeping only choices the lab offers and text for the rationale."""
+    if not isinstance(raw, Mapping):
+        return {}
+    text = load_scaling().synthesis
+    allowed = {"plan": text.plans, "rejected": text.plans, "trigger": text.triggers, "limitation": text.limitations}
+    kept = {name: raw[name] for name, options in allowed.items() if raw.get(name) in options}
+    if isinstance(raw.get("rationale"), str):
+        kept["rationale"] = raw["rationale"]
+    return kept
+
+
+def upstream(part: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The upstream choices part `part`'s result depends on, read from the page settings."""
+    _check_part(part)
+    return {name: settings.get(name) for name in UPSTREAM_SETTINGS[part]}
+
+
+def make_snapshot(
+    *,
+    part: str,
+    settings: Mapping[str, Any],
+    prediction: str,
+    inputs: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    result: Mapping[str, Any],
+    decision: str,
+) -> dict[str, Any]:
+    """A snapshot as a plain JSON object; the decision must be one the part offers."""
+    _check_part(part)
+    text = load_scaling().parts[part]
+    require(prediction in text.options, f"Part {part} needs a locked prediction before a snapshot.")
+    require(decision in text.decisions, f"Part {part} has no decision {decision!r}.")
+    return {
+        "part": part,
+        "upstream": upstream(part, settings),
+        "prediction": prediction,
+        "inputs": dict(inputs),
+        "baseline": dict(baseline),
+        "result": dict(result),
+        "decision": decision,
+    }
+
+
+def snapshot_status(part: str, snapshots: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """'missing', 'stale' (an upstream choice changed since capture) or 'current'."""
+    snapshot = snapshots.get(part)
+    if not valid_snapshot(part, snapshot):
+        return MISSING
+    return CURRENT if snapshot.get("upstream") == upstream(part, settings) else STALE
+
+
+UPSTREAM_WORDS = {"track": "the training context", "mode": "part A's scaling experiment", "pool": "part A's larger pool"}
+
+
+def changed_upstream(part: str, snapshots: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[str, ...]:
+    """In words, the upstream choices that changed since this part's snapshot was captured."""
+    snapshot = snapshots.get(part)
+    if not valid_snapshot(part, snapshot):
+        return ()
+    captured, now = snapshot.get("upstream") or {}, upstream(part, settings)
+    return tuple(UPSTREAM_WORDS[name] for name in now if captured.get(name) != now[name])
+
+
+def statuses(snapshots: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, str]:
+    """Every part's snapshot status, in part order."""
+    return {part: snapshot_status(part, snapshots, settings) for part in PARTS}
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Whether the synthesis is ready, and what is still missing if not."""
+
+    problems: tuple[str, ...]
+
+    @property
+    def ready(self) -> bool:
+        """Nothing is missing."""
+        return not self.problems
+
+
+def synthesis_readiness(synthesis: Any, part_statuses: Mapping[str, str]) -> Readiness:
+    """Ready when all five snapshots are current, every choice is made, the plan differs from the
+    rejected alternative and the rationale cites at least one number."""
+    synthesis = saved_synthesis(synthesis)
+    problems = []
+    not_current = [part for part in PARTS if part_statuses.get(part) != CURRENT]
+    if not_current:
+        problems.append(f"Capture current evidence for part{'s' if len(not_current) > 1 else ''} {', '.join(not_current)}.")
+    unchosen = [name for name in SYNTHESIS_CHOICES if name not in synthesis]
+    if unchosen:
+        problems.append(f"Choose: {', '.join(unchosen)}.")
+    elif synthesis["plan"] == synthesis["rejected"]:
+        problems.append("The rejected alternative must differ from the plan you recommend.")
+    rationale = synthesis.get("rationale", "")
+    if not rationale.strip():
+        problems.append("Write a rationale.")
+    elif not re.search(r"\d", rationale):
+        problems.append("Quantify the rationale: cite at least one number from your evidence.")
+    return Readiness(problems=tuple(problems))

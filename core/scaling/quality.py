@@ -1,0 +1,105 @@
+"""Part E: time to a quality target under strict synchronisation or when slow workers are dropped.
+
+Steps to target follow a diminishing-returns batch curve (McCandlish et al. 2018):
+steps = S_min x (1 + B_crit / B). Past the critical batch, a bigger batch barely cuts the steps.
+Dropping stragglers shortens each step but wastes some gradient work, modelled as a multiplier
+on the steps. Both curves are illustrative assumptions, not measurements.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from core.datafiles import require
+from core.scaling.scenarios import Convergence, StragglerPolicy
+
+# Two policies finishing within this fraction of each other count as a tie.
+TIE_FRACTION = 0.01
+MS_PER_HOUR = 3.6e6
+
+
+def steps_to_target(*, convergence: Convergence, global_batch: float, work_multiplier: float = 1.0) -> int:
+    """Optimizer steps to reach the target: ceil(S_min x (1 + B_crit / B) x work multiplier)."""
+    require(global_batch > 0, "The global batch must be positive.")
+    require(work_multiplier >= 1, "Dropping work cannot make the target cheaper: the work multiplier is at least 1.")
+    return math.ceil(convergence.minimum_steps * (1 + convergence.critical_batch / global_batch) * work_multiplier)
+
+
+@dataclass(frozen=True)
+class PolicyResult:
+    """One straggler policy's path to the target."""
+
+    policy: str
+    step_ms: float
+    steps: int
+
+    @property
+    def time_to_target_h(self) -> float:
+        """Wall-clock hours to reach the target."""
+        return self.step_ms * self.steps / MS_PER_HOUR
+
+
+@dataclass(frozen=True)
+class QualityComparison:
+    """Strict synchronisation against dropping slow workers, at the same global batch."""
+
+    global_batch: float
+    strict: PolicyResult
+    drop: PolicyResult
+
+    @property
+    def winner(self) -> str:
+        """'strict', 'drop', or 'tie' when they finish within 1% of each other."""
+        slow, fast = self.strict.time_to_target_h, self.drop.time_to_target_h
+        if abs(slow - fast) <= TIE_FRACTION * max(slow, fast):
+            return "tie"
+        return "strict" if slow < fast else "drop"
+
+
+def compare_policies(*, step_ms: float, global_batch: float, convergence: Convergence, straggler: StragglerPolicy) -> QualityComparison:
+    """Time to target for both policies, starting from a strictly synchronised step of `step_ms`."""
+    require(step_ms > 0, "The step time must be positive.")
+    return QualityComparison(
+        global_batch=global_batch,
+        strict=PolicyResult("strict", step_ms, steps_to_target(convergence=convergence, global_batch=global_batch)),
+        drop=PolicyResult(
+            "drop",
+            step_ms * straggler.step_time_multiplier,
+            steps_to_target(convergence=convergence, global_batch=global_batch, work_multiplier=straggler.work_multiplier),
+        ),
+    )
+
+
+POLICY_LABELS = {"strict": "Strict synchronisation", "drop": "Drop slow workers"}
+
+
+def quality_rows(comparison: QualityComparison) -> list[dict[str, object]]:
+    """One table row per policy: step, steps to target and hours to target."""
+    return [
+        {
+            "Policy": POLICY_LABELS[result.policy],
+            "Global batch": comparison.global_batch,
+            "Step (ms)": result.step_ms,
+            "Steps to target": result.steps,
+            "Time to target (h)": result.time_to_target_h,
+        }
+        for result in (comparison.strict, comparison.drop)
+    ]
+
+
+def policy_record(result: PolicyResult) -> dict[str, object]:
+    """A policy's figures as a plain JSON object, for a snapshot."""
+    return {"policy": result.policy, "step_ms": result.step_ms, "steps": result.steps, "time_to_target_h": result.time_to_target_h}
+
+
+_DURATION_UNITS = (("days", 24.0), ("h", 1.0), ("min", 1 / 60), ("s", 1 / 3600), ("ms", 1 / 3.6e6))
+
+
+def readable_duration(hours: float) -> str:
+    """A duration in the largest unit that keeps it at 1 or more, to three significant figures."""
+    require(hours >= 0, "A duration cannot be negative.")
+    for unit, unit_hours in _DURATION_UNITS:
+        if hours >= unit_hours:
+            return f"{hours / unit_hours:,.3g} {unit}"
+    return f"{hours * 3.6e6:.3g} ms"

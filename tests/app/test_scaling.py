@@ -1,0 +1,134 @@
+"""The Scaling out page: predictions gate results, snapshots go stale, the synthesis gets ready."""
+
+import json
+
+from core.scaling.evidence import PREDICTIONS, SNAPSHOTS, SYNTHESIS
+from tests.app.conftest import open_page
+
+PAGE = "pages/scaling.py"
+PREDICTIONS_GIVEN = {"A": "below-half", "B": "optimizer", "C": "within", "D": "faster-oom", "E": "strict"}
+DECISIONS = {"B": "shard", "C": "within", "D": "baseline", "E": "strict"}
+PLAN = {"plan": "data-parallel", "rejected": "fit-first", "trigger": "communication", "limitation": "contention"}
+
+
+def _chart_titles(at):
+    titles = []
+    for chart in at.get("vega_lite_chart"):
+        title = json.loads(chart.proto.spec).get("title")
+        titles.append(title["text"] if isinstance(title, dict) else title)
+    return titles
+
+
+def _lock(at, part, option):
+    at.radio(key=f"scaling.predict.{part}").set_value(option)
+    at.button(key=f"scaling.lock.{part}").click()
+    return at.run()
+
+
+def _capture(at, part):
+    if part in DECISIONS:
+        at.radio(key=f"scaling.decide.{part}").set_value(DECISIONS[part])
+    at.button(key=f"scaling.capture.{part}").click()
+    return at.run()
+
+
+def _all_captured():
+    at = open_page(PAGE)
+    for part, option in PREDICTIONS_GIVEN.items():
+        _lock(at, part, option)
+    for part in PREDICTIONS_GIVEN:
+        _capture(at, part)
+    return at
+
+
+def _stale_count(at):
+    return sum("Stale snapshot" in e.value for e in at.error)
+
+
+def test_results_stay_hidden_until_a_prediction_is_locked():
+    at = open_page(PAGE)
+    assert not at.exception
+    assert not at.get("vega_lite_chart")
+    assert len(at.dataframe) == 1  # the synthesis table of evidence, nothing else
+    _lock(at, "A", "middle")
+    assert _chart_titles(at) == ["Parallel efficiency as the pool grows"]
+    assert at.session_state["records"][PREDICTIONS] == {"A": "middle"}
+    assert not [r for r in at.radio if r.key == "scaling.predict.A"]  # the form is gone for good
+
+
+def test_locking_without_choosing_says_so_and_stores_nothing():
+    at = open_page(PAGE)
+    at.button(key="scaling.lock.B").click()
+    at.run()
+    assert any("Pick one of the options" in i.value for i in at.info)
+    assert PREDICTIONS not in at.session_state["records"]
+
+
+def test_each_locked_part_shows_its_chart_and_the_prediction_survives_a_page_switch():
+    at = open_page(PAGE)
+    for part, option in PREDICTIONS_GIVEN.items():
+        _lock(at, part, option)
+    assert not at.exception
+    assert len(at.get("vega_lite_chart")) == 5
+    open_page("pages/home.py", at=at)
+    open_page(PAGE, at=at)
+    assert len(at.get("vega_lite_chart")) == 5
+    assert at.session_state["records"][PREDICTIONS] == PREDICTIONS_GIVEN
+
+
+def test_part_a_result_follows_the_chosen_pool():
+    at = open_page(PAGE)
+    _lock(at, "A", "middle")
+    at.selectbox(key="scaling.pool").set_value(3).run()
+    assert "On 64 GPUs" in " ".join(m.value for m in [*at.warning, *at.success])
+
+
+def test_a_track_change_marks_every_snapshot_stale():
+    at = _all_captured()
+    assert set(at.session_state["records"][SNAPSHOTS]) == set("ABCDE")
+    assert _stale_count(at) == 0
+    at.selectbox(key="scaling.track").set_value("cloud").run()
+    assert not at.exception
+    assert _stale_count(at) == 5
+    assert "the training context" in at.error[0].value
+
+
+def test_changing_part_a_scaling_makes_only_part_e_stale():
+    at = _all_captured()
+    at.radio(key="scaling.mode").set_value("weak").run()
+    stale = [e.value for e in at.error if "Stale snapshot" in e.value]
+    assert len(stale) == 1 and "scaling experiment" in stale[0]
+
+
+def _save_synthesis(at, choices, rationale):
+    for name, value in choices.items():
+        at.radio(key=f"scaling.synthesis.{name}").set_value(value)
+    at.text_area(key="scaling.synthesis.rationale").input(rationale)
+    at.button(key="scaling.synthesis.save").click()
+    return at.run()
+
+
+def test_synthesis_is_ready_only_with_five_current_snapshots_and_a_quantified_plan():
+    at = _all_captured()
+    _save_synthesis(at, PLAN, "Strong scaling fell to 0.09 efficiency on 16 GPUs, so stay on one node.")
+    assert any("Ready for the report" in s.value for s in at.success)
+    assert at.session_state["records"][SYNTHESIS]["plan"] == "data-parallel"
+    at.selectbox(key="scaling.track").set_value("mobile").run()
+    assert not any("Ready for the report" in s.value for s in at.success)
+    assert any("Capture current evidence for parts A, B, C, D, E" in w.value for w in at.warning)
+
+
+def test_synthesis_refuses_the_same_plan_twice_and_an_unquantified_rationale():
+    at = _all_captured()
+    _save_synthesis(at, PLAN | {"rejected": "data-parallel"}, "It seemed slow.")
+    warning = " ".join(w.value for w in at.warning)
+    assert "must differ" in warning and "at least one number" in warning
+    assert not any("Ready for the report" in s.value for s in at.success)
+
+
+def test_after_hand_in_nothing_on_the_page_can_change():
+    at = open_page(PAGE)
+    at.session_state["handed_in_at"] = "2026-01-01T00:00:00"
+    at.run()
+    assert at.button(key="scaling.lock.A").disabled and at.button(key="scaling.synthesis.save").disabled
+    assert at.selectbox(key="scaling.track").disabled and at.radio(key="scaling.predict.B").disabled

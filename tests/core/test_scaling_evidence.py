@@ -1,0 +1,117 @@
+"""Locked predictions, snapshots, stale evidence and synthesis readiness."""
+
+import pytest
+
+from core.scaling.evidence import (
+    CURRENT,
+    changed_upstream,
+    current_settings,
+    MISSING,
+    STALE,
+    lock_prediction,
+    make_snapshot,
+    prediction_of,
+    saved_synthesis,
+    snapshot_status,
+    statuses,
+    synthesis_readiness,
+)
+from core.scaling.scenarios import PARTS
+
+SETTINGS = {"track": "edge", "mode": "strong", "pool": 1, "zero_stage": 2}
+DECISIONS = {"A": "strong", "B": "shard", "C": "within", "D": "selected", "E": "strict"}
+PREDICTIONS = {"A": "middle", "B": "oom", "C": "within", "D": "faster-oom", "E": "tie"}
+GOOD_SYNTHESIS = {"plan": "data-parallel", "rejected": "fit-first", "trigger": "memory", "limitation": "contention", "rationale": "Weak scaling kept 0.21 efficiency."}
+
+
+def _snapshot(part, settings=SETTINGS):
+    return make_snapshot(part=part, settings=settings, prediction=PREDICTIONS[part], inputs={}, baseline={"x": 1}, result={"x": 2}, decision=DECISIONS[part])
+
+
+def _all_current():
+    return {part: _snapshot(part) for part in PARTS}
+
+
+def test_first_prediction_is_locked():
+    predictions, accepted = lock_prediction({}, "A", "middle")
+    assert accepted and predictions == {"A": "middle"}
+    again, accepted = lock_prediction(predictions, "A", "below-half")
+    assert not accepted and again == {"A": "middle"}
+
+
+def test_unknown_part_or_option_is_refused():
+    with pytest.raises(ValueError, match="no part"):
+        lock_prediction({}, "F", "middle")
+    with pytest.raises(ValueError, match="no prediction"):
+        lock_prediction({}, "A", "perfect")
+
+
+def test_snapshot_needs_a_prediction_and_a_known_decision():
+    with pytest.raises(ValueError, match="locked prediction"):
+        make_snapshot(part="B", settings=SETTINGS, prediction="", inputs={}, baseline={}, result={}, decision="shard")
+    with pytest.raises(ValueError, match="no decision"):
+        make_snapshot(part="B", settings=SETTINGS, prediction="oom", inputs={}, baseline={}, result={}, decision="maybe")
+
+
+def test_a_track_change_makes_every_snapshot_stale():
+    snapshots = _all_current()
+    assert set(statuses(snapshots, SETTINGS).values()) == {CURRENT}
+    assert set(statuses(snapshots, SETTINGS | {"track": "cloud"}).values()) == {STALE}
+
+
+def test_changing_part_a_scaling_stales_only_part_e():
+    snapshots = _all_current()
+    for change in ({"mode": "weak"}, {"pool": 3}):
+        after = statuses(snapshots, SETTINGS | change)
+        assert after == {"A": CURRENT, "B": CURRENT, "C": CURRENT, "D": CURRENT, "E": STALE}
+
+
+def test_own_inputs_do_not_stale_a_snapshot_and_absent_ones_are_missing():
+    assert snapshot_status("B", _all_current(), SETTINGS | {"zero_stage": 3}) == CURRENT
+    assert snapshot_status("B", {}, SETTINGS) == MISSING
+
+
+def test_ready_with_five_current_snapshots_and_a_complete_synthesis():
+    assert synthesis_readiness(GOOD_SYNTHESIS, statuses(_all_current(), SETTINGS)).ready
+
+
+@pytest.mark.parametrize(
+    "settings, synthesis, problem",
+    [
+        (SETTINGS | {"track": "mobile"}, GOOD_SYNTHESIS, "parts A, B, C, D, E"),
+        (SETTINGS | {"mode": "weak"}, GOOD_SYNTHESIS, "part E"),
+        (SETTINGS, GOOD_SYNTHESIS | {"rejected": "data-parallel"}, "must differ"),
+        (SETTINGS, GOOD_SYNTHESIS | {"trigger": None}, "trigger"),
+        (SETTINGS, GOOD_SYNTHESIS | {"rationale": "   "}, "Write a rationale"),
+        (SETTINGS, GOOD_SYNTHESIS | {"rationale": "It felt faster."}, "at least one number"),
+    ],
+)
+def test_not_ready_says_what_is_missing(settings, synthesis, problem):
+    readiness = synthesis_readiness(synthesis, statuses(_all_current(), settings))
+    assert not readiness.ready
+    assert any(problem in text for text in readiness.problems)
+
+
+def test_nothing_done_is_not_ready():
+    readiness = synthesis_readiness(None, statuses({}, SETTINGS))
+    assert not readiness.ready and len(readiness.problems) == 3
+
+
+def test_a_stale_snapshot_says_what_changed():
+    snapshots = _all_current()
+    assert changed_upstream("E", snapshots, SETTINGS | {"track": "cloud", "pool": 2}) == ("the training context", "part A's larger pool")
+    assert changed_upstream("B", snapshots, SETTINGS) == ()
+    assert changed_upstream("B", {}, SETTINGS) == ()
+
+
+def test_page_settings_fall_back_to_the_schema_defaults():
+    assert current_settings({"track": "cloud"}) == {"track": "cloud", "mode": "strong", "pool": 1, "zero_stage": 1, "recompute": "full", "layout": "cross", "microbatches": 8}
+
+
+def test_records_from_a_restored_file_are_read_defensively():
+    assert prediction_of({"A": "middle"}, "A") == "middle"
+    assert prediction_of({"A": "perfect"}, "A") is None and prediction_of(["A"], "A") is None
+    broken = {"B": _snapshot("B") | {"decision": "maybe"}, "C": "not a snapshot"}
+    assert statuses(broken, SETTINGS) == {part: MISSING for part in PARTS}
+    assert saved_synthesis({"plan": "fit-first", "trigger": "nope", "rationale": 3}) == {"plan": "fit-first"}
+    assert saved_synthesis("text") == {}
