@@ -94,3 +94,34 @@ def snapshot() -> dict[str, Any]:
         RECORDS: dict(st.session_state[RECORDS]),
         HANDED_IN_AT: st.session_state[HANDED_IN_AT],
     }
+
+
+def hand_in(timestamp_iso: str) -> bool:
+    """Mark the lab handed in at this time; False (and nothing changes) if it already was."""
+    ensure_state()
+    if read_only():
+        return False
+    st.session_state[HANDED_IN_AT] = timestamp_iso
+    return True
+
+
+def restore(merged: dict[str, Any]) -> bool:
+    """Replace the learner's state with a merged snapshot from `core.progress_file.restore`.
+
+    Returns False (and changes nothing) once the lab is handed in.
+    """
+    # Imported here: ui.settings imports this module.
+    from ui.settings import widget_key
+
+    ensure_state()
+    if read_only():
+        return False
+    for section, values in merged[SETTINGS].items():
+        for name in values:
+            # A widget seeds itself from our store only when its key is absent.
+            st.session_state.pop(widget_key(section, name), None)
+    st.session_state[ANSWERS] = dict(merged[ANSWERS])
+    st.session_state[SETTINGS] = {k: dict(v) for k, v in merged[SETTINGS].items()}
+    st.session_state[RECORDS] = dict(merged[RECORDS])
+    st.session_state[HANDED_IN_AT] = merged[HANDED_IN_AT]
+    return True

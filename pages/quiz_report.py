@@ -1,0 +1,156 @@
+"""Quiz and report: the last marked questions, the learner's report, downloads, restore and hand-in."""
+
+from datetime import datetime, timezone
+
+import streamlit as st
+
+from core import progress_file
+from core.memory import to_gb
+from core.memory_view import SECTION as MEMORY_SECTION, budget_view
+from core.progress import quiz_ids
+from core.questions import load_bank
+from core.report import NOT_DONE, BudgetFigures, LayerFigures, build_report, render_markdown, unanswered_quiz, utc_timestamp
+from core.settings_schema import load_schema
+from core.signing import Verdict
+from core.workloads import linear_layer
+from ui import state
+from ui.marked import marked_question
+
+FLASH_KEY = "quiz_report.flash"
+bank = load_bank()
+
+
+def signing_key() -> str | None:
+    """The workshop's signing key from `st.secrets`, or None when the host set none."""
+    try:
+        key = st.secrets.get("report_signing_key")
+    except FileNotFoundError:  # no secrets file at all
+        return None
+    return key if isinstance(key, str) and key else None
+
+
+def layer_figures() -> LayerFigures | None:
+    """The layer left on the Linear layer page, or None if the learner has not been there."""
+    chosen = state.section_settings("linear")
+    if not {"n_in", "m_out", "batch", "dtype"} <= chosen.keys():
+        return None
+    cost = linear_layer(n_in=chosen["n_in"], m_out=chosen["m_out"], batch=chosen["batch"], dtype=chosen["dtype"])
+    return LayerFigures(n_in=cost.n_in, m_out=cost.m_out, batch=cost.batch, flops=cost.flops)
+
+
+def budget_figures() -> BudgetFigures | None:
+    """The budget left on the Memory budget page, or None if the learner has not been there."""
+    stored = state.section_settings(MEMORY_SECTION)
+    if not stored:
+        return None
+    view = budget_view(stored)
+    return BudgetFigures(
+        parameters=view.parameter_count, total_gb=view.verdict.total_gb, device_gb=view.verdict.device_gb,
+        activations_gb=to_gb(view.terms.activations_bytes), optimizer_gb=to_gb(view.terms.optimizer_state_bytes),
+    )
+
+
+def _restore(key: str | None) -> None:
+    upload = st.session_state.get("restore.file")
+    if upload is None:
+        return
+    try:
+        restored = progress_file.restore(state.snapshot(), upload.getvalue(), bank=bank, schema=load_schema(), key=key)
+    except progress_file.RefusedFile as err:
+        st.session_state[FLASH_KEY] = ("error", f"Nothing was changed. {err}")
+        return
+    state.restore(restored.state)
+    st.session_state[FLASH_KEY] = ("success", restored.summary())
+
+
+def _hand_in() -> None:
+    if not unanswered_quiz(bank, state.answers()):  # the disabled button is not the only guard
+        state.hand_in(utc_timestamp(datetime.now(timezone.utc)))
+
+
+key = signing_key()
+locked = state.read_only()
+
+st.title("Quiz and report")
+st.markdown(
+    "Three last marked questions, then everything you did in this lab gathered into one report. "
+    "Download it for your portfolio or your instructor, keep a progress file to pick up where you "
+    "left off, and hand in when you are done."
+)
+
+st.header("Quiz")
+for question_id in quiz_ids(bank):
+    marked_question(question_id)
+
+report = build_report(bank, state.snapshot(), layer=layer_figures(), budget=budget_figures())
+st.header("Your report")
+st.caption(report.handed_in_text)
+scores = st.columns(3)
+scores[0].metric("Marked checks", report.checks_score.label)
+scores[1].metric("Quiz", report.quiz_score.label)
+scores[2].metric("Overall", report.overall_score.label)
+st.dataframe(report.marked_rows(), hide_index=True, width="stretch")
+st.subheader("The layer you built")
+st.markdown(report.layer.sentence() if report.layer else NOT_DONE)
+st.subheader("The memory budget you left")
+st.markdown(report.budget.sentence() if report.budget else NOT_DONE)
+# Everything below comes from what the learner typed, so it is shown as plain text only.
+st.subheader("Run A: your first experiment and why")
+st.text(report.first_experiment or NOT_DONE)
+st.text(report.reasoning or NOT_DONE)
+st.subheader("Run B: what you would measure")
+st.text(report.run_b_measure or NOT_DONE)
+st.subheader("Not done yet")
+st.markdown("\n".join(f"- {title}" for title in report.not_done) or "Nothing: every part is complete.")
+
+st.header("Keep your work")
+# Downloads stay available after hand-in: that is when the final report is worth keeping.
+exported_at = utc_timestamp(datetime.now(timezone.utc))
+left, right = st.columns(2)
+left.download_button(
+    "Download the report (Markdown)", render_markdown(report), file_name=progress_file.REPORT_FILE_NAME,
+    mime="text/markdown", on_click="ignore", icon=":material/description:", key="download.report",
+)
+right.download_button(
+    "Download my progress (JSON)", progress_file.export_progress(state.snapshot(), exported_at=exported_at, key=key),
+    file_name=progress_file.PROGRESS_FILE_NAME, mime="application/json", on_click="ignore",
+    icon=":material/save:", key="download.progress",
+)
+st.caption("The progress file is signed by this app, so an instructor can check it was not edited." if key else
+           "This app has no signing key, so the progress file is unsigned: it restores your work but proves nothing.")
+
+st.subheader("Restore progress")
+st.file_uploader("A progress file you downloaded earlier", type="json", key="restore.file", disabled=locked)
+st.button(
+    "Restore from this file", on_click=_restore, args=(key,), key="restore.go",
+    disabled=locked or st.session_state.get("restore.file") is None,
+    help="Answers you have already locked here stay as they are.",
+)
+if flash := st.session_state.pop(FLASH_KEY, None):
+    kind, message = flash
+    (st.error if kind == "error" else st.success)(message)
+
+st.header("Hand in")
+missing = unanswered_quiz(bank, state.answers())
+if locked:
+    st.success(f"{report.handed_in_text} Every answer, form and setting in the lab is now read-only.", icon=":material/task_alt:")
+else:
+    st.markdown("Handing in is final: afterwards nothing in the lab can change, written answers included. Read your report first.")
+    if missing:
+        st.warning("Answer these quiz questions first: " + "; ".join(missing) + ".", icon=":material/pending:")
+    confirmed = st.checkbox("I have read my report and know it cannot be changed after this.", key="handin.confirm")
+    st.button("Hand in my lab", type="primary", on_click=_hand_in, disabled=bool(missing) or not confirmed, key="handin.go")
+
+st.header("For instructors: check a progress file")
+if key is None:
+    st.info("Set `report_signing_key` in the app's secrets to sign exports and check them here.", icon=":material/key_off:")
+else:
+    # Not disabled after hand-in: checking a file changes nothing in this session.
+    submitted = st.file_uploader("A learner's progress file", type="json", key="verify.file")
+    if submitted is not None:
+        found = progress_file.inspect_file(submitted.getvalue(), bank=bank, schema=load_schema(), key=key)
+        if found.problem:
+            st.error(found.problem)
+        else:
+            show = {Verdict.INTACT: st.success, Verdict.EDITED: st.error, Verdict.UNSIGNED: st.warning}[found.verdict]
+            show(f"**{found.verdict.value.capitalize()}.** {found.summary}")

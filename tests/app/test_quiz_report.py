@@ -1,0 +1,139 @@
+"""Quiz and report page: locking quiz answers, hand-in, restoring a file, literal learner text, signatures."""
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from core.progress_file import export_progress
+from core.questions import load_bank
+from tests.app.conftest import HOME, answer, open_page
+
+PAGE = "pages/quiz_report.py"
+AT = "2026-11-30T14:05:09+00:00"
+BANK = load_bank()
+HOSTILE = "**bold** [click](https://evil.example) <b>tag</b>\n# not a heading"
+RECORDS = {
+    "run_a.decision": {"choice": "optim", "why": HOSTILE},
+    "run_a.reflection": {"text": "Loader time per step; above half the step points at the input pipeline."},
+}
+
+
+def _page_with(**state) -> AppTest:
+    at = AppTest.from_file(str(HOME), default_timeout=30)
+    for name, value in state.items():
+        at.session_state[name] = value
+    return at.switch_page(PAGE).run()
+
+
+def _progress(answers, records=None, key=None):
+    snapshot = {"answers": answers, "settings": {}, "records": records or {}, "handed_in_at": None}
+    return export_progress(snapshot, exported_at=AT, key=key)
+
+
+def _upload(at, uploader_key, data):
+    at.file_uploader(key=uploader_key).upload("progress.json", data, "application/json").run()
+    return at
+
+
+def test_answering_a_quiz_question_locks_it_and_scores_it():
+    at = open_page(PAGE)
+    assert not at.exception
+    answer(at, "q2", "c")
+    assert at.session_state["answers"] == {"q2": "c"}
+    assert at.radio(key="marked.q2.locked").disabled
+    assert [m.value for m in at.main.metric] == ["0/8", "1/3", "1/11"]
+
+
+def test_hand_in_is_blocked_while_quiz_questions_are_unanswered():
+    at = open_page(PAGE)
+    answer(at, "q1", "b")
+    at.checkbox(key="handin.confirm").check().run()
+    warning = next(w.value for w in at.warning if "quiz questions first" in w.value)
+    assert BANK.question("q2").label in warning and BANK.question("q3").label in warning
+    assert BANK.question("q1").label not in warning
+    assert at.button(key="handin.go").disabled
+    assert at.session_state["handed_in_at"] is None
+
+
+def test_after_hand_in_the_whole_lab_is_read_only():
+    at = open_page(PAGE)
+    for qid in ("q1", "q2", "q3"):
+        answer(at, qid, "a")
+    assert at.button(key="handin.go").disabled  # not confirmed yet
+    at.checkbox(key="handin.confirm").check().run()
+    at.button(key="handin.go").click().run()
+    assert not at.exception
+    assert at.session_state["handed_in_at"] is not None
+    assert any("Handed in on" in s.value and "read-only" in s.value for s in at.success)
+    assert at.file_uploader(key="restore.file").disabled
+    assert not any(b.disabled for b in at.download_button)
+    open_page("pages/linear_layer.py", at=at)
+    assert at.slider(key="linear.batch").disabled
+    open_page("pages/four_runs.py", at=at)
+    assert at.radio(key="marked.r1.choice").disabled
+
+
+def test_a_bad_file_is_refused_with_a_message_and_keeps_the_answers():
+    at = open_page(PAGE)
+    answer(at, "q1", "a")
+    truncated = _progress({"q1": "b", "r1": "mem"})[:120]
+    _upload(at, "restore.file", truncated)
+    at.button(key="restore.go").click().run()
+    assert any("Nothing was changed" in e.value and "not valid JSON" in e.value for e in at.error)
+    assert at.session_state["answers"] == {"q1": "a"}
+
+
+def test_a_good_file_restores_but_never_changes_a_locked_answer():
+    at = open_page(PAGE)
+    answer(at, "q1", "a")
+    _upload(at, "restore.file", _progress({"q1": "b", "r1": "mem"}, RECORDS))
+    at.button(key="restore.go").click().run()
+    assert at.session_state["answers"] == {"q1": "a", "r1": "mem"}
+    assert any("1 answer added" in s.value and BANK.question("q1").label in s.value for s in at.success)
+    assert RECORDS["run_a.reflection"]["text"] in [t.value for t in at.text]
+
+
+def test_the_report_shows_learner_text_literally():
+    at = _page_with(records=RECORDS)
+    assert not at.exception
+    texts = [t.value for t in at.text]
+    assert HOSTILE in texts
+    assert "Swap Adam for SGD to drop the optimiser state" in texts
+    assert not any("evil.example" in m.value for m in at.markdown)
+
+
+def test_the_layer_and_the_budget_left_on_their_pages_appear_in_the_report():
+    assert sum(m.value == "Not done yet." for m in open_page(PAGE).markdown) == 2
+    at = _page_with(
+        settings={
+            "linear": {"n_in": 4096, "m_out": 4096, "batch": 32, "dtype": "fp32"},
+            "memory": {"hidden": 2048, "layers": 16, "dtype": "fp32", "optimizer": "adam", "batch": 4, "seq_len": 1024, "device_gb": "24"},
+        }
+    )
+    shown = [m.value for m in at.markdown]
+    # 2 × 32 × 4096 × 4096 = 1,073,741,824 FLOPs.
+    assert "A 4,096 → 4,096 linear layer at batch 32 does 1.07 GFLOPs in one forward pass." in shown
+    # Lesson estimate: 12 × 2048² × 16 layers = 805,306,368 parameters; FP32 weights and gradients
+    # 3.22 GB each, Adam's two FP32 values 6.44 GB, activations 4 × 1024 × 2048 × 16 × 4 tensors
+    # × 4 bytes = 2.15 GB, workspace 1 GB: 16.0 GB on the 24 GB device.
+    assert "0.81B parameters need 16.0 GB on a 24 GB device: it fits. Activations take 2.1 GB and optimiser state 6.4 GB." in shown
+
+
+def test_without_a_key_the_export_is_unsigned_and_there_is_nothing_to_verify():
+    at = open_page(PAGE)
+    assert any("unsigned" in c.value for c in at.caption)
+    assert not any(u.key == "verify.file" for u in at.file_uploader)
+
+
+def test_with_a_key_an_instructor_can_tell_intact_from_edited():
+    at = AppTest.from_file(str(HOME), default_timeout=30)
+    at.secrets["report_signing_key"] = "workshop-key"
+    at.switch_page(PAGE).run()
+    assert any("signed by this app" in c.value for c in at.caption)
+    signed = _progress({"q1": "b"}, key="workshop-key")
+    _upload(at, "verify.file", signed)
+    assert any(s.value.startswith("**Signed and intact.**") and "quiz 1/3" in s.value for s in at.success)
+    edited = json.loads(signed)
+    edited["state"]["answers"]["q2"] = "c"
+    at.file_uploader(key="verify.file").set_value(("progress.json", json.dumps(edited).encode(), "application/json")).run()
+    assert any(e.value.startswith("**Signed, but edited") for e in at.error)

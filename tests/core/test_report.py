@@ -1,0 +1,155 @@
+"""The report: built from empty, partial and complete sessions; scores; Markdown that cannot be hijacked."""
+
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.questions import load_bank
+from core.report import (
+    NOT_DONE,
+    BudgetFigures,
+    LayerFigures,
+    build_report,
+    literal_block,
+    literal_inline,
+    readable_time,
+    render_markdown,
+    unanswered_quiz,
+    utc_timestamp,
+)
+
+BANK = load_bank()
+CORRECT = {q.id: q.correct for q in BANK.questions}
+RECORDS = {
+    "run_a.decision": {"choice": "batch", "why": "Activations grow with batch; halving it tells me if they dominate."},
+    "run_a.reflection": {"text": "Time spent in the data loader per step."},
+}
+# nn.Linear(4096, 4096) on a batch of 32: 32 × 4096 × 4096 = 536,870,912 MACs, two FLOPs each.
+LAYER = LayerFigures(n_in=4096, m_out=4096, batch=32, flops=2 * 32 * 4096 * 4096)
+BUDGET = BudgetFigures(parameters=1.3e9, total_gb=30.0, device_gb=24.0, activations_gb=12.5, optimizer_gb=10.4)
+
+
+def _snapshot(answers=None, records=None, handed_in_at=None):
+    return {"answers": answers or {}, "settings": {}, "records": records or {}, "handed_in_at": handed_in_at}
+
+
+def test_an_empty_session_reports_everything_as_missing_not_as_an_error():
+    report = build_report(BANK, _snapshot(), layer=None, budget=None)
+    assert (report.checks_score.label, report.quiz_score.label, report.overall_score.label) == ("0/8", "0/3", "0/11")
+    assert {line.mark for line in report.checks + report.quiz} == {"not answered"}
+    assert report.first_experiment is report.reasoning is report.run_b_measure is None
+    assert report.not_done == tuple(p.title for p in BANK.parts)
+    text = render_markdown(report)
+    assert text.count(NOT_DONE) == 5  # layer, budget, experiment, reasoning, Run B
+    assert "Not handed in yet." in text
+
+
+def test_a_partial_session_scores_what_was_answered():
+    # r1 right, r2 wrong (run B is throughput, not memory), q1 right: checks 1/8, quiz 1/3, overall 2/11.
+    answers = {"r1": "mem", "r2": "mem", "q1": "b"}
+    records = {"run_a.decision": RECORDS["run_a.decision"]}
+    report = build_report(BANK, _snapshot(answers, records), layer=LAYER, budget=None)
+    assert (report.checks_score.label, report.quiz_score.label, report.overall_score.label) == ("1/8", "1/3", "2/11")
+    assert report.checks_score.answered == 2
+    assert [line.mark for line in report.checks[:3]] == ["right", "wrong", "not answered"]
+    assert report.checks[1].answer == BANK.question("r2").option_text("mem")
+    assert report.first_experiment == "Halve the batch size and run it again"
+    assert report.run_b_measure is None
+    assert "Run A experiment" in report.not_done and "Four runs" in report.not_done
+    assert "1.07 GFLOPs" in render_markdown(report)
+
+
+def test_a_complete_session_has_full_marks_and_nothing_left():
+    at = "2026-11-30T14:05:09+00:00"
+    report = build_report(BANK, _snapshot(CORRECT, RECORDS, handed_in_at=at), layer=LAYER, budget=BUDGET)
+    assert (report.checks_score.label, report.quiz_score.label, report.overall_score.label) == ("8/8", "3/3", "11/11")
+    assert report.not_done == ()
+    text = render_markdown(report)
+    assert "Handed in on 30 November 2026 at 14:05 UTC." in text
+    assert "| Overall | 11/11 |" in text
+    assert NOT_DONE not in text
+    assert "None: every part is complete." in text
+    assert RECORDS["run_a.reflection"]["text"] in text
+
+
+def test_malformed_records_read_as_missing():
+    records = {"run_a.decision": ["not", "an", "object"], "run_a.reflection": {"text": "   "}}
+    report = build_report(BANK, _snapshot(records=records), layer=None, budget=None)
+    assert report.first_experiment is report.reasoning is report.run_b_measure is None
+
+
+def test_layer_sentence_states_the_hand_worked_gflops():
+    # 2 × 536,870,912 = 1,073,741,824 FLOPs = 1.07 GFLOPs.
+    assert LAYER.gflops == pytest.approx(1.073741824)
+    assert LAYER.sentence() == "A 4,096 → 4,096 linear layer at batch 32 does 1.07 GFLOPs in one forward pass."
+
+
+def test_budget_fits_up_to_the_device_and_not_beyond():
+    assert not BUDGET.fits
+    assert "30.0 GB on a 24 GB device: it does not fit" in BUDGET.sentence()
+    assert "1.30B parameters" in BUDGET.sentence()
+    exactly = BudgetFigures(parameters=1e9, total_gb=24.0, device_gb=24.0, activations_gb=1.0, optimizer_gb=8.0)
+    assert exactly.fits and "it fits" in exactly.sentence()
+
+
+def test_unanswered_quiz_names_the_questions_left():
+    assert unanswered_quiz(BANK, {"q2": "c", "r1": "mem"}) == (BANK.question("q1").label, BANK.question("q3").label)
+    assert unanswered_quiz(BANK, CORRECT) == ()
+
+
+def test_timestamps_are_stored_in_utc_and_read_back_in_words():
+    moment = datetime(2026, 11, 30, 15, 5, 9, 123456, tzinfo=timezone(timedelta(hours=1)))
+    assert utc_timestamp(moment) == "2026-11-30T14:05:09+00:00"
+    assert readable_time("2026-11-30T15:05:09+01:00") == "30 November 2026 at 14:05 UTC"
+    with pytest.raises(ValueError, match="time zone"):
+        utc_timestamp(datetime(2026, 11, 30))
+    with pytest.raises(ValueError):
+        readable_time("2026-11-30T14:05:09")
+    with pytest.raises(ValueError):
+        readable_time("yesterday")
+
+
+HOSTILE = "**bold** [link](https://evil.example) ![img](x.png) <script>x</script>\n# heading\n```\nescaped?\n````"
+
+
+def test_learner_text_lands_inside_a_fence_it_cannot_close():
+    records = {"run_a.decision": {"choice": "gpu", "why": HOSTILE}, "run_a.reflection": {"text": HOSTILE}}
+    text = render_markdown(build_report(BANK, _snapshot(records=records), layer=None, budget=None))
+    fence = "`" * 5  # the text holds a run of four backticks, so five open and close its block
+    assert text.count(f"{fence}text\n{HOSTILE}\n{fence}") == 2
+    outside = re.sub(f"{fence}text\n.*?\n{fence}", "", text, flags=re.S)
+    assert "evil.example" not in outside and "<script>" not in outside
+
+
+def test_an_unknown_experiment_id_is_shown_as_code():
+    records = {"run_a.decision": {"choice": "[x](https://evil.example)", "why": "because"}}
+    text = render_markdown(build_report(BANK, _snapshot(records=records), layer=None, budget=None))
+    assert "` [x](https://evil.example) `" in text
+
+
+def _runs(text):
+    return {len(run) for run in re.findall("`+", text)}
+
+
+@given(st.text(max_size=300))
+def test_no_line_of_any_text_can_close_its_fence(text):
+    block = literal_block(text)
+    lines = block.split("\n")
+    fence = lines[0].removesuffix("text")
+    assert set(fence) == {"`"} and len(fence) >= 3 and lines[-1] == fence
+    # CommonMark closes a fence on a line of at least as many backticks; none is that long.
+    assert all(run < len(fence) for run in _runs("\n".join(lines[1:-1])))
+    assert "\n".join(lines[1:-1]) == text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@given(st.text(max_size=200))
+def test_no_inline_text_can_close_its_code_span(text):
+    span = literal_inline(text)
+    ticks = len(span) - len(span.lstrip("`"))
+    inner = span[ticks + 1 : -ticks - 1]
+    # A code span ends at a backtick run of exactly its opening length; the text has none.
+    assert ticks not in _runs(inner)
+    assert "\n" not in span and inner == " ".join(text.split())
