@@ -19,6 +19,7 @@ from typing import Any
 
 from core.progress import Score, check_ids, checks_score, overall_score, part_statuses, quiz_ids, quiz_score
 from core.questions import Bank
+from core.scaling.evidence import EvidenceSummary, evidence_summary
 
 DECISION_RECORD = "run_a.decision"
 REFLECTION_RECORD = "run_a.reflection"
@@ -32,6 +33,7 @@ FIRST_EXPERIMENTS = {
 }
 
 NOT_DONE = "Not done yet."
+SCALING_NOT_STARTED = "Not started. Scaling out is a second lab, separate from this one."
 REPORT_TITLE = "Reading a Training Run: my report"
 
 
@@ -120,6 +122,7 @@ class Report:
     run_b_measure: str | None
     not_done: tuple[str, ...]
     handed_in_at: str | None
+    scaling: EvidenceSummary | None
 
     def marked_rows(self) -> list[dict[str, str]]:
         """Checks then quiz, one row per question, as a table for display."""
@@ -185,6 +188,7 @@ def build_report(
         run_b_measure=_text_field(records.get(REFLECTION_RECORD), "text"),
         not_done=tuple(s.title for s in part_statuses(bank, answers, records) if not s.complete),
         handed_in_at=snapshot.get("handed_in_at"),
+        scaling=evidence_summary(records, (snapshot.get("settings") or {}).get("scaling") or {}),
     )
 
 
@@ -241,6 +245,27 @@ def _marked_table(lines: tuple[MarkedLine, ...]) -> list[str]:
     return rows
 
 
+SYNTHESIS_HEADINGS = {
+    "plan": "Recommended plan",
+    "rejected": "Rejected alternative",
+    "trigger": "What would reopen it",
+    "limitation": "Remaining limitation",
+}
+
+
+def _scaling_lines(summary: EvidenceSummary | None) -> list[str]:
+    if summary is None:
+        return [SCALING_NOT_STARTED]
+    lines = [
+        f"Evidence current for {summary.parts_current} of {summary.parts_total} parts; "
+        f"the synthesis is {'ready' if summary.ready else 'not ready yet'}.",
+        "",
+    ]
+    lines += [f"- {heading}: {_cell(summary.choices[name])}" for name, heading in SYNTHESIS_HEADINGS.items() if name in summary.choices]
+    lines += ["", "My rationale:", "", literal_block(summary.rationale) if summary.rationale else NOT_DONE]
+    return lines
+
+
 def render_markdown(report: Report) -> str:
     """The report as a Markdown document for a portfolio or an instructor."""
     experiment = report.first_experiment
@@ -286,6 +311,10 @@ def render_markdown(report: Report) -> str:
         "## Run B: what I would measure",
         "",
         literal_block(report.run_b_measure) if report.run_b_measure else NOT_DONE,
+        "",
+        "## Scaling out: my plan",
+        "",
+        *_scaling_lines(report.scaling),
         "",
         "## Parts not done yet",
         "",

@@ -9,7 +9,7 @@ from core.memory import to_gb
 from core.memory_view import SECTION as MEMORY_SECTION, budget_view
 from core.progress import quiz_ids
 from core.questions import load_bank
-from core.report import NOT_DONE, BudgetFigures, LayerFigures, build_report, render_markdown, unanswered_quiz, utc_timestamp
+from core.report import NOT_DONE, SCALING_NOT_STARTED, SYNTHESIS_HEADINGS, BudgetFigures, LayerFigures, build_report, render_markdown, unanswered_quiz, utc_timestamp
 from core.settings_schema import load_schema
 from core.signing import Verdict
 from core.workloads import linear_layer
@@ -100,6 +100,14 @@ st.text(report.first_experiment or NOT_DONE)
 st.text(report.reasoning or NOT_DONE)
 st.subheader("Run B: what you would measure")
 st.text(report.run_b_measure or NOT_DONE)
+st.subheader("Scaling out: your plan")
+if report.scaling is None:
+    st.markdown(SCALING_NOT_STARTED)
+else:
+    st.markdown(f"Evidence current for {report.scaling.parts_current} of {report.scaling.parts_total} parts; "
+                f"the synthesis is {'ready' if report.scaling.ready else 'not ready yet'}.")
+    st.markdown("\n".join(f"- {SYNTHESIS_HEADINGS[name]}: {label}" for name, label in report.scaling.choices.items()))
+    st.text(report.scaling.rationale or NOT_DONE)
 st.subheader("Not done yet")
 st.markdown("\n".join(f"- {title}" for title in report.not_done) or "Nothing: every part is complete.")
 

@@ -6,6 +6,7 @@ import streamlit as st
 
 from core.progress import checks_score, part_statuses, quiz_score
 from core.questions import load_bank
+from core.report import readable_time
 from ui import state
 
 
@@ -22,4 +23,4 @@ def progress_sidebar() -> None:
         left.metric("Checks", checks_score(bank, answers).label)
         right.metric("Quiz", quiz_score(bank, answers).label)
         if state.read_only():
-            st.caption(f":material/task_alt: Handed in {state.snapshot()[state.HANDED_IN_AT]}; everything is read-only.")
+            st.caption(f":material/task_alt: Handed in on {readable_time(state.snapshot()[state.HANDED_IN_AT])}; everything is read-only.")

@@ -169,3 +169,34 @@ def synthesis_readiness(synthesis: Any, part_statuses: Mapping[str, str]) -> Rea
     elif not re.search(r"\d", rationale):
         problems.append("Quantify the rationale: cite at least one number from your evidence.")
     return Readiness(problems=tuple(problems))
+
+
+@dataclass(frozen=True)
+class EvidenceSummary:
+    """What the report says about the Scaling out lab: evidence, readiness and the plan chosen."""
+
+    parts_current: int
+    parts_total: int
+    ready: bool
+    choices: dict[str, str]  # synthesis choice name -> the label the learner picked
+    rationale: str | None
+
+
+def evidence_summary(records: Mapping[str, Any], stored_settings: Mapping[str, Any]) -> EvidenceSummary | None:
+    """The Scaling out lab in a few facts, or None if the learner never captured or wrote anything there."""
+    snapshots = records.get(SNAPSHOTS) if isinstance(records.get(SNAPSHOTS), Mapping) else {}
+    synthesis = saved_synthesis(records.get(SYNTHESIS))
+    if not snapshots and not synthesis:
+        return None
+    settings = current_settings(stored_settings)
+    part_statuses = statuses(snapshots, settings)
+    text = load_scaling().synthesis
+    labels = {"plan": text.plans, "rejected": text.plans, "trigger": text.triggers, "limitation": text.limitations}
+    rationale = synthesis.get("rationale", "").strip()
+    return EvidenceSummary(
+        parts_current=sum(status == CURRENT for status in part_statuses.values()),
+        parts_total=len(PARTS),
+        ready=synthesis_readiness(synthesis, part_statuses).ready,
+        choices={name: labels[name][synthesis[name]] for name in SYNTHESIS_CHOICES if name in synthesis},
+        rationale=rationale or None,
+    )

@@ -137,3 +137,15 @@ def test_with_a_key_an_instructor_can_tell_intact_from_edited():
     edited["state"]["answers"]["q2"] = "c"
     at.file_uploader(key="verify.file").set_value(("progress.json", json.dumps(edited).encode(), "application/json")).run()
     assert any(e.value.startswith("**Signed, but edited") for e in at.error)
+
+
+def test_the_report_shows_the_scaling_plan_and_its_rationale_as_plain_text():
+    from core.scaling.scenarios import load_scaling
+
+    plans = list(load_scaling().synthesis.plans)
+    at = open_page("pages/quiz_report.py")
+    at.session_state["records"] = {"scaling.synthesis": {"plan": plans[0], "rationale": "**25%** at 32 GPUs"}}
+    at.run()
+    assert not at.exception
+    assert any(t.value == "**25%** at 32 GPUs" for t in at.text)
+    assert any("Evidence current for 0 of 5 parts" in m.value for m in at.markdown)

@@ -153,3 +153,28 @@ def test_no_inline_text_can_close_its_code_span(text):
     # A code span ends at a backtick run of exactly its opening length; the text has none.
     assert ticks not in _runs(inner)
     assert "\n" not in span and inner == " ".join(text.split())
+
+
+def test_the_scaling_lab_joins_the_report_with_its_plan_and_literal_rationale():
+    from core.scaling.scenarios import load_scaling
+
+    text = load_scaling().synthesis
+    plan, rejected = list(text.plans)[:2]
+    synthesis = {
+        "plan": plan, "rejected": rejected,
+        "trigger": next(iter(text.triggers)), "limitation": next(iter(text.limitations)),
+        "rationale": "Efficiency fell to 25% at 32 GPUs. [see](http://x) <b>no</b>",
+    }
+    report = build_report(BANK, {"answers": {}, "records": {"scaling.synthesis": synthesis}}, layer=None, budget=None)
+    assert report.scaling.parts_current == 0 and report.scaling.parts_total == 5
+    assert not report.scaling.ready  # no evidence captured yet
+    markdown = render_markdown(report)
+    assert f"Recommended plan: {text.plans[plan]}" in markdown
+    assert "Evidence current for 0 of 5 parts; the synthesis is not ready yet." in markdown
+    assert "```text\nEfficiency fell to 25% at 32 GPUs. [see](http://x) <b>no</b>\n```" in markdown
+
+
+def test_a_session_that_never_opened_the_scaling_lab_says_so():
+    report = build_report(BANK, {"answers": {}, "records": {}}, layer=None, budget=None)
+    assert report.scaling is None
+    assert "Not started. Scaling out is a second lab" in render_markdown(report)
