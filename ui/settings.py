@@ -20,7 +20,14 @@ def widget_key(section: str, name: str) -> str:
 
 
 def _copy_back(section: str, name: str) -> None:
-    state.store_setting(section, name, st.session_state[widget_key(section, name)])
+    key = widget_key(section, name)
+    try:
+        value = schema_section(section).field(name).check(st.session_state[key])
+    except ValueError:
+        # Only a client that bypasses the browser UI can send this; keep the last good value.
+        st.session_state[key] = state.section_settings(section).get(name, schema_section(section).field(name).default)
+        return
+    state.store_setting(section, name, value)
     links.forget_notes(section)
 
 

@@ -102,3 +102,20 @@ def test_after_hand_in_marked_questions_cannot_be_answered():
     at.run()
     assert at.radio(key="marked.r1.choice").disabled
     assert all(b.disabled for b in at.button if b.label == "Lock in my answer")
+
+
+def test_a_setting_the_schema_refuses_is_never_stored():
+    # A hand-made client can send any value for a widget; the store only takes schema-valid ones.
+    at = AppTest.from_function(_store_bad_value, default_timeout=30).run()
+    assert at.session_state["settings"]["stack"]["symptom"] == "oom"
+    assert at.session_state["stack.symptom"] == "oom"
+
+
+def _store_bad_value():
+    import streamlit as st
+
+    from ui.settings import _copy_back, persistent
+
+    persistent("stack", "symptom")
+    st.session_state["stack.symptom"] = "<script>"
+    _copy_back("stack", "symptom")
