@@ -1,0 +1,210 @@
+"""One simulated browser tab speaking Streamlit's own protocol to a server on this machine.
+
+The handshake follows the browser (frontend/connection in the Streamlit repository):
+GET /_stcore/health (which also hands out the XSRF cookie) and /_stcore/host-config,
+then a websocket to /_stcore/stream offering the subprotocols ["streamlit", <xsrf token>],
+with the page's Origin and the cookie. Every message after that is a binary protobuf:
+BackMsg from us, ForwardMsg from the server. A run ends with a script_finished message.
+Only the loopback address is ever contacted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+
+from google.protobuf.message import DecodeError
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+from websockets.typing import Origin, Subprotocol
+
+from bench.isolation import IsolationTally, foreign_markers
+from bench.page_model import FINISHED_COMPILE_ERROR, FINISHED_EARLY, PageModel, ProtocolError
+
+LOOPBACK = "127.0.0.1"
+_XSRF_COOKIE = "_streamlit_xsrf"
+# The browser's stand-in when it has no XSRF cookie (an empty subprotocol is invalid).
+_NO_TOKEN = "PLACEHOLDER_AUTH_TOKEN"
+
+
+class SessionError(Exception):
+    """A failure a learner would notice: no connection, a run that never ends, a broken stream."""
+
+    def __init__(self, kind: str, detail: str = "") -> None:
+        super().__init__(f"{kind}: {detail}" if detail else kind)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one request (a first load or a rerun) cost and produced."""
+
+    latency_ms: float
+    status: int
+    script_runs: int
+    page_hash: str
+    exceptions: tuple[str, ...]
+
+
+@dataclass
+class Traffic:
+    """Bytes and messages received over the session's life."""
+
+    messages: int = 0
+    bytes_in: int = 0
+
+
+async def http_get(port: int, path: str, *, cookie: str = "", timeout_s: float) -> tuple[int, dict[str, list[str]]]:
+    """A minimal HTTP/1.1 GET to the loopback server: status code and headers (lower-case names)."""
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(LOOPBACK, port), timeout_s)
+    try:
+        lines = [f"GET {path} HTTP/1.1", f"Host: {LOOPBACK}:{port}", "Connection: close"]
+        if cookie:
+            lines.append(f"Cookie: {cookie}")
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout_s)
+        await asyncio.wait_for(reader.read(), timeout_s)
+    finally:
+        writer.close()
+        with contextlib.suppress(OSError, asyncio.TimeoutError):
+            await asyncio.wait_for(writer.wait_closed(), timeout_s)
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers: dict[str, list[str]] = {}
+    for line in header_lines:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers.setdefault(name.strip().lower(), []).append(value.strip())
+    return int(status_line.split()[1]), headers
+
+
+def xsrf_cookie(headers: dict[str, list[str]]) -> str:
+    """The XSRF cookie value from Set-Cookie headers, or "" if the server set none."""
+    for raw in headers.get("set-cookie", []):
+        jar: SimpleCookie = SimpleCookie()
+        jar.load(raw)
+        if _XSRF_COOKIE in jar:
+            return jar[_XSRF_COOKIE].value
+    return ""
+
+
+@dataclass
+class Session:
+    """One browser session: connect, request runs, watch every message for other sessions' markers."""
+
+    port: int
+    marker: str
+    timeout_s: float = 30.0
+    model: PageModel = field(default_factory=PageModel)
+    text_markers: IsolationTally = field(default_factory=IsolationTally)
+    traffic: Traffic = field(default_factory=Traffic)
+    _ws: ClientConnection | None = None
+    _reader: asyncio.Task[None] | None = None
+    _waiter: asyncio.Future[int] | None = None
+    _script_runs: int = 0
+
+    async def connect(self, url_path: str = "") -> RunResult:
+        """Open the page at `url_path` like a fresh browser tab; returns the first run's cost."""
+        start = time.perf_counter()
+        try:
+            status, headers = await http_get(self.port, "/_stcore/health", timeout_s=self.timeout_s)
+            if status != 200:
+                raise SessionError("health", f"status {status}")
+            token = xsrf_cookie(headers)
+            cookie = f"{_XSRF_COOKIE}={token}" if token else ""
+            await http_get(self.port, "/_stcore/host-config", cookie=cookie, timeout_s=self.timeout_s)
+            self._ws = await connect(
+                f"ws://{LOOPBACK}:{self.port}/_stcore/stream",
+                subprotocols=[Subprotocol("streamlit"), Subprotocol(token or _NO_TOKEN)],
+                origin=Origin(f"http://{LOOPBACK}:{self.port}"),
+                additional_headers={"Cookie": cookie} if cookie else None,
+                open_timeout=self.timeout_s,
+                # A browser never pings; it only answers the server's pings.
+                ping_interval=None,
+                max_size=None,
+            )
+        except (OSError, asyncio.TimeoutError, ConnectionClosed, ValueError) as error:
+            raise SessionError("connect", f"{type(error).__name__}: {error}") from error
+        self._reader = asyncio.create_task(self._read_forever())
+        return await self._request(self.model.rerun_message(page_name=url_path), start)
+
+    async def rerun(self, *, page_hash: str | None = None) -> RunResult:
+        """Send the current widget states (and pressed buttons); returns when the run is over."""
+        return await self._request(self.model.rerun_message(page_hash=page_hash), time.perf_counter())
+
+    async def close(self) -> None:
+        """Close the websocket and stop reading."""
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.gather(self._reader, return_exceptions=True)
+
+    async def _request(self, msg: BackMsg, start: float) -> RunResult:
+        if self._ws is None:
+            raise SessionError("closed", "not connected")
+        loop = asyncio.get_running_loop()
+        self._waiter = loop.create_future()
+        self._script_runs = 0
+        try:
+            await self._ws.send(msg.SerializeToString())
+            status = await asyncio.wait_for(self._waiter, self.timeout_s)
+        except asyncio.TimeoutError as error:
+            raise SessionError("timeout", f"no script_finished within {self.timeout_s:g} s") from error
+        except ConnectionClosed as error:
+            raise SessionError("closed", str(error)) from error
+        finally:
+            self._waiter = None
+        latency_ms = (time.perf_counter() - start) * 1000
+        if self.model.page_not_found:
+            raise SessionError("page_not_found", self.model.page_not_found)
+        if status == FINISHED_COMPILE_ERROR:
+            raise SessionError("compile_error", "; ".join(self.model.run_exceptions))
+        return RunResult(
+            latency_ms=latency_ms,
+            status=status,
+            script_runs=self._script_runs,
+            page_hash=self.model.page_hash,
+            exceptions=tuple(self.model.run_exceptions),
+        )
+
+    async def _read_forever(self) -> None:
+        assert self._ws is not None
+        try:
+            async for raw in self._ws:
+                if isinstance(raw, str):
+                    raise ProtocolError("text frame from server")
+                self._receive(raw)
+        except ConnectionClosed as error:
+            self._fail(SessionError("closed", str(error)))
+            return
+        except (ProtocolError, DecodeError) as error:
+            self._fail(SessionError("protocol", str(error)))
+            return
+        self._fail(SessionError("closed", "server closed the stream"))
+
+    def _receive(self, raw: bytes) -> None:
+        self.traffic.messages += 1
+        self.traffic.bytes_in += len(raw)
+        if b"bench-s" in raw:
+            foreign = foreign_markers(raw, self.marker)
+            for other in foreign:
+                self.text_markers.record(False, f"{self.marker} received {other}")
+            if self.marker.encode() in raw:
+                self.text_markers.record(True, "")
+        msg = self.model.apply(raw)
+        kind = msg.WhichOneof("type")
+        if kind == "new_session":
+            self._script_runs += 1
+        elif kind == "script_finished" and msg.script_finished != FINISHED_EARLY:
+            if self._waiter is not None and not self._waiter.done():
+                self._waiter.set_result(msg.script_finished)
+
+    def _fail(self, error: SessionError) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_exception(error)
+

@@ -1,0 +1,346 @@
+"""What a browser knows about one Streamlit session, rebuilt from the server's messages.
+
+Pure protocol bookkeeping, no I/O: feed it every ForwardMsg the server sends and it keeps
+the app's pages, the widgets on screen (learned from the deltas, never hard-coded), their
+committed values, values typed into forms but not yet submitted, and the message cache.
+It builds the `rerun_script` BackMsg the browser would send next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.Element_pb2 import Element
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.Slider_pb2 import Slider
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+FINISHED_OK = ForwardMsg.FINISHED_SUCCESSFULLY
+FINISHED_COMPILE_ERROR = ForwardMsg.FINISHED_WITH_COMPILE_ERROR
+FINISHED_EARLY = ForwardMsg.FINISHED_EARLY_FOR_RERUN
+
+# Element kind -> the WidgetState field its value travels in (see register_widget's
+# value_type in streamlit/elements/widgets/*.py). Kinds not listed here are counted as
+# "unsupported": the client never sends a value for them, so the server uses its default.
+_VALUE_FIELDS = {
+    "slider": "double_array_value",
+    "select_slider": "string_array_value",
+    "radio": "string_value",
+    "selectbox": "string_value",
+    "checkbox": "bool_value",
+    "number_input": "double_value",
+    "text_input": "string_value",
+    "text_area": "string_value",
+    "multiselect": "string_array_value",
+    "button": "trigger_value",
+}
+
+
+class ProtocolError(Exception):
+    """The server sent something a browser could not have handled either."""
+
+
+@dataclass(frozen=True)
+class PageRef:
+    """One page of the app, as announced in the navigation message."""
+
+    script_hash: str
+    url_path: str
+    title: str
+    is_default: bool
+
+
+@dataclass(frozen=True)
+class WidgetInfo:
+    """One widget as the latest delta described it."""
+
+    id: str
+    kind: str
+    label: str
+    form_id: str
+    disabled: bool
+    options: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    step: float | None = None
+    max_chars: int = 0
+    default: Any = None
+    is_submit: bool = False
+    # The server pushes a value when the script set it (session state, a reset): the
+    # browser then shows exactly this value.
+    pushed: bool = False
+    pushed_value: Any = None
+
+    @property
+    def value_field(self) -> str:
+        """The WidgetState field this widget's value travels in."""
+        return _VALUE_FIELDS[self.kind]
+
+
+def _pick(options: tuple[str, ...], index: int | None) -> str | None:
+    if index is None or not 0 <= index < len(options):
+        return None
+    return options[index]
+
+
+def _slider(proto: Slider) -> dict[str, Any]:
+    if proto.type == Slider.SELECT_SLIDER:
+        options = tuple(proto.options)
+        return {
+            "kind": "select_slider",
+            "options": options,
+            "default": [o for o in (_pick(options, int(i)) for i in proto.default) if o is not None],
+            "pushed_value": list(proto.raw_value),
+        }
+    return {
+        "kind": "slider",
+        "low": proto.min,
+        "high": proto.max,
+        "step": proto.step,
+        "default": list(proto.default),
+        "pushed_value": list(proto.value),
+    }
+
+
+def _choice(proto: Any) -> dict[str, Any]:
+    options = tuple(proto.options)
+    default = _pick(options, proto.default) if proto.HasField("default") else None
+    pushed = proto.raw_value if proto.HasField("raw_value") else None
+    return {"options": options, "default": default, "pushed_value": pushed}
+
+
+def _optional(proto: Any, name: str) -> Any:
+    return getattr(proto, name) if proto.HasField(name) else None
+
+
+def widget_from_element(element: Element) -> WidgetInfo | None:
+    """Describe the widget in a new_element delta, or None if the element is not a widget."""
+    kind = element.WhichOneof("type")
+    if kind is None:
+        return None
+    proto = getattr(element, kind)
+    if "id" not in proto.DESCRIPTOR.fields_by_name or not proto.id:
+        return None
+    extra: dict[str, Any]
+    if kind == "slider":
+        extra = _slider(proto)
+        kind = extra.pop("kind")
+    elif kind in ("radio", "selectbox"):
+        extra = _choice(proto)
+    elif kind == "checkbox":
+        extra = {"default": proto.default, "pushed_value": proto.value}
+    elif kind == "number_input":
+        extra = {
+            "low": proto.min if proto.has_min else None,
+            "high": proto.max if proto.has_max else None,
+            "step": proto.step,
+            "default": _optional(proto, "default"),
+            "pushed_value": _optional(proto, "value"),
+        }
+    elif kind in ("text_input", "text_area"):
+        extra = {
+            "max_chars": proto.max_chars,
+            "default": _optional(proto, "default"),
+            "pushed_value": _optional(proto, "value"),
+        }
+    elif kind == "multiselect":
+        options = tuple(proto.options)
+        extra = {
+            "options": options,
+            "default": [options[i] for i in proto.default if 0 <= i < len(options)],
+            "pushed_value": list(proto.raw_values),
+        }
+    elif kind == "button":
+        extra = {"is_submit": proto.is_form_submitter}
+    else:
+        kind = f"unsupported:{kind}"
+        extra = {}
+    pushed = bool(getattr(proto, "set_value", False))
+    if not pushed:
+        extra["pushed_value"] = None
+    return WidgetInfo(
+        id=proto.id,
+        kind=kind,
+        label=getattr(proto, "label", ""),
+        form_id=getattr(proto, "form_id", ""),
+        disabled=getattr(proto, "disabled", False),
+        pushed=pushed,
+        **extra,
+    )
+
+
+def widget_state(widget_id: str, value_field: str, value: Any) -> WidgetState:
+    """The WidgetState proto carrying one widget's value."""
+    state = WidgetState(id=widget_id)
+    if value_field in ("double_array_value", "string_array_value"):
+        getattr(state, value_field).data.extend(value)
+    else:
+        setattr(state, value_field, value)
+    return state
+
+
+class PageModel:
+    """The browser's view of one session: pages, widgets, values, forms and the message cache."""
+
+    def __init__(self) -> None:
+        self.pages: list[PageRef] = []
+        self.page_hash = ""
+        self.query_string = ""
+        self.widgets: dict[str, WidgetInfo] = {}
+        self.values: dict[str, Any] = {}
+        self.pending: dict[str, dict[str, Any]] = {}
+        self.triggers: dict[str, bool] = {}
+        self.run_widgets: dict[str, WidgetInfo] = {}
+        self.run_exceptions: list[str] = []
+        self.page_not_found = ""
+        self.unsupported_kinds: set[str] = set()
+        self._cache: dict[str, tuple[bytes, int]] = {}
+        self._run_count = 0
+        self._max_cache_age = 2
+
+    # ---- incoming messages -------------------------------------------------------------
+
+    def apply(self, raw: bytes) -> ForwardMsg:
+        """Decode one ForwardMsg, resolve cache references, update the model, return the message."""
+        msg = ForwardMsg.FromString(raw)
+        kind = msg.WhichOneof("type")
+        if kind == "ref_hash":
+            msg = self._dereference(msg)
+            kind = msg.WhichOneof("type")
+        elif msg.metadata.cacheable and msg.hash:
+            self._cache[msg.hash] = (raw, self._run_count)
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is not None:
+            handler(msg)
+        return msg
+
+    def _dereference(self, ref: ForwardMsg) -> ForwardMsg:
+        entry = self._cache.get(ref.ref_hash)
+        if entry is None:
+            raise ProtocolError(f"cache miss for referenced message {ref.ref_hash}")
+        self._cache[ref.ref_hash] = (entry[0], self._run_count)
+        msg = ForwardMsg.FromString(entry[0])
+        msg.metadata.CopyFrom(ref.metadata)
+        return msg
+
+    def _on_new_session(self, msg: ForwardMsg) -> None:
+        self.page_hash = msg.new_session.page_script_hash
+        if msg.new_session.config.max_cached_message_age:
+            self._max_cache_age = msg.new_session.config.max_cached_message_age
+        self.run_widgets = {}
+        self.run_exceptions = []
+        self.page_not_found = ""
+
+    def _on_navigation(self, msg: ForwardMsg) -> None:
+        self.pages = [
+            PageRef(script_hash=p.page_script_hash, url_path=p.url_pathname, title=p.page_name, is_default=p.is_default)
+            for p in msg.navigation.app_pages
+        ]
+
+    def _on_page_info_changed(self, msg: ForwardMsg) -> None:
+        self.query_string = msg.page_info_changed.query_string
+
+    def _on_page_not_found(self, msg: ForwardMsg) -> None:
+        self.page_not_found = msg.page_not_found.page_name or "(unnamed)"
+
+    def _on_session_event(self, msg: ForwardMsg) -> None:
+        if msg.session_event.WhichOneof("type") == "script_compilation_exception":
+            error = msg.session_event.script_compilation_exception
+            self.run_exceptions.append(f"{error.type}: {error.message}")
+
+    def _on_delta(self, msg: ForwardMsg) -> None:
+        if msg.delta.WhichOneof("type") != "new_element":
+            return
+        element = msg.delta.new_element
+        if element.WhichOneof("type") == "exception":
+            self.run_exceptions.append(f"{element.exception.type}: {element.exception.message}")
+            return
+        info = widget_from_element(element)
+        if info is None:
+            return
+        if info.kind.startswith("unsupported:"):
+            self.unsupported_kinds.add(info.kind.split(":", 1)[1])
+            return
+        self.run_widgets[info.id] = info
+        if info.kind == "button":
+            return
+        if info.pushed:
+            self.values[info.id] = info.pushed_value
+            self.pending.get(info.form_id, {}).pop(info.id, None)
+        elif info.id not in self.values:
+            # The browser commits a widget's default as soon as it is drawn.
+            self.values[info.id] = info.default
+
+    def _on_script_finished(self, msg: ForwardMsg) -> None:
+        if msg.script_finished != FINISHED_OK:
+            return
+        # Like the browser: forget widgets the finished run did not draw.
+        self.widgets = dict(self.run_widgets)
+        self.values = {k: v for k, v in self.values.items() if k in self.widgets}
+        self.pending = {
+            form: kept
+            for form, entries in self.pending.items()
+            if (kept := {k: v for k, v in entries.items() if k in self.widgets})
+        }
+        self._run_count += 1
+        self._cache = {h: e for h, e in self._cache.items() if self._run_count - e[1] <= self._max_cache_age}
+
+    # ---- learner actions ---------------------------------------------------------------
+
+    def set_value(self, widget_id: str, value: Any) -> bool:
+        """Change a widget's value; returns True if that triggers a rerun (not inside a form)."""
+        info = self.widgets[widget_id]
+        if info.form_id:
+            self.pending.setdefault(info.form_id, {})[widget_id] = value
+            return False
+        self.values[widget_id] = value
+        return True
+
+    def click(self, widget_id: str) -> None:
+        """Press a button (a submit button also commits its form's pending values)."""
+        info = self.widgets[widget_id]
+        if info.is_submit:
+            self.values.update(self.pending.pop(info.form_id, {}))
+        self.triggers[widget_id] = True
+
+    def forms(self) -> dict[str, list[WidgetInfo]]:
+        """Form id -> the widgets inside it, in the order they were drawn."""
+        grouped: dict[str, list[WidgetInfo]] = {}
+        for info in self.widgets.values():
+            if info.form_id:
+                grouped.setdefault(info.form_id, []).append(info)
+        return grouped
+
+    def page(self, url_path: str) -> PageRef:
+        """The page with this URL path ("" is the default page)."""
+        for page in self.pages:
+            if page.url_path == url_path or (url_path == "" and page.is_default):
+                return page
+        raise KeyError(url_path)
+
+    # ---- outgoing messages -------------------------------------------------------------
+
+    def rerun_message(self, *, page_hash: str | None = None, page_name: str = "") -> BackMsg:
+        """The rerun_script BackMsg the browser sends next; one-shot triggers are used up.
+
+        Without `page_hash` the current page reruns (on the first load, `page_name` is the
+        URL path). Moving to another page drops the query string, as the browser does.
+        """
+        msg = BackMsg()
+        state = msg.rerun_script
+        if page_hash is not None and page_hash != self.page_hash:
+            self.query_string = ""
+        state.page_script_hash = self.page_hash if page_hash is None else page_hash
+        state.page_name = page_name
+        state.query_string = self.query_string
+        state.cached_message_hashes.extend(self._cache)
+        for widget_id, value in self.values.items():
+            info = self.widgets.get(widget_id) or self.run_widgets.get(widget_id)
+            if info is not None and value is not None:
+                state.widget_states.widgets.append(widget_state(widget_id, info.value_field, value))
+        for widget_id in self.triggers:
+            state.widget_states.widgets.append(widget_state(widget_id, "trigger_value", True))
+        self.triggers = {}
+        return msg

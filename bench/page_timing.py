@@ -1,0 +1,156 @@
+"""Per-page rerun timing for the app and Streamlit's hello demo, printed as ratios.
+
+    python -m bench.page_timing --targets app,hello --gc on,off --reruns 20
+
+One session, nothing else running against the server. For every page: visit it, then
+rerun it `--reruns` times without changing anything (as pressing "R" does). Two figures
+per rerun: the server-side time of the script run (logged inside the server by
+bench/timed_server.py) and the latency the client saw (script run + post-run GC +
+delivery). Ratios
+compare each page with the hello demo's Hello page under the same GC setting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.load_client import Session
+from bench.paths import RESULTS_DIR
+from bench.scenarios import TARGETS, Target
+from bench.server import StreamlitServer
+from bench.stats import ratio, summarise
+
+BASELINE = ("hello", "")
+
+
+class TimingLog:
+    """Reads the JSON lines bench/timed_server.py appends, one per script run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+
+    def new_runs_ms(self) -> list[float]:
+        """Script-run times logged since the last call."""
+        if not self.path.exists():
+            return []
+        with self.path.open() as log:
+            log.seek(self._offset)
+            lines = log.read()
+            self._offset = log.tell()
+        return [json.loads(line)["exec_ms"] for line in lines.splitlines() if line.strip()]
+
+
+async def _time_pages(port: int, target: Target, log: TimingLog, reruns: int, page_budget_s: float) -> dict[str, Any]:
+    session = Session(port=port, marker="bench-s000-time", timeout_s=120)
+    try:
+        await session.connect("")
+        pages = list(session.model.pages) if target.timing_pages is None else [session.model.page(p) for p in target.timing_pages]
+        for page in pages:  # warm-up pass: first visits import modules and fill caches
+            await session.rerun(page_hash=page.script_hash)
+        log.new_runs_ms()
+        timings: dict[str, Any] = {}
+        for page in pages:
+            await session.rerun(page_hash=page.script_hash)
+            log.new_runs_ms()
+            server_ms, client_ms, exceptions = [], [], 0
+            page_deadline = time.monotonic() + page_budget_s
+            # Slow pages (the hello demo's animations) stop early, after at least three reruns.
+            for done in range(reruns):
+                if done >= 3 and time.monotonic() > page_deadline:
+                    break
+                result = await session.rerun()
+                client_ms.append(result.latency_ms)
+                server_ms.append(sum(log.new_runs_ms()))
+                exceptions += len(result.exceptions)
+            timings[page.url_path] = {
+                "title": page.title,
+                "server": summarise(server_ms).as_dict(),
+                "client": summarise(client_ms).as_dict(),
+                "exception_elements": exceptions,
+            }
+        return timings
+    finally:
+        await session.close()
+
+
+def measure(target: Target, post_script_gc: bool, reruns: int, page_budget_s: float, results_dir: Path) -> dict[str, Any]:
+    """Time every page of one target under one GC setting."""
+    stem = f"timing-{target.name}-{'gc' if post_script_gc else 'nogc'}"
+    log = TimingLog(results_dir / f"{stem}.runs.jsonl")
+    log.path.unlink(missing_ok=True)
+    server = StreamlitServer(
+        script=target.script,
+        post_script_gc=post_script_gc,
+        log_path=results_dir / f"{stem}.server.log",
+        env={"BENCH_TIMING_LOG": str(log.path)},
+        launcher="bench.timed_server",
+    )
+    with server:
+        return asyncio.run(_time_pages(server.port, target, log, reruns, page_budget_s))
+
+
+def add_ratios(results: dict[str, dict[str, dict[str, Any]]]) -> None:
+    """Give every page its p50 ratios against the baseline page under the same GC setting."""
+    for gc, targets in results.items():
+        base = targets.get(BASELINE[0], {}).get(BASELINE[1])
+        for pages in targets.values():
+            for page in pages.values():
+                page["server_p50_vs_hello"] = ratio(page["server"]["p50_ms"], base and base["server"]["p50_ms"])
+                page["client_p50_vs_hello"] = ratio(page["client"]["p50_ms"], base and base["client"]["p50_ms"])
+
+
+def _cell(value: float | None, unit: str = "") -> str:
+    return "-" if value is None else f"{value:.1f}{unit}"
+
+
+def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """A markdown table: one row per page and GC setting."""
+    rows = [
+        "| GC after run | app | page | server p50 ms | server p95 ms | client p50 ms | client p95 ms | server × hello | client × hello | exceptions |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for gc, targets in results.items():
+        for name, pages in targets.items():
+            for path, page in pages.items():
+                rows.append(
+                    f"| {gc} | {name} | {page['title']} (`/{path}`) | {_cell(page['server']['p50_ms'])} | {_cell(page['server']['p95_ms'])}"
+                    f" | {_cell(page['client']['p50_ms'])} | {_cell(page['client']['p95_ms'])}"
+                    f" | {_cell(page['server_p50_vs_hello'], '×')} | {_cell(page['client_p50_vs_hello'], '×')} | {page['exception_elements']} |"
+                )
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--targets", default="app,hello")
+    parser.add_argument("--gc", default="on,off", help="runner.postScriptGC settings to try")
+    parser.add_argument("--reruns", type=int, default=20, help="reruns per page")
+    parser.add_argument("--page-budget-s", type=float, default=30.0, help="stop a slow page's reruns after this long")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "page_timing.json")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if not 1 <= args.reruns <= 1000:
+        parser.error("--reruns must be between 1 and 1000")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    for gc in args.gc.split(","):
+        results[gc] = {
+            name: measure(TARGETS[name], gc == "on", args.reruns, args.page_budget_s, args.out.parent)
+            for name in args.targets.split(",")
+        }
+    add_ratios(results)
+    args.out.write_text(json.dumps(results, indent=1))
+    print(table(results))
+    print(f"\nfigures: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""Turn a results folder into a markdown summary to paste into bench/README.md ("Figures").
+
+    python -m bench.report bench/results > bench/results/summary.md
+
+Figures are reported against the issue's targets (100 sessions: p95 rerun <= 250 ms,
+no errors, no isolation mismatches, under 5 MB RSS per session); nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+import streamlit
+
+from bench.page_timing import table as timing_table
+from bench.paths import RESULTS_DIR
+from bench.stats import ratio
+
+TARGET_P95_MS = 250.0
+TARGET_RSS_PER_SESSION_MB = 5.0
+
+
+def _n(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _key(run: dict[str, Any]) -> tuple[str, bool, str, int]:
+    c = run["config"]
+    return c["target"], not c["post_script_gc"], c["mode"], c["sessions"]
+
+
+def _gc(run: dict[str, Any]) -> str:
+    return "on" if run["config"]["post_script_gc"] else "off"
+
+
+def load_table(runs: list[dict[str, Any]]) -> str:
+    """One row per load run."""
+    rows = [
+        "| app | GC | mode | sessions | first load p95 ms | rerun p50 / p95 / p99 ms | page switch p95 ms | errors | exception elements"
+        " | isolation checks / mismatches | RSS MB per session | peak RSS MB | server CPU mean % |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        c, r, iso, s = run["config"], run["rerun"], run["isolation"], run["server"]
+        checks = sum(v["checks"] for v in iso.values() if isinstance(v, dict))
+        rows.append(
+            f"| {c['target']} | {_gc(run)} | {c['mode']} | {c['sessions']} | {_n(run['initial_load']['p95_ms'])}"
+            f" | {_n(r['p50_ms'])} / {_n(r['p95_ms'])} / {_n(r['p99_ms'])} | {_n(run['navigate']['p95_ms'])}"
+            f" | {run['error_count']} | {run['exception_count']} | {checks} / {iso['mismatches']}"
+            f" | {_n(s['rss_per_session_mb'], 2)} | {_n(s['peak_rss_mb'])} | {_n(s['cpu_mean_pct'])} |"
+        )
+    return "\n".join(rows)
+
+
+def ratio_table(runs: list[dict[str, Any]]) -> str:
+    """App figures divided by the hello demo's under the same GC setting, mode and session count."""
+    hello = {_key(r)[1:]: r for r in runs if r["config"]["target"] == "hello"}
+    rows = [
+        "| GC | mode | sessions | rerun p50 app ÷ hello | rerun p95 app ÷ hello | RSS per session app ÷ hello | server CPU s app ÷ hello |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        base = hello.get(_key(run)[1:])
+        if run["config"]["target"] != "app" or base is None:
+            continue
+        figures = [
+            ratio(run["rerun"]["p50_ms"], base["rerun"]["p50_ms"]),
+            ratio(run["rerun"]["p95_ms"], base["rerun"]["p95_ms"]),
+            ratio(run["server"]["rss_per_session_mb"], base["server"]["rss_per_session_mb"]),
+            ratio(run["server"]["cpu_s"], base["server"]["cpu_s"]),
+        ]
+        c = run["config"]
+        cells = " | ".join("-" if f is None else f"{_n(f, 1)}×" for f in figures)
+        rows.append(f"| {_gc(run)} | {c['mode']} | {c['sessions']} | {cells} |")
+    return "\n".join(rows)
+
+
+def targets(runs: list[dict[str, Any]]) -> str:
+    """The issue's targets at 100 sessions, one line per app run that has 100 sessions."""
+    lines = []
+    for run in runs:
+        c = run["config"]
+        if c["target"] != "app" or c["sessions"] != 100:
+            continue
+        p95 = run["rerun"]["p95_ms"]
+        per_session = run["server"]["rss_per_session_mb"]
+        checks = [
+            ("p95 rerun ≤ 250 ms", p95 is not None and p95 <= TARGET_P95_MS, f"{_n(p95)} ms"),
+            ("0 errors", run["error_count"] == 0, str(run["error_count"])),
+            ("0 isolation mismatches", run["isolation"]["mismatches"] == 0, str(run["isolation"]["mismatches"])),
+            ("< 5 MB RSS per session", per_session < TARGET_RSS_PER_SESSION_MB, f"{_n(per_session, 2)} MB"),
+        ]
+        verdicts = "; ".join(f"{name}: {'met' if ok else 'NOT met'} ({shown})" for name, ok, shown in checks)
+        lines.append(f"- GC {_gc(run)}, {c['mode']}: {verdicts}")
+    return "\n".join(lines) or "- no 100-session app runs in this folder"
+
+
+def soak_section(runs: list[dict[str, Any]]) -> str:
+    """RSS minute by minute for soak runs, and its slope after the first third."""
+    parts = []
+    for run in runs:
+        s, c = run["server"], run["config"]
+        by_minute: dict[int, float] = {}
+        for minute, rss in s["rss_timeline_mb"]:
+            by_minute.setdefault(int(minute), rss)
+        timeline = ", ".join(f"{m} min {rss:.0f}" for m, rss in sorted(by_minute.items()))
+        parts.append(
+            f"- {c['target']}, GC {_gc(run)}, {c['sessions']} sessions, {c['duration_s'] / 60:.0f} min, sessions renewed every"
+            f" {c['lifetime_s']:.0f} s: RSS MB {timeline}; slope after the first third {_n(s['rss_slope_mb_per_min'], 2)} MB/min;"
+            f" errors {run['error_count']}, isolation mismatches {run['isolation']['mismatches']}, rerun p95 {_n(run['rerun']['p95_ms'])} ms"
+        )
+    return "\n".join(parts) or "- no soak run in this folder"
+
+
+def summary(results_dir: Path) -> str:
+    """The whole markdown summary for one results folder."""
+    runs = [json.loads(p.read_text()) for p in sorted(results_dir.glob("load-*.json"))]
+    runs.sort(key=_key)
+    load_runs = [r for r in runs if not r["config"].get("soak")]
+    soak_runs = [r for r in runs if r["config"].get("soak")]
+    timing_path = results_dir / "page_timing.json"
+    timing = timing_table(json.loads(timing_path.read_text())) if timing_path.exists() else "(no page_timing.json)"
+    machine = f"{os.cpu_count()} CPUs, Python {platform.python_version()}, Streamlit {streamlit.__version__}, {platform.platform()}"
+    return "\n\n".join(
+        [
+            f"Machine: {machine}. Client and server share these CPUs.",
+            "### Targets at 100 sessions (reported, not asserted)\n\n" + targets(load_runs),
+            "### Load runs\n\n" + load_table(load_runs),
+            "### The app against Streamlit's hello demo\n\n" + ratio_table(load_runs),
+            "### Per-page rerun timing (one session)\n\n" + timing,
+            "### Soak\n\n" + soak_section(soak_runs),
+        ]
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point: print the summary for the folder given (default bench/results)."""
+    args = sys.argv[1:] if argv is None else argv
+    print(summary(Path(args[0]) if args else RESULTS_DIR))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

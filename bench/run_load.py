@@ -1,0 +1,262 @@
+"""Load run: N simulated learners against one `streamlit run` process; prints and saves figures.
+
+    python -m bench.run_load --target app --sessions 25 --mode think --duration-s 60 --gc on
+
+Reports first-load, rerun and page-switch latency (p50/p95/p99), errors, exception
+elements, isolation checks and mismatches, and the server's RSS and CPU. It reports
+figures and never judges them: the exit status is 0 whenever the run itself completed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import secrets
+import string
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.paths import RESULTS_DIR
+from bench.scenarios import TARGETS, Behaviour, Learner, LearnerStats, Target, Waves
+from bench.server import ResourceSampler, Sample, StreamlitServer
+from bench.stats import least_squares_slope, summarise
+
+_MB = 1_000_000
+
+
+@dataclass(frozen=True)
+class LoadConfig:
+    """One load run's settings."""
+
+    target: str
+    sessions: int
+    mode: str
+    duration_s: float
+    post_script_gc: bool
+    ramp_s: float
+    think_min_s: float
+    think_max_s: float
+    lifetime_s: float
+    timeout_s: float
+    soak: bool = False
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"Unknown target {self.target!r}; choose one of {sorted(TARGETS)}.")
+        if not 1 <= self.sessions <= 999:
+            raise ValueError("Sessions must be between 1 and 999.")
+        if not 0 < self.duration_s <= 4 * 3600:
+            raise ValueError("Duration must be more than 0 s and at most 4 hours.")
+
+    @property
+    def label(self) -> str:
+        """A file-name-friendly name for this configuration."""
+        gc = "gc" if self.post_script_gc else "nogc"
+        soak = "-soak" if self.soak else ""
+        return f"load-{self.target}-{gc}-{self.mode}-{self.sessions:03d}{soak}"
+
+
+def _random_token() -> str:
+    return "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(4))
+
+
+async def _warm_up(port: int, target: Target, token: str) -> None:
+    """One learner visits every page once, so imports and caches are loaded before measuring."""
+    learner = Learner(
+        index=999,
+        port=port,
+        target=target,
+        behaviour=Behaviour(mode="think", think_min_s=0, think_max_s=0, actions_per_visit=1, click_buttons=False),
+        run_token=token,
+        timeout_s=120,
+    )
+    pages_budget_s = 10.0 if target.load_pages is None else 3.0 * len(target.load_pages)
+    await learner.run(start_delay_s=0, deadline=time.monotonic() + pages_budget_s)
+
+
+async def _drive(config: LoadConfig, port: int, token: str) -> LearnerStats:
+    behaviour = Behaviour(mode=config.mode, think_min_s=config.think_min_s, think_max_s=config.think_max_s)
+    waves = Waves(config.sessions, timeout_s=config.timeout_s) if config.mode == "burst" else None
+    learners = [
+        Learner(
+            index=i,
+            port=port,
+            target=TARGETS[config.target],
+            behaviour=behaviour,
+            run_token=token,
+            waves=waves,
+            lifetime_s=config.lifetime_s,
+            timeout_s=config.timeout_s,
+        )
+        for i in range(config.sessions)
+    ]
+    ramp = 0.0 if waves is not None else config.ramp_s
+    deadline = time.monotonic() + ramp + config.duration_s
+    results = await asyncio.gather(
+        *(learner.run(start_delay_s=ramp * i / config.sessions, deadline=deadline) for i, learner in enumerate(learners))
+    )
+    total = LearnerStats()
+    for stats in results:
+        total.merge(stats)
+    return total
+
+
+def _resources(samples: list[Sample], baseline: Sample, after: Sample, sessions: int) -> dict[str, Any]:
+    """Server memory and CPU over the measured phase."""
+    peak = max(samples, key=lambda s: s.rss_bytes)
+    wall_s = samples[-1].t_s - samples[0].t_s
+    cpu_s = samples[-1].cpu_s - samples[0].cpu_s
+    busiest = max(
+        ((b.cpu_s - a.cpu_s) / (b.t_s - a.t_s) for a, b in zip(samples, samples[1:]) if b.t_s > a.t_s),
+        default=0.0,
+    )
+    minutes = [(s.t_s - samples[0].t_s) / 60 for s in samples]
+    rss_mb = [s.rss_bytes / _MB for s in samples]
+    # Memory growth once the first third (start-up, first visits) is over.
+    settled = len(samples) // 3
+    return {
+        "baseline_rss_mb": baseline.rss_bytes / _MB,
+        "peak_rss_mb": peak.rss_bytes / _MB,
+        "end_rss_mb": samples[-1].rss_bytes / _MB,
+        "after_disconnect_rss_mb": after.rss_bytes / _MB,
+        "rss_per_session_mb": (peak.rss_bytes - baseline.rss_bytes) / _MB / sessions,
+        "cpu_s": cpu_s,
+        "cpu_mean_pct": 100 * cpu_s / wall_s if wall_s else None,
+        "cpu_peak_pct": 100 * busiest,
+        "rss_slope_mb_per_min": least_squares_slope(minutes[settled:], rss_mb[settled:]),
+        "rss_timeline_mb": [[round(m, 3), round(r, 1)] for m, r in zip(minutes, rss_mb)][:: max(1, len(samples) // 240)],
+    }
+
+
+def _tally(tally: Any) -> dict[str, Any]:
+    return asdict(tally)
+
+
+def run(config: LoadConfig, out: Path) -> dict[str, Any]:
+    """Start a server, warm it up, run the learners, and write the figures to `out` (JSON)."""
+    target = TARGETS[config.target]
+    token = _random_token()
+    log_path = out.with_suffix(".server.log")
+    with StreamlitServer(script=target.script, post_script_gc=config.post_script_gc, log_path=log_path) as server:
+        assert server.process is not None
+        sampler = ResourceSampler(server.process.pid, interval_s=0.5 if config.duration_s <= 600 else 5.0)
+        asyncio.run(_warm_up(server.port, target, token))
+        time.sleep(2)
+        warm_up_log_problems = server.log_problems()
+        baseline = sampler.read()
+        sampler.start()
+        started, client_cpu_start = time.monotonic(), time.process_time()
+        stats = asyncio.run(_drive(config, server.port, token))
+        elapsed_s, client_cpu_s = time.monotonic() - started, time.process_time() - client_cpu_start
+        sampler.stop()
+        time.sleep(3)
+        after = sampler.read()
+        log_problems = server.log_problems() - warm_up_log_problems
+    result = {
+        "config": asdict(config),
+        "label": config.label,
+        "elapsed_s": elapsed_s,
+        "sessions_started": stats.sessions,
+        "initial_load": summarise(stats.initial_ms).as_dict(),
+        "rerun": summarise(stats.rerun_ms).as_dict(),
+        "navigate": summarise(stats.navigate_ms).as_dict(),
+        "extra_script_runs": stats.extra_script_runs,
+        "errors": dict(stats.errors),
+        "error_count": sum(stats.errors.values()),
+        "exception_elements": dict(stats.exceptions.most_common(10)),
+        "exception_count": sum(stats.exceptions.values()),
+        "isolation": {
+            "widget_echo": _tally(stats.widget_echo),
+            "answers": _tally(stats.answers),
+            "text_markers": _tally(stats.text_markers),
+            "mismatches": stats.widget_echo.mismatches + stats.answers.mismatches + stats.text_markers.mismatches,
+        },
+        "server": _resources(sampler.samples, baseline, after, config.sessions),
+        "server_log_problems": log_problems,
+        # The client shares the machine with the server: its CPU time is the server's loss.
+        "client_cpu_s": client_cpu_s,
+        "messages_in": stats.messages,
+        "bytes_in": stats.bytes_in,
+        "unsupported_widget_kinds": sorted(stats.unsupported_kinds),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1))
+    return result
+
+
+def _fmt(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def describe(result: dict[str, Any]) -> str:
+    """A few human-readable lines summarising one run."""
+    lines = [f"{result['label']}: {result['sessions_started']} sessions in {result['elapsed_s']:.0f} s"]
+    for name in ("initial_load", "rerun", "navigate"):
+        s = result[name]
+        lines.append(
+            f"  {name:<12} n={s['count']:<5} p50={_fmt(s['p50_ms'])} ms  p95={_fmt(s['p95_ms'])} ms  p99={_fmt(s['p99_ms'])} ms"
+        )
+    iso = result["isolation"]
+    server = result["server"]
+    lines += [
+        f"  errors={result['errors'] or 0}  exception elements={result['exception_count']}"
+        f"  server log problems={result['server_log_problems']}",
+        "  isolation: "
+        + ", ".join(f"{k} {v['checks']} checks/{v['mismatches']} mismatches" for k, v in iso.items() if isinstance(v, dict))
+        + f" (widget values not pushed back: {iso['widget_echo']['unchecked']})",
+        f"  server RSS: baseline {server['baseline_rss_mb']:.0f} MB, peak {server['peak_rss_mb']:.0f} MB,"
+        f" {server['rss_per_session_mb']:.2f} MB/session, after disconnect {server['after_disconnect_rss_mb']:.0f} MB",
+        f"  server CPU: {server['cpu_s']:.1f} s, mean {_fmt(server['cpu_mean_pct'])}% / peak {_fmt(server['cpu_peak_pct'])}% of one core;"
+        f" RSS slope {_fmt(server['rss_slope_mb_per_min'], 2)} MB/min; client CPU {result['client_cpu_s']:.1f} s",
+    ]
+    if result["unsupported_widget_kinds"]:
+        lines.append(f"  widgets the client leaves at their defaults: {', '.join(result['unsupported_widget_kinds'])}")
+    return "\n".join(lines)
+
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--target", choices=sorted(TARGETS), default="app")
+    parser.add_argument("--sessions", type=int, default=1)
+    parser.add_argument("--mode", choices=("think", "burst"), default="think")
+    parser.add_argument("--duration-s", type=float, default=60.0, help="measured time after the ramp")
+    parser.add_argument("--gc", choices=("on", "off"), default="on", help="runner.postScriptGC")
+    parser.add_argument("--ramp-s", type=float, default=None, help="think mode: spread first loads over this long")
+    parser.add_argument("--think-s", default="3,8", help="think mode: min,max seconds between actions")
+    parser.add_argument("--soak-minutes", type=float, default=0.0, help="soak: run this long, sessions come and go")
+    parser.add_argument("--lifetime-s", type=float, default=None, help="reconnect as a new session after this long")
+    parser.add_argument("--timeout-s", type=float, default=30.0, help="per request")
+    parser.add_argument("--out", type=Path, default=None, help="JSON file (default bench/results/<label>.json)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    args = _parse_args(sys.argv[1:] if argv is None else argv)
+    think_min, think_max = (float(x) for x in args.think_s.split(","))
+    soak = args.soak_minutes > 0
+    config = LoadConfig(
+        target=args.target,
+        sessions=args.sessions,
+        mode=args.mode,
+        duration_s=args.soak_minutes * 60 if soak else args.duration_s,
+        post_script_gc=args.gc == "on",
+        ramp_s=min(10.0, args.sessions * 0.2) if args.ramp_s is None else args.ramp_s,
+        think_min_s=think_min,
+        think_max_s=think_max,
+        lifetime_s=args.lifetime_s if args.lifetime_s is not None else (300.0 if soak else 0.0),
+        timeout_s=args.timeout_s,
+        soak=soak,
+    )
+    out = args.out or RESULTS_DIR / f"{config.label}.json"
+    print(describe(run(config, out)), flush=True)
+    print(f"  figures: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
