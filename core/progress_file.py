@@ -22,6 +22,7 @@ from core.report import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD, b
 from core.settings_schema import Section
 from core.signing import SIGNATURE_FIELD, UNSIGNED, Verdict, is_signature_text, sign, verify
 from core.scaling.evidence import PREDICTIONS, SNAPSHOTS, SYNTHESIS
+from core.learner_text import MAX_CHARS
 
 FORMAT = "reading-a-training-run/progress"
 VERSION = 1
@@ -30,7 +31,7 @@ REPORT_FILE_NAME = "training-run-report.md"
 
 MAX_FILE_BYTES = 200_000
 MAX_DEPTH = 8
-MAX_TEXT_CHARS = 5_000
+MAX_TEXT_CHARS = MAX_CHARS
 MAX_ITEMS = 50
 MAX_KEY_CHARS = 80
 

@@ -1,0 +1,141 @@
+"""Run A experiment: from the brief of the out-of-memory run to a first experiment that rules something out."""
+
+import streamlit as st
+
+from charts.run_a import iterations_chart, timeline_chart
+from core.memory import OPTIMIZER_LABELS
+from core.memory_lesson import DTYPE_LABELS
+from core.report import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD
+from core.run_a import (
+    EXPERIMENTS, MAX_TEXT_CHARS, brief_figures, budget_series, decision_record, feedback, leak, load_content, measure_rows,
+    outcome_rows, phase_rows, reflection_record, run_a_timeline, run_experiment, saved_choice_index, stored_text,
+)
+from core.settings_schema import section
+from ui import state
+from ui.links import share_box
+from ui.settings import persistent
+
+content, brief, run_a = load_content(), brief_figures(), run_a_timeline()
+setup, locked = run_a.setup, state.read_only()
+
+
+def submit(name: str, build, **fields) -> None:
+    """Store a form's record, or say what is missing (the message comes from core)."""
+    try:
+        state.store_record(name, build(**fields))
+    except ValueError as err:
+        st.warning(str(err), icon=":material/edit_note:")
+
+
+st.title("Run A, properly")
+st.markdown("Back to the first run of the lab, now with a memory budget to read it by.")
+with st.container(border=True):
+    st.markdown(
+        f"**The brief.** A {brief.device_gb:g} GB device and {brief.weights_gb:.0f} GB of weights. Forward finishes on "
+        "every attempt. Then `CUDA out of memory` inside `loss.backward()`: same point, first iteration, every launch."
+    )
+st.caption(
+    f"Behind it: {brief.parameter_count:,} parameters (12 × {setup.hidden:,}² × {setup.layers} blocks), "
+    f"{DTYPE_LABELS[setup.dtype]}, {OPTIMIZER_LABELS[setup.optimizer]}, batch {setup.batch} × {setup.seq_len:,} tokens. "
+    "Every figure on this page comes from the memory page's five-term estimate."
+)
+
+st.header("What the brief already tells you")
+st.markdown(
+    f"- **{brief.weights_gb:.2f} GB of weights cannot explain a failure at {brief.device_gb:g} GB.** "
+    f"The other {brief.other_gb:.2f} GB went to something else.\n"
+    f"- **Forward completed.** Its peak, {brief.forward_peak_gb:.2f} GB, fitted, so what forward needs is not "
+    "the problem. What breaks is what only training adds: the saved activations "
+    f"({brief.activations_gb:.2f} GB) are all still held when backward starts, and backward adds its workspace "
+    f"({brief.workspace_gb:.0f} GB) and the gradients of the first block it reaches ({brief.first_gradients_gb:.2f} GB): "
+    f"{brief.backward_peak_gb:.2f} GB asked of a {brief.device_gb:g} GB device.\n\n"
+    "That is a hypothesis, not yet a diagnosis. Watch one step, then choose an experiment and say beforehand "
+    "what each result would mean."
+)
+
+st.header("One training step, moment by moment")
+st.altair_chart(timeline_chart(run_a, title="Run A: memory in use through the first step"), width="stretch",
+                alt="Stacked area of memory terms through Run A's first step, rising to the device limit in backward.")
+st.caption(
+    f"Each coloured band is a memory term. The red cross marks the failure in {brief.failure_where}; the grey "
+    "dashed line is what the rest of the step would have needed; the dashed rule is the device."
+)
+st.table(phase_rows(run_a), hide_index=True, alt="Each phase of Run A's first step, what is live at its peak and how it ends.")
+
+st.header("Your first experiment")
+st.markdown(
+    "Pick the experiment you would run first and write what each result would rule out. This is not marked: "
+    "you can change it and submit again as often as you like until you hand in the lab."
+)
+saved = state.record(DECISION_RECORD)
+with st.form("run_a.decision_form"):
+    choice = st.radio("Which experiment would you run first?", EXPERIMENTS, index=saved_choice_index(saved), format_func=FIRST_EXPERIMENTS.__getitem__,
+                      key="run_a.decision.choice", disabled=locked)
+    why = st.text_area("Your reasoning: what you expect, and what a success or a failure would each rule out", value=stored_text(saved, "why"), max_chars=MAX_TEXT_CHARS,
+                       placeholder="For example: my prediction, then what a pass and what a failure would each tell me.",
+                       key="run_a.decision.why", disabled=locked)
+    if st.form_submit_button("Save my decision", disabled=locked):
+        submit(DECISION_RECORD, decision_record, choice=choice, why=why)
+
+decision = state.record(DECISION_RECORD)
+if decision is None:
+    st.info("Save a decision to read feedback on it and to run the four experiments.", icon=":material/science:")
+else:
+    st.markdown(f"**You chose:** {FIRST_EXPERIMENTS[decision['choice']]}. **Your reasoning, as saved:**")
+    st.text(decision["why"])
+    st.info(feedback(decision["choice"]), icon=":material/lightbulb:")
+    st.markdown(f"*{content.principle}*")
+
+    st.header("Now run them")
+    st.markdown(
+        "Each experiment changes one thing about Run A, and the same budget recomputes the step. Does iteration 1 "
+        "complete now? If not, where does the run fail instead?"
+    )
+    st.radio("Timeline to show", section("run_a").field("experiment").choices, format_func=FIRST_EXPERIMENTS.__getitem__,
+             horizontal=True, **persistent("run_a", "experiment"))
+    share_box("run_a")
+    outcome = run_experiment(state.section_settings("run_a")["experiment"])
+    st.markdown(f"**{outcome.change_title}.** {outcome.summary}")
+    st.altair_chart(timeline_chart(outcome.timeline, title=f"{outcome.label}: memory in use", before=run_a),
+                    width="stretch", alt=f"Memory through two iterations after the experiment: {outcome.label}.")
+    st.caption("Coloured bands: the terms after the change. Blue dashed line: Run A as briefed. Red cross and grey line: the failure and what was never reached.")
+    st.table(outcome_rows([run_experiment(e) for e in EXPERIMENTS]), hide_index=True, alt="The four experiments and where each run gets to.")
+
+st.header("A budget too small, or a leak?")
+st.markdown(
+    "Run A dies in its first iteration, at the same moment, on every launch: the budget is too small for the step. "
+    "A run that trains for a while and then dies, with memory a little higher after every step, has a different "
+    "problem: something that should be released is being kept."
+)
+budget, leaky = budget_series(), leak()
+left, right = st.columns(2)
+with left:
+    st.altair_chart(iterations_chart(budget, title="Budget too small: Run A, launch after launch"), width="stretch",
+                    alt="Flat line of the memory Run A asks for on each launch, above the device limit every time.")
+    st.caption(f"Every launch asks for {budget.peak_gb[0]:.2f} GB in iteration 1 and dies at the same point.")
+with right:
+    st.altair_chart(iterations_chart(leaky.series, title="A leak: a run that fits, then creeps"), width="stretch",
+                    alt="Rising line of peak memory per iteration, crossing the device limit after many iterations.")
+    st.caption(
+        f"Start from Run A with {leaky.change}: it fits, with a peak of {leaky.steady_peak_gb:.2f} GB. Keeping {content.leak_retained} "
+        f"adds {leaky.retained_mb_per_iteration:.0f} MB a step, and the run dies at iteration {leaky.series.failed_at}."
+    )
+st.markdown("The usual ways a training loop keeps what it should let go:\n" + "\n".join(f"- {cause}" for cause in content.leak_causes))
+
+st.header("Measure rather than guess")
+st.table(measure_rows(), hide_index=True, alt="Questions to ask of a failing run and the PyTorch calls that answer them.")
+st.caption(f"Sources: {'; '.join(row['source'] for row in content.measure)}. Then put each measurement next to the term you estimated, and see which one you got wrong.")
+
+st.header("Closing question: Run B")
+saved_reflection = state.record(REFLECTION_RECORD)
+with st.form("run_a.reflection_form"):
+    text = st.text_area(content.reflection_prompt, value=stored_text(saved_reflection, "text"), max_chars=MAX_TEXT_CHARS,
+                        placeholder="For example: the metric, the value I might see, and the layer that value implicates.",
+                        key="run_a.reflection.text", disabled=locked)
+    if st.form_submit_button("Submit my answer", disabled=locked):
+        submit(REFLECTION_RECORD, reflection_record, text=text)
+if (reflection := state.record(REFLECTION_RECORD)) is not None:
+    st.markdown("**Your answer, as saved:**")
+    st.text(reflection["text"])
+if locked:
+    st.caption("The lab is handed in: the decision and the answer above are final.")

@@ -1,0 +1,133 @@
+"""The Run A page: the brief from core, the decision and reflection forms, feedback, experiments, persistence."""
+
+import json
+
+import pytest
+
+from core.run_a import EXPERIMENTS, brief_figures, feedback, run_experiment
+from tests.app.conftest import open_page
+
+PAGE = "pages/run_a.py"
+HOSTILE = "<b>x</b> [link](http://x) **bold** <script>alert(1)</script>"
+
+
+def submit_decision(at, choice, why):
+    """Fill the decision form and press its button."""
+    if choice is not None:
+        at.radio(key="run_a.decision.choice").set_value(choice)
+    at.text_area(key="run_a.decision.why").input(why)
+    next(b for b in at.button if b.label == "Save my decision").click()
+    return at.run()
+
+
+def submit_reflection(at, text):
+    at.text_area(key="run_a.reflection.text").input(text)
+    next(b for b in at.button if b.label == "Submit my answer").click()
+    return at.run()
+
+
+def warnings(at):
+    return [w.value for w in at.warning]
+
+
+def records(at):
+    return at.session_state["records"]
+
+
+def markdown_text(at):
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_the_brief_is_computed_and_experiments_wait_for_a_decision():
+    at = open_page(PAGE)
+    assert not at.exception
+    brief = brief_figures()
+    text = markdown_text(at)
+    assert f"A 24 GB device and {brief.weights_gb:.0f} GB of weights" in text
+    assert f"Its peak, {brief.forward_peak_gb:.2f} GB, fitted" in text
+    assert f"{brief.backward_peak_gb:.2f} GB asked of a 24 GB device" in text
+    assert at.radio(key="run_a.decision.choice").value is None  # nothing chosen for the learner
+    assert "run_a.experiment" not in [r.key for r in at.radio]
+    assert any("Save a decision" in i.value for i in at.info)
+    timeline = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    assert timeline["title"] == "Run A: memory in use through the first step"
+    assert len(at.table) == 2  # the phases, and measure rather than guess
+
+
+def test_a_choice_and_reasoning_are_both_required():
+    at = open_page(PAGE)
+    submit_decision(at, None, "")
+    assert warnings(at) == ["Pick one of the four experiments first."]
+    submit_decision(at, "batch", "   ")
+    assert warnings(at) == ["Add your reasoning: why this experiment, and what would each result rule out?"]
+    assert "run_a.decision" not in records(at)
+    assert not at.exception
+
+
+@pytest.mark.parametrize("choice", EXPERIMENTS)
+def test_each_choice_gets_its_feedback_and_is_stored(choice):
+    at = submit_decision(open_page(PAGE), choice, "Because it separates the hypotheses.")
+    assert not at.exception and warnings(at) == []
+    assert records(at)["run_a.decision"] == {"choice": choice, "why": "Because it separates the hypotheses."}
+    shown = [i.value for i in at.info]
+    assert feedback(choice) in shown
+    assert [f for f in (feedback(e) for e in EXPERIMENTS) if f in shown] == [feedback(choice)]
+
+
+def test_the_decision_can_be_changed_until_hand_in():
+    at = submit_decision(open_page(PAGE), "gpu", "More memory.")
+    submit_decision(at, "batch", "Activations scale with batch; the rest does not.")
+    assert records(at)["run_a.decision"]["choice"] == "batch"
+    assert "change it and submit again" in markdown_text(at)
+
+
+def test_choice_and_text_are_still_there_after_another_page():
+    at = submit_decision(open_page(PAGE), "optim", "Adam's state is big.")
+    submit_reflection(at, "Data-loader wait per step.")
+    open_page("pages/four_runs.py", at=at)
+    open_page(PAGE, at=at)
+    assert not at.exception
+    assert at.radio(key="run_a.decision.choice").value == "optim"
+    assert at.text_area(key="run_a.decision.why").value == "Adam's state is big."
+    assert at.text_area(key="run_a.reflection.text").value == "Data-loader wait per step."
+    assert {"Adam's state is big.", "Data-loader wait per step."} <= {t.value for t in at.text}
+
+
+def test_learner_text_is_shown_literally():
+    at = submit_decision(open_page(PAGE), "batch", HOSTILE)
+    submit_reflection(at, "[link](http://x) and <b>x</b>")
+    shown = [t.value for t in at.text]
+    assert HOSTILE in shown and "[link](http://x) and <b>x</b>" in shown
+    assert "<b>x</b>" not in markdown_text(at) and "http://x" not in markdown_text(at)
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_each_experiment_shows_its_computed_outcome(experiment):
+    at = submit_decision(open_page(PAGE), "batch", "Activations scale with batch.")
+    at.radio(key="run_a.experiment").set_value(experiment).run()
+    assert not at.exception
+    outcome = run_experiment(experiment)
+    assert f"**{outcome.change_title}.** {outcome.summary}" in markdown_text(at)
+    charts = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    assert f"{outcome.label}: memory in use" in [c.get("title") for c in charts]
+    table = at.table[1].value
+    assert list(table["Experiment"]) == [run_experiment(e).label for e in EXPERIMENTS]
+    assert at.session_state["settings"]["run_a"]["experiment"] == experiment
+
+
+def test_reflection_requires_text():
+    at = submit_reflection(open_page(PAGE), "  ")
+    assert warnings(at) == ["Write a sentence or two about Run B, then submit."]
+    submit_reflection(at, "GPU idle time between kernels.")
+    assert records(at)["run_a.reflection"] == {"text": "GPU idle time between kernels."}
+
+
+def test_after_hand_in_the_forms_are_closed():
+    at = submit_decision(open_page(PAGE), "model", "Smaller is cheaper.")
+    at.session_state["handed_in_at"] = "2026-01-01T00:00:00+00:00"
+    at.run()
+    assert not at.exception
+    assert at.radio(key="run_a.decision.choice").disabled and at.text_area(key="run_a.decision.why").disabled
+    assert at.text_area(key="run_a.reflection.text").disabled and at.radio(key="run_a.experiment").disabled
+    assert all(b.disabled for b in at.button if b.label in ("Save my decision", "Submit my answer"))
+    assert "handed in" in " ".join(c.value for c in at.caption)

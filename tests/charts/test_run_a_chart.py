@@ -1,0 +1,84 @@
+"""Run A charts: the step timeline in the memory page's term colours, the failure marked, budget and leak series."""
+
+import pytest
+
+from charts.memory import FAILURE_COLOUR, TERM_COLOURS
+from charts.run_a import iterations_chart, timeline_chart, timeline_frame
+from core.memory import TERM_LABELS
+from core.run_a import budget_series, leak, run_a_timeline, run_experiment
+from tests.charts.test_memory_chart import mark_type, marks, rows
+
+LIVE_IN_RUN_A = ["parameters", "gradients", "activations", "workspace"]  # Adam's state never exists before the failure
+
+
+def test_run_a_timeline_stacks_terms_in_the_shared_colours():
+    timeline = run_a_timeline()
+    spec = timeline_chart(timeline, title="Run A").to_dict()
+    assert spec["title"] == "Run A"
+    views = marks(spec)
+    assert [mark_type(v) for v in views] == ["area", "rule", "text", "line", "point", "rule", "text"]
+    area = views[0]
+    assert area["encoding"]["y"]["stack"] == "zero"
+    assert (area["encoding"]["x"]["title"], area["encoding"]["y"]["title"]) == ("Time into the run (iterations)", "Memory in use (GB)")
+    scale = area["encoding"]["color"]["scale"]
+    assert scale["domain"] == [TERM_LABELS[t] for t in LIVE_IN_RUN_A]
+    assert scale["range"] == [TERM_COLOURS[t] for t in LIVE_IN_RUN_A]
+    assert area["encoding"]["x"]["scale"]["domain"] == [0, 1]  # drawn to the end of the iteration it died in
+    assert all("tooltip" in view["encoding"] for view in views)
+
+
+def test_the_failure_is_marked_where_the_model_puts_it():
+    timeline = run_a_timeline()
+    spec = timeline_chart(timeline, title="Run A").to_dict()
+    cross = rows(spec, 4)
+    assert len(cross) == 1 and marks(spec)[4]["mark"]["color"] == FAILURE_COLOUR
+    assert cross[0]["position"] == timeline.failure.position
+    assert cross[0]["total_gb"] == pytest.approx(timeline.failure.total_gb)
+    # The grey line runs from the failure to the end of iteration 1: what the step would have needed.
+    unreached = rows(spec, 3)
+    assert unreached[0]["position"] == timeline.failure.position
+    assert max(r["total_gb"] for r in unreached) == pytest.approx(timeline.iteration_peak_gb(1))
+    assert all(r["position"] < 1 for r in unreached)
+    assert rows(spec, 5) == [{"gb": 24.0, "label": "24 GB device"}]
+    # The area stops at the failure.
+    assert max(timeline_frame(timeline)["position"]) == timeline.failure.position
+
+
+def test_an_experiment_that_runs_shows_two_iterations_against_run_a():
+    before, outcome = run_a_timeline(), run_experiment("gpu")
+    spec = timeline_chart(outcome.timeline, title="Bigger GPU", before=before).to_dict()
+    views = marks(spec)
+    assert [mark_type(v) for v in views] == ["area", "rule", "text", "line", "rule", "text"]  # no failure, no unreached line
+    assert views[0]["encoding"]["x"]["scale"]["domain"] == [0, 2]
+    assert len(rows(spec, 3)) == len(before.ran) and {r["note"] for r in rows(spec, 3)} == {"Run A as briefed"}
+    assert rows(spec, 4) == [{"gb": 40.0, "label": "40 GB device"}]
+    # Adam's state appears in the second iteration, in its own colour.
+    colours = dict(zip(views[0]["encoding"]["color"]["scale"]["domain"], views[0]["encoding"]["color"]["scale"]["range"]))
+    assert colours["Optimizer state"] == TERM_COLOURS["optimizer_state"]
+    phase_labels = [r["name"] for r in rows(spec, 2)]
+    assert phase_labels == ["Forward", "loss.backward()", "optimizer.step()"] * 2
+
+
+def test_timeline_frame_sums_to_the_memory_in_use():
+    frame = timeline_frame(run_experiment("batch").timeline)
+    sums = frame.groupby("position")["gb"].sum()
+    totals = frame.groupby("position")["total_gb"].first()
+    assert sums.to_numpy() == pytest.approx(totals.to_numpy())
+
+
+def test_budget_chart_crosses_every_launch():
+    series = budget_series()
+    spec = iterations_chart(series, title="Budget").to_dict()
+    views = marks(spec)
+    assert [mark_type(v) for v in views] == ["line", "point", "rule", "text"]
+    assert [r["x"] for r in rows(spec, 1)] == [1, 2, 3, 4]
+    assert views[0]["encoding"]["x"]["title"] == "Launch" and views[0]["encoding"]["y"]["title"] == "Peak memory asked for (GB)"
+    assert all("tooltip" in v["encoding"] for v in views)
+
+
+def test_leak_chart_crosses_only_where_it_dies():
+    series = leak().series
+    spec = iterations_chart(series, title="Leak").to_dict()
+    assert [r["x"] for r in rows(spec, 1)] == [series.failed_at]
+    assert len(rows(spec, 0)) == len(series.x)
+    assert rows(spec, 2) == [{"gb": 40.0, "label": "40 GB device"}]
