@@ -17,7 +17,8 @@ from core.datafiles import require
 
 BYTES_PER_GB = 1e9
 WORKSPACE_BYTES = 1e9  # the lesson's flat allowance for kernel scratch buffers
-OPTIMIZER_STATE_BYTES_PER_VALUE = 4  # optimizer state stays in FP32 even when the weights do not
+OPTIMIZER_STATE_BYTES_PER_VALUE = 4  # mixed precision keeps optimizer state in FP32 even when the weights are not
+LOGIT_BYTES = 4  # mixed-precision training casts the logits to FP32 for the loss, which keeps that copy
 
 # Every term any estimate may fill, in the order charts stack them.
 TERMS = (
@@ -148,17 +149,23 @@ class MemoryTerms:
 
 @dataclass(frozen=True)
 class Precision:
-    """Bytes per parameter for each copy of the model's state, and bytes per saved activation value."""
+    """Bytes per parameter for each copy of the model's state, and bytes per saved activation value.
+
+    Optimizer state and the logits the loss keeps are FP32 unless a convention says otherwise
+    (pure BF16 training keeps both in 2 bytes).
+    """
 
     weight_bytes: int
     gradient_bytes: int
     master_bytes: int
     activation_bytes: int
+    optimizer_state_bytes: int = OPTIMIZER_STATE_BYTES_PER_VALUE
+    logit_bytes: int = LOGIT_BYTES
 
     def state_bytes_per_parameter(self, optimizer: str) -> int:
         """Weights + gradients + master copy + optimizer state, per parameter (16 for FP32 Adam)."""
         return (self.weight_bytes + self.gradient_bytes + self.master_bytes
-                + OPTIMIZER_STATE_BYTES_PER_VALUE * optimizer_state_values(optimizer))
+                + self.optimizer_state_bytes * optimizer_state_values(optimizer))
 
 
 def model_state_terms(*, parameters: float, precision: Precision, optimizer: str) -> MemoryTerms:
@@ -169,7 +176,7 @@ def model_state_terms(*, parameters: float, precision: Precision, optimizer: str
         parameters_bytes=parameters * precision.weight_bytes,
         gradients_bytes=parameters * precision.gradient_bytes,
         master_weights_bytes=parameters * precision.master_bytes,
-        optimizer_state_bytes=parameters * OPTIMIZER_STATE_BYTES_PER_VALUE * optimizer_state_values(optimizer),
+        optimizer_state_bytes=parameters * precision.optimizer_state_bytes * optimizer_state_values(optimizer),
     )
 
 

@@ -6,6 +6,11 @@ bytes (already bytes, not values), 34·s·b·h with selective recomputation and 
 recomputation. We count the same tensors for any shape, so grouped KV heads, a gated MLP, no
 dropout or 4-byte values change the sum the way they change the tensors; for the paper's block
 the count reduces to the paper's formula exactly.
+
+Like the paper, the count assumes fused GPU kernels (a norm keeps its input, fused attention keeps
+no score matrix) and leaves out per-token statistics: a norm's mean and 1/σ and fused attention's
+log-sum-exp per head, each a few values per token against the hundreds counted.
+`core/estimate_check.py` compares the count with what PyTorch really kept.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import numpy as np
 from core.datafiles import require
 from core.memory import (
     BYTES_PER_GB,
+    LOGIT_BYTES,  # noqa: F401 (the memory page's sentences read it from here)
     WORKSPACE_BYTES,
     MemorySweep,
     MemoryTerms,
@@ -34,17 +40,25 @@ from core.models import ModelSpec, parameter_count
 # Mixed-precision conventions in use, by bytes per parameter of model state with Adam:
 # 16 (ZeRO paper), 18 (FP32 gradients, e.g. Megatron bf16) and 20 (FP32 copies of both
 # weights and gradients, Megatron fp16). The FP32 copies shard with the optimizer state.
+# PRECISIONS are the conventions the memory page offers.
 PRECISIONS = {
     "fp32": Precision(weight_bytes=4, gradient_bytes=4, master_bytes=0, activation_bytes=4),
     "mixed16": Precision(weight_bytes=2, gradient_bytes=2, master_bytes=4, activation_bytes=2),
     "mixed18": Precision(weight_bytes=2, gradient_bytes=4, master_bytes=4, activation_bytes=2),
     "mixed20": Precision(weight_bytes=2, gradient_bytes=2, master_bytes=8, activation_bytes=2),
 }
+# Pure BF16 is a model cast to bfloat16 and trained as it is: torch.optim creates Adam's moments in the
+# weights' dtype, there is no FP32 copy, and the loss reads the BF16 logits. The measured runs use it.
+ALL_PRECISIONS = {
+    **PRECISIONS,
+    "bf16": Precision(weight_bytes=2, gradient_bytes=2, master_bytes=0, activation_bytes=2, optimizer_state_bytes=2, logit_bytes=2),
+}
 _PRECISION_WORDS = {
     "fp32": "No mixed precision: everything in FP32",
     "mixed16": "2-byte weights and gradients, FP32 master weights",
     "mixed18": "2-byte weights, FP32 gradients and master weights",
     "mixed20": "2-byte weights and gradients, FP32 copies of both",
+    "bf16": "Pure BF16: weights, gradients and optimizer state all in 2 bytes, no FP32 copy",
 }
 RECOMPUTE = ("none", "selective", "full")
 RECOMPUTE_LABELS = {
@@ -57,7 +71,6 @@ ATTENTION_LABELS = {
     "standard": "Standard: the a·s² score matrix is kept",
     "memory_efficient": "Memory-efficient (flash): no score matrix",
 }
-LOGIT_BYTES = 4  # training code casts the logits to FP32 for the loss, which keeps that copy
 
 
 def precision_label(name: str) -> str:
@@ -67,7 +80,7 @@ def precision_label(name: str) -> str:
 
 def precision(name: str) -> Precision:
     """The named precision convention; a ValueError listing them for an unknown name."""
-    return PRECISIONS[check_choice(name, PRECISIONS, "precision")]
+    return ALL_PRECISIONS[check_choice(name, ALL_PRECISIONS, "precision")]
 
 
 @dataclass(frozen=True)
@@ -102,7 +115,7 @@ def layer_activation_bytes(setup: TrainingSetup, *, micro_batch: int | np.ndarra
     # Values kept per token: attention (norm output, Q, K, V, context), MLP (input and its
     # I-wide intermediates: 2 plain, 4 gated) and the inputs of the two norms.
     mlp_intermediates = 4 if model.gated_mlp else 2
-    values = 3 * model.hidden + 2 * model.kv_width + model.hidden + mlp_intermediates * model.intermediate + 2 * model.hidden
+    values = 3 * model.hidden + 2 * kept_kv_width(setup) + model.hidden + mlp_intermediates * model.intermediate + 2 * model.hidden
     masks = 2 * model.hidden if model.dropout else 0  # 1-byte dropout masks after attention and MLP
     kept = tokens * (values * size + masks)
     if setup.recompute == "selective" or setup.attention == "memory_efficient":
@@ -112,11 +125,20 @@ def layer_activation_bytes(setup: TrainingSetup, *, micro_batch: int | np.ndarra
     return kept + tokens * model.heads * seq_len * score_bytes
 
 
+def kept_kv_width(setup: TrainingSetup) -> int:
+    """Width of the K (and V) tensor a block keeps: all heads when standard attention expands grouped KV heads."""
+    # Standard attention multiplies each query head by its own K and V, so grouped KV heads are copied out to
+    # every head first and backward keeps those copies; a fused kernel reads the groups as they are, and
+    # selective recomputation keeps only the projections and redoes the copying.
+    expanded = setup.attention == "standard" and setup.recompute == "none"
+    return setup.model.hidden if expanded else setup.model.kv_width
+
+
 def output_activation_bytes(setup: TrainingSetup, *, micro_batch: int | np.ndarray, seq_len: int | np.ndarray) -> float | np.ndarray:
-    """Bytes kept once per model, outside the blocks: final norm and output-layer inputs, FP32 logits."""
-    model, size = setup.model, precision(setup.precision).activation_bytes
+    """Bytes kept once per model, outside the blocks: final norm and output-layer inputs, the logits the loss reads."""
+    model, chosen = setup.model, precision(setup.precision)
     embedding_mask = model.hidden if model.dropout else 0
-    return micro_batch * seq_len * (2 * model.hidden * size + model.vocab * LOGIT_BYTES + embedding_mask)
+    return micro_batch * seq_len * (2 * model.hidden * chosen.activation_bytes + model.vocab * chosen.logit_bytes + embedding_mask)
 
 
 def activation_bytes(setup: TrainingSetup, *, micro_batch: int | np.ndarray, seq_len: int | np.ndarray) -> float | np.ndarray:

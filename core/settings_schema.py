@@ -22,6 +22,7 @@ CHOICE_SOURCES = {
     "gpus": "core.gpus:gpu_names",
     "models": "core.models:model_names",
     "symptoms": "core.stack:symptom_ids",
+    "measured": "core.measured:measured_ids",
 }
 
 

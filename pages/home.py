@@ -16,7 +16,7 @@ st.markdown(
     "stops with `CUDA out of memory`. The error does not say where the other 17 GB went. This lab "
     "teaches you to find out, and to design the experiment that proves it."
 )
-st.info('The question behind it all: *"Training is slow and it keeps running out of memory. What do I measure first?"*', icon=":material/help:")
+st.info('The question behind it all: *"My training job is slow and keeps dying with out-of-memory errors. Which number should I look at first?"*', icon=":material/help:")
 
 left, right = st.columns([3, 2])
 with left:

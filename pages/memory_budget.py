@@ -9,6 +9,7 @@ from core.memory_lesson import DTYPE_LABELS
 from core.memory_view import ESTIMATE_LABELS, SECTION, budget_view
 from core.settings_schema import section
 from ui import state
+from ui.estimate_check_section import estimate_check_section
 from ui.marked import marked_question
 from ui.links import share_box
 from ui.settings import persistent
@@ -145,3 +146,5 @@ st.markdown(
     "measuring: `torch.cuda.max_memory_allocated()` and the memory snapshot tools."
 )
 marked_question("c4")
+
+estimate_check_section()

@@ -15,8 +15,24 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from core.datafiles import require
-from core.memory import TERM_LABELS, TERMS, MemoryTerms, Verdict, budget_verdict, check_whole, model_state_terms, to_gb, zero_sharded
-from core.memory_detailed import TrainingSetup, layer_activation_bytes, output_activation_bytes, precision, replicated_terms
+from core.memory import (
+    TERM_LABELS,
+    TERMS,
+    MemoryTerms,
+    Verdict,
+    budget_verdict,
+    check_whole,
+    model_state_terms,
+    to_gb,
+    zero_sharded,
+)
+from core.memory_detailed import (
+    TrainingSetup,
+    layer_activation_bytes,
+    output_activation_bytes,
+    precision,
+    replicated_terms,
+)
 from core.models import preset
 from core.scaling.scenarios import Cases, Fleet
 
@@ -41,7 +57,9 @@ def communication_buffer_bytes(setup: TrainingSetup, *, gradients_bytes: float, 
     return GRADIENT_BUCKET_FRACTION * gradients_bytes + (PIPELINE_BOUNDARY_BUFFERS * boundary if pp > 1 else 0.0)
 
 
-def parallel_terms(setup: TrainingSetup, *, tp: int, pp: int, dp: int, zero_stage: int, retained_microbatches: int = 1) -> MemoryTerms:
+def parallel_terms(
+    setup: TrainingSetup, *, tp: int, pp: int, dp: int, zero_stage: int, retained_microbatches: int = 1
+) -> MemoryTerms:
     """One GPU's memory terms under TP x PP model parallelism and ZeRO over `dp` replicas."""
     check_whole(dp, "Data parallel size")
     check_whole(retained_microbatches, "Retained microbatches")
@@ -52,12 +70,19 @@ def parallel_terms(setup: TrainingSetup, *, tp: int, pp: int, dp: int, zero_stag
         activations_bytes=retained_microbatches * stage_activation_bytes(setup, tp=tp, pp=pp),
     )
     sharded = zero_sharded(split, zero_stage=zero_stage, gpus=dp)
-    return replace(sharded, communication_buffers_bytes=communication_buffer_bytes(setup, gradients_bytes=sharded.gradients_bytes, pp=pp))
+    return replace(
+        sharded,
+        communication_buffers_bytes=communication_buffer_bytes(setup, gradients_bytes=sharded.gradients_bytes, pp=pp),
+    )
 
 
 def terms_record(terms: MemoryTerms, verdict: Verdict) -> dict[str, object]:
     """Every term in GB, the total and whether it fits, as a plain JSON object for a snapshot."""
-    return {**{f"{term}_gb": to_gb(terms.term_bytes(term)) for term in TERMS}, "total_gb": verdict.total_gb, "fits": verdict.fits}
+    return {
+        **{f"{term}_gb": to_gb(terms.term_bytes(term)) for term in TERMS},
+        "total_gb": verdict.total_gb,
+        "fits": verdict.fits,
+    }
 
 
 @dataclass(frozen=True)
@@ -70,7 +95,12 @@ class MemoryPlan:
 
 
 # Which prediction option each term's drop counts towards; the FP32 master copy is optimizer-side state.
-_OPTION_OF_TERM = {"parameters": "weights", "master_weights": "optimizer", "optimizer_state": "optimizer", "activations": "activations"}
+_OPTION_OF_TERM = {
+    "parameters": "weights",
+    "master_weights": "optimizer",
+    "optimizer_state": "optimizer",
+    "activations": "activations",
+}
 
 
 @dataclass(frozen=True)
@@ -89,7 +119,9 @@ class CapacityContrast:
             return "oom"
         drops: dict[str, float] = {}
         for term, option in _OPTION_OF_TERM.items():
-            drops[option] = drops.get(option, 0.0) + self.baseline.terms.term_bytes(term) - self.result.terms.term_bytes(term)
+            drops[option] = (
+                drops.get(option, 0.0) + self.baseline.terms.term_bytes(term) - self.result.terms.term_bytes(term)
+            )
         return max(drops, key=drops.get)
 
 
@@ -137,4 +169,6 @@ def plan_rows(plans: tuple[MemoryPlan, ...]) -> list[dict[str, object]]:
 
 def replica_state_gb(*, parameters: float, cases: Cases) -> float:
     """Weights, gradients, master copy and optimizer state of a whole model on one GPU, in GB."""
-    return model_state_terms(parameters=parameters, precision=precision(cases.precision), optimizer=cases.optimizer).total_gb
+    return model_state_terms(
+        parameters=parameters, precision=precision(cases.precision), optimizer=cases.optimizer
+    ).total_gb

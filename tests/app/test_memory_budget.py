@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from core.estimate_check import check_view, config_label
+from core.measured import measured_ids
 from core.memory_view import SECTION, budget_view
 from core.settings_schema import section
 from tests.app.conftest import answer, open_page
@@ -56,7 +58,7 @@ def test_the_default_is_the_lessons_budget_worked_in_the_lesson():
     assert text.startswith("**Fits:** 16.0 GB on the 24 GB device, with 8.0 GB to spare")
     assert "**optimizer state** at 6.4 GB (40% of the total)" in text
     assert parameters_shown(at) == "805,306,368"
-    assert len(at.get("vega_lite_chart")) == 2
+    assert len(at.get("vega_lite_chart")) == 3  # budget, sweep, and the estimate against PyTorch
     assert {"marked.c3.choice", "marked.c4.choice"} <= {r.key for r in at.radio}
 
 
@@ -127,3 +129,34 @@ def test_both_marked_questions_lock_once_answered():
     answer(at, "c4", "b")
     assert at.session_state["answers"] == {"c3": "b", "c4": "b"}
     assert {"marked.c3.locked", "marked.c4.locked"} <= {r.key for r in at.radio}
+
+
+def assert_check_shown(at, config_id):
+    view = check_view(config_id)
+    assert at.table[0].value.to_dict("records") == list(view.table)
+    assert view.gap_text in [m.value for m in at.markdown]
+    assert view.setup_text in [c.value for c in at.caption]
+    chart = json.loads(at.get("vega_lite_chart")[2].proto.spec)
+    assert chart["title"] == "Estimate and PyTorch, term by term (bytes)"
+
+
+def test_how_close_is_this_estimate_follows_the_picked_run_and_keeps_it():
+    at = open_page(PAGE)
+    assert "How close is this estimate?" in [h.value for h in at.header]
+    picker = at.selectbox(key=f"{SECTION}.measured_config")
+    assert picker.options == [config_label(i) for i in measured_ids()]
+    default = section(SECTION).field("measured_config").default
+    assert picker.value == default
+    assert_check_shown(at, default)
+    assert any("-20.9%" in row["Relative error"] for row in at.table[0].value.to_dict("records"))
+    assert check_view(default).summary_text in [i.value for i in at.info]
+    assert at.table[1].value.to_dict("records") == list(check_view(default).worst_table)
+    gpt2 = "gpt2-h64-l2-s128-b2-bf16-adam-none-sdpa"
+    picker.set_value(gpt2).run()
+    assert not at.exception
+    assert_check_shown(at, gpt2)
+    assert at.session_state["settings"][SECTION]["measured_config"] == gpt2
+    open_page("pages/four_runs.py", at=at)
+    open_page(PAGE, at=at)
+    assert at.selectbox(key=f"{SECTION}.measured_config").value == gpt2
+    assert_check_shown(at, gpt2)

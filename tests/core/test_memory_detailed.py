@@ -8,12 +8,14 @@ from hypothesis import strategies as st
 
 from core.memory import TERMS
 from core.memory_detailed import (
+    ALL_PRECISIONS,
     ATTENTION,
     PRECISIONS,
     RECOMPUTE,
     TrainingSetup,
     activation_bytes,
     detailed_sweep,
+    kept_kv_width,
     layer_activation_bytes,
     output_activation_bytes,
     per_gpu_terms,
@@ -53,6 +55,32 @@ def test_llama_2_7b_block_by_hand():
     # SwiGLU intermediates, two norm inputs: 8·4096 + 4·11,008 = 76,800 values = 153,600 bytes; no dropout masks.
     # Scores: 32 heads × 4096 keys × 2 bytes of softmax output = 262,144 bytes per token.
     assert per_layer(setup) == 4096 * (153_600 + 262_144) == 1_702_887_424
+
+
+def test_standard_attention_keeps_grouped_kv_heads_copied_out_to_every_head():
+    base = TrainingSetup(model=preset("Llama-3-8B"), precision="mixed16", optimizer="adam", micro_batch=1, seq_len=2048)
+    # h 4096, 32 heads, 8 KV heads (K and V 1,024 wide), SwiGLU 14,336. Per token, 2-byte values:
+    # standard attention multiplies each head by its own K and V, so it keeps them 4,096 wide:
+    # 3h + 2h + h + 4·14,336 + 2h = 90,112 values; scores 32 heads · 2,048 keys · 2 bytes.
+    assert kept_kv_width(base) == 4096
+    assert per_layer(base) == 2048 * (90_112 * 2 + 32 * 2048 * 2)
+    # A fused kernel reads the 8 KV heads as they are, and selective recomputation keeps only the
+    # projections: 3h + 2·1,024 + h + 4·14,336 + 2h = 83,968 values, no scores.
+    for fused in (replace(base, attention="memory_efficient"), replace(base, recompute="selective")):
+        assert kept_kv_width(fused) == 1024
+        assert per_layer(fused) == 2048 * 83_968 * 2
+
+
+def test_pure_bf16_keeps_every_copy_in_two_bytes():
+    setup = TrainingSetup(model=preset("GPT-2 small"), precision="bf16", optimizer="adam", micro_batch=1, seq_len=1024)
+    p = 124_439_808
+    terms = replicated_terms(setup)
+    # 2-byte weights and gradients, no master copy, Adam's two moments in 2 bytes each: 8 bytes per weight.
+    assert (terms.parameters_bytes, terms.gradients_bytes, terms.master_weights_bytes, terms.optimizer_state_bytes) == (2 * p, 2 * p, 0, 4 * p)
+    assert "(8 bytes per parameter with Adam)" in precision_label("bf16")
+    # The loss reads 2-byte logits: 1,024 tokens · (2·768·2 + 50,257·2 + a 768-byte dropout mask).
+    assert output_activation_bytes(setup, micro_batch=1, seq_len=1024) == 1024 * (3072 + 100_514 + 768)
+    assert "bf16" in ALL_PRECISIONS and "bf16" not in PRECISIONS  # known to the estimate, not offered on the page yet
 
 
 def test_the_output_side_by_hand():
