@@ -22,7 +22,10 @@ Rows = Sequence[dict[str, object]]
 
 
 def _tooltips(frame: pd.DataFrame, formats: dict[str, str]) -> list[alt.Tooltip]:
-    return [alt.Tooltip(column, format=formats[column]) if column in formats else alt.Tooltip(column) for column in frame.columns]
+    return [
+        alt.Tooltip(column, format=formats[column]) if column in formats else alt.Tooltip(column)
+        for column in frame.columns
+    ]
 
 
 def efficiency_chart(rows: Rows) -> alt.LayerChart:
@@ -34,9 +37,26 @@ def efficiency_chart(rows: Rows) -> alt.LayerChart:
         .mark_line(point=alt.OverlayMarkDef(size=70, filled=True))
         .encode(
             x=alt.X("Workers:Q", title="GPUs in the pool (log scale)", scale=alt.Scale(type="log", base=2)),
-            y=alt.Y("Parallel efficiency:Q", title="Parallel efficiency (1 = ideal)", scale=alt.Scale(domain=[0, 1.05])),
-            color=alt.Color("Mode:N", scale=alt.Scale(domain=modes, range=list(MODE_COLOURS[: len(modes)])), legend=alt.Legend(orient="bottom")),
-            tooltip=_tooltips(frame, {"Local batch": ",.2f", "Global batch": ",.0f", "Compute (ms)": ",.4f", "Communication (ms)": ",.4f", "Step (ms)": ",.4f", "Speedup (x)": ",.2f", "Parallel efficiency": ".3f"}),
+            y=alt.Y(
+                "Parallel efficiency:Q", title="Parallel efficiency (1 = ideal)", scale=alt.Scale(domain=[0, 1.05])
+            ),
+            color=alt.Color(
+                "Mode:N",
+                scale=alt.Scale(domain=modes, range=list(MODE_COLOURS[: len(modes)])),
+                legend=alt.Legend(orient="bottom"),
+            ),
+            tooltip=_tooltips(
+                frame,
+                {
+                    "Local batch": ",.2f",
+                    "Global batch": ",.0f",
+                    "Compute (ms)": ",.4f",
+                    "Communication (ms)": ",.4f",
+                    "Step (ms)": ",.4f",
+                    "Speedup (x)": ",.2f",
+                    "Parallel efficiency": ".3f",
+                },
+            ),
         )
     )
     ideal = (
@@ -65,7 +85,11 @@ def overhead_chart(rows: Rows) -> alt.Chart:
         .encode(
             x=alt.X("Layout:N", title=None, sort=list(dict.fromkeys(frame["Layout"])), axis=alt.Axis(labelAngle=0)),
             y=alt.Y("Time (ms):Q", title="Exposed overhead per step (ms)", stack="zero"),
-            color=alt.Color("Overhead:N", scale=alt.Scale(domain=kinds, range=[OVERHEAD_COLOURS[k] for k in kinds]), legend=alt.Legend(orient="bottom")),
+            color=alt.Color(
+                "Overhead:N",
+                scale=alt.Scale(domain=kinds, range=[OVERHEAD_COLOURS[k] for k in kinds]),
+                legend=alt.Legend(orient="bottom"),
+            ),
             tooltip=_tooltips(frame, {"Time (ms)": ",.1f", "Step (ms)": ",.1f"}),
         )
     )
@@ -77,12 +101,16 @@ def pipeline_chart(rows: Rows, *, hbm_gb: float) -> alt.HConcatChart:
     x = alt.X("Microbatches:Q", title="Microbatches per step")
     tooltip = _tooltips(frame, {"Bubble fraction": ".3f", "Retained activations (GB)": ",.1f", "Memory (GB)": ",.1f"})
     base = alt.Chart(frame, width=WIDTH // 2 + 20, height=HEIGHT)
-    bubble = base.mark_line(color=BUBBLE_COLOUR, point=alt.OverlayMarkDef(size=60, filled=True, color=BUBBLE_COLOUR)).encode(
-        x=x, y=alt.Y("Bubble fraction:Q", title="Bubble fraction (idle share)", scale=alt.Scale(domain=[0, 1])), tooltip=tooltip
+    bubble = base.mark_line(
+        color=BUBBLE_COLOUR, point=alt.OverlayMarkDef(size=60, filled=True, color=BUBBLE_COLOUR)
+    ).encode(
+        x=x,
+        y=alt.Y("Bubble fraction:Q", title="Bubble fraction (idle share)", scale=alt.Scale(domain=[0, 1])),
+        tooltip=tooltip,
     )
-    memory = base.mark_line(color=TOTAL_COLOUR, point=alt.OverlayMarkDef(size=60, filled=True, color=TOTAL_COLOUR)).encode(
-        x=x, y=alt.Y("Memory (GB):Q", title="Worst stage's memory per GPU (GB)"), tooltip=tooltip
-    )
+    memory = base.mark_line(
+        color=TOTAL_COLOUR, point=alt.OverlayMarkDef(size=60, filled=True, color=TOTAL_COLOUR)
+    ).encode(x=x, y=alt.Y("Memory (GB):Q", title="Worst stage's memory per GPU (GB)"), tooltip=tooltip)
     return alt.hconcat(
         bubble.properties(title="The bubble shrinks"),
         alt.layer(memory, _hbm_rule(hbm_gb)).properties(title="The worst stage holds more"),
@@ -94,12 +122,19 @@ def time_to_target_chart(rows: Rows) -> alt.Chart:
     frame = pd.DataFrame(rows)
     policies = list(frame["Policy"])
     return (
-        alt.Chart(frame, title="Time to the same target (illustrative assumptions)", width=WIDTH, height=HEIGHT * 2 // 3)
+        alt.Chart(
+            frame, title="Time to the same target (illustrative assumptions)", width=WIDTH, height=HEIGHT * 2 // 3
+        )
         .mark_bar()
         .encode(
             x=alt.X("Time to target (h):Q", title="Time to target (hours)"),
             y=alt.Y("Policy:N", title=None, sort=policies),
-            color=alt.Color("Policy:N", scale=alt.Scale(domain=policies, range=list(POLICY_COLOURS[: len(policies)])), legend=None),
-            tooltip=_tooltips(frame, {"Global batch": ",.0f", "Step (ms)": ",.2f", "Steps to target": ",.0f", "Time to target (h)": ",.2f"}),
+            color=alt.Color(
+                "Policy:N", scale=alt.Scale(domain=policies, range=list(POLICY_COLOURS[: len(policies)])), legend=None
+            ),
+            tooltip=_tooltips(
+                frame,
+                {"Global batch": ",.0f", "Step (ms)": ",.2f", "Steps to target": ",.0f", "Time to target (h)": ",.2f"},
+            ),
         )
     )

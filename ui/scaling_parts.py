@@ -1,18 +1,249 @@
-"""Streamlit pieces of the Scaling out page: locked predictions, results, snapshots, the synthesis."""
+"""Streamlit pieces of the Scaling out page: the track's context, one renderer per part and the synthesis,
+built from locked predictions, results, snapshots and their status."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import altair as alt
 import streamlit as st
 
+from charts import scaling as charts
+from charts.memory import budget_chart
 from core.gpus import bytes_per_value, peak_tflops
-from core.memory_detailed import precision_label
-from core.scaling import capacity, evidence, layout
-from core.scaling.scenarios import PARTS, Cases, Track, load_scaling
+from core.memory_detailed import RECOMPUTE_LABELS, precision_label
+from core.scaling import capacity, evidence, layout, narrative, pipeline, quality, throughput
+from core.scaling.scenarios import PARTS, Track, load_scaling
+from core.settings_schema import section
+from core.learner_text import MAX_CHARS
 from ui import state
+from ui.settings import persistent
+
+SECTION = "scaling"
+# Number formats of each part's table, by column.
+SCALING_FORMATS = {
+    "Local batch": "%.2f",
+    "Global batch": "%d",
+    "Compute (ms)": "%.4g",
+    "Communication (ms)": "%.4g",
+    "Step (ms)": "%.4g",
+    "Speedup (x)": "%.2f",
+    "Parallel efficiency": "%.3f",
+}
+GB_FORMATS = {"Total (GB)": "%.1f", "HBM (GB)": "%.0f"}
+MS_FORMATS = {
+    "Compute (ms)": "%.1f",
+    "DP communication (ms)": "%.1f",
+    "TP communication (ms)": "%.1f",
+    "Pipeline bubble (ms)": "%.1f",
+    "Step (ms)": "%.1f",
+}
+PIPELINE_FORMATS = {"Bubble fraction": "%.3f", "Retained activations (GB)": "%.1f", "Memory (GB)": "%.1f"}
+QUALITY_FORMATS = {"Global batch": "%d", "Step (ms)": "%.4g", "Steps to target": "%d", "Time to target (h)": "%.3g"}
+
+
+def context(track: Track) -> None:
+    """The chosen track in a box: what it deploys to, what it trains and on which fleet, and whether a
+    replica of its training state fits one GPU."""
+    fleet, card = track.fleet, track.fleet.card
+    replica_gb = capacity.replica_state_gb(parameters=track.model.parameters, cases=load_scaling().cases)
+    with st.container(border=True):
+        left, middle, right = st.columns(3)
+        left.markdown(f"**Deployed to**  \n{track.deployment_target}")
+        middle.markdown(f"**Trained upstream**  \n{track.model.name}, {track.model.parameters:,.0f} parameters")
+        right.markdown(
+            f"**Training fleet**  \n{fleet.name}: {fleet.intra_node_link} inside a node, "
+            f"{fleet.inter_node_link} between nodes"
+        )
+        st.markdown(
+            f"{track.note} A full replica of its training state takes **{replica_gb:,.3g} GB**; "
+            f"one {card.name} has **{card.memory_gb:,.0f} GB**."
+        )
+
+
+def tab_titles() -> list[str]:
+    """One tab per part, in lesson order, then the synthesis."""
+    return [*(part.title for part in load_scaling().parts.values()), "Synthesis"]
+
+
+def strong_vs_weak(track: Track, settings: Mapping[str, Any]) -> throughput.ScalingContrast:
+    """Part A: hold the global or the local batch fixed as the pool grows. Returns the result, which
+    part E continues from."""
+    cases = load_scaling().cases
+    contrast = throughput.scaling_contrast(
+        track, mode=settings["mode"], pool=settings["pool"], efficiency=cases.compute_efficiency, dtype=cases.dtype
+    )
+    st.markdown(
+        f"The {track.model.name} job starts on **{track.base_workers} GPUs**. "
+        "Choose what stays fixed as the pool grows and how large the larger pool is."
+    )
+    _setting_radio("Hold fixed", "mode", labels=throughput.MODE_LABELS.get)
+    st.selectbox("Larger pool", track.pools, format_func=track.pool_label, **persistent(SECTION, "pool"))
+    if prediction_gate("A"):
+        result(
+            charts.efficiency_chart(throughput.scaling_rows(contrast.sweeps)),
+            description=narrative.efficiency_chart_description(contrast),
+            rows=throughput.scaling_rows({contrast.mode: (contrast.baseline, contrast.result)}),
+            formats=SCALING_FORMATS,
+        )
+        verdict("A", contrast.outcome, narrative.scaling_summary(contrast))
+        capture(
+            "A",
+            settings=settings,
+            inputs=_pool_inputs(contrast),
+            baseline=throughput.point_record(contrast.baseline),
+            outcome=throughput.point_record(contrast.result),
+            fixed=contrast.mode,  # the mode radio above is the decision
+        )
+    return contrast
+
+
+def making_it_fit(track: Track, settings: Mapping[str, Any]) -> None:
+    """Part B: the 70B capacity case, replicated state against a ZeRO stage and a recomputation choice."""
+    cases, fleet = load_scaling().cases, track.fleet
+    contrast = capacity.capacity_contrast(
+        fleet=fleet, cases=cases, zero_stage=settings["zero_stage"], recompute=settings["recompute"]
+    )
+    st.markdown(
+        f"A capacity case on the same fleet: **{cases.capacity.model}**, one {cases.capacity.seq_len:,}-token "
+        f"sequence per GPU at a time. Tensor parallel splits it over the {contrast.tp} GPUs of each node; "
+        f"ZeRO shards the rest over the {contrast.dp} nodes."
+    )
+    model_parallel_note(track)
+    _setting_slider("ZeRO stage", "zero_stage", format="ZeRO-%d")
+    _setting_radio("Activation recomputation", "recompute", labels=RECOMPUTE_LABELS.get)
+    if prediction_gate("B"):
+        plans = (contrast.baseline, contrast.result)
+        chart = budget_chart(
+            [(plan.label, plan.terms) for plan in plans],
+            device_gb=fleet.card.memory_gb,
+            device_label=f"{fleet.card.name} HBM",
+            title="Memory per GPU against HBM",
+        )
+        description = narrative.memory_chart_description(contrast)
+        result(chart, description=description, rows=capacity.plan_rows(plans), formats=GB_FORMATS)
+        verdict("B", contrast.outcome, narrative.capacity_summary(contrast))
+        capture(
+            "B",
+            settings=settings,
+            inputs={"zero_stage": settings["zero_stage"], "recompute": settings["recompute"]},
+            baseline=capacity.terms_record(contrast.baseline.terms, contrast.baseline.verdict),
+            outcome=capacity.terms_record(contrast.result.terms, contrast.result.verdict),
+        )
+
+
+def parallel_layouts(track: Track, settings: Mapping[str, Any]) -> None:
+    """Part C: the same GPUs with tensor parallel inside a node, across nodes, or beside two pipeline stages."""
+    cases, fleet = load_scaling().cases, track.fleet
+    case = cases.layout
+    contrast = layout.layout_contrast(
+        fleet=fleet, case=case, alternative=settings["layout"], efficiency=cases.compute_efficiency, dtype=cases.dtype
+    )
+    st.markdown(
+        f"{case.model} on all {fleet.total_gpus} GPUs, {case.global_batch} sequences of {case.seq_len:,} tokens "
+        f"a step in {case.microbatch_count} microbatches, ZeRO-{case.zero_stage}. The baseline keeps tensor "
+        "parallel inside each node. Pick the alternative to set against it."
+    )
+    model_parallel_note(track)
+    _setting_radio("Alternative layout", "layout", labels=contrast.layout_label)
+    if prediction_gate("C"):
+        result(
+            charts.overhead_chart(layout.overhead_rows(contrast.timings)),
+            description="Communication and bubble time each layout adds to the same compute, stacked per step.",
+            rows=layout.layout_rows(contrast.timings),
+            formats=MS_FORMATS,
+        )
+        verdict("C", contrast.outcome, narrative.layout_summary(contrast))
+        capture(
+            "C",
+            settings=settings,
+            inputs={"alternative": settings["layout"]},
+            baseline=layout.timing_record(contrast.baseline),
+            outcome=layout.timing_record(contrast.result),
+        )
+
+
+def pipeline_bubble(track: Track, settings: Mapping[str, Any]) -> None:
+    """Part D: more fixed-size microbatches shrink the bubble but fill the first stage's memory."""
+    cases, fleet = load_scaling().cases, track.fleet
+    case = cases.pipeline
+    contrast = pipeline.pipeline_contrast(fleet=fleet, cases=cases, microbatches=settings["microbatches"])
+    st.markdown(
+        f"{case.model} cut into **{contrast.stages} pipeline stages** (tensor parallel {contrast.tp}, "
+        f"{contrast.dp} replicas), microbatches fixed at {contrast.microbatch_size} sequences of "
+        f"{case.seq_len:,} tokens. Recomputation: {RECOMPUTE_LABELS[case.recompute]}. The baseline feeds "
+        f"{case.baseline_microbatches} microbatches a step; feed more of the same size."
+    )
+    model_parallel_note(track)
+    _setting_slider("Microbatches per step", "microbatches")
+    if prediction_gate("D"):
+        result(
+            charts.pipeline_chart(pipeline.pipeline_rows(contrast.sweep), hbm_gb=fleet.card.memory_gb),
+            description=narrative.pipeline_chart_description(contrast),
+            rows=pipeline.pipeline_rows((contrast.baseline, contrast.result)),
+            formats=PIPELINE_FORMATS,
+        )
+        verdict("D", contrast.outcome, narrative.pipeline_summary(contrast))
+        capture(
+            "D",
+            settings=settings,
+            inputs={"microbatches": settings["microbatches"]},
+            baseline=contrast.baseline.record(),
+            outcome=contrast.result.record(),
+        )
+
+
+def stragglers(track: Track, settings: Mapping[str, Any], part_a: throughput.ScalingContrast) -> None:
+    """Part E: from part A's larger pool, strict synchronisation against dropping slow workers."""
+    step = part_a.result.step
+    comparison = quality.compare_policies(
+        step_ms=step.step_ms, global_batch=step.global_batch, convergence=track.convergence, straggler=track.straggler
+    )
+    st.markdown(
+        f"Back to {track.model.name} on {part_a.result.workers} GPUs with part A's setup: a global batch of "
+        f"{step.global_batch:,.0f} and {step.step_ms:,.3g} ms steps. "
+        "Is the shortest step also the fastest way to a given quality?"
+    )
+    curve, straggler = track.convergence, track.straggler
+    st.caption(
+        f"Illustrative assumptions, not measurements: steps to target = {curve.minimum_steps:,.0f} × "
+        f"(1 + {curve.critical_batch:,.0f} ÷ global batch); dropping slow workers makes a step "
+        f"{straggler.step_time_multiplier:.2f}× as long but needs {straggler.work_multiplier:.2f}× the steps."
+    )
+    if prediction_gate("E"):
+        rows = quality.quality_rows(comparison)
+        result(
+            charts.time_to_target_chart(rows),
+            description="Hours each straggler policy takes to reach the same quality target.",
+            rows=rows,
+            formats=QUALITY_FORMATS,
+        )
+        verdict("E", comparison.winner, narrative.quality_summary(comparison))
+        capture(
+            "E",
+            settings=settings,
+            inputs=_pool_inputs(part_a),  # part E's figures stand on part A's choices
+            baseline=quality.policy_record(comparison.strict),
+            outcome=quality.policy_record(comparison.drop),
+        )
+
+
+def _setting_radio(label: str, name: str, *, labels: Callable[[Any], str | None]) -> None:
+    """A horizontal radio over one setting's choices in the schema, remembered across pages.
+    `labels` must pickle (a core dict's `.get` or a bound method), since session state is pickled."""
+    choices = section(SECTION).field(name).choices
+    st.radio(label, choices, format_func=labels, horizontal=True, **persistent(SECTION, name))
+
+
+def _setting_slider(label: str, name: str, **options: Any) -> None:
+    """A slider over one setting's range in the schema, remembered across pages."""
+    field = section(SECTION).field(name)
+    st.slider(label, field.min, field.max, step=field.step, **options, **persistent(SECTION, name))
+
+
+def _pool_inputs(part_a: throughput.ScalingContrast) -> dict[str, Any]:
+    return {"mode": part_a.mode, "workers": part_a.result.workers}
 
 
 def _records(name: str) -> dict[str, Any]:
@@ -48,11 +279,22 @@ def prediction_gate(part: str) -> bool:
         st.caption(f":material/lock: Your locked prediction: **{text.options[locked]}**")
         return True
     with st.form(key=f"scaling.predict.{part}.form"):
-        st.radio(text.prompt, list(text.options), index=None, format_func=text.options.get, key=f"scaling.predict.{part}", disabled=state.read_only())
-        st.form_submit_button("Lock prediction", on_click=_lock, args=(part,), key=f"scaling.lock.{part}", disabled=state.read_only())
+        st.radio(
+            text.prompt,
+            list(text.options),
+            index=None,
+            format_func=text.options.get,
+            key=f"scaling.predict.{part}",
+            disabled=state.read_only(),
+        )
+        st.form_submit_button(
+            "Lock prediction", on_click=_lock, args=(part,), key=f"scaling.lock.{part}", disabled=state.read_only()
+        )
     if flash := st.session_state.get(_flash(part)):
         st.info(flash)
-    st.caption("The result stays hidden until you lock a prediction. One prediction per part; it cannot be changed later.")
+    st.caption(
+        "The result stays hidden until you lock a prediction. One prediction per part; it cannot be changed later."
+    )
     return False
 
 
@@ -66,7 +308,9 @@ def verdict(part: str, outcome: str, message: str) -> None:
     st.warning(f"**Not what you predicted.** What happened: *{happened}*. {message}", icon=":material/info:")
 
 
-def result(chart: alt.TopLevelMixin, description: str, rows: Sequence[Mapping[str, Any]], formats: Mapping[str, str]) -> None:
+def result(
+    chart: alt.TopLevelMixin, *, description: str, rows: Sequence[Mapping[str, Any]], formats: Mapping[str, str]
+) -> None:
     """The part's chart with its one-line description, then its table."""
     st.altair_chart(chart, width="stretch", alt=description)
     st.caption(description)
@@ -74,19 +318,40 @@ def result(chart: alt.TopLevelMixin, description: str, rows: Sequence[Mapping[st
     st.dataframe(rows, hide_index=True, column_config=config)
 
 
-def _capture(part: str, settings: dict[str, Any], inputs: dict[str, Any], baseline: dict[str, Any], outcome: dict[str, Any], fixed: str | None) -> None:
+def _capture(
+    part: str,
+    settings: dict[str, Any],
+    inputs: dict[str, Any],
+    baseline: dict[str, Any],
+    outcome: dict[str, Any],
+    fixed: str | None,
+) -> None:
     decision = fixed or st.session_state.get(f"scaling.decide.{part}")
     if decision is None:
         st.session_state[_flash(part)] = "Choose a decision before capturing the snapshot."
         return
     st.session_state.pop(_flash(part), None)
     snapshot = evidence.make_snapshot(
-        part=part, settings=settings, prediction=locked_prediction(part) or "", inputs=inputs, baseline=baseline, result=outcome, decision=decision
+        part=part,
+        settings=settings,
+        prediction=locked_prediction(part) or "",
+        inputs=inputs,
+        baseline=baseline,
+        result=outcome,
+        decision=decision,
     )
     state.store_record(evidence.SNAPSHOTS, {**_records(evidence.SNAPSHOTS), part: snapshot})
 
 
-def capture(part: str, *, settings: dict[str, Any], inputs: dict[str, Any], baseline: dict[str, Any], outcome: dict[str, Any], fixed: str | None = None) -> None:
+def capture(
+    part: str,
+    *,
+    settings: dict[str, Any],
+    inputs: dict[str, Any],
+    baseline: dict[str, Any],
+    outcome: dict[str, Any],
+    fixed: str | None = None,
+) -> None:
     """The decision (or the `fixed` one the controls already made) and the button that saves this
     part's evidence, then the snapshot's status."""
     text = load_scaling().parts[part]
@@ -126,12 +391,16 @@ def snapshot_status(part: str, settings: Mapping[str, Any]) -> None:
         st.caption("No snapshot of this part yet.")
     elif status == evidence.STALE:
         changed = " and ".join(evidence.changed_upstream(part, snapshots, settings))
-        st.error(f"**Stale snapshot.** You changed {changed} after capturing it. Capture it again.", icon=":material/history:")
+        st.error(
+            f"**Stale snapshot.** You changed {changed} after capturing it. Capture it again.",
+            icon=":material/history:",
+        )
     else:
         text = load_scaling().parts[part]
         snapshot = snapshots[part]
         st.success(
-            f"**Snapshot saved.** Prediction: {text.options[snapshot['prediction']]}. Decision: {text.decisions[snapshot['decision']]}. "
+            f"**Snapshot saved.** Prediction: {text.options[snapshot['prediction']]}. "
+            f"Decision: {text.decisions[snapshot['decision']]}. "
             "It keeps these figures even if you move the controls later.",
             icon=":material/inventory_2:",
         )
@@ -139,6 +408,10 @@ def snapshot_status(part: str, settings: Mapping[str, Any]) -> None:
 
 def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
     """Each part's evidence status, the plan form, and whether the synthesis is ready."""
+    st.markdown(
+        "Recommend one plan for this track, name the alternative you rejected, say what would make you look again "
+        "and what this model cannot tell you. Ground the rationale in numbers from your snapshots."
+    )
     data = load_scaling()
     snapshots = _records(evidence.SNAPSHOTS)
     statuses = evidence.statuses(snapshots, settings)
@@ -146,7 +419,9 @@ def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
         [
             {
                 "Part": data.parts[part].title,
-                "Original prediction": data.parts[part].options[snapshots[part]["prediction"]] if statuses[part] != evidence.MISSING else "—",
+                "Original prediction": data.parts[part].options[snapshots[part]["prediction"]]
+                if statuses[part] != evidence.MISSING
+                else "—",
                 "Evidence": statuses[part],
             }
             for part in PARTS
@@ -164,21 +439,39 @@ def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
         for name, (label, options) in choices.items():
             keys = list(options)
             index = keys.index(saved[name]) if saved.get(name) in keys else None
-            st.radio(label, keys, index=index, format_func=options.get, key=f"scaling.synthesis.{name}", disabled=state.read_only())
+            st.radio(
+                label,
+                keys,
+                index=index,
+                format_func=options.get,
+                key=f"scaling.synthesis.{name}",
+                disabled=state.read_only(),
+            )
         st.text_area(
             "Quantified rationale",
             value=saved.get("rationale", ""),
-            placeholder="Cite figures from your snapshots, say what the rejected plan would cost, and when you would look again.",
+            placeholder=(
+                "Cite figures from your snapshots, say what the rejected plan would cost, "
+                "and when you would look again."
+            ),
             key="scaling.synthesis.rationale",
-            max_chars=2000,
+            max_chars=MAX_CHARS,
             disabled=state.read_only(),
         )
-        st.form_submit_button("Save synthesis", on_click=_save_synthesis, key="scaling.synthesis.save", disabled=state.read_only())
+        st.form_submit_button(
+            "Save synthesis", on_click=_save_synthesis, key="scaling.synthesis.save", disabled=state.read_only()
+        )
     readiness = evidence.synthesis_readiness(saved, statuses)
     if readiness.ready:
-        st.success("**Ready for the report.** Five current snapshots and a complete, quantified plan.", icon=":material/task_alt:")
+        st.success(
+            "**Ready for the report.** Five current snapshots and a complete, quantified plan.",
+            icon=":material/task_alt:",
+        )
     else:
-        st.warning("**Not ready yet.**\n\n" + "\n".join(f"- {problem}" for problem in readiness.problems), icon=":material/pending:")
+        st.warning(
+            "**Not ready yet.**\n\n" + "\n".join(f"- {problem}" for problem in readiness.problems),
+            icon=":material/pending:",
+        )
 
 
 def _save_synthesis() -> None:
@@ -186,41 +479,34 @@ def _save_synthesis() -> None:
     state.store_record(evidence.SYNTHESIS, {name: st.session_state.get(f"scaling.synthesis.{name}") for name in names})
 
 
-SCALING_FORMATS = {"Local batch": "%.2f", "Global batch": "%d", "Compute (ms)": "%.4g", "Communication (ms)": "%.4g", "Step (ms)": "%.4g", "Speedup (x)": "%.2f", "Parallel efficiency": "%.3f"}
-GB_FORMATS = {"Total (GB)": "%.1f", "HBM (GB)": "%.0f"}
-MS_FORMATS = {"Compute (ms)": "%.1f", "DP communication (ms)": "%.1f", "TP communication (ms)": "%.1f", "Pipeline bubble (ms)": "%.1f", "Step (ms)": "%.1f"}
-PIPELINE_FORMATS = {"Bubble fraction": "%.3f", "Retained activations (GB)": "%.1f", "Memory (GB)": "%.1f"}
-QUALITY_FORMATS = {"Global batch": "%d", "Step (ms)": "%.4g", "Steps to target": "%d", "Time to target (h)": "%.3g"}
-
-
-def assumptions(track: Track, cases: Cases) -> None:
+def assumptions(track: Track) -> None:
     """Every assumption behind the numbers, with the figures it uses, and the sources."""
-    fleet, card = track.fleet, track.fleet.card
+    cases, fleet, card = load_scaling().cases, track.fleet, track.fleet.card
     peak = peak_tflops(card, cases.dtype)
     with st.expander("How the numbers are made, and what they leave out", icon=":material/functions:"):
         st.markdown(
             f"""
-- **Compute.** A training step costs three forward passes (the backward pass is about twice the forward). Each GPU runs at
-  {cases.compute_efficiency:.0%} of the {card.name}'s {cases.dtype} peak of {peak:,.0f} TFLOP/s.
-- **Links.** A ring all-reduce moves 2 (N − 1) / N times the data through every GPU. A group that fits in one node runs at
-  {fleet.intra_node_gb_per_s:,.0f} GB/s each way ({fleet.intra_node_link}); once it spans nodes every GPU is held to
-  {fleet.inter_node_gb_per_s:,.1f} GB/s ({fleet.inter_node_link}). Gradients travel in {cases.dtype}
-  ({bytes_per_value(cases.dtype)} bytes a value). Latency, contention and any overlap with compute are left out: compute
-  and communication run back to back, which is the worst case.
-- **Memory (parts B and D)** comes from the same model as the Memory budget page: {precision_label(cases.precision)},
-  {cases.optimizer} state, saved activations counted after Korthikanti et al. with standard attention, 1 GB of workspace and
-  1 GB of runtime overhead. Tensor parallel and pipeline stages split the model state evenly before ZeRO shards it; we assume
-  sequence parallelism, so tensor parallel also splits every saved activation. Communication buffers are a gradient
-  bucket of {capacity.GRADIENT_BUCKET_FRACTION:.0%} of a GPU's gradients, plus a send and a receive buffer of one
-  microbatch's hidden states between pipeline stages.
-- **Layouts (part C).** Tensor parallel costs {layout.TP_ALLREDUCES_PER_LAYER} all-reduces of one microbatch's activations per
-  layer (two forward, two backward). ZeRO-3 moves {layout.ZERO3_TRAFFIC_FACTOR}× the data-parallel traffic of plain
-  all-reduce. Point-to-point sends between pipeline stages are left out.
-- **Pipeline (parts C and D).** With p stages and m microbatches the bubble is (p − 1) / (m + p − 1) of the step. The first
-  stage holds min(m, p) microbatches of activations at its peak; the output layer's logits sit on the last stage and are
-  left out of the busiest stage.
-- **Time to quality (part E)** is illustrative: a diminishing-returns batch curve (McCandlish et al. 2018) and made-up
-  straggler multipliers. Replace both with measurements before deciding anything real.
+- **Compute.** A training step costs three forward passes (the backward pass is about twice the forward). Each GPU
+  runs at {cases.compute_efficiency:.0%} of the {card.name}'s {cases.dtype} peak of {peak:,.0f} TFLOP/s.
+- **Links.** A ring all-reduce moves 2 (N − 1) / N times the data through every GPU. A group that fits in one node
+  runs at {fleet.intra_node_gb_per_s:,.0f} GB/s each way ({fleet.intra_node_link}); once it spans nodes every GPU is
+  held to {fleet.inter_node_gb_per_s:,.1f} GB/s ({fleet.inter_node_link}). Gradients travel in {cases.dtype}
+  ({bytes_per_value(cases.dtype)} bytes a value). Latency, contention and any overlap with compute are left out:
+  compute and communication run back to back, which is the worst case.
+- **Memory (parts B and D)** comes from the same model as the Memory budget page:
+  {precision_label(cases.precision)}, {cases.optimizer} state, saved activations counted after Korthikanti et al.
+  with standard attention, 1 GB of workspace and 1 GB of runtime overhead. Tensor parallel and pipeline stages split
+  the model state evenly before ZeRO shards it; we assume sequence parallelism, so tensor parallel also splits every
+  saved activation. Communication buffers are a gradient bucket of {capacity.GRADIENT_BUCKET_FRACTION:.0%} of a
+  GPU's gradients, plus a send and a receive buffer of one microbatch's hidden states between pipeline stages.
+- **Layouts (part C).** Tensor parallel costs {layout.TP_ALLREDUCES_PER_LAYER} all-reduces of one microbatch's
+  activations per layer (two forward, two backward). ZeRO-3 moves {layout.ZERO3_TRAFFIC_FACTOR}× the data-parallel
+  traffic of plain all-reduce. Point-to-point sends between pipeline stages are left out.
+- **Pipeline (parts C and D).** With p stages and m microbatches the bubble is (p − 1) / (m + p − 1) of the step.
+  The first stage holds min(m, p) microbatches of activations at its peak; the output layer's logits sit on the last
+  stage and are left out of the busiest stage.
+- **Time to quality (part E)** is illustrative: a diminishing-returns batch curve (McCandlish et al. 2018) and
+  made-up straggler multipliers. Replace both with measurements before deciding anything real.
 """
         )
         st.caption(f"Fleet: {fleet.source}")

@@ -121,7 +121,11 @@ def snapshot_status(part: str, snapshots: Mapping[str, Any], settings: Mapping[s
     return CURRENT if snapshot.get("upstream") == upstream(part, settings) else STALE
 
 
-UPSTREAM_WORDS = {"track": "the training context", "mode": "part A's scaling experiment", "pool": "part A's larger pool"}
+UPSTREAM_WORDS = {
+    "track": "the training context",
+    "mode": "part A's scaling experiment",
+    "pool": "part A's larger pool",
+}
 
 
 def changed_upstream(part: str, snapshots: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[str, ...]:
@@ -157,7 +161,9 @@ def synthesis_readiness(synthesis: Any, part_statuses: Mapping[str, str]) -> Rea
     problems = []
     not_current = [part for part in PARTS if part_statuses.get(part) != CURRENT]
     if not_current:
-        problems.append(f"Capture current evidence for part{'s' if len(not_current) > 1 else ''} {', '.join(not_current)}.")
+        problems.append(
+            f"Capture current evidence for part{'s' if len(not_current) > 1 else ''} {', '.join(not_current)}."
+        )
     unchosen = [name for name in SYNTHESIS_CHOICES if name not in synthesis]
     if unchosen:
         problems.append(f"Choose: {', '.join(unchosen)}.")

@@ -75,6 +75,11 @@ class LayoutTiming:
         """Compute plus every overhead, back to back."""
         return self.compute_ms + self.exposed_overhead_ms
 
+    @property
+    def tp_link(self) -> str:
+        """Where the tensor-parallel group talks, in words: 'inside a node' or 'between nodes'."""
+        return "between nodes" if self.tp_crosses_nodes else "inside a node"
+
 
 def layout_timing(
     *,
@@ -91,10 +96,15 @@ def layout_timing(
     dtype: str,
 ) -> LayoutTiming:
     """Compute, DP and TP communication and bubble time of one training step in `layout`."""
-    require(layout.dp * layout.tp * layout.pp == fleet.total_gpus, f"DP x TP x PP must use all {fleet.total_gpus} GPUs.")
+    require(
+        layout.dp * layout.tp * layout.pp == fleet.total_gpus, f"DP x TP x PP must use all {fleet.total_gpus} GPUs."
+    )
     require(layers % layout.pp == 0, f"{layers} layers do not split evenly into {layout.pp} pipeline stages.")
     require(zero_stage in (0, 1, 2, 3), "The ZeRO stage must be 0, 1, 2 or 3.")
-    require(min(parameters, layers, hidden_size, global_batch, seq_len, microbatch_count) > 0, "Model and batch sizes must be positive.")
+    require(
+        min(parameters, layers, hidden_size, global_batch, seq_len, microbatch_count) > 0,
+        "Model and batch sizes must be positive.",
+    )
     value_bytes = bytes_per_value(dtype)
     busy_ms = compute_ms(
         flop=TRAIN_FLOP_PER_PARAM_TOKEN * parameters * global_batch * seq_len / fleet.total_gpus,
@@ -105,14 +115,21 @@ def layout_timing(
     dp_ms = ring_allreduce_ms(
         payload_bytes=parameters / replica_gpus * value_bytes,
         workers=layout.dp,
-        link_gb_per_s=fleet.link_gb_per_s(spans_nodes=fleet.nodes > 1),  # a DP ring over the whole fleet leaves the node
+        link_gb_per_s=fleet.link_gb_per_s(
+            spans_nodes=fleet.nodes > 1
+        ),  # a DP ring over the whole fleet leaves the node
     ) * (ZERO3_TRAFFIC_FACTOR if zero_stage == 3 else 1.0)
     microbatch_samples = global_batch / (layout.dp * microbatch_count)
     tp_crosses_nodes = layout.tp > fleet.gpus_per_node
-    tp_ms = (layers // layout.pp) * microbatch_count * TP_ALLREDUCES_PER_LAYER * ring_allreduce_ms(
-        payload_bytes=microbatch_samples * seq_len * hidden_size * value_bytes,
-        workers=layout.tp,
-        link_gb_per_s=fleet.link_gb_per_s(spans_nodes=tp_crosses_nodes),
+    tp_ms = (
+        (layers // layout.pp)
+        * microbatch_count
+        * TP_ALLREDUCES_PER_LAYER
+        * ring_allreduce_ms(
+            payload_bytes=microbatch_samples * seq_len * hidden_size * value_bytes,
+            workers=layout.tp,
+            link_gb_per_s=fleet.link_gb_per_s(spans_nodes=tp_crosses_nodes),
+        )
     )
     return LayoutTiming(
         layout=layout,
@@ -130,7 +147,11 @@ def fastest_layout(timings: dict[str, LayoutTiming]) -> str:
     return min(timings, key=lambda key: timings[key].step_ms)
 
 
-OVERHEADS = {"dp_communication_ms": "DP communication", "tp_communication_ms": "TP communication", "bubble_ms": "Pipeline bubble"}
+OVERHEADS = {
+    "dp_communication_ms": "DP communication",
+    "tp_communication_ms": "TP communication",
+    "bubble_ms": "Pipeline bubble",
+}
 
 
 def layout_rows(timings: dict[str, LayoutTiming]) -> list[dict[str, object]]:
@@ -138,7 +159,7 @@ def layout_rows(timings: dict[str, LayoutTiming]) -> list[dict[str, object]]:
     return [
         {
             "Layout": t.layout.label,
-            "TP link": "between nodes" if t.tp_crosses_nodes else "inside a node",
+            "TP link": t.tp_link,
             "Compute (ms)": t.compute_ms,
             **{f"{label} (ms)": getattr(t, field) for field, label in OVERHEADS.items()},
             "Step (ms)": t.step_ms,
@@ -191,8 +212,14 @@ class LayoutContrast:
         """The prediction option that came true: the layout with the shortest step."""
         return fastest_layout(self.timings)
 
+    def layout_label(self, key: str) -> str:
+        """The short name of layout `key` (the alternative picker's labels; a bound method pickles)."""
+        return self.timings[key].layout.label
 
-def layout_contrast(*, fleet: Fleet, case: LayoutCase, alternative: str, efficiency: float, dtype: str) -> LayoutContrast:
+
+def layout_contrast(
+    *, fleet: Fleet, case: LayoutCase, alternative: str, efficiency: float, dtype: str
+) -> LayoutContrast:
     """Time all three layouts of `case`'s model on `fleet`; `alternative` is 'cross' or 'pipeline'."""
     require(alternative in LAYOUT_KEYS[1:], "The alternative layout must be 'cross' or 'pipeline'.")
     spec = preset(case.model)

@@ -78,12 +78,17 @@ class PipelineContrast:
     @property
     def outcome(self) -> str:
         """The prediction option that came true for the chosen count."""
-        if self.result.verdict.total_gb < self.baseline.verdict.total_gb and self.result.bubble_fraction < self.baseline.bubble_fraction:
+        if (
+            self.result.verdict.total_gb < self.baseline.verdict.total_gb
+            and self.result.bubble_fraction < self.baseline.bubble_fraction
+        ):
             return "both-fall"
         return "faster-fits" if self.result.verdict.fits else "faster-oom"
 
 
-def pipeline_point(setup: TrainingSetup, *, stages: int, tp: int, dp: int, zero_stage: int, microbatches: int, hbm_gb: float) -> PipelinePoint:
+def pipeline_point(
+    setup: TrainingSetup, *, stages: int, tp: int, dp: int, zero_stage: int, microbatches: int, hbm_gb: float
+) -> PipelinePoint:
     """Bubble and busiest-stage memory when `microbatches` fixed-size microbatches enter the pipeline."""
     retained = retained_microbatches(stages=stages, microbatches=microbatches)
     terms = parallel_terms(setup, tp=tp, pp=stages, dp=dp, zero_stage=zero_stage, retained_microbatches=retained)
@@ -101,11 +106,21 @@ def pipeline_contrast(*, fleet: Fleet, cases: Cases, microbatches: int, sweep_to
     case = cases.pipeline
     replica = case.stages * case.tensor_parallel
     require(fleet.total_gpus % replica == 0, f"{fleet.total_gpus} GPUs do not split into replicas of {replica}.")
-    setup = case_setup(cases, model=case.model, micro_batch=case.microbatch_size, seq_len=case.seq_len, recompute=case.recompute)
+    setup = case_setup(
+        cases, model=case.model, micro_batch=case.microbatch_size, seq_len=case.seq_len, recompute=case.recompute
+    )
     dp = fleet.total_gpus // replica
 
     def point(count: int) -> PipelinePoint:
-        return pipeline_point(setup, stages=case.stages, tp=case.tensor_parallel, dp=dp, zero_stage=case.zero_stage, microbatches=count, hbm_gb=fleet.card.memory_gb)
+        return pipeline_point(
+            setup,
+            stages=case.stages,
+            tp=case.tensor_parallel,
+            dp=dp,
+            zero_stage=case.zero_stage,
+            microbatches=count,
+            hbm_gb=fleet.card.memory_gb,
+        )
 
     return PipelineContrast(
         stages=case.stages,

@@ -57,7 +57,9 @@ class QualityComparison:
         return "strict" if slow < fast else "drop"
 
 
-def compare_policies(*, step_ms: float, global_batch: float, convergence: Convergence, straggler: StragglerPolicy) -> QualityComparison:
+def compare_policies(
+    *, step_ms: float, global_batch: float, convergence: Convergence, straggler: StragglerPolicy
+) -> QualityComparison:
     """Time to target for both policies, starting from a strictly synchronised step of `step_ms`."""
     require(step_ms > 0, "The step time must be positive.")
     return QualityComparison(
@@ -66,7 +68,9 @@ def compare_policies(*, step_ms: float, global_batch: float, convergence: Conver
         drop=PolicyResult(
             "drop",
             step_ms * straggler.step_time_multiplier,
-            steps_to_target(convergence=convergence, global_batch=global_batch, work_multiplier=straggler.work_multiplier),
+            steps_to_target(
+                convergence=convergence, global_batch=global_batch, work_multiplier=straggler.work_multiplier
+            ),
         ),
     )
 
@@ -90,7 +94,12 @@ def quality_rows(comparison: QualityComparison) -> list[dict[str, object]]:
 
 def policy_record(result: PolicyResult) -> dict[str, object]:
     """A policy's figures as a plain JSON object, for a snapshot."""
-    return {"policy": result.policy, "step_ms": result.step_ms, "steps": result.steps, "time_to_target_h": result.time_to_target_h}
+    return {
+        "policy": result.policy,
+        "step_ms": result.step_ms,
+        "steps": result.steps,
+        "time_to_target_h": result.time_to_target_h,
+    }
 
 
 _DURATION_UNITS = (("days", 24.0), ("h", 1.0), ("min", 1 / 60), ("s", 1 / 3600), ("ms", 1 / 3.6e6))

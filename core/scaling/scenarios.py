@@ -111,6 +111,10 @@ class Track:
         require(1 <= pool < len(self.worker_counts), f"Pick a larger pool between 1 and {len(self.worker_counts) - 1}.")
         return self.worker_counts[pool]
 
+    def pool_label(self, pool: int) -> str:
+        """Larger pool number `pool` as the picker shows it, such as '16 GPUs'."""
+        return f"{self.pool_workers(pool)} GPUs"
+
 
 @dataclass(frozen=True)
 class CapacityCase:
@@ -185,6 +189,7 @@ class SynthesisText:
 
     def plan_labels(self, track: Track) -> dict[str, str]:
         """Plan labels that say which plans this track's model cannot use or does not need."""
+
         def note(plan: str) -> str:
             if plan in self.model_parallel_plans:
                 return "" if track.model_parallel else f" {self.not_needed_note}"
@@ -212,7 +217,10 @@ def _text(raw: Mapping[str, Any], name: str, where: str) -> str:
 
 def _whole(raw: Mapping[str, Any], name: str, where: str) -> int:
     value = raw.get(name)
-    require(isinstance(value, int) and not isinstance(value, bool) and value >= 1, f"{where}: '{name}' must be a whole number of at least 1.")
+    require(
+        isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+        f"{where}: '{name}' must be a whole number of at least 1.",
+    )
     return value
 
 
@@ -239,7 +247,10 @@ def parse_fleet(raw: Mapping[str, Any]) -> Fleet:
         source=_text(raw, "source", where),
     )
     gpu(fleet.gpu_name)  # an unknown preset raises ValueError at load time, not mid-lesson
-    require(fleet.inter_node_gb_per_s <= fleet.intra_node_gb_per_s, f"{where}: the link between nodes cannot be faster than the one inside a node.")
+    require(
+        fleet.inter_node_gb_per_s <= fleet.intra_node_gb_per_s,
+        f"{where}: the link between nodes cannot be faster than the one inside a node.",
+    )
     return fleet
 
 
@@ -272,18 +283,30 @@ def parse_track(raw: Mapping[str, Any], models: Mapping[str, TrackModel], fleets
     require(raw.get("fleet") in fleets, f"{where} names an unknown fleet {raw.get('fleet')!r}.")
     fleet = fleets[raw["fleet"]]
     counts = raw.get("worker_counts")
-    require(isinstance(counts, list) and len(counts) == WORKER_COUNTS_PER_TRACK, f"{where} needs exactly {WORKER_COUNTS_PER_TRACK} worker counts.")
+    require(
+        isinstance(counts, list) and len(counts) == WORKER_COUNTS_PER_TRACK,
+        f"{where} needs exactly {WORKER_COUNTS_PER_TRACK} worker counts.",
+    )
     require(all(isinstance(c, int) and c >= 1 for c in counts), f"{where}: worker counts must be whole numbers.")
     require(counts == sorted(set(counts)), f"{where}: worker counts must rise from the baseline.")
-    require(all(c <= fleet.gpus_per_node or c % fleet.gpus_per_node == 0 for c in counts), f"{where}: a pool larger than a node must use whole nodes.")
-    require(counts[-1] <= fleet.total_gpus, f"{where}: {counts[-1]} workers exceed the {fleet.total_gpus} GPUs of {fleet.name}.")
+    require(
+        all(c <= fleet.gpus_per_node or c % fleet.gpus_per_node == 0 for c in counts),
+        f"{where}: a pool larger than a node must use whole nodes.",
+    )
+    require(
+        counts[-1] <= fleet.total_gpus,
+        f"{where}: {counts[-1]} workers exceed the {fleet.total_gpus} GPUs of {fleet.name}.",
+    )
     require(isinstance(raw.get("model_parallel"), bool), f"{where}: model_parallel must be true or false.")
     convergence, straggler = raw.get("convergence") or {}, raw.get("straggler") or {}
     policy = StragglerPolicy(
         step_time_multiplier=positive_number(straggler.get("step_time_multiplier"), f"{where} step_time_multiplier"),
         work_multiplier=positive_number(straggler.get("work_multiplier"), f"{where} work_multiplier"),
     )
-    require(policy.step_time_multiplier <= 1 <= policy.work_multiplier, f"{where}: dropping workers must shorten steps (multiplier <= 1) and add work (>= 1).")
+    require(
+        policy.step_time_multiplier <= 1 <= policy.work_multiplier,
+        f"{where}: dropping workers must shorten steps (multiplier <= 1) and add work (>= 1).",
+    )
     return Track(
         key=key,
         label=_text(raw, "label", where),
@@ -309,8 +332,13 @@ def parse_cases(raw: Mapping[str, Any]) -> Cases:
     efficiency = positive_number(raw.get("compute_efficiency"), "compute_efficiency")
     require(efficiency <= 1, "compute_efficiency is a fraction of peak and cannot exceed 1.")
     capacity, layout, pipeline = (raw.get(k) or {} for k in ("capacity", "layout", "pipeline"))
-    require(layout.get("zero_stage") in ZERO_STAGES and pipeline.get("zero_stage") in ZERO_STAGES, "Case ZeRO stages must be 0, 1, 2 or 3.")
-    require(pipeline.get("recompute") in RECOMPUTE, f"The pipeline case's recompute must be one of {', '.join(RECOMPUTE)}.")
+    require(
+        layout.get("zero_stage") in ZERO_STAGES and pipeline.get("zero_stage") in ZERO_STAGES,
+        "Case ZeRO stages must be 0, 1, 2 or 3.",
+    )
+    require(
+        pipeline.get("recompute") in RECOMPUTE, f"The pipeline case's recompute must be one of {', '.join(RECOMPUTE)}."
+    )
     require(raw.get("attention") in ATTENTION, f"attention must be one of {', '.join(ATTENTION)}.")
     precision(raw.get("precision"))
     optimizer_state_values(raw.get("optimizer"))
@@ -322,7 +350,9 @@ def parse_cases(raw: Mapping[str, Any]) -> Cases:
         precision=raw["precision"],
         optimizer=raw["optimizer"],
         attention=raw["attention"],
-        capacity=CapacityCase(model=capacity["model"], **{k: _whole(capacity, k, "The capacity case") for k in ("seq_len", "micro_batch")}),
+        capacity=CapacityCase(
+            model=capacity["model"], **{k: _whole(capacity, k, "The capacity case") for k in ("seq_len", "micro_batch")}
+        ),
         layout=LayoutCase(
             model=layout["model"],
             zero_stage=layout["zero_stage"],
@@ -332,7 +362,10 @@ def parse_cases(raw: Mapping[str, Any]) -> Cases:
             model=pipeline["model"],
             zero_stage=pipeline["zero_stage"],
             recompute=pipeline["recompute"],
-            **{k: _whole(pipeline, k, "The pipeline case") for k in ("microbatch_size", "seq_len", "stages", "tensor_parallel", "baseline_microbatches")},
+            **{
+                k: _whole(pipeline, k, "The pipeline case")
+                for k in ("microbatch_size", "seq_len", "stages", "tensor_parallel", "baseline_microbatches")
+            },
         ),
     )
 
@@ -379,7 +412,10 @@ def parse_synthesis(raw: Mapping[str, Any]) -> SynthesisText:
     """The validated synthesis choices; model-parallel plans must be among the plans."""
     plans = _labels(raw.get("plans"), "Synthesis plans")
     model_parallel_plans = raw.get("model_parallel_plans")
-    require(isinstance(model_parallel_plans, list) and set(model_parallel_plans) < set(plans), "Synthesis: model_parallel_plans must name some, not all, of the plans.")
+    require(
+        isinstance(model_parallel_plans, list) and set(model_parallel_plans) < set(plans),
+        "Synthesis: model_parallel_plans must name some, not all, of the plans.",
+    )
     return SynthesisText(
         plans=plans,
         triggers=_labels(raw.get("triggers"), "Synthesis triggers"),
@@ -406,3 +442,8 @@ def track(key: str) -> Track:
     tracks = load_scaling().tracks
     require(key in tracks, f"There is no track {key!r}. Known tracks: {', '.join(tracks)}.")
     return tracks[key]
+
+
+def track_label(key: str) -> str:
+    """The track's name as the training-context picker shows it."""
+    return track(key).label

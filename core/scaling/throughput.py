@@ -72,7 +72,10 @@ class ScalingPoint:
 def data_parallel_step(track: Track, *, workers: int, mode: str, efficiency: float, dtype: str) -> StepTime:
     """One step of `track`'s model on `workers` GPUs; strong keeps the global batch, weak the local one."""
     require(mode in MODES, f"Scaling mode must be one of {', '.join(MODES)}.")
-    require(isinstance(workers, int) and 1 <= workers <= track.fleet.total_gpus, f"Workers must be between 1 and {track.fleet.total_gpus}.")
+    require(
+        isinstance(workers, int) and 1 <= workers <= track.fleet.total_gpus,
+        f"Workers must be between 1 and {track.fleet.total_gpus}.",
+    )
     fleet = track.fleet
     if mode == "strong":
         global_batch, local_batch = float(track.global_batch), track.global_batch / workers
@@ -96,7 +99,9 @@ def data_parallel_step(track: Track, *, workers: int, mode: str, efficiency: flo
     )
 
 
-def scaling_points(track: Track, worker_counts: Sequence[int], *, mode: str, efficiency: float, dtype: str) -> tuple[ScalingPoint, ...]:
+def scaling_points(
+    track: Track, worker_counts: Sequence[int], *, mode: str, efficiency: float, dtype: str
+) -> tuple[ScalingPoint, ...]:
     """Speedup and parallel efficiency of each pool against the first one in `worker_counts`."""
     require(len(worker_counts) >= 1, "Give at least one worker count.")
     steps = [data_parallel_step(track, workers=n, mode=mode, efficiency=efficiency, dtype=dtype) for n in worker_counts]
