@@ -55,7 +55,8 @@ class Field:
     def from_text(self, text: str) -> Any:
         """The nearest acceptable value for text from a URL (clamped, snapped); ValueError if unreadable."""
         if self.kind == "choice":
-            require(text in self.choices, f"'{self.name}' has no option {text[:40]!r}.")
+            # Never echo the link's text: notes are shown as Markdown and a link can be hostile.
+            require(text in self.choices, f"'{self.name}' is not one of this page's options.")
             return text
         if self.kind == "bool":
             require(text.lower() in ("true", "false"), f"'{self.name}' must be true or false.")

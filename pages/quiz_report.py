@@ -31,19 +31,18 @@ def signing_key() -> str | None:
 
 def layer_figures() -> LayerFigures | None:
     """The layer left on the Linear layer page, or None if the learner has not been there."""
-    chosen = state.section_settings("linear")
-    if not {"n_in", "m_out", "batch", "dtype"} <= chosen.keys():
+    if not state.stored_settings("linear"):
         return None
+    chosen = state.section_settings("linear")
     cost = linear_layer(n_in=chosen["n_in"], m_out=chosen["m_out"], batch=chosen["batch"], dtype=chosen["dtype"])
     return LayerFigures(n_in=cost.n_in, m_out=cost.m_out, batch=cost.batch, flops=cost.flops)
 
 
 def budget_figures() -> BudgetFigures | None:
     """The budget left on the Memory budget page, or None if the learner has not been there."""
-    stored = state.section_settings(MEMORY_SECTION)
-    if not stored:
+    if not state.stored_settings(MEMORY_SECTION):
         return None
-    view = budget_view(stored)
+    view = budget_view(state.section_settings(MEMORY_SECTION))
     return BudgetFigures(
         parameters=view.parameter_count, total_gb=view.verdict.total_gb, device_gb=view.verdict.device_gb,
         activations_gb=to_gb(view.terms.activations_bytes), optimizer_gb=to_gb(view.terms.optimizer_state_bytes),

@@ -51,8 +51,8 @@ def share_box(section: str) -> None:
     for note in st.session_state.get(NOTES, {}).get(section, []):
         st.warning(note, icon=":material/link_off:")
     fields = schema_section(section).fields
-    stored = state.section_settings(section)
-    query = urlencode({f.name: f.to_text(stored.get(f.name, f.default)) for f in fields})
+    chosen = state.section_settings(section)
+    query = urlencode({f.name: f.to_text(chosen[f.name]) for f in fields})
     with st.expander("Share this setup", icon=":material/share:"):
         st.caption("This link opens the page with the same settings. It carries no answers and nothing you wrote.")
         st.code(f"{st.context.url or ''}?{query}", language=None, wrap_lines=True)

@@ -25,7 +25,7 @@ def _copy_back(section: str, name: str) -> None:
         value = schema_section(section).field(name).check(st.session_state[key])
     except ValueError:
         # Only a client that bypasses the browser UI can send this; keep the last good value.
-        st.session_state[key] = state.section_settings(section).get(name, schema_section(section).field(name).default)
+        st.session_state[key] = state.section_settings(section)[name]
         return
     state.store_setting(section, name, value)
     links.forget_notes(section)
@@ -38,13 +38,12 @@ def persistent(section: str, name: str) -> dict[str, Any]:
     ``st.slider("Batch", f.min, f.max, step=f.step, **persistent("linear", "batch"))``.
     """
     links.adopt_once(section)
-    stored = state.section_settings(section)
-    if name not in stored:
-        stored[name] = schema_section(section).field(name).default
-        state.store_setting(section, name, stored[name])
+    if name not in state.stored_settings(section):
+        # Storing the default marks the page as visited, so the report can tell.
+        state.store_setting(section, name, schema_section(section).field(name).default)
     key = widget_key(section, name)
     if key not in st.session_state:
-        st.session_state[key] = stored[name]
+        st.session_state[key] = state.section_settings(section)[name]
     links.mirror(section, name, st.session_state[key])
     return {
         "key": key,

@@ -17,6 +17,7 @@ import streamlit as st
 
 from core.answers import record_first
 from core.questions import load_bank
+from core.settings_schema import section as schema_section
 
 ANSWERS = "answers"
 SETTINGS = "settings"
@@ -56,7 +57,14 @@ def give_answer(question_id: str, option_id: str) -> bool:
 
 
 def section_settings(section: str) -> dict[str, Any]:
-    """The stored settings of one page section (a copy)."""
+    """One page section's settings: the schema's defaults overlaid with what the learner stored."""
+    ensure_state()
+    # Defaults are filled in here, not stored, so a page first opened after hand-in still has them.
+    return {**schema_section(section).defaults(), **st.session_state[SETTINGS].get(section, {})}
+
+
+def stored_settings(section: str) -> dict[str, Any]:
+    """Only what this session stored for a section (empty if the learner never opened its page)."""
     ensure_state()
     return dict(st.session_state[SETTINGS].get(section, {}))
 

@@ -107,7 +107,7 @@ def test_after_hand_in_marked_questions_cannot_be_answered():
 def test_a_setting_the_schema_refuses_is_never_stored():
     # A hand-made client can send any value for a widget; the store only takes schema-valid ones.
     at = AppTest.from_function(_store_bad_value, default_timeout=30).run()
-    assert at.session_state["settings"]["stack"]["symptom"] == "oom"
+    assert at.session_state["settings"]["stack"] == {"symptom": "oom"}
     assert at.session_state["stack.symptom"] == "oom"
 
 
@@ -119,3 +119,12 @@ def _store_bad_value():
     persistent("stack", "symptom")
     st.session_state["stack.symptom"] = "<script>"
     _copy_back("stack", "symptom")
+
+
+def test_a_page_first_opened_after_hand_in_uses_its_defaults():
+    at = open_page("pages/home.py")
+    at.session_state["handed_in_at"] = "2026-11-30T10:00:00+00:00"
+    for page in ("pages/linear_layer.py", "pages/memory_budget.py", "pages/run_a.py", "pages/scaling.py"):
+        open_page(page, at=at)
+        assert not at.exception, page
+    assert at.session_state["settings"] == {}  # nothing is stored after hand-in

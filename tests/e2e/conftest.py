@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -37,6 +37,7 @@ STARTUP_TIMEOUT_S = 60
 # (e.g. /linear-layer/_stcore/health) before finding them at the root; those 404s are expected.
 BASE_PATH_PROBE = re.compile(r"/[^/]+/_stcore/(host-config|health)$")
 NOT_FOUND = "the server responded with a status of 404"
+MAX_SCREENSHOT_PX = 12_000  # keeps a capture of a very long page to a reviewable size
 
 
 def _free_port() -> int:
@@ -155,6 +156,94 @@ class Learner:
         """Save a full-page screenshot as a test artifact."""
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+    def nav_titles(self) -> list[str]:
+        """The page titles in the navigation menu, in menu order."""
+        links = self.page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()
+        # Each link reads "<icon ligature>\n\n<title>"; the title is its last line.
+        return [text.strip().splitlines()[-1].strip() for text in links]
+
+    def slider(self, label: str) -> Locator:
+        """A slider's thumb by the slider's label (its accessible name repeats the label)."""
+        return self.page.locator(f'input[type=range][aria-label="{label}"]')
+
+    def slide(self, label: str, presses: int = 1, key: str = "ArrowRight") -> None:
+        """Move a slider the way a keyboard user does: focus its thumb and press an arrow key."""
+        self.slider(label).focus()
+        for _ in range(presses):
+            self.page.keyboard.press(key)
+        self.settle()
+
+    def choose(self, label: str, option: str) -> None:
+        """Pick an option of a select box by clicking it open and clicking the option."""
+        self.page.get_by_role("combobox", name=label, exact=True).click()
+        self.page.get_by_role("option", name=option, exact=True).click()
+        self.settle()
+
+    def pick(self, group: str, option: str) -> None:
+        """Click one option of a radio group (the input itself is hidden behind its label)."""
+        self.page.get_by_role("radiogroup", name=group, exact=True).get_by_text(option, exact=True).click()
+        self.settle()
+
+    def shared_link(self) -> str:
+        """Open the page's "Share this setup" box and return the link it shows."""
+        box = self.page.locator('[data-testid="stExpander"]').filter(has_text="Share this setup")
+        code = box.locator('[data-testid="stCode"]')
+        if not code.is_visible():
+            box.get_by_text("Share this setup", exact=True).click()
+        code.wait_for(state="visible")
+        return code.inner_text().strip()
+
+    def settings_shown(self) -> dict[str, str]:
+        """What the settings widgets show: label -> value (sliders, boxes, radios), leaving out forms
+        and marked questions (a locked answer is a radio outside any form)."""
+        return self.page.locator('[data-testid="stMain"]').evaluate(
+            """main => {
+                const shown = {};
+                const isSetting = e => !e.closest('[data-testid="stForm"], [class*="st-key-marked-"]');
+                for (const e of main.querySelectorAll('input[type=range], input[role=combobox], [data-testid="stNumberInput"] input')) {
+                    if (isSetting(e)) shown[e.getAttribute('aria-label')] = e.value;
+                }
+                for (const group of main.querySelectorAll('[role=radiogroup]')) {
+                    if (!isSetting(group)) continue;
+                    const checked = group.querySelector('input[type=radio]:checked');
+                    shown[group.getAttribute('aria-label')] = checked ? checked.closest('label').innerText.trim() : '';
+                }
+                return shown;
+            }"""
+        )
+
+    def wait_for_widgets(self, *labels: str) -> None:
+        """Wait until widgets with these labels are drawn (a fresh browser loads each kind lazily,
+        a moment after the script has finished)."""
+        for label in labels:
+            self.page.locator(f'[data-testid="stMain"] [aria-label="{label}"]').first.wait_for(state="attached")
+
+    def screenshot_whole(self, name: str) -> None:
+        """Save a screenshot of the whole page, below the fold too.
+
+        Streamlit scrolls inside its main area, so a browser's full-page capture stops at the
+        window; for one shot the window is made as tall as that area.
+        """
+        size = self.page.viewport_size
+        height = self.page.locator('[data-testid="stMain"]').evaluate("main => main.scrollHeight")
+        self.page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(height, MAX_SCREENSHOT_PX))})
+        self.page.wait_for_timeout(300)  # charts redraw for the new size
+        self.screenshot(name)
+        self.page.set_viewport_size(size)
+
+    def submit_form(self, index: int, text: str, option: str | None = None) -> None:
+        """Fill in the page's index-th form (page order): pick `option`, type `text`, submit it."""
+        form = self.page.get_by_test_id("stForm").nth(index)
+        if option is not None:
+            form.get_by_text(option, exact=True).click()
+        form.locator("textarea").fill(text)
+        form.get_by_test_id("stFormSubmitButton").locator("button").click()
+        self.settle()
+
+    def main_text(self) -> str:
+        """All the text of the page's main area."""
+        return self.page.locator('[data-testid="stMain"]').inner_text()
 
 
 @pytest.fixture

@@ -1,17 +1,18 @@
 """What only a browser shows: navigation, URLs, isolation between learners, console errors."""
 
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
 
 
 def test_home_loads_and_the_menu_reaches_the_first_lesson_pages(learner):
     page = learner.open()
-    assert page.get_by_role("heading", name="Reading a Training Run").is_visible()
+    expect(page.get_by_role("heading", name="Reading a Training Run")).to_be_visible()
     learner.nav("Four runs")
     assert "four-runs" in page.url
     learner.nav("Execution stack")
-    assert page.get_by_role("heading", name="The execution stack").is_visible()
+    expect(page.get_by_role("heading", name="The execution stack")).to_be_visible()
     assert learner.exceptions() == []
     assert learner.console_errors == []
 
@@ -19,11 +20,11 @@ def test_home_loads_and_the_menu_reaches_the_first_lesson_pages(learner):
 def test_a_locked_answer_survives_moving_away_and_back(learner):
     page = learner.open("four-runs")
     learner.answer("Resource: the step asks for more memory than the device holds")
-    assert page.get_by_text("Right.", exact=False).first.is_visible()
+    expect(page.get_by_text("Right.", exact=False).first).to_be_visible()
     learner.nav("Execution stack")
     learner.nav("Four runs")
-    assert page.get_by_text("Right.", exact=False).first.is_visible()
-    assert page.get_by_role("button", name="Lock in my answer").count() == 3
+    expect(page.get_by_text("Right.", exact=False).first).to_be_visible()
+    expect(page.get_by_role("button", name="Lock in my answer")).to_have_count(3)
     learner.screenshot("four-runs-answered")
 
 
@@ -33,22 +34,22 @@ def test_two_learners_never_see_each_others_answers(learner, second_learner):
     learner.answer("Resource: the step asks for more memory than the device holds")
     second_learner.page.reload()
     second_learner.settle()
-    assert second.get_by_role("button", name="Lock in my answer").count() == 4
-    assert first.get_by_role("button", name="Lock in my answer").count() == 3
+    expect(second.get_by_role("button", name="Lock in my answer")).to_have_count(4)
+    expect(first.get_by_role("button", name="Lock in my answer")).to_have_count(3)
 
 
 def test_a_shared_link_opens_with_its_settings_and_a_bad_one_with_a_note(learner, second_learner):
     page = learner.open("execution-stack?symptom=nan")
-    assert page.get_by_role("radio", name="Loss becomes nan").is_checked()
+    expect(page.get_by_role("radio", name="Loss becomes nan")).to_be_checked()
     bad = second_learner.open("execution-stack?symptom=%3Cb%3Ebold%3C%2Fb%3E")
-    assert bad.get_by_text("Ignored from the link", exact=False).is_visible()
-    assert bad.get_by_role("radio", name="Out of memory").is_checked()
+    expect(bad.get_by_text("Ignored from the link", exact=False)).to_be_visible()
+    expect(bad.get_by_role("radio", name="Out of memory")).to_be_checked()
     assert second_learner.exceptions() == []
     learner.screenshot("execution-stack-linked")
 
 
 def test_a_deep_link_opens_its_page_without_a_not_found_dialog(learner):
     page = learner.open("linear-layer?n_in=1024")
-    assert page.get_by_role("heading", name="What a linear layer costs").is_visible()
-    assert page.get_by_text("Page not found").count() == 0
+    expect(page.get_by_role("heading", name="What a linear layer costs")).to_be_visible()
+    expect(page.get_by_text("Page not found")).to_have_count(0)
     assert learner.console_errors == []

@@ -1,0 +1,235 @@
+"""One learner's walk through the whole lab in a real browser: every page in the menu, one marked
+question per page, settings that move the numbers, the quiz, hand-in and the downloaded report."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+pytestmark = pytest.mark.e2e
+
+# The lab's pages in lesson order. The walk follows whatever the menu lists, so a page added later
+# is walked (and checked for errors) too.
+LESSON_PAGES = ["Home", "Four runs", "Execution stack", "Linear layer cost", "Memory budget", "Run A experiment", "Quiz and report", "Scaling out"]
+
+# One marked question per page: the option this learner picks, and whether the bank marks it right.
+MARKED = {
+    "Four runs": ("Resource: the step asks for more memory than the device holds", True),
+    "Execution stack": ("A symptom that several layers of the stack could produce; the next measurement has to narrow it down", True),
+    "Linear layer cost": ("The fast one ran on a better GPU", False),
+    "Memory budget": ("Backward needs values computed in forward, so they are kept alive instead of freed once used", True),
+}
+QUIZ = [
+    ("On its own, nothing: the allocator is only where it surfaced, and the cause can sit in any layer above", True),
+    ("Saved activations", True),
+    ("Adam growing its state as training goes on", False),
+]
+# Worked by hand from the picks above: checks r1, c1, c3 right and c2 wrong of the bank's 8 checks;
+# quiz q1, q2 right and q3 wrong of 3; overall (3 + 2) of (8 + 3).
+CHECKS, QUIZ_SCORE, OVERALL = "3/8", "2/3", "5/11"
+
+# Widgets a learner changes; after hand-in every one of them must be disabled.
+WIDGETS = ", ".join(
+    f'[data-testid="{name}"]'
+    for name in ("stSlider", "stSelectbox", "stRadio", "stCheckbox", "stTextArea", "stTextInput", "stNumberInput", "stButton", "stFormSubmitButton", "stFileUploader")
+)
+
+
+def slug(title: str) -> str:
+    return title.lower().replace(" ", "-")
+
+
+def metric(page: Page, label: str) -> str:
+    """The value a metric tile shows."""
+    tile = page.locator('[data-testid="stMain"] [data-testid="stMetric"]').filter(has_text=label).first
+    return tile.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def lock_buttons(page: Page) -> Locator:
+    return page.get_by_role("button", name="Lock in my answer")
+
+
+def assert_clean(learner) -> None:
+    assert learner.exceptions() == []
+    assert learner.console_errors == []
+
+
+def assert_locked(page: Page, option: str, right: bool, open_forms: int) -> None:
+    """The chosen option is checked and can no longer change; its feedback and the other forms stay."""
+    chosen = page.get_by_role("radio", name=option, exact=True, checked=True)
+    expect(chosen).to_have_count(1)
+    expect(chosen).to_be_disabled()
+    expect(page.get_by_text("Right." if right else "Not quite.", exact=True).first).to_be_visible()
+    expect(lock_buttons(page)).to_have_count(open_forms)
+
+
+def answer_and_come_back(learner, title: str, option: str, right: bool) -> None:
+    """Lock in one answer, leave the page through the menu, return, and find the answer locked."""
+    open_before = lock_buttons(learner.page).count()
+    learner.answer(option)
+    assert_locked(learner.page, option, right, open_before - 1)
+    learner.nav("Home")
+    learner.nav(title)
+    assert_locked(learner.page, option, right, open_before - 1)
+
+
+def change_linear(learner) -> None:
+    page = learner.page
+    # One step right on the batch slider: 33 × 4096 × 4096 = 553,648,128 MACs (default 32 gives 536,870,912).
+    assert metric(page, "MACs (forward)") == "536,870,912"
+    learner.slide("Batch (B)")
+    expect(learner.slider("Batch (B)")).to_have_value("33")
+    assert metric(page, "MACs (forward)") == "553,648,128"
+    roof = page.get_by_text("The card reaches at most", exact=False)
+    fp32_roof = roof.inner_text()
+    learner.choose("Number format", "bf16")
+    expect(page.get_by_role("combobox", name="Number format")).to_have_value("bf16")
+    assert roof.inner_text() != fp32_roof  # bf16 runs on the tensor cores: a higher flat roof
+
+
+def change_memory(learner) -> None:
+    page = learner.page
+    # Parameters are 12 H² per block: 12 × 2048² × 16 = 805,306,368, then 12 × 3072² × 16 = 1,811,939,328.
+    assert metric(page, "Parameters") == "805,306,368"
+    learner.slide("Hidden size (H)")
+    assert metric(page, "Parameters") == "1,811,939,328"
+    learner.pick("Device memory", "80 GB")
+    expect(page.get_by_text("with a dashed line at the 80 GB device", exact=False)).to_be_visible()
+
+
+def change_stack(learner) -> None:
+    page = learner.page
+    measure = page.locator('[data-testid="stAlert"]').filter(has_text="Measure first:")
+    before = measure.inner_text()
+    learner.pick("Symptom", "Loss becomes nan")
+    assert measure.inner_text() != before
+
+
+def decide_run_a(learner) -> None:
+    page = learner.page
+    why, reflection = "Only the activations grow with the batch.", "Data loader time per step: long gaps point above the GPU."
+    # The page's two forms in page order (their labels are prose that may be reworded).
+    expect(page.get_by_test_id("stForm")).to_have_count(2)
+    learner.submit_form(0, why, option="Halve the batch size and run it again")
+    learner.submit_form(1, reflection)
+    expect(page.get_by_test_id("stText")).to_have_text([why, reflection])
+    # The timeline opens on the halved batch: Run A's batch of 10 (data/run_a.json) becomes 5.
+    halved = page.get_by_text("Batch 10 → 5.", exact=True)
+    expect(halved).to_be_visible()
+    learner.pick("Timeline to show", "Swap Adam for SGD to drop the optimiser state")
+    expect(halved).to_have_count(0)
+    expect(page.get_by_text(re.compile(r"^Optimizer .+ → .+\.$"))).to_be_visible()
+
+
+def answer_quiz(learner) -> None:
+    page = learner.page
+    for done, (option, _) in enumerate(QUIZ, start=1):
+        learner.answer(option)
+        expect(page.get_by_role("radio", name=option, exact=True, checked=True)).to_be_disabled()
+        expect(lock_buttons(page)).to_have_count(len(QUIZ) - done)
+    expect(page.get_by_text("Right.", exact=True)).to_have_count(sum(right for _, right in QUIZ))
+    expect(page.get_by_text("Not quite.", exact=True)).to_have_count(sum(not right for _, right in QUIZ))
+    assert metric(page, "Marked checks") == CHECKS
+    assert metric(page, "Quiz") == QUIZ_SCORE
+    assert metric(page, "Overall") == OVERALL
+
+
+SETTINGS = {"Execution stack": change_stack, "Linear layer cost": change_linear, "Memory budget": change_memory, "Run A experiment": decide_run_a}
+
+
+def hand_in(learner) -> None:
+    page = learner.page
+    hand_in_button = page.get_by_role("button", name="Hand in my lab")
+    expect(hand_in_button).to_be_disabled()  # not before the confirmation is ticked
+    page.get_by_text("I have read my report and know it cannot be changed after this.", exact=True).click()
+    learner.settle()
+    hand_in_button.click()
+    learner.settle()
+    expect(page.get_by_text("is now read-only", exact=False)).to_be_visible()
+
+
+def download_report(learner) -> str:
+    with learner.page.expect_download() as download:
+        learner.page.get_by_role("button", name="Download the report (Markdown)").click()
+    return download.value.path().read_text(encoding="utf-8")
+
+
+def assert_read_only(page: Page) -> None:
+    """Every learner widget on the page is disabled (downloads, tabs and expanders stay usable)."""
+    enabled = page.locator('[data-testid="stMain"]').evaluate(
+        """(main, widgets) => [...main.querySelectorAll(widgets)].flatMap(widget =>
+            [...widget.querySelectorAll('input:not([type=file]), textarea, button')]
+                .filter(e => !e.disabled && e.getAttribute('aria-disabled') !== 'true')
+                .map(e => widget.dataset.testid + ': ' + (e.getAttribute('aria-label') || e.innerText || e.value)))""",
+        WIDGETS,
+    )
+    assert enabled == []
+
+
+def test_the_menu_lists_every_lesson_page_in_order(learner):
+    learner.open()
+    titles = learner.nav_titles()
+    assert [t for t in titles if t in LESSON_PAGES] == LESSON_PAGES
+    assert len(titles) == len(set(titles))
+
+
+def test_a_learner_walks_the_whole_lab_answers_hands_in_and_downloads_the_report(learner):
+    page = learner.open()
+    titles = learner.nav_titles()
+    for title in titles:
+        learner.nav(title)
+        expect(page.locator('[data-testid="stMain"] h1').first).to_be_visible()
+        if title in MARKED:
+            answer_and_come_back(learner, title, *MARKED[title])
+        if title in SETTINGS:
+            SETTINGS[title](learner)
+        if title == "Quiz and report":
+            answer_quiz(learner)
+        assert_clean(learner)
+        learner.screenshot_whole(f"walk-{slug(title)}")
+
+    learner.nav("Linear layer cost")  # settings are kept on the way back
+    expect(learner.slider("Batch (B)")).to_have_value("33")
+    expect(page.get_by_role("combobox", name="Number format")).to_have_value("bf16")
+    learner.nav("Home")
+    assert [metric(page, "Checks"), metric(page, "Quiz"), metric(page, "Overall")] == [CHECKS, QUIZ_SCORE, OVERALL]
+
+    learner.nav("Quiz and report")
+    hand_in(learner)
+    report = download_report(learner)
+    assert report.startswith("# Reading a Training Run: my report")
+    for line in (f"| Marked checks | {CHECKS} |", f"| Quiz | {QUIZ_SCORE} |", f"| Overall | {OVERALL} |"):
+        assert line in report
+    # The layer left on the Linear page: 4096 → 4096 at batch 33 is 2 × 553,648,128 FLOPs = 1.11 GFLOPs.
+    assert "A 4,096 → 4,096 linear layer at batch 33 does 1.11 GFLOPs" in report
+    # The budget left on the Memory page: H = 3072 gives 1,811,939,328 parameters, on the 80 GB device.
+    assert "1.81B parameters need" in report and "GB on a 80 GB device" in report
+    assert "```text\nOnly the activations grow with the batch.\n```" in report
+    assert "Handed in on" in report
+
+    for title in titles:
+        learner.nav(title)
+        assert_read_only(page)
+        assert_clean(learner)
+    learner.nav("Quiz and report")
+    expect(page.get_by_role("button", name="Download the report (Markdown)")).to_be_enabled()
+    learner.screenshot_whole("walk-quiz-and-report-read-only")
+
+
+def test_a_learner_who_hands_in_first_can_still_open_every_page_read_only(learner):
+    learner.open()
+    learner.nav("Quiz and report")
+    for option, _ in QUIZ:
+        learner.answer(option)
+    hand_in(learner)
+    broken = {}
+    for title in learner.nav_titles():
+        learner.nav(title)
+        if learner.exceptions():
+            broken[title] = learner.exceptions()
+        assert_read_only(learner.page)
+        learner.screenshot(f"handed-in-first-{slug(title)}")
+    assert broken == {}, "pages that fail when first opened after hand-in"
+    assert learner.console_errors == []
