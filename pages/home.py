@@ -52,3 +52,7 @@ st.subheader("Start here")
 for part in bank.parts:
     if part.page:
         st.page_link(part.page, label=part.title, icon=":material/arrow_forward:")
+
+st.subheader("Then, a second lab")
+st.page_link("pages/scaling.py", label="Scaling out: when do more GPUs stop helping?", icon=":material/hub:")
+st.caption("It stands on its own: predictions, evidence and a plan, not marked like the questions above.")

@@ -19,6 +19,15 @@ def _declared_pages() -> list[str]:
     ]
 
 
+def _declared_url_paths() -> list[str]:
+    tree = ast.parse(HOME.read_text())
+    return [
+        node.value.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.keyword) and node.arg == "url_path" and isinstance(node.value, ast.Constant)
+    ]
+
+
 def test_navigation_declares_exactly_the_pages_that_exist():
     declared = _declared_pages()
     on_disk = sorted(p.name for p in (ROOT / "pages").glob("*.py"))
@@ -43,6 +52,7 @@ def test_home_shows_objectives_progress_and_links(fresh):
     assert fresh.title[0].value == "Reading a Training Run"
     assert [m.value for m in fresh.metric][:3] == ["0/8", "0/3", "0/11"]
     assert "Four runs" in fresh.dataframe[0].value["Part"].tolist()
+    assert {link.proto.page for link in fresh.get("page_link")} == set(_declared_url_paths())
 
 
 def test_answering_locks_the_question_and_says_right_or_wrong():
