@@ -4,6 +4,7 @@ import streamlit as st
 
 from charts.telemetry import telemetry_chart
 from core.telemetry import load_runs, telemetry
+from ui.charts import draw
 from ui.marked import marked_question
 
 st.title("Four runs, four different problems")
@@ -24,7 +25,8 @@ st.header("What the dashboards recorded")
 st.caption(f"Simulated telemetry on a {device_gb:g} GB card. The red rules mark the device limit and the moment things went wrong.")
 for run in runs:
     series = telemetry(run, device_gb)
-    st.altair_chart(telemetry_chart(series), width="content")
+    draw(("telemetry", run.id, device_gb), lambda: telemetry_chart(series), width="content",
+         description=f"{run.title}: GPU memory, utilisation and loss recorded over the run.")
     st.caption(f"{run.title}: " + (f"{series.failure_label} at {series.x_label} {series.failure_x:,.0f}." if series.failure_x is not None else "no single failure point; look at the level of each line."))
 
 st.header("Sort them")

@@ -7,6 +7,7 @@ from core.roofline import linear_layer_roofline, roofline_rows
 from core.settings_schema import section
 from core.workloads import GELU_FLOPS_PER_ELEMENT, TRAINING_FLOPS_PER_FORWARD
 from ui import state
+from ui.charts import draw
 from ui.marked import marked_question
 from ui.links import share_box
 from ui.settings import persistent
@@ -98,11 +99,11 @@ st.markdown(
 )
 chart_column, table_column = st.columns(2)
 with chart_column:
-    st.altair_chart(
-        roofline_chart(roof, view.points),
-        width="stretch",
+    draw(
+        ("roofline", *sorted(chosen.items())),
+        lambda: roofline_chart(roof, view.points),
         height=FRAME_HEIGHT_PX,
-        alt=f"Log-log roofline of the {roof.gpu_name} at {roof.dtype} with four operations placed under it.",
+        description=f"Log-log roofline of the {roof.gpu_name} at {roof.dtype} with four operations placed under it.",
     )
     st.caption(f"Grey line: the roof. Orange diamond: the ridge at {roof.ridge_flop_per_byte:,.1f} FLOP/byte. Triangles are memory-bound, circles compute-bound.")
 with table_column:

@@ -9,6 +9,7 @@ from core.memory_lesson import DTYPE_LABELS
 from core.memory_view import ESTIMATE_LABELS, SECTION, budget_view
 from core.settings_schema import section
 from ui import state
+from ui.charts import draw
 from ui.estimate_check_section import estimate_check_section
 from ui.marked import marked_question
 from ui.links import share_box
@@ -87,13 +88,15 @@ if state.section_settings(SECTION).get("estimate") == "detailed":
 
 share_box(SECTION)
 
-view = budget_view(state.section_settings(SECTION))
+settings = state.section_settings(SECTION)
+view = budget_view(settings)
 verdict = view.verdict
 st.metric("Parameters", f"{view.parameter_count:,}")
-st.altair_chart(
-    budget_chart([(ESTIMATE_LABELS[view.estimate], view.terms)], device_gb=verdict.device_gb,
-                 device_label=view.device_label, title=f"Peak training memory per GPU: {verdict.total_gb:.1f} GB"),
-    width="stretch",
+draw(
+    ("memory.budget", *sorted(settings.items())),
+    lambda: budget_chart([(ESTIMATE_LABELS[view.estimate], view.terms)], device_gb=verdict.device_gb,
+                         device_label=view.device_label, title=f"Peak training memory per GPU: {verdict.total_gb:.1f} GB"),
+    description=f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, against the {view.device_label}.",
 )
 st.caption(f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the {view.device_label}.")
 if verdict.fits:
@@ -121,7 +124,11 @@ if view.estimate == "lesson":
 st.header("Where does it break?")
 choice(st.radio, "Grow", "sweep_axis", SWEEP_AXIS_LABELS.__getitem__, horizontal=True)
 sweep = view.sweep
-st.altair_chart(sweep_chart(sweep, device_label=view.device_label, title=f"Peak memory as {sweep.axis_label.lower()} grows"), width="stretch")
+draw(
+    ("memory.sweep", *sorted(settings.items())),
+    lambda: sweep_chart(sweep, device_label=view.device_label, title=f"Peak memory as {sweep.axis_label.lower()} grows"),
+    description=f"Peak memory against {sweep.axis_label.lower()}, with the device line and the breaking point.",
+)
 if sweep.first_failing is None:
     st.caption(f"Line of peak memory against {sweep.axis_label.lower()}: it stays under the device line up to {sweep.values[-1]:,}.")
 elif sweep.largest_fitting is None:

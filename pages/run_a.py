@@ -12,6 +12,7 @@ from core.run_a import (
 )
 from core.settings_schema import section
 from ui import state
+from ui.charts import draw
 from ui.links import share_box
 from ui.settings import persistent
 
@@ -54,8 +55,8 @@ st.markdown(
 )
 
 st.header("One training step, moment by moment")
-st.altair_chart(timeline_chart(run_a, title="Run A: memory in use through the first step"), width="stretch",
-                alt="Stacked area of memory terms through Run A's first step, rising to the device limit in backward.")
+draw(("run_a.timeline",), lambda: timeline_chart(run_a, title="Run A: memory in use through the first step"),
+     description="Stacked area of memory terms through Run A's first step, rising to the device limit in backward.")
 st.caption(
     f"Each coloured band is a memory term. The red cross marks the failure in {brief.failure_where}; the grey "
     "dashed line is what the rest of the step would have needed; the dashed rule is the device."
@@ -96,8 +97,8 @@ else:
     share_box("run_a")
     outcome = run_experiment(state.section_settings("run_a")["experiment"])
     st.markdown(f"**{outcome.change_title}.** {outcome.summary}")
-    st.altair_chart(timeline_chart(outcome.timeline, title=f"{outcome.label}: memory in use", before=run_a),
-                    width="stretch", alt=f"Memory through two iterations after the experiment: {outcome.label}.")
+    draw(("run_a.experiment", outcome.label), lambda: timeline_chart(outcome.timeline, title=f"{outcome.label}: memory in use", before=run_a),
+         description=f"Memory through two iterations after the experiment: {outcome.label}.")
     st.caption("Coloured bands: the terms after the change. Blue dashed line: Run A as briefed. Red cross and grey line: the failure and what was never reached.")
     st.table(outcome_rows([run_experiment(e) for e in EXPERIMENTS]), hide_index=True, alt="The four experiments and where each run gets to.")
 
@@ -110,12 +111,12 @@ st.markdown(
 budget, leaky = budget_series(), leak()
 left, right = st.columns(2)
 with left:
-    st.altair_chart(iterations_chart(budget, title="Budget too small: Run A, launch after launch"), width="stretch",
-                    alt="Flat line of the memory Run A asks for on each launch, above the device limit every time.")
+    draw(("run_a.budget",), lambda: iterations_chart(budget, title="Budget too small: Run A, launch after launch"),
+         description="Flat line of the memory Run A asks for on each launch, above the device limit every time.")
     st.caption(f"Every launch asks for {budget.peak_gb[0]:.2f} GB in iteration 1 and dies at the same point.")
 with right:
-    st.altair_chart(iterations_chart(leaky.series, title="A leak: a run that fits, then creeps"), width="stretch",
-                    alt="Rising line of peak memory per iteration, crossing the device limit after many iterations.")
+    draw(("run_a.leak",), lambda: iterations_chart(leaky.series, title="A leak: a run that fits, then creeps"),
+         description="Rising line of peak memory per iteration, crossing the device limit after many iterations.")
     st.caption(
         f"Start from Run A with {leaky.change}: it fits, with a peak of {leaky.steady_peak_gb:.2f} GB. Keeping {content.leak_retained} "
         f"adds {leaky.retained_mb_per_iteration:.0f} MB a step, and the run dies at iteration {leaky.series.failed_at}."

@@ -9,6 +9,7 @@ from core.estimate_check import check_view, config_label
 from core.memory_view import SECTION
 from core.settings_schema import section
 from ui import state
+from ui.charts import draw
 from ui.settings import persistent
 
 NAME = "measured_config"
@@ -24,11 +25,12 @@ def estimate_check_section() -> None:
         "detailed estimate for exactly that setup next to what PyTorch kept."
     )
     st.selectbox("Measured run", section(SECTION).field(NAME).choices, format_func=config_label, **persistent(SECTION, NAME))
-    view = check_view(state.section_settings(SECTION)[NAME])
+    chosen = state.section_settings(SECTION)[NAME]
+    view = check_view(chosen)
     st.caption(view.setup_text)
     st.table(list(view.table), hide_index=True)
-    st.altair_chart(estimate_check_chart(view.check, title="Estimate and PyTorch, term by term (bytes)"), width="stretch",
-                    alt=view.chart_description)
+    draw(("estimate_check", chosen), lambda: estimate_check_chart(view.check, title="Estimate and PyTorch, term by term (bytes)"),
+         description=view.chart_description)
     st.caption(view.chart_description)
     st.markdown(view.gap_text)
     st.info(view.summary_text, icon=":material/fact_check:")
