@@ -39,11 +39,7 @@ def read_link(section: Section, params: Mapping[str, Sequence[str]]) -> LinkRead
         except ValueError as err:
             notes.append(f"Ignored from the link: {err}")
             continue
-        if field.kind in ("int", "float") and value != _as_number(text):
+        if field.kind in ("int", "float") and value != float(text):
             notes.append(f"The link's '{field.name}' was adjusted to {field.to_text(value)}, the nearest value this page allows.")
         values[field.name] = value
     return LinkReading(values=values, notes=tuple(notes))
-
-
-def _as_number(text: str) -> float:
-    return float(text)
