@@ -1,9 +1,9 @@
 """Drawing charts from specs cached per process, because the same settings give the same chart.
 
-Building and validating an Altair chart is the slowest step of our busiest pages, and Streamlit
-converts Altair charts under one process-wide lock, so in a workshop every session queues behind
-the others. A spec here depends only on the settings in its key, never on who asked, so one copy
-serves every learner; nothing about a learner is kept.
+Building an Altair chart and turning its rows into Arrow are the slowest steps of our busiest
+pages, and in a workshop every session queues behind the others for the one interpreter. A
+spec here depends only on the settings in its key, never on who asked, so one copy serves
+every learner; nothing about a learner is kept.
 """
 
 from __future__ import annotations
@@ -12,31 +12,59 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 
 import altair as alt
 import streamlit as st
+from streamlit import dataframe_util
 
 MAX_SPECS = 512  # a few hundred setting combinations per page covers a whole workshop
-_specs: OrderedDict[tuple[Hashable, ...], str] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class CachedChart:
+    """A chart ready to send: its spec without data, and each named dataset as Arrow bytes."""
+
+    spec_json: str
+    datasets: tuple[tuple[str, bytes], ...]
+
+    def spec(self) -> dict:
+        """A fresh spec dict (Streamlit edits the one it is given) with the Arrow datasets attached."""
+        spec = json.loads(self.spec_json)
+        if self.datasets:
+            # Streamlit sends datasets that are already bytes as they are, without converting them again.
+            spec["datasets"] = dict(self.datasets)
+        return spec
+
+
+_charts: OrderedDict[tuple[Hashable, ...], CachedChart] = OrderedDict()
 _lock = threading.Lock()
 
 
-def _spec_json(key: tuple[Hashable, ...], build: Callable[[], alt.TopLevelMixin]) -> str:
-    with _lock:
-        if key in _specs:
-            _specs.move_to_end(key)
-            return _specs[key]
+def _prepare(build: Callable[[], alt.TopLevelMixin]) -> CachedChart:
     spec = build().to_dict(validate=False)  # the chart tests validate every builder
     # Altair's default theme sizes charts at 300 px; Streamlit sizes them to the page instead.
     view = spec.get("config", {}).get("view", {})
     view.pop("continuousWidth", None)
     view.pop("continuousHeight", None)
-    text = json.dumps(spec)
+    datasets = spec.pop("datasets", {})
+    # The same conversion Streamlit applies to a dataset it is given as rows.
+    arrow = tuple((name, dataframe_util.convert_anything_to_arrow_bytes(rows)) for name, rows in datasets.items())
+    return CachedChart(spec_json=json.dumps(spec), datasets=arrow)
+
+
+def cached_chart(key: tuple[Hashable, ...], build: Callable[[], alt.TopLevelMixin]) -> CachedChart:
+    """The chart for `key`, built by `build()` only the first time this process sees the key."""
     with _lock:
-        _specs[key] = text
-        while len(_specs) > MAX_SPECS:
-            _specs.popitem(last=False)
-    return text
+        if key in _charts:
+            _charts.move_to_end(key)
+            return _charts[key]
+    chart = _prepare(build)
+    with _lock:
+        _charts[key] = chart
+        while len(_charts) > MAX_SPECS:
+            _charts.popitem(last=False)
+    return chart
 
 
 def draw(
@@ -48,4 +76,4 @@ def draw(
     height: int | str = "content",
 ) -> None:
     """Draw the chart `build()` makes; `key` must name every input it depends on."""
-    st.vega_lite_chart(spec=json.loads(_spec_json(key, build)), width=width, height=height, alt=description)
+    st.vega_lite_chart(spec=cached_chart(key, build).spec(), width=width, height=height, alt=description)
