@@ -3,7 +3,7 @@ built from locked predictions, results, snapshots and their status."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import altair as alt
@@ -18,7 +18,9 @@ from core.scaling.scenarios import PARTS, Track, load_scaling
 from core.settings_schema import section
 from core.learner_text import MAX_CHARS
 from ui import state
+from ui.charts import draw
 from ui.settings import persistent
+from ui.tables import arrow_rows
 
 SECTION = "scaling"
 # Number formats of each part's table, by column.
@@ -82,7 +84,8 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any]) -> throughput.Scal
     st.selectbox("Larger pool", track.pools, format_func=track.pool_label, **persistent(SECTION, "pool"))
     if prediction_gate("A"):
         result(
-            charts.efficiency_chart(throughput.scaling_rows(contrast.sweeps)),
+            ("scaling.A", track.key, contrast.mode, settings["pool"]),
+            lambda: charts.efficiency_chart(throughput.scaling_rows(contrast.sweeps)),
             description=narrative.efficiency_chart_description(contrast),
             rows=throughput.scaling_rows({contrast.mode: (contrast.baseline, contrast.result)}),
             formats=SCALING_FORMATS,
@@ -115,14 +118,18 @@ def making_it_fit(track: Track, settings: Mapping[str, Any]) -> None:
     _setting_radio("Activation recomputation", "recompute", labels=RECOMPUTE_LABELS.get)
     if prediction_gate("B"):
         plans = (contrast.baseline, contrast.result)
-        chart = budget_chart(
-            [(plan.label, plan.terms) for plan in plans],
-            device_gb=fleet.card.memory_gb,
-            device_label=f"{fleet.card.name} HBM",
-            title="Memory per GPU against HBM",
+        result(
+            ("scaling.B", track.key, settings["zero_stage"], settings["recompute"]),
+            lambda: budget_chart(
+                [(plan.label, plan.terms) for plan in plans],
+                device_gb=fleet.card.memory_gb,
+                device_label=f"{fleet.card.name} HBM",
+                title="Memory per GPU against HBM",
+            ),
+            description=narrative.memory_chart_description(contrast),
+            rows=capacity.plan_rows(plans),
+            formats=GB_FORMATS,
         )
-        description = narrative.memory_chart_description(contrast)
-        result(chart, description=description, rows=capacity.plan_rows(plans), formats=GB_FORMATS)
         verdict("B", contrast.outcome, narrative.capacity_summary(contrast))
         capture(
             "B",
@@ -149,7 +156,8 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any]) -> None:
     _setting_radio("Alternative layout", "layout", labels=contrast.layout_label)
     if prediction_gate("C"):
         result(
-            charts.overhead_chart(layout.overhead_rows(contrast.timings)),
+            ("scaling.C", track.key, settings["layout"]),
+            lambda: charts.overhead_chart(layout.overhead_rows(contrast.timings)),
             description="Communication and bubble time each layout adds to the same compute, stacked per step.",
             rows=layout.layout_rows(contrast.timings),
             formats=MS_FORMATS,
@@ -179,7 +187,8 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any]) -> None:
     _setting_slider("Microbatches per step", "microbatches")
     if prediction_gate("D"):
         result(
-            charts.pipeline_chart(pipeline.pipeline_rows(contrast.sweep), hbm_gb=fleet.card.memory_gb),
+            ("scaling.D", track.key, settings["microbatches"]),
+            lambda: charts.pipeline_chart(pipeline.pipeline_rows(contrast.sweep), hbm_gb=fleet.card.memory_gb),
             description=narrative.pipeline_chart_description(contrast),
             rows=pipeline.pipeline_rows((contrast.baseline, contrast.result)),
             formats=PIPELINE_FORMATS,
@@ -214,7 +223,8 @@ def stragglers(track: Track, settings: Mapping[str, Any], part_a: throughput.Sca
     if prediction_gate("E"):
         rows = quality.quality_rows(comparison)
         result(
-            charts.time_to_target_chart(rows),
+            ("scaling.E", track.key, settings["mode"], settings["pool"]),
+            lambda: charts.time_to_target_chart(rows),
             description="Hours each straggler policy takes to reach the same quality target.",
             rows=rows,
             formats=QUALITY_FORMATS,
@@ -309,13 +319,18 @@ def verdict(part: str, outcome: str, message: str) -> None:
 
 
 def result(
-    chart: alt.TopLevelMixin, *, description: str, rows: Sequence[Mapping[str, Any]], formats: Mapping[str, str]
+    key: tuple[Hashable, ...],
+    build: Callable[[], alt.TopLevelMixin],
+    *,
+    description: str,
+    rows: Sequence[Mapping[str, Any]],
+    formats: Mapping[str, str],
 ) -> None:
-    """The part's chart with its one-line description, then its table."""
-    st.altair_chart(chart, width="stretch", alt=description)
+    """The part's chart (`key` names every input it depends on) with its one-line description, then its table."""
+    draw(key, build, description=description)
     st.caption(description)
     config = {column: st.column_config.NumberColumn(format=fmt) for column, fmt in formats.items()}
-    st.dataframe(rows, hide_index=True, column_config=config)
+    st.dataframe(arrow_rows(rows), hide_index=True, column_config=config)
 
 
 def _capture(
@@ -416,7 +431,7 @@ def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
     snapshots = _records(evidence.SNAPSHOTS)
     statuses = evidence.statuses(snapshots, settings)
     st.dataframe(
-        [
+        arrow_rows(
             {
                 "Part": data.parts[part].title,
                 "Original prediction": data.parts[part].options[snapshots[part]["prediction"]]
@@ -425,7 +440,7 @@ def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
                 "Evidence": statuses[part],
             }
             for part in PARTS
-        ],
+        ),
         hide_index=True,
     )
     saved = evidence.saved_synthesis(state.record(evidence.SYNTHESIS))
