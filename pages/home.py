@@ -5,6 +5,7 @@ import streamlit as st
 from core.progress import checks_score, overall_score, part_statuses, quiz_score
 from core.questions import load_bank
 from ui import state
+from ui.tables import arrow_rows
 
 bank = load_bank()
 answers = state.answers()
@@ -36,14 +37,14 @@ with right:
     b.metric("Quiz", quiz_score(bank, answers).label)
     c.metric("Overall", overall_score(bank, answers).label)
     st.dataframe(
-        [
+        arrow_rows(
             {
                 "Part": s.title,
                 "Marked questions": f"{s.questions_answered}/{s.questions_total}" if s.questions_total else "none",
                 "Done": s.complete,
             }
             for s in statuses
-        ],
+        ),
         hide_index=True,
         width="stretch",
     )

@@ -11,6 +11,7 @@ from ui.charts import draw
 from ui.marked import marked_question
 from ui.links import share_box
 from ui.settings import persistent
+from ui.tables import arrow_rows
 
 fields = section("linear")
 
@@ -108,7 +109,7 @@ with chart_column:
     st.caption(f"Grey line: the roof. Orange diamond: the ridge at {roof.ridge_flop_per_byte:,.1f} FLOP/byte. Triangles are memory-bound, circles compute-bound.")
 with table_column:
     st.dataframe(
-        roofline_rows(view.points),
+        arrow_rows(roofline_rows(view.points)),
         hide_index=True,
         column_order=("Operation", "FLOP/byte", "Attainable TFLOP/s", "Regime", "Time bound"),
         column_config={

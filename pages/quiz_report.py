@@ -15,6 +15,7 @@ from core.signing import Verdict
 from core.workloads import linear_layer
 from ui import state
 from ui.marked import marked_question
+from ui.tables import arrow_rows
 
 FLASH_KEY = "quiz_report.flash"
 bank = load_bank()
@@ -88,7 +89,7 @@ scores = st.columns(3)
 scores[0].metric("Marked checks", report.checks_score.label)
 scores[1].metric("Quiz", report.quiz_score.label)
 scores[2].metric("Overall", report.overall_score.label)
-st.dataframe(report.marked_rows(), hide_index=True, width="stretch")
+st.dataframe(arrow_rows(report.marked_rows()), hide_index=True, width="stretch")
 st.subheader("The layer you built")
 st.markdown(report.layer.sentence() if report.layer else NOT_DONE)
 st.subheader("The memory budget you left")

@@ -15,6 +15,7 @@ from ui import state
 from ui.charts import draw
 from ui.links import share_box
 from ui.settings import persistent
+from ui.tables import arrow_rows
 
 content, brief, run_a = load_content(), brief_figures(), run_a_timeline()
 setup, locked = run_a.setup, state.read_only()
@@ -61,7 +62,7 @@ st.caption(
     f"Each coloured band is a memory term. The red cross marks the failure in {brief.failure_where}; the grey "
     "dashed line is what the rest of the step would have needed; the dashed rule is the device."
 )
-st.table(phase_rows(run_a), hide_index=True, alt="Each phase of Run A's first step, what is live at its peak and how it ends.")
+st.table(arrow_rows(phase_rows(run_a)), hide_index=True, alt="Each phase of Run A's first step, what is live at its peak and how it ends.")
 
 st.header("Your first experiment")
 st.markdown(
@@ -100,7 +101,7 @@ else:
     draw(("run_a.experiment", outcome.label), lambda: timeline_chart(outcome.timeline, title=f"{outcome.label}: memory in use", before=run_a),
          description=f"Memory through two iterations after the experiment: {outcome.label}.")
     st.caption("Coloured bands: the terms after the change. Blue dashed line: Run A as briefed. Red cross and grey line: the failure and what was never reached.")
-    st.table(outcome_rows([run_experiment(e) for e in EXPERIMENTS]), hide_index=True, alt="The four experiments and where each run gets to.")
+    st.table(arrow_rows(outcome_rows([run_experiment(e) for e in EXPERIMENTS])), hide_index=True, alt="The four experiments and where each run gets to.")
 
 st.header("A budget too small, or a leak?")
 st.markdown(
@@ -124,7 +125,7 @@ with right:
 st.markdown("The usual ways a training loop keeps what it should let go:\n" + "\n".join(f"- {cause}" for cause in content.leak_causes))
 
 st.header("Measure rather than guess")
-st.table(measure_rows(), hide_index=True, alt="Questions to ask of a failing run and the PyTorch calls that answer them.")
+st.table(arrow_rows(measure_rows()), hide_index=True, alt="Questions to ask of a failing run and the PyTorch calls that answer them.")
 st.caption(f"Sources: {'; '.join(row['source'] for row in content.measure)}. Then put each measurement next to the term you estimated, and see which one you got wrong.")
 
 st.header("Closing question: Run B")

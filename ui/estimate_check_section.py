@@ -11,6 +11,7 @@ from core.settings_schema import section
 from ui import state
 from ui.charts import draw
 from ui.settings import persistent
+from ui.tables import arrow_rows
 
 NAME = "measured_config"
 
@@ -28,11 +29,11 @@ def estimate_check_section() -> None:
     chosen = state.section_settings(SECTION)[NAME]
     view = check_view(chosen)
     st.caption(view.setup_text)
-    st.table(list(view.table), hide_index=True)
+    st.table(arrow_rows(view.table), hide_index=True)
     draw(("estimate_check", chosen), lambda: estimate_check_chart(view.check, title="Estimate and PyTorch, term by term (bytes)"),
          description=view.chart_description)
     st.caption(view.chart_description)
     st.markdown(view.gap_text)
     st.info(view.summary_text, icon=":material/fact_check:")
     with st.expander("Where the estimate is furthest off, over every measured run"):
-        st.table(list(view.worst_table), hide_index=True)
+        st.table(arrow_rows(view.worst_table), hide_index=True)

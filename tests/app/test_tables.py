@@ -1,0 +1,48 @@
+"""Tables sent as Arrow show exactly what Streamlit's own conversion of the rows shows."""
+
+import pyarrow as pa
+from streamlit.testing.v1 import AppTest
+
+from ui.tables import arrow_rows
+
+ROWS = [
+    {"Operation": "Linear layer", "FLOP/byte": 15.9, "Tiles": 4, "Done": True, "Note": None},
+    {"Operation": "GELU", "FLOP/byte": 0.625, "Tiles": 1, "Done": False, "Note": "memory-bound"},
+]
+
+
+def test_rows_become_an_arrow_table_with_their_columns_in_order():
+    table = arrow_rows(iter(ROWS))
+    assert isinstance(table, pa.Table)
+    assert table.column_names == ["Operation", "FLOP/byte", "Tiles", "Done", "Note"]
+    assert table.column("FLOP/byte").to_pylist() == [15.9, 0.625]
+    assert table.column("Note").to_pylist() == [None, "memory-bound"]
+
+
+def test_a_column_that_mixes_numbers_and_text_is_left_to_streamlit():
+    rows = [{"Value": 4}, {"Value": "none"}]
+    assert arrow_rows(rows) == rows
+
+
+def _both_ways():
+    import streamlit as st
+
+    from tests.app.test_tables import ROWS
+    from ui.tables import arrow_rows
+
+    st.dataframe(arrow_rows(ROWS), hide_index=True)
+    st.dataframe(ROWS, hide_index=True)
+    st.table(arrow_rows(ROWS), hide_index=True)
+    st.table(ROWS, hide_index=True)
+
+
+def _cells(frame) -> list[list]:
+    return frame.astype(object).where(frame.notna(), None).values.tolist()
+
+
+def test_the_learner_sees_the_same_table_either_way():
+    at = AppTest.from_function(_both_ways).run()
+    for element in (at.dataframe, at.table):
+        arrow_frame, rows_frame = (shown.value for shown in element)
+        assert list(arrow_frame.columns) == list(rows_frame.columns) == list(ROWS[0])
+        assert _cells(arrow_frame) == _cells(rows_frame) == [list(row.values()) for row in ROWS]
