@@ -131,3 +131,13 @@ def load_runs() -> tuple[tuple[Run, ...], float]:
     ids = [r.id for r in runs]
     require(len(runs) == 4 and len(set(ids)) == 4, "runs.json must describe four distinct runs.")
     return runs, device_gb
+
+
+@lru_cache(maxsize=len(KINDS))
+def recorded(run_id: str) -> Telemetry:
+    """One of the four runs' series on the lesson's device, computed once per process (the same for everyone)."""
+    runs, device_gb = load_runs()
+    by_id = {run.id: run for run in runs}
+    if run_id not in by_id:
+        raise ValueError(f"There is no run {run_id!r}; the runs are {', '.join(sorted(by_id))}.")
+    return telemetry(by_id[run_id], device_gb)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from charts.telemetry import telemetry_chart
-from core.telemetry import load_runs, telemetry
+from core.telemetry import load_runs, recorded
 from ui.charts import draw
 from ui.marked import marked_question
 
@@ -24,7 +24,7 @@ for column, run in zip(columns, runs):
 st.header("What the dashboards recorded")
 st.caption(f"Simulated telemetry on a {device_gb:g} GB card. The red rules mark the device limit and the moment things went wrong.")
 for run in runs:
-    series = telemetry(run, device_gb)
+    series = recorded(run.id)
     draw(("telemetry", run.id, device_gb), lambda: telemetry_chart(series), width="content",
          description=f"{run.title}: GPU memory, utilisation and loss recorded over the run.")
     st.caption(f"{run.title}: " + (f"{series.failure_label} at {series.x_label} {series.failure_x:,.0f}." if series.failure_x is not None else "no single failure point; look at the level of each line."))

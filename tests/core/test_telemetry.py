@@ -3,8 +3,9 @@
 import math
 
 import numpy as np
+import pytest
 
-from core.telemetry import load_runs, telemetry
+from core.telemetry import load_runs, recorded, telemetry
 
 RUNS, DEVICE_GB = load_runs()
 BY_ID = {run.id: telemetry(run, DEVICE_GB) for run in RUNS}
@@ -60,3 +61,15 @@ def test_run_d_is_busy_and_stuck_at_chance():
 def test_telemetry_is_the_same_every_time():
     for run in RUNS:
         assert telemetry(run, DEVICE_GB).frame.equals(BY_ID[run.id].frame)
+
+
+def test_recorded_is_each_runs_series_on_the_lessons_card():
+    for run in RUNS:
+        series = recorded(run.id)
+        assert series.frame.equals(BY_ID[run.id].frame)
+        assert (series.failure_x, series.device_memory_gb) == (BY_ID[run.id].failure_x, DEVICE_GB)
+
+
+def test_recorded_names_the_runs_when_asked_for_one_that_does_not_exist():
+    with pytest.raises(ValueError, match="the runs are A, B, C, D"):
+        recorded("E")
