@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import altair as alt
-import pandas as pd
 
 from core.memory import TERM_LABELS, TERMS, MemorySweep, MemoryTerms
 
@@ -27,6 +26,7 @@ TERM_COLOURS = {
 DEVICE_COLOUR = "#8c8c8c"
 TOTAL_COLOUR = "#17becf"
 FAILURE_COLOUR = "#d62728"
+DEVICE_DATA = alt.NamedData(name="device")
 
 
 def term_colour_scale(terms: Sequence[str] = TERMS) -> alt.Scale:
@@ -34,45 +34,58 @@ def term_colour_scale(terms: Sequence[str] = TERMS) -> alt.Scale:
     return alt.Scale(domain=[TERM_LABELS[t] for t in terms], range=[TERM_COLOURS[t] for t in terms])
 
 
-def budget_frame(bars: Sequence[tuple[str, MemoryTerms]]) -> pd.DataFrame:
-    """One row per bar and non-zero term: GB, share of that bar's total and stacking order."""
-    rows = [
+def _term_rows(bars: Sequence[tuple[str, MemoryTerms]]) -> list[dict]:
+    return [
         {"bar": name, "term": share.term, "label": share.label, "gb": share.gb,
          "share_percent": share.share_percent, "order": TERMS.index(share.term)}
         for name, terms in bars
         for share in terms.shares()
     ]
-    return pd.DataFrame(rows, columns=["bar", "term", "label", "gb", "share_percent", "order"])
 
 
-def _device_marks(device_gb: float, device_label: str, channel: str) -> tuple[alt.Chart, alt.Chart]:
-    """A dashed line at the device's memory and its label, at the top (vertical line) or the left (horizontal)."""
-    line = pd.DataFrame({"gb": [device_gb], "label": [device_label]})
+def device_rows(device_gb: float, device_label: str) -> list[dict]:
+    """The one row `device_marks` draws: the device's memory (GB) and its name."""
+    return [{"gb": device_gb, "label": device_label}]
+
+
+def device_marks(channel: str, device: alt.NamedData | alt.InlineData = DEVICE_DATA) -> tuple[alt.Chart, alt.Chart]:
+    """A dashed line at the device's memory and its label (rows as `device_rows` makes them), at the top
+    (vertical line, `channel` "x") or the left (horizontal, "y")."""
     tooltip = [alt.Tooltip("label:N", title="Device"), alt.Tooltip("gb:Q", title="Memory (GB)", format=".1f")]
     if channel == "x":
         # Above the plot, where a bar running past the line cannot hide it.
         at_line, label_place, offsets = {"x": alt.X("gb:Q")}, {"y": alt.value(0)}, {"dx": 4, "dy": -4, "baseline": "bottom"}
     else:
         at_line, label_place, offsets = {"y": alt.Y("gb:Q")}, {"x": alt.value(4)}, {"dy": -6}
-    rule = alt.Chart(line).mark_rule(color=DEVICE_COLOUR, strokeDash=[6, 4], strokeWidth=2).encode(**at_line, tooltip=tooltip)
+    rule = alt.Chart(device).mark_rule(color=DEVICE_COLOUR, strokeDash=[6, 4], strokeWidth=2).encode(**at_line, tooltip=tooltip)
     text = (
-        alt.Chart(line)
+        alt.Chart(device)
         .mark_text(color=DEVICE_COLOUR, align="left", fontWeight="bold", **offsets)
         .encode(**at_line, **label_place, text="label:N", tooltip=tooltip)
     )
     return rule, text
 
 
+def budget_shape(bars: Sequence[tuple[str, MemoryTerms]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the budget chart's layout depends on: the bars' names and the terms present in any of them."""
+    present = {share.term for _, terms in bars for share in terms.shares()}
+    return tuple(name for name, _ in bars), tuple(t for t in TERMS if t in present)
+
+
+def budget_datasets(bars: Sequence[tuple[str, MemoryTerms]], *, device_gb: float, device_label: str) -> dict[str, list[dict]]:
+    """The budget chart's rows by dataset name: "terms" (one per bar and term) and "device"."""
+    return {"terms": _term_rows(bars), "device": device_rows(device_gb, device_label)}
+
+
 def budget_chart(bars: Sequence[tuple[str, MemoryTerms]], *, device_gb: float, device_label: str, title: str) -> alt.LayerChart:
     """Stacked horizontal bars of the terms, one bar per budget, with the device's memory as a rule."""
-    frame = budget_frame(bars)
-    present = [t for t in TERMS if t in set(frame["term"])]
+    names, present = budget_shape(bars)
     stacked = (
-        alt.Chart(frame)
+        alt.Chart(alt.NamedData(name="terms"))
         .mark_bar()
         .encode(
             x=alt.X("gb:Q", stack="zero", title="Memory (GB)"),
-            y=alt.Y("bar:N", title=None, sort=[name for name, _ in bars], axis=alt.Axis(labelLimit=240)),
+            y=alt.Y("bar:N", title=None, sort=list(names), axis=alt.Axis(labelLimit=240)),
             color=alt.Color("label:N", title="Term", scale=term_colour_scale(present), sort=[TERM_LABELS[t] for t in present],
                             legend=alt.Legend(orient="bottom", columns=4)),
             order=alt.Order("order:Q"),
@@ -84,38 +97,51 @@ def budget_chart(bars: Sequence[tuple[str, MemoryTerms]], *, device_gb: float, d
         )
     )
     # A height per bar (a step): Streamlit draws band-scale bars with a fixed pixel height as slivers.
-    return alt.layer(stacked, *_device_marks(device_gb, device_label, "x")).properties(title=title, height=alt.Step(56))
+    return alt.layer(stacked, *device_marks("x")).properties(
+        title=title, height=alt.Step(56), datasets=budget_datasets(bars, device_gb=device_gb, device_label=device_label)
+    )
 
 
-def sweep_frame(sweep: MemorySweep) -> pd.DataFrame:
-    """One row per swept value: the peak in GB and whether it fits."""
-    return pd.DataFrame({
-        "value": sweep.values,
-        "total_gb": sweep.total_gb,
-        "fits": ["fits" if ok else "out of memory" for ok in sweep.fits],
-    })
+def _sweep_rows(sweep: MemorySweep) -> list[dict]:
+    return [
+        {"value": value, "total_gb": total_gb, "fits": "fits" if fits else "out of memory"}
+        for value, total_gb, fits in zip(sweep.values, sweep.total_gb, sweep.fits)
+    ]
+
+
+def sweep_shape(sweep: MemorySweep) -> tuple[str, bool]:
+    """What the sweep chart's layout depends on: the swept setting and whether some value fails."""
+    return sweep.axis_label, sweep.first_failing is not None
+
+
+def sweep_datasets(sweep: MemorySweep, *, device_label: str) -> dict[str, list[dict]]:
+    """The sweep chart's rows by dataset name: "sweep", "device" and, when a value fails, "breaking"."""
+    rows = _sweep_rows(sweep)
+    datasets = {"sweep": rows, "device": device_rows(sweep.device_gb, device_label)}
+    if sweep.first_failing is not None:
+        datasets["breaking"] = [{**row, "note": "first value that does not fit"} for row in rows if row["value"] == sweep.first_failing]
+    return datasets
 
 
 def sweep_chart(sweep: MemorySweep, *, device_label: str, title: str) -> alt.LayerChart:
     """Peak memory against the swept setting, the device as a rule and the first value that fails marked."""
-    frame = sweep_frame(sweep)
+    axis_label, breaks = sweep_shape(sweep)
     tooltip = [
-        alt.Tooltip("value:Q", title=sweep.axis_label, format=","),
+        alt.Tooltip("value:Q", title=axis_label, format=","),
         alt.Tooltip("total_gb:Q", title="Peak memory (GB)", format=".1f"),
         alt.Tooltip("fits:N", title="Outcome"),
     ]
     line = (
-        alt.Chart(frame)
+        alt.Chart(alt.NamedData(name="sweep"))
         .mark_line(color=TOTAL_COLOUR, point=alt.OverlayMarkDef(color=TOTAL_COLOUR, size=30))
-        .encode(x=alt.X("value:Q", title=sweep.axis_label), y=alt.Y("total_gb:Q", title="Peak memory (GB)"), tooltip=tooltip)
+        .encode(x=alt.X("value:Q", title=axis_label), y=alt.Y("total_gb:Q", title="Peak memory (GB)"), tooltip=tooltip)
     )
-    layers = [line, *_device_marks(sweep.device_gb, device_label, "y")]
-    if sweep.first_failing is not None:
-        failing = frame[frame["value"] == sweep.first_failing].assign(note="first value that does not fit")
+    layers = [line, *device_marks("y")]
+    if breaks:
         marker = (
-            alt.Chart(failing)
+            alt.Chart(alt.NamedData(name="breaking"))
             .mark_point(shape="cross", size=220, filled=True, color=FAILURE_COLOUR)
             .encode(x="value:Q", y="total_gb:Q", tooltip=[alt.Tooltip("note:N", title="Breaking point"), *tooltip])
         )
         layers.append(marker)
-    return alt.layer(*layers).properties(title=title, height=280)
+    return alt.layer(*layers).properties(title=title, height=280, datasets=sweep_datasets(sweep, device_label=device_label))

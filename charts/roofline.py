@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import altair as alt
-import pandas as pd
 
 from core.datafiles import require
 from core.roofline import Roof, RooflinePoint, roof_outline, roofline_rows
@@ -34,17 +33,21 @@ def _y(field: str) -> alt.Y:
     return alt.Y(f"{field}:Q", title=Y_TITLE, scale=alt.Scale(type="log", domain=list(TFLOPS_DOMAIN)))
 
 
-def _roof_layer(roof: Roof) -> alt.Chart:
+def _roof_rows(roof: Roof) -> list[dict]:
     low, high = FLOP_PER_BYTE_DOMAIN
-    corners = roof_outline(roof, min_flop_per_byte=low, max_flop_per_byte=high)
-    frame = pd.DataFrame(
-        [
-            {"FLOP/byte": x, "TFLOP/s": y, "GPU": roof.gpu_name, "dtype": roof.dtype, "Peak TFLOP/s": roof.peak_tflops, "Bandwidth TB/s": roof.bandwidth_tb_per_s}
-            for x, y in corners
-        ]
-    )
+    return [
+        {"FLOP/byte": x, "TFLOP/s": y, "GPU": roof.gpu_name, "dtype": roof.dtype, "Peak TFLOP/s": roof.peak_tflops, "Bandwidth TB/s": roof.bandwidth_tb_per_s}
+        for x, y in roof_outline(roof, min_flop_per_byte=low, max_flop_per_byte=high)
+    ]
+
+
+def _ridge_rows(roof: Roof) -> list[dict]:
+    return [{"Ridge FLOP/byte": roof.ridge_flop_per_byte, "Peak TFLOP/s": roof.peak_tflops, "label": f"ridge {roof.ridge_flop_per_byte:,.1f} FLOP/byte"}]
+
+
+def _roof_layer() -> alt.Chart:
     return (
-        alt.Chart(frame)
+        alt.Chart(alt.NamedData(name="roof"))
         .mark_line(color=ROOF_COLOUR, strokeWidth=3, clip=True)
         .encode(
             x=_x("FLOP/byte"),
@@ -59,28 +62,23 @@ def _roof_layer(roof: Roof) -> alt.Chart:
     )
 
 
-def _ridge_layers(roof: Roof) -> alt.LayerChart:
-    frame = pd.DataFrame(
-        [{"Ridge FLOP/byte": roof.ridge_flop_per_byte, "Peak TFLOP/s": roof.peak_tflops, "label": f"ridge {roof.ridge_flop_per_byte:,.1f} FLOP/byte"}]
-    )
+def _ridge_layers() -> alt.LayerChart:
     tooltip = [alt.Tooltip("Ridge FLOP/byte:Q", format=",.1f"), alt.Tooltip("Peak TFLOP/s:Q", format=",.1f")]
-    base = alt.Chart(frame)
+    base = alt.Chart(alt.NamedData(name="ridge"))
     rule = base.mark_rule(color=RIDGE_COLOUR, strokeDash=[6, 4]).encode(x=_x("Ridge FLOP/byte"), tooltip=tooltip)
     marker = base.mark_point(color=RIDGE_COLOUR, size=140, filled=True, shape="diamond").encode(x=_x("Ridge FLOP/byte"), y=_y("Peak TFLOP/s"), tooltip=tooltip)
     label = base.mark_text(color=RIDGE_COLOUR, align="left", dx=8, dy=-12).encode(x=_x("Ridge FLOP/byte"), y=_y("Peak TFLOP/s"), text="label:N", tooltip=tooltip)
     return alt.layer(rule, marker, label)
 
 
-def _point_layer(points: tuple[RooflinePoint, ...]) -> alt.Chart:
-    frame = pd.DataFrame(roofline_rows(points))
-    names = [point.name for point in points]
+def _point_layer(names: tuple[str, ...]) -> alt.Chart:
     return (
-        alt.Chart(frame)
+        alt.Chart(alt.NamedData(name="points"))
         .mark_point(size=160, filled=True, opacity=0.9)
         .encode(
             x=_x("FLOP/byte"),
             y=_y("Attainable TFLOP/s"),
-            color=alt.Color("Operation:N", scale=alt.Scale(domain=names, range=list(POINT_COLOURS[: len(names)])), legend=alt.Legend(orient="bottom", columns=2, title=None)),
+            color=alt.Color("Operation:N", scale=alt.Scale(domain=list(names), range=list(POINT_COLOURS[: len(names)])), legend=alt.Legend(orient="bottom", columns=2, title=None)),
             # The page's caption explains the shapes; a second legend does not fit a narrow column.
             shape=alt.Shape("Regime:N", scale=alt.Scale(domain=list(REGIME_SHAPES), range=list(REGIME_SHAPES.values())), legend=None),
             tooltip=[
@@ -96,10 +94,22 @@ def _point_layer(points: tuple[RooflinePoint, ...]) -> alt.Chart:
     )
 
 
+def roofline_shape(roof: Roof, points: tuple[RooflinePoint, ...]) -> tuple[str, str, tuple[str, ...]]:
+    """What the roofline's layout depends on: the GPU and number format in its title, and the operations' names."""
+    return roof.gpu_name, roof.dtype, tuple(point.name for point in points)
+
+
+def roofline_datasets(roof: Roof, points: tuple[RooflinePoint, ...]) -> dict[str, list[dict]]:
+    """The roofline's rows by dataset name: "roof" (its outline), "ridge" and "points" (the table's rows)."""
+    return {"roof": _roof_rows(roof), "ridge": _ridge_rows(roof), "points": roofline_rows(points)}
+
+
 def roofline_chart(roof: Roof, points: tuple[RooflinePoint, ...]) -> alt.LayerChart:
     """Log–log roofline of `roof` with `points` on it; axes fixed so sliders move marks, not axes."""
     require(len(points) <= len(POINT_COLOURS), f"The roofline chart has colours for {len(POINT_COLOURS)} operations, got {len(points)}.")
-    return alt.layer(_roof_layer(roof), _ridge_layers(roof), _point_layer(points)).properties(
-        title=alt.Title(f"Roofline: {roof.gpu_name}, {roof.dtype}", anchor="start"),
+    gpu_name, dtype, names = roofline_shape(roof, points)
+    return alt.layer(_roof_layer(), _ridge_layers(), _point_layer(names)).properties(
+        title=alt.Title(f"Roofline: {gpu_name}, {dtype}", anchor="start"),
         height=HEIGHT,
+        datasets=roofline_datasets(roof, points),
     )

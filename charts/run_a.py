@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from charts.memory import FAILURE_COLOUR, TOTAL_COLOUR, _device_marks, term_colour_scale
+from charts.memory import FAILURE_COLOUR, TOTAL_COLOUR, device_marks, device_rows, term_colour_scale
 from core.memory import TERM_LABELS, TERMS, to_gb
 from core.run_a import PHASE_LABELS, IterationSeries, StepTimeline, TimelinePoint
 
@@ -105,8 +105,13 @@ def timeline_chart(timeline: StepTimeline, *, title: str, before: StepTimeline |
         unreached = [p for p in timeline.points[timeline.points.index(failure):] if p.iteration == failure.iteration]
         layers += [_total_line(unreached, colour=PLANNED_COLOUR, note="Planned, never reached"),
                    _failure_marker(failure, failure.where(timeline.setup.layers))]
-    layers += _device_marks(timeline.device_gb, f"{timeline.device_gb:g} GB device", "y")
+    layers += _device_marks_at(timeline.device_gb)
     return alt.layer(*layers).properties(title=title, height=440)
+
+
+def _device_marks_at(device_gb: float) -> tuple[alt.Chart, alt.Chart]:
+    """The device's memory as a horizontal rule, labelled with its size."""
+    return device_marks("y", alt.InlineData(values=device_rows(device_gb, f"{device_gb:g} GB device")))
 
 
 def series_frame(series: IterationSeries) -> pd.DataFrame:
@@ -135,4 +140,4 @@ def iterations_chart(series: IterationSeries, *, title: str) -> alt.LayerChart:
         .mark_point(shape="cross", size=220, filled=True, color=FAILURE_COLOUR)
         .encode(x="x:Q", y="peak_gb:Q", tooltip=tooltip)
     )
-    return alt.layer(line, cross, *_device_marks(series.device_gb, f"{series.device_gb:g} GB device", "y")).properties(title=title, height=320)
+    return alt.layer(line, cross, *_device_marks_at(series.device_gb)).properties(title=title, height=320)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from charts.roofline import FRAME_HEIGHT_PX, roofline_chart
+from charts.roofline import FRAME_HEIGHT_PX, roofline_chart, roofline_datasets, roofline_shape
 from core.roofline import linear_layer_roofline, roofline_rows
 from core.settings_schema import section
 from core.workloads import GELU_FLOPS_PER_ELEMENT, TRAINING_FLOPS_PER_FORWARD
@@ -101,8 +101,9 @@ st.markdown(
 chart_column, table_column = st.columns(2)
 with chart_column:
     draw(
-        ("roofline", *sorted(chosen.items())),
+        ("roofline", *roofline_shape(roof, view.points)),
         lambda: roofline_chart(roof, view.points),
+        datasets=roofline_datasets(roof, view.points),
         height=FRAME_HEIGHT_PX,
         description=f"Log-log roofline of the {roof.gpu_name} at {roof.dtype} with four operations placed under it.",
     )

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from charts.memory import budget_chart, sweep_chart
+from charts.memory import budget_chart, budget_datasets, budget_shape, sweep_chart, sweep_datasets, sweep_shape
 from core.memory import OPTIMIZER_LABELS, SWEEP_AXIS_LABELS
 from core.memory_detailed import ATTENTION_LABELS, RECOMPUTE_LABELS, precision_label
 from core.memory_lesson import DTYPE_LABELS
@@ -92,10 +92,11 @@ settings = state.section_settings(SECTION)
 view = budget_view(settings)
 verdict = view.verdict
 st.metric("Parameters", f"{view.parameter_count:,}")
+bars = [(ESTIMATE_LABELS[view.estimate], view.terms)]
 draw(
-    ("memory.budget", *sorted(settings.items())),
-    lambda: budget_chart([(ESTIMATE_LABELS[view.estimate], view.terms)], device_gb=verdict.device_gb,
-                         device_label=view.device_label, title=f"Peak training memory per GPU: {verdict.total_gb:.1f} GB"),
+    ("memory.budget", *budget_shape(bars)),
+    lambda: budget_chart(bars, device_gb=verdict.device_gb, device_label=view.device_label, title="Peak training memory per GPU"),
+    datasets=budget_datasets(bars, device_gb=verdict.device_gb, device_label=view.device_label),
     description=f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, against the {view.device_label}.",
 )
 st.caption(f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the {view.device_label}.")
@@ -125,8 +126,9 @@ st.header("Where does it break?")
 choice(st.radio, "Grow", "sweep_axis", SWEEP_AXIS_LABELS.__getitem__, horizontal=True)
 sweep = view.sweep
 draw(
-    ("memory.sweep", *sorted(settings.items())),
+    ("memory.sweep", *sweep_shape(sweep)),
     lambda: sweep_chart(sweep, device_label=view.device_label, title=f"Peak memory as {sweep.axis_label.lower()} grows"),
+    datasets=sweep_datasets(sweep, device_label=view.device_label),
     description=f"Peak memory against {sweep.axis_label.lower()}, with the device line and the breaking point.",
 )
 if sweep.first_failing is None:

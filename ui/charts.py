@@ -1,9 +1,10 @@
 """Drawing charts from specs cached per process, because the same settings give the same chart.
 
-Building an Altair chart and turning its rows into Arrow are the slowest steps of our busiest
-pages, and in a workshop every session queues behind the others for the one interpreter. A
-spec here depends only on the settings in its key, never on who asked, so one copy serves
-every learner; nothing about a learner is kept.
+Building an Altair chart (tens of milliseconds) and turning its rows into Arrow are the slowest
+steps of our busiest pages, and in a workshop every session queues behind the others for the
+one interpreter. A spec here depends only on the inputs in its key, never on who asked, so one
+copy serves every learner; nothing about a learner is kept. Charts whose sliders only move
+their marks pass those rows as named datasets each run, so a slider never rebuilds the chart.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import altair as alt
 import streamlit as st
-from streamlit import dataframe_util
+
+from ui.tables import arrow_bytes
 
 MAX_SPECS = 512  # a few hundred setting combinations per page covers a whole workshop
 
@@ -28,12 +31,18 @@ class CachedChart:
     spec_json: str
     datasets: tuple[tuple[str, bytes], ...]
 
-    def spec(self) -> dict:
-        """A fresh spec dict (Streamlit edits the one it is given) with the Arrow datasets attached."""
+    def spec(self, datasets: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> dict:
+        """A fresh spec dict (Streamlit edits the one it is given) with its datasets attached as Arrow:
+        the cached ones, or `datasets` (rows by name) in their place."""
         spec = json.loads(self.spec_json)
-        if self.datasets:
+        arrow = dict(self.datasets)
+        if datasets is not None:
+            if set(datasets) != set(arrow):
+                raise ValueError(f"This chart draws the datasets {sorted(arrow)}, not {sorted(datasets)}.")
+            arrow = {name: arrow_bytes(rows) for name, rows in datasets.items()}
+        if arrow:
             # Streamlit sends datasets that are already bytes as they are, without converting them again.
-            spec["datasets"] = dict(self.datasets)
+            spec["datasets"] = arrow
         return spec
 
 
@@ -47,9 +56,7 @@ def _prepare(build: Callable[[], alt.TopLevelMixin]) -> CachedChart:
     view = spec.get("config", {}).get("view", {})
     view.pop("continuousWidth", None)
     view.pop("continuousHeight", None)
-    datasets = spec.pop("datasets", {})
-    # The same conversion Streamlit applies to a dataset it is given as rows.
-    arrow = tuple((name, dataframe_util.convert_anything_to_arrow_bytes(rows)) for name, rows in datasets.items())
+    arrow = tuple((name, arrow_bytes(rows)) for name, rows in spec.pop("datasets", {}).items())
     return CachedChart(spec_json=json.dumps(spec), datasets=arrow)
 
 
@@ -72,8 +79,11 @@ def draw(
     build: Callable[[], alt.TopLevelMixin],
     *,
     description: str,
+    datasets: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     width: str = "stretch",
     height: int | str = "content",
 ) -> None:
-    """Draw the chart `build()` makes; `key` must name every input it depends on."""
-    st.vega_lite_chart(spec=cached_chart(key, build).spec(), width=width, height=height, alt=description)
+    """Draw the chart `build()` makes. `key` names every input that shapes it; with `datasets` (its rows by
+    name, sent fresh every run) inputs that only change the rows stay out of `key`, so moving a slider reuses the chart."""
+    spec = cached_chart(key, build).spec(datasets)
+    st.vega_lite_chart(spec=spec, width=width, height=height, alt=description)

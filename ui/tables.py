@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
+from streamlit import dataframe_util
 
 
 def arrow_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table | list[Mapping[str, Any]]:
@@ -20,3 +21,8 @@ def arrow_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table | list[Mapping[str
         return pa.Table.from_pylist(listed)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return listed  # Streamlit's own path shows a column of mixed kinds as text
+
+
+def arrow_bytes(rows: Iterable[Mapping[str, Any]]) -> bytes:
+    """The rows serialised the way Streamlit sends a table to the browser (an Arrow IPC stream)."""
+    return dataframe_util.convert_anything_to_arrow_bytes(arrow_rows(rows))

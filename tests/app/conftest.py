@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -41,3 +42,9 @@ def answer(at: AppTest, question_id: str, option_id: str) -> AppTest:
 def fresh():
     """A new learner session on the Home page."""
     return open_page()
+
+
+def chart_rows(chart, name: str) -> list[dict]:
+    """The rows a drawn chart's dataset `name` carries to the browser (decoded from its Arrow bytes)."""
+    [data] = [d.data.data for d in chart.proto.datasets if d.name == name]
+    return pa.ipc.open_stream(data).read_all().to_pylist()

@@ -2,7 +2,9 @@
 
 import json
 
-from tests.app.conftest import open_page
+import pytest
+
+from tests.app.conftest import chart_rows, open_page
 from ui import charts
 
 
@@ -54,11 +56,38 @@ def _draw_both_ways():
     st.vega_lite_chart(spec=spec, width="stretch", height="content", alt="cached")
 
 
-def test_a_cached_chart_reaches_the_browser_exactly_as_an_uncached_one_would():
+def test_a_cached_chart_reaches_the_browser_as_an_uncached_one_would():
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_function(_draw_both_ways).run()
-    cached, direct = (c.proto for c in at.get("vega_lite_chart"))
-    assert json.loads(cached.spec) == json.loads(direct.spec)
-    assert [(d.name, d.data.data) for d in cached.datasets] == [(d.name, d.data.data) for d in direct.datasets]
-    assert len(cached.datasets) == 1 and cached.datasets[0].data.data  # the rows travel as Arrow bytes
+    cached, direct = at.get("vega_lite_chart")
+    assert json.loads(cached.proto.spec) == json.loads(direct.proto.spec)
+    [name] = [d.name for d in direct.proto.datasets]
+    assert [d.name for d in cached.proto.datasets] == [name]
+    assert chart_rows(cached, name) == chart_rows(direct, name) == [
+        {"step": 1, "loss_nats": 2.3, "run": "a"},
+        {"step": 2, "loss_nats": 1.9, "run": "b"},
+        {"step": 3, "loss_nats": None, "run": "c"},
+    ]
+
+
+def test_moving_a_slider_sends_new_rows_without_rebuilding_the_chart(monkeypatch):
+    at = open_page("pages/linear_layer.py")
+    built = []
+    original = charts._prepare
+    monkeypatch.setattr(charts, "_prepare", lambda build: built.append(build) or original(build))
+    before = chart_rows(at.get("vega_lite_chart")[0], "points")
+    at.slider(key="linear.batch").set_value(128).run()
+    assert built == []
+    after = chart_rows(at.get("vega_lite_chart")[0], "points")
+    assert after[0]["FLOP/byte"] > before[0]["FLOP/byte"] and after[1:] == before[1:]  # only the layer moved
+    assert after == [dict(zip(at.dataframe[0].value.columns, row)) for row in at.dataframe[0].value.itertuples(index=False)]
+
+
+def test_rows_for_datasets_the_chart_does_not_draw_are_refused():
+    import altair as alt
+
+    chart = charts.cached_chart(("test", "named"), lambda: alt.Chart(alt.NamedData(name="points")).mark_point().encode(x="x:Q").properties(datasets={"points": [{"x": 1}]}))
+    assert list(chart.spec({"points": [{"x": 2}]})["datasets"]) == ["points"]
+    with pytest.raises(ValueError, match=r"draws the datasets \['points'\], not \['dots'\]"):
+        chart.spec({"dots": [{"x": 2}]})

@@ -8,7 +8,7 @@ from core.estimate_check import check_view, config_label
 from core.measured import measured_ids
 from core.memory_view import SECTION, budget_view
 from core.settings_schema import section
-from tests.app.conftest import answer, open_page
+from tests.app.conftest import answer, chart_rows, open_page
 
 PAGE = "pages/memory_budget.py"
 NUMERIC = ("hidden", "layers", "batch", "seq_len", "accumulation", "zero_stage", "gpus", "overhead_gb")
@@ -45,8 +45,10 @@ def assert_verdict_matches_core(at):
     assert f"{verdict.headroom_gb if verdict.fits else verdict.over_gb:.1f} GB" in text
     assert f"**{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}%" in text
     assert verdict.lever in text and view.device_label in text
-    budget = json.loads(at.get("vega_lite_chart")[0].proto.spec)
-    assert budget["title"] == f"Peak training memory per GPU: {verdict.total_gb:.1f} GB"
+    budget = at.get("vega_lite_chart")[0]
+    assert json.loads(budget.proto.spec)["title"] == "Peak training memory per GPU"
+    assert sum(row["gb"] for row in chart_rows(budget, "terms")) == pytest.approx(verdict.total_gb)
+    assert chart_rows(budget, "device") == [{"gb": verdict.device_gb, "label": view.device_label}]
     assert parameters_shown(at) == f"{view.parameter_count:,}"
 
 
