@@ -1,4 +1,4 @@
-"""Dashboard-style charts of one run's telemetry: memory, utilisation and loss."""
+"""Dashboard-style charts of one run's telemetry: memory, utilisation, loss and accuracy."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import pandas as pd
 
 from core.telemetry import Telemetry
 
-PANEL_WIDTH = 190
+PANEL_WIDTH = 240
 PANEL_HEIGHT = 150
+# Two panels a row: four in a row ran past the right edge of a 1,400-pixel window.
+PANELS_PER_ROW = 2
 LINE_COLOUR = "#4a78b5"
 ALERT_COLOUR = "#d1495b"
 
@@ -44,8 +46,8 @@ def _device_rule(run: Telemetry) -> alt.Chart:
     )
 
 
-def telemetry_chart(run: Telemetry) -> alt.HConcatChart:
-    """Two to four panels side by side; the device limit and the failure point are drawn as rules."""
+def telemetry_chart(run: Telemetry) -> alt.ConcatChart:
+    """Two to four panels, two a row; the device limit and the failure point are drawn as rules."""
     frame = run.frame
     memory = _panel(frame, run.x_label, "memory_gb", "GPU memory (GB)", "GPU memory", [0, run.device_memory_gb * 1.05])
     memory = memory + _device_rule(run)
@@ -56,4 +58,4 @@ def telemetry_chart(run: Telemetry) -> alt.HConcatChart:
         panels.append(_panel(frame, run.x_label, "accuracy_pct", "accuracy (%)", "Accuracy", [0, 100]))
     if run.failure_x is not None:
         panels = [panel + _failure_rule(run) for panel in panels]
-    return alt.hconcat(*panels).properties(title=f"Run {run.run_id}: what the dashboard recorded")
+    return alt.concat(*panels, columns=PANELS_PER_ROW).properties(title=f"Run {run.run_id}: what the dashboard recorded")

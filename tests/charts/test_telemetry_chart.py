@@ -17,7 +17,7 @@ def _layers(panel):
 
 def test_run_a_draws_memory_and_utilisation_only_with_the_limit_and_failure():
     spec = _spec("A")
-    panels = spec["hconcat"]
+    panels = spec["concat"]
     assert len(panels) == 2  # no loss was ever logged
     memory_layers = _layers(panels[0])
     titles = [layer.get("encoding", {}).get("y", {}).get("title") for layer in memory_layers]
@@ -28,11 +28,15 @@ def test_run_a_draws_memory_and_utilisation_only_with_the_limit_and_failure():
 
 def test_every_mark_has_a_tooltip_and_every_panel_a_title():
     for run in RUNS:
-        for panel in _spec(run.id)["hconcat"]:
+        for panel in _spec(run.id)["concat"]:
             for layer in _layers(panel):
                 assert layer["encoding"]["tooltip"]
             assert _layers(panel)[0].get("title") or panel.get("title")
 
 
 def test_run_c_has_loss_and_accuracy_panels():
-    assert len(_spec("C")["hconcat"]) == 4
+    assert len(_spec("C")["concat"]) == 4
+
+
+def test_panels_sit_two_a_row_so_a_dashboard_fits_a_laptop_screen():
+    assert all(_spec(run.id)["columns"] == 2 for run in RUNS)

@@ -17,6 +17,7 @@ from charts.memory import TERM_COLOURS
 pytestmark = pytest.mark.e2e
 
 SWATCH_PX = 300  # comfortably more than any legend swatch of one colour
+DRAWN_CHART = '[data-testid="stVegaLiteChart"] svg.marks'  # Vega's drawing, there once a chart is drawn
 
 
 def colour_pixels(png: bytes, colour: str, tolerance: int = 8) -> int:
@@ -52,3 +53,14 @@ def test_the_roofline_points_move_when_the_batch_does(learner):
     learner.slide("Batch (B)", presses=3)
     assert hashlib.sha256(chart_png(learner)).hexdigest() != before
     assert learner.exceptions() == [] and learner.console_errors == []
+
+
+@pytest.mark.parametrize("path", ["four-runs", "linear-layer", "memory-budget", "run-a"])
+def test_every_chart_fits_a_laptop_window(learner, path):
+    learner.page.set_viewport_size({"width": 1280, "height": 800})
+    learner.open(path)
+    drawn = learner.page.locator(DRAWN_CHART)
+    drawn.first.wait_for()
+    window_px = learner.page.evaluate("() => document.documentElement.clientWidth")
+    rights_px = drawn.evaluate_all("charts => charts.map(c => c.getBoundingClientRect().right)")
+    assert rights_px and max(rights_px) <= window_px
