@@ -14,6 +14,8 @@ from core.datafiles import positive_number, read_json, require
 
 KINDS = ("oom", "starved", "nan", "stuck")
 COLUMNS = ("x", "memory_gb", "utilisation_pct", "loss", "accuracy_pct")
+AT_STEP = "at step {x:,.0f}"
+IN_STEP_ONE = "{x:.0f}% of the way through step 1"
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,14 @@ class Telemetry:
     frame: pd.DataFrame  # columns: COLUMNS
     failure_x: float | None  # where the run died or went bad, in x units
     failure_label: str | None
+    x_position: str  # where an x value falls, in words: a format string with {x}
+
+    @property
+    def failure_text(self) -> str | None:
+        """What went wrong and where, in words ("loss becomes nan at step 2,000"), or None."""
+        if self.failure_x is None:
+            return None
+        return f"{self.failure_label} {self.x_position.format(x=self.failure_x)}"
 
     @property
     def has_loss(self) -> bool:
@@ -97,17 +107,17 @@ def telemetry(run: Run, device_memory_gb: float) -> Telemetry:
     kind = recipe["kind"]
     if kind == "oom":
         frame, failure_x, label = _oom(recipe, device_memory_gb)
-        return Telemetry(run.id, "time through step 1 (%)", device_memory_gb, frame, failure_x, label)
+        return Telemetry(run.id, "time through step 1 (%)", device_memory_gb, frame, failure_x, label, IN_STEP_ONE)
     frame = _training(recipe, device_memory_gb, seed)
     if kind == "stuck":
         frame = _stuck(frame, recipe, seed)
-        return Telemetry(run.id, "step", device_memory_gb, frame, float(recipe["flat_from_step"]), "loss stops moving")
+        return Telemetry(run.id, "step", device_memory_gb, frame, float(recipe["flat_from_step"]), "loss stops moving", AT_STEP)
     frame = _with_loss(frame, recipe, seed)
     if kind == "nan":
         frame.loc[frame["x"] >= recipe["nan_step"], "loss"] = np.nan
         frame.loc[frame["x"] >= recipe["nan_step"], "accuracy_pct"] = np.nan
-        return Telemetry(run.id, "step", device_memory_gb, frame, float(recipe["nan_step"]), "loss becomes nan")
-    return Telemetry(run.id, "step", device_memory_gb, frame, None, None)
+        return Telemetry(run.id, "step", device_memory_gb, frame, float(recipe["nan_step"]), "loss becomes nan", AT_STEP)
+    return Telemetry(run.id, "step", device_memory_gb, frame, None, None, AT_STEP)
 
 
 def _run(raw: dict[str, Any]) -> Run:

@@ -27,7 +27,7 @@ for run in runs:
     series = recorded(run.id)
     draw(("telemetry", run.id, device_gb), lambda: telemetry_chart(series), width="content",
          description=f"{run.title}: GPU memory, utilisation and loss recorded over the run.")
-    st.caption(f"{run.title}: " + (f"{series.failure_label} at {series.x_label} {series.failure_x:,.0f}." if series.failure_x is not None else "no single failure point; look at the level of each line."))
+    st.caption(f"{run.title}: {series.failure_text or 'no single failure point; look at the level of each line'}.")
 
 st.header("Sort them")
 st.markdown("Each run fits exactly one of four kinds: **resource**, **throughput**, **numerical** or **correctness**.")

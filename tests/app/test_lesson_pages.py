@@ -15,6 +15,9 @@ def test_four_runs_shows_four_cards_and_a_chart_per_run():
     assert len(charts) == 4
     titles = [json.loads(c.proto.spec)["title"] for c in charts]
     assert titles[0]["text"] if isinstance(titles[0], dict) else titles[0]
+    captions = [c.value for c in at.caption]
+    assert "Run A: out of memory in backward 80% of the way through step 1." in captions
+    assert "Run C: loss becomes nan at step 2,000." in captions
 
 
 def test_all_four_runs_can_be_sorted_and_stay_sorted():

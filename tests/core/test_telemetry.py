@@ -73,3 +73,12 @@ def test_recorded_is_each_runs_series_on_the_lessons_card():
 def test_recorded_names_the_runs_when_asked_for_one_that_does_not_exist():
     with pytest.raises(ValueError, match="the runs are A, B, C, D"):
         recorded("E")
+
+
+def test_each_failure_is_told_in_words_where_it_happened():
+    assert [recorded(run.id).failure_text for run in RUNS] == [
+        "out of memory in backward 80% of the way through step 1",
+        None,
+        "loss becomes nan at step 2,000",
+        "loss stops moving at step 50",
+    ]
