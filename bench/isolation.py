@@ -55,7 +55,9 @@ def marker_position(*, session_index: int, visit: int, positions: int, avoid: in
     return position
 
 
-def marker_value(*, session_index: int, visit: int, low: float, high: float, step: float, default: float | None) -> float:
+def marker_value(
+    *, session_index: int, visit: int, low: float, high: float, step: float, default: float | None
+) -> float:
     """The value this session sets on a numeric slider on this visit."""
     positions = grid_positions(low=low, high=high, step=step)
     avoid = None if default is None else round((default - low) / step)

@@ -58,7 +58,9 @@ class Traffic:
     bytes_in: int = 0
 
 
-async def http_get(port: int, path: str, *, cookie: str = "", timeout_s: float) -> tuple[int, dict[str, list[str]]]:
+async def http_get(
+    port: int, path: str, *, cookie: str = "", timeout_s: float
+) -> tuple[int, dict[str, list[str]]]:
     """A minimal HTTP/1.1 GET to the loopback server: status code and headers (lower-case names)."""
     reader, writer = await asyncio.wait_for(asyncio.open_connection(LOOPBACK, port), timeout_s)
     try:
@@ -127,7 +129,7 @@ class Session:
                 ping_interval=None,
                 max_size=None,
             )
-        except (OSError, asyncio.TimeoutError, ConnectionClosed, ValueError) as error:
+        except (TimeoutError, OSError, ConnectionClosed, ValueError) as error:
             raise SessionError("connect", f"{type(error).__name__}: {error}") from error
         self._reader = asyncio.create_task(self._read_forever())
         return await self._request(self.model.rerun_message(page_name=url_path), start)
@@ -153,7 +155,7 @@ class Session:
         try:
             await self._ws.send(msg.SerializeToString())
             status = await asyncio.wait_for(self._waiter, self.timeout_s)
-        except asyncio.TimeoutError as error:
+        except TimeoutError as error:
             raise SessionError("timeout", f"no script_finished within {self.timeout_s:g} s") from error
         except ConnectionClosed as error:
             raise SessionError("closed", str(error)) from error
@@ -207,4 +209,3 @@ class Session:
     def _fail(self, error: SessionError) -> None:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_exception(error)
-

@@ -235,7 +235,12 @@ class PageModel:
 
     def _on_navigation(self, msg: ForwardMsg) -> None:
         self.pages = [
-            PageRef(script_hash=p.page_script_hash, url_path=p.url_pathname, title=p.page_name, is_default=p.is_default)
+            PageRef(
+                script_hash=p.page_script_hash,
+                url_path=p.url_pathname,
+                title=p.page_name,
+                is_default=p.is_default,
+            )
             for p in msg.navigation.app_pages
         ]
 

@@ -47,11 +47,17 @@ class TimingLog:
         return [json.loads(line)["exec_ms"] for line in lines.splitlines() if line.strip()]
 
 
-async def _time_pages(port: int, target: Target, log: TimingLog, reruns: int, page_budget_s: float) -> dict[str, Any]:
+async def _time_pages(
+    port: int, target: Target, log: TimingLog, reruns: int, page_budget_s: float
+) -> dict[str, Any]:
     session = Session(port=port, marker="bench-s000-time", timeout_s=120)
     try:
         await session.connect("")
-        pages = list(session.model.pages) if target.timing_pages is None else [session.model.page(p) for p in target.timing_pages]
+        pages = (
+            list(session.model.pages)
+            if target.timing_pages is None
+            else [session.model.page(p) for p in target.timing_pages]
+        )
         for page in pages:  # warm-up pass: first visits import modules and fill caches
             await session.rerun(page_hash=page.script_hash)
         log.new_runs_ms()
@@ -80,7 +86,9 @@ async def _time_pages(port: int, target: Target, log: TimingLog, reruns: int, pa
         await session.close()
 
 
-def measure(target: Target, post_script_gc: bool, reruns: int, page_budget_s: float, results_dir: Path) -> dict[str, Any]:
+def measure(
+    target: Target, post_script_gc: bool, reruns: int, page_budget_s: float, results_dir: Path
+) -> dict[str, Any]:
     """Time every page of one target under one GC setting."""
     stem = f"timing-{target.name}-{'gc' if post_script_gc else 'nogc'}"
     log = TimingLog(results_dir / f"{stem}.runs.jsonl")
@@ -102,8 +110,12 @@ def add_ratios(results: dict[str, dict[str, dict[str, Any]]]) -> None:
         base = targets.get(BASELINE[0], {}).get(BASELINE[1])
         for pages in targets.values():
             for page in pages.values():
-                page["server_p50_vs_hello"] = ratio(page["server"]["p50_ms"], base and base["server"]["p50_ms"])
-                page["client_p50_vs_hello"] = ratio(page["client"]["p50_ms"], base and base["client"]["p50_ms"])
+                page["server_p50_vs_hello"] = ratio(
+                    page["server"]["p50_ms"], base and base["server"]["p50_ms"]
+                )
+                page["client_p50_vs_hello"] = ratio(
+                    page["client"]["p50_ms"], base and base["client"]["p50_ms"]
+                )
 
 
 def _cell(value: float | None, unit: str = "") -> str:
@@ -129,11 +141,15 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--targets", default="app,hello")
     parser.add_argument("--gc", default="on,off", help="runner.postScriptGC settings to try")
     parser.add_argument("--reruns", type=int, default=20, help="reruns per page")
-    parser.add_argument("--page-budget-s", type=float, default=30.0, help="stop a slow page's reruns after this long")
+    parser.add_argument(
+        "--page-budget-s", type=float, default=30.0, help="stop a slow page's reruns after this long"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "page_timing.json")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if not 1 <= args.reruns <= 1000:

@@ -92,7 +92,11 @@ def targets(runs: list[dict[str, Any]]) -> str:
         checks = [
             ("p95 rerun ≤ 250 ms", p95 is not None and p95 <= TARGET_P95_MS, f"{_n(p95)} ms"),
             ("0 errors", run["error_count"] == 0, str(run["error_count"])),
-            ("0 isolation mismatches", run["isolation"]["mismatches"] == 0, str(run["isolation"]["mismatches"])),
+            (
+                "0 isolation mismatches",
+                run["isolation"]["mismatches"] == 0,
+                str(run["isolation"]["mismatches"]),
+            ),
             ("< 5 MB RSS per session", per_session < TARGET_RSS_PER_SESSION_MB, f"{_n(per_session, 2)} MB"),
         ]
         verdicts = "; ".join(f"{name}: {'met' if ok else 'NOT met'} ({shown})" for name, ok, shown in checks)
@@ -124,7 +128,9 @@ def summary(results_dir: Path) -> str:
     load_runs = [r for r in runs if not r["config"].get("soak")]
     soak_runs = [r for r in runs if r["config"].get("soak")]
     timing_path = results_dir / "page_timing.json"
-    timing = timing_table(json.loads(timing_path.read_text())) if timing_path.exists() else "(no page_timing.json)"
+    timing = (
+        timing_table(json.loads(timing_path.read_text())) if timing_path.exists() else "(no page_timing.json)"
+    )
     machine = f"{os.cpu_count()} CPUs, Python {platform.python_version()}, Streamlit {streamlit.__version__}, {platform.platform()}"
     return "\n\n".join(
         [

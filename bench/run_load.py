@@ -70,7 +70,9 @@ async def _warm_up(port: int, target: Target, token: str) -> None:
         index=999,
         port=port,
         target=target,
-        behaviour=Behaviour(mode="think", think_min_s=0, think_max_s=0, actions_per_visit=1, click_buttons=False),
+        behaviour=Behaviour(
+            mode="think", think_min_s=0, think_max_s=0, actions_per_visit=1, click_buttons=False
+        ),
         run_token=token,
         timeout_s=120,
     )
@@ -97,7 +99,10 @@ async def _drive(config: LoadConfig, port: int, token: str) -> LearnerStats:
     ramp = 0.0 if waves is not None else config.ramp_s
     deadline = time.monotonic() + ramp + config.duration_s
     results = await asyncio.gather(
-        *(learner.run(start_delay_s=ramp * i / config.sessions, deadline=deadline) for i, learner in enumerate(learners))
+        *(
+            learner.run(start_delay_s=ramp * i / config.sessions, deadline=deadline)
+            for i, learner in enumerate(learners)
+        )
     )
     total = LearnerStats()
     for stats in results:
@@ -128,7 +133,9 @@ def _resources(samples: list[Sample], baseline: Sample, after: Sample, sessions:
         "cpu_mean_pct": 100 * cpu_s / wall_s if wall_s else None,
         "cpu_peak_pct": 100 * busiest,
         "rss_slope_mb_per_min": least_squares_slope(minutes[settled:], rss_mb[settled:]),
-        "rss_timeline_mb": [[round(m, 3), round(r, 1)] for m, r in zip(minutes, rss_mb)][:: max(1, len(samples) // 240)],
+        "rss_timeline_mb": [[round(m, 3), round(r, 1)] for m, r in zip(minutes, rss_mb)][
+            :: max(1, len(samples) // 240)
+        ],
     }
 
 
@@ -141,7 +148,9 @@ def run(config: LoadConfig, out: Path) -> dict[str, Any]:
     target = TARGETS[config.target]
     token = _random_token()
     log_path = out.with_suffix(".server.log")
-    with StreamlitServer(script=target.script, post_script_gc=config.post_script_gc, log_path=log_path) as server:
+    with StreamlitServer(
+        script=target.script, post_script_gc=config.post_script_gc, log_path=log_path
+    ) as server:
         assert server.process is not None
         sampler = ResourceSampler(server.process.pid, interval_s=0.5 if config.duration_s <= 600 else 5.0)
         asyncio.run(_warm_up(server.port, target, token))
@@ -173,7 +182,9 @@ def run(config: LoadConfig, out: Path) -> dict[str, Any]:
             "widget_echo": _tally(stats.widget_echo),
             "answers": _tally(stats.answers),
             "text_markers": _tally(stats.text_markers),
-            "mismatches": stats.widget_echo.mismatches + stats.answers.mismatches + stats.text_markers.mismatches,
+            "mismatches": stats.widget_echo.mismatches
+            + stats.answers.mismatches
+            + stats.text_markers.mismatches,
         },
         "server": _resources(sampler.samples, baseline, after, config.sessions),
         "server_log_problems": log_problems,
@@ -206,7 +217,11 @@ def describe(result: dict[str, Any]) -> str:
         f"  errors={result['errors'] or 0}  exception elements={result['exception_count']}"
         f"  server log problems={result['server_log_problems']}",
         "  isolation: "
-        + ", ".join(f"{k} {v['checks']} checks/{v['mismatches']} mismatches" for k, v in iso.items() if isinstance(v, dict))
+        + ", ".join(
+            f"{k} {v['checks']} checks/{v['mismatches']} mismatches"
+            for k, v in iso.items()
+            if isinstance(v, dict)
+        )
         + f" (widget values not pushed back: {iso['widget_echo']['unchecked']})",
         f"  server RSS: baseline {server['baseline_rss_mb']:.0f} MB, peak {server['peak_rss_mb']:.0f} MB,"
         f" {server['rss_per_session_mb']:.2f} MB/session, after disconnect {server['after_disconnect_rss_mb']:.0f} MB",
@@ -214,23 +229,35 @@ def describe(result: dict[str, Any]) -> str:
         f" RSS slope {_fmt(server['rss_slope_mb_per_min'], 2)} MB/min; client CPU {result['client_cpu_s']:.1f} s",
     ]
     if result["unsupported_widget_kinds"]:
-        lines.append(f"  widgets the client leaves at their defaults: {', '.join(result['unsupported_widget_kinds'])}")
+        lines.append(
+            f"  widgets the client leaves at their defaults: {', '.join(result['unsupported_widget_kinds'])}"
+        )
     return "\n".join(lines)
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--target", choices=sorted(TARGETS), default="app")
     parser.add_argument("--sessions", type=int, default=1)
     parser.add_argument("--mode", choices=("think", "burst"), default="think")
     parser.add_argument("--duration-s", type=float, default=60.0, help="measured time after the ramp")
     parser.add_argument("--gc", choices=("on", "off"), default="on", help="runner.postScriptGC")
-    parser.add_argument("--ramp-s", type=float, default=None, help="think mode: spread first loads over this long")
+    parser.add_argument(
+        "--ramp-s", type=float, default=None, help="think mode: spread first loads over this long"
+    )
     parser.add_argument("--think-s", default="3,8", help="think mode: min,max seconds between actions")
-    parser.add_argument("--soak-minutes", type=float, default=0.0, help="soak: run this long, sessions come and go")
-    parser.add_argument("--lifetime-s", type=float, default=None, help="reconnect as a new session after this long")
+    parser.add_argument(
+        "--soak-minutes", type=float, default=0.0, help="soak: run this long, sessions come and go"
+    )
+    parser.add_argument(
+        "--lifetime-s", type=float, default=None, help="reconnect as a new session after this long"
+    )
     parser.add_argument("--timeout-s", type=float, default=30.0, help="per request")
-    parser.add_argument("--out", type=Path, default=None, help="JSON file (default bench/results/<label>.json)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="JSON file (default bench/results/<label>.json)"
+    )
     return parser.parse_args(argv)
 
 

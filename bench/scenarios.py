@@ -51,7 +51,9 @@ TARGETS = {
 }
 
 # Buttons and forms a learner in a benchmark must not press: they end the lab or wipe it.
-DEFAULT_AVOID = r"hand.?in|reset|restore|clear|delete|forget|start (over|again)|restart|upload|remove|log ?out"
+DEFAULT_AVOID = (
+    r"hand.?in|reset|restore|clear|delete|forget|start (over|again)|restart|upload|remove|log ?out"
+)
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,9 @@ def _marker_for(info: WidgetInfo, visit: VisitState) -> Any:
     if info.kind == "select_slider" and info.options and len(info.default) == 1:
         default = info.options.index(info.default[0]) if info.default[0] in info.options else None
         return [info.options[marker_position(**who, positions=len(info.options), avoid=default)]]
-    if info.kind in ("text_input", "text_area") and (not info.max_chars or info.max_chars >= len(visit.marker)):
+    if info.kind in ("text_input", "text_area") and (
+        not info.max_chars or info.max_chars >= len(visit.marker)
+    ):
         return visit.marker
     return None
 
@@ -125,7 +129,9 @@ def _choice_for(info: WidgetInfo, model: PageModel, visit: VisitState) -> Any:
     return None
 
 
-def next_action(model: PageModel, visit: VisitState, avoid: re.Pattern[str], click_buttons: bool) -> Action | None:
+def next_action(
+    model: PageModel, visit: VisitState, avoid: re.Pattern[str], click_buttons: bool
+) -> Action | None:
     """The learner's next action on the page as the model shows it, or None when done here."""
     usable = [w for w in model.widgets.values() if not w.disabled and not avoid.search(w.label)]
     loose = [w for w in usable if not w.form_id]
@@ -188,7 +194,10 @@ def check_answers(model: PageModel, answers: dict[str, str], tally: IsolationTal
         if info.kind != "radio" or not info.disabled or info.label not in answers:
             continue
         shown = info.pushed_value if info.pushed else info.default
-        tally.record(shown == answers[info.label], f"question {info.label[:40]!r}: chose {answers[info.label]!r}, shown {shown!r}")
+        tally.record(
+            shown == answers[info.label],
+            f"question {info.label[:40]!r}: chose {answers[info.label]!r}, shown {shown!r}",
+        )
 
 
 def check_return(model: PageModel, expected: dict[str, Any], tally: IsolationTally) -> None:
@@ -198,7 +207,10 @@ def check_return(model: PageModel, expected: dict[str, Any], tally: IsolationTal
         if info is None or not info.pushed:
             tally.unchecked += 1
             continue
-        tally.record(same_value(value, info.pushed_value), f"{info.label[:40]!r}: set {value!r}, came back {info.pushed_value!r}")
+        tally.record(
+            same_value(value, info.pushed_value),
+            f"{info.label[:40]!r}: set {value!r}, came back {info.pushed_value!r}",
+        )
 
 
 class Waves:
@@ -219,7 +231,7 @@ class Waves:
             return
         try:
             await asyncio.wait_for(released.wait(), self._timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if released is self._released:
                 self._release()
 
@@ -293,7 +305,9 @@ class Learner:
         try:
             await asyncio.sleep(start_delay_s)
             while time.monotonic() < deadline:
-                life_end = deadline if not self.lifetime_s else min(deadline, time.monotonic() + self.lifetime_s)
+                life_end = (
+                    deadline if not self.lifetime_s else min(deadline, time.monotonic() + self.lifetime_s)
+                )
                 if not await self._one_session(life_end):
                     await asyncio.sleep(1.0)
         finally:
@@ -326,7 +340,9 @@ class Learner:
                     await self._pause()
                     self._count(await session.rerun(page_hash=page.script_hash), self.stats.navigate_ms)
                     check_return(session.model, expected.pop(page.script_hash, {}), self.stats.widget_echo)
-                acted = await self._visit(session, VisitState(self.index, visit, self.marker), expected, answers, life_end)
+                acted = await self._visit(
+                    session, VisitState(self.index, visit, self.marker), expected, answers, life_end
+                )
                 if not (moved or acted):
                     # Nothing to touch and nowhere to go: rerun, as pressing "R" would.
                     await self._pause()
@@ -387,4 +403,3 @@ class Learner:
         self.stats.extra_script_runs += max(0, result.script_runs - 1)
         for text in result.exceptions:
             self.stats.exceptions[text[:160]] += 1
-

@@ -121,7 +121,11 @@ class StreamlitServer:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            self.command(), cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **self.env}
+            self.command(),
+            cwd=REPO_ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **self.env},
         )
         log.close()
         self._wait_healthy()
@@ -143,7 +147,9 @@ class StreamlitServer:
         url = f"http://{LOOPBACK}:{self.port}/_stcore/health"
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"streamlit exited with code {self.process.returncode}; see {self.log_path}")
+                raise RuntimeError(
+                    f"streamlit exited with code {self.process.returncode}; see {self.log_path}"
+                )
             try:
                 with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 (loopback only)
                     if response.status == 200:
@@ -151,7 +157,9 @@ class StreamlitServer:
             except (urllib.error.URLError, OSError):
                 pass
             time.sleep(0.25)
-        raise RuntimeError(f"streamlit did not answer {url} within {self.startup_timeout_s:g} s; see {self.log_path}")
+        raise RuntimeError(
+            f"streamlit did not answer {url} within {self.startup_timeout_s:g} s; see {self.log_path}"
+        )
 
     def log_problems(self) -> int:
         """How many tracebacks and error lines the server has logged so far."""

@@ -22,7 +22,9 @@ from streamlit.web.cli import main
 _LOG = Path(os.environ["BENCH_TIMING_LOG"])
 _run_script = getattr(script_runner, "exec_func_with_error_handling", None)
 if _run_script is None:
-    sys.exit("bench.timed_server: this Streamlit version has no script_runner.exec_func_with_error_handling to time.")
+    sys.exit(
+        "bench.timed_server: this Streamlit version has no script_runner.exec_func_with_error_handling to time."
+    )
 
 
 def _timed_run(func: Any, ctx: Any) -> Any:

@@ -31,8 +31,13 @@ def check_frame(check: EstimateCheck) -> pd.DataFrame:
     PyTorch's row comes after the estimate's, so its point draws on top.
     """
     rows = [
-        {"term": row.label, "budget_term": TERM_LABELS[row.budget_term], "source": source, "bytes": value,
-         "error": row.error_text}
+        {
+            "term": row.label,
+            "budget_term": TERM_LABELS[row.budget_term],
+            "source": source,
+            "bytes": value,
+            "error": row.error_text,
+        }
         for row in check.rows
         for source, value in zip(SOURCES, (row.estimate_bytes, row.measured_bytes))
         if value > 0
@@ -43,8 +48,14 @@ def check_frame(check: EstimateCheck) -> pd.DataFrame:
 def gap_frame(check: EstimateCheck) -> pd.DataFrame:
     """One row per term where both sides are above zero and differ: the segment between them."""
     rows = [
-        {"term": row.label, "low": min(row.estimate_bytes, row.measured_bytes), "high": max(row.estimate_bytes, row.measured_bytes),
-         "estimate": row.estimate_bytes, "measured": row.measured_bytes, "error": row.error_text}
+        {
+            "term": row.label,
+            "low": min(row.estimate_bytes, row.measured_bytes),
+            "high": max(row.estimate_bytes, row.measured_bytes),
+            "estimate": row.estimate_bytes,
+            "measured": row.measured_bytes,
+            "error": row.error_text,
+        }
         for row in check.rows
         if row.estimate_bytes > 0 and row.measured_bytes > 0 and row.gap_bytes != 0
     ]
@@ -77,14 +88,25 @@ def estimate_check_chart(check: EstimateCheck, *, title: str) -> alt.LayerChart:
         alt.Chart(check_frame(check))
         .mark_point(filled=True)
         .encode(
-            x=alt.X("bytes:Q", scale=x_scale, title="Bytes (log scale)", axis=alt.Axis(tickCount=6, format="~s")),
+            x=alt.X(
+                "bytes:Q", scale=x_scale, title="Bytes (log scale)", axis=alt.Axis(tickCount=6, format="~s")
+            ),
             y=y,
-            color=alt.Color("budget_term:N", title="Budget term", scale=term_colour_scale(present), legend=alt.Legend(orient="bottom")),
+            color=alt.Color(
+                "budget_term:N",
+                title="Budget term",
+                scale=term_colour_scale(present),
+                legend=alt.Legend(orient="bottom"),
+            ),
             # A wide pale estimate under a small solid measurement: an exact match still shows both.
             # The three channels share one field and title, so Vega-Lite draws them as one legend.
-            shape=alt.Shape("source:N", title="Source", scale=source_scale(SOURCE_SHAPES), legend=source_legend),
+            shape=alt.Shape(
+                "source:N", title="Source", scale=source_scale(SOURCE_SHAPES), legend=source_legend
+            ),
             size=alt.Size("source:N", title="Source", scale=source_scale(SOURCE_SIZES), legend=source_legend),
-            opacity=alt.Opacity("source:N", title="Source", scale=source_scale(SOURCE_OPACITIES), legend=source_legend),
+            opacity=alt.Opacity(
+                "source:N", title="Source", scale=source_scale(SOURCE_OPACITIES), legend=source_legend
+            ),
             tooltip=[
                 alt.Tooltip("term:N", title="Term"),
                 alt.Tooltip("source:N", title="Source"),

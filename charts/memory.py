@@ -36,8 +36,14 @@ def term_colour_scale(terms: Sequence[str] = TERMS) -> alt.Scale:
 
 def _term_rows(bars: Sequence[tuple[str, MemoryTerms]]) -> list[dict]:
     return [
-        {"bar": name, "term": share.term, "label": share.label, "gb": share.gb,
-         "share_percent": share.share_percent, "order": TERMS.index(share.term)}
+        {
+            "bar": name,
+            "term": share.term,
+            "label": share.label,
+            "gb": share.gb,
+            "share_percent": share.share_percent,
+            "order": TERMS.index(share.term),
+        }
         for name, terms in bars
         for share in terms.shares()
     ]
@@ -48,16 +54,26 @@ def device_rows(device_gb: float, device_label: str) -> list[dict]:
     return [{"gb": device_gb, "label": device_label}]
 
 
-def device_marks(channel: str, device: alt.NamedData | alt.InlineData = DEVICE_DATA) -> tuple[alt.Chart, alt.Chart]:
+def device_marks(
+    channel: str, device: alt.NamedData | alt.InlineData = DEVICE_DATA
+) -> tuple[alt.Chart, alt.Chart]:
     """A dashed line at the device's memory and its label (rows as `device_rows` makes them), at the top
     (vertical line, `channel` "x") or the left (horizontal, "y")."""
     tooltip = [alt.Tooltip("label:N", title="Device"), alt.Tooltip("gb:Q", title="Memory (GB)", format=".1f")]
     if channel == "x":
         # Above the plot, where a bar running past the line cannot hide it.
-        at_line, label_place, offsets = {"x": alt.X("gb:Q")}, {"y": alt.value(0)}, {"dx": 4, "dy": -4, "baseline": "bottom"}
+        at_line, label_place, offsets = (
+            {"x": alt.X("gb:Q")},
+            {"y": alt.value(0)},
+            {"dx": 4, "dy": -4, "baseline": "bottom"},
+        )
     else:
         at_line, label_place, offsets = {"y": alt.Y("gb:Q")}, {"x": alt.value(4)}, {"dy": -6}
-    rule = alt.Chart(device).mark_rule(color=DEVICE_COLOUR, strokeDash=[6, 4], strokeWidth=2).encode(**at_line, tooltip=tooltip)
+    rule = (
+        alt.Chart(device)
+        .mark_rule(color=DEVICE_COLOUR, strokeDash=[6, 4], strokeWidth=2)
+        .encode(**at_line, tooltip=tooltip)
+    )
     text = (
         alt.Chart(device)
         .mark_text(color=DEVICE_COLOUR, align="left", fontWeight="bold", **offsets)
@@ -72,12 +88,16 @@ def budget_shape(bars: Sequence[tuple[str, MemoryTerms]]) -> tuple[tuple[str, ..
     return tuple(name for name, _ in bars), tuple(t for t in TERMS if t in present)
 
 
-def budget_datasets(bars: Sequence[tuple[str, MemoryTerms]], *, device_gb: float, device_label: str) -> dict[str, list[dict]]:
+def budget_datasets(
+    bars: Sequence[tuple[str, MemoryTerms]], *, device_gb: float, device_label: str
+) -> dict[str, list[dict]]:
     """The budget chart's rows by dataset name: "terms" (one per bar and term) and "device"."""
     return {"terms": _term_rows(bars), "device": device_rows(device_gb, device_label)}
 
 
-def budget_chart(bars: Sequence[tuple[str, MemoryTerms]], *, device_gb: float, device_label: str, title: str) -> alt.LayerChart:
+def budget_chart(
+    bars: Sequence[tuple[str, MemoryTerms]], *, device_gb: float, device_label: str, title: str
+) -> alt.LayerChart:
     """Stacked horizontal bars of the terms, one bar per budget, with the device's memory as a rule."""
     names, present = budget_shape(bars)
     stacked = (
@@ -86,8 +106,13 @@ def budget_chart(bars: Sequence[tuple[str, MemoryTerms]], *, device_gb: float, d
         .encode(
             x=alt.X("gb:Q", stack="zero", title="Memory (GB)"),
             y=alt.Y("bar:N", title=None, sort=list(names), axis=alt.Axis(labelLimit=240)),
-            color=alt.Color("label:N", title="Term", scale=term_colour_scale(present), sort=[TERM_LABELS[t] for t in present],
-                            legend=alt.Legend(orient="bottom", columns=4)),
+            color=alt.Color(
+                "label:N",
+                title="Term",
+                scale=term_colour_scale(present),
+                sort=[TERM_LABELS[t] for t in present],
+                legend=alt.Legend(orient="bottom", columns=4),
+            ),
             order=alt.Order("order:Q"),
             tooltip=[
                 alt.Tooltip("label:N", title="Term"),
@@ -98,7 +123,9 @@ def budget_chart(bars: Sequence[tuple[str, MemoryTerms]], *, device_gb: float, d
     )
     # A height per bar (a step): Streamlit draws band-scale bars with a fixed pixel height as slivers.
     return alt.layer(stacked, *device_marks("x")).properties(
-        title=title, height=alt.Step(56), datasets=budget_datasets(bars, device_gb=device_gb, device_label=device_label)
+        title=title,
+        height=alt.Step(56),
+        datasets=budget_datasets(bars, device_gb=device_gb, device_label=device_label),
     )
 
 
@@ -119,7 +146,11 @@ def sweep_datasets(sweep: MemorySweep, *, device_label: str) -> dict[str, list[d
     rows = _sweep_rows(sweep)
     datasets = {"sweep": rows, "device": device_rows(sweep.device_gb, device_label)}
     if sweep.first_failing is not None:
-        datasets["breaking"] = [{**row, "note": "first value that does not fit"} for row in rows if row["value"] == sweep.first_failing]
+        datasets["breaking"] = [
+            {**row, "note": "first value that does not fit"}
+            for row in rows
+            if row["value"] == sweep.first_failing
+        ]
     return datasets
 
 
@@ -134,14 +165,22 @@ def sweep_chart(sweep: MemorySweep, *, device_label: str, title: str) -> alt.Lay
     line = (
         alt.Chart(alt.NamedData(name="sweep"))
         .mark_line(color=TOTAL_COLOUR, point=alt.OverlayMarkDef(color=TOTAL_COLOUR, size=30))
-        .encode(x=alt.X("value:Q", title=axis_label), y=alt.Y("total_gb:Q", title="Peak memory (GB)"), tooltip=tooltip)
+        .encode(
+            x=alt.X("value:Q", title=axis_label),
+            y=alt.Y("total_gb:Q", title="Peak memory (GB)"),
+            tooltip=tooltip,
+        )
     )
     layers = [line, *device_marks("y")]
     if breaks:
         marker = (
             alt.Chart(alt.NamedData(name="breaking"))
             .mark_point(shape="cross", size=220, filled=True, color=FAILURE_COLOUR)
-            .encode(x="value:Q", y="total_gb:Q", tooltip=[alt.Tooltip("note:N", title="Breaking point"), *tooltip])
+            .encode(
+                x="value:Q", y="total_gb:Q", tooltip=[alt.Tooltip("note:N", title="Breaking point"), *tooltip]
+            )
         )
         layers.append(marker)
-    return alt.layer(*layers).properties(title=title, height=280, datasets=sweep_datasets(sweep, device_label=device_label))
+    return alt.layer(*layers).properties(
+        title=title, height=280, datasets=sweep_datasets(sweep, device_label=device_label)
+    )

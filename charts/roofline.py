@@ -36,13 +36,26 @@ def _y(field: str) -> alt.Y:
 def _roof_rows(roof: Roof) -> list[dict]:
     low, high = FLOP_PER_BYTE_DOMAIN
     return [
-        {"FLOP/byte": x, "TFLOP/s": y, "GPU": roof.gpu_name, "dtype": roof.dtype, "Peak TFLOP/s": roof.peak_tflops, "Bandwidth TB/s": roof.bandwidth_tb_per_s}
+        {
+            "FLOP/byte": x,
+            "TFLOP/s": y,
+            "GPU": roof.gpu_name,
+            "dtype": roof.dtype,
+            "Peak TFLOP/s": roof.peak_tflops,
+            "Bandwidth TB/s": roof.bandwidth_tb_per_s,
+        }
         for x, y in roof_outline(roof, min_flop_per_byte=low, max_flop_per_byte=high)
     ]
 
 
 def _ridge_rows(roof: Roof) -> list[dict]:
-    return [{"Ridge FLOP/byte": roof.ridge_flop_per_byte, "Peak TFLOP/s": roof.peak_tflops, "label": f"ridge {roof.ridge_flop_per_byte:,.1f} FLOP/byte"}]
+    return [
+        {
+            "Ridge FLOP/byte": roof.ridge_flop_per_byte,
+            "Peak TFLOP/s": roof.peak_tflops,
+            "label": f"ridge {roof.ridge_flop_per_byte:,.1f} FLOP/byte",
+        }
+    ]
 
 
 def _roof_layer() -> alt.Chart:
@@ -65,9 +78,15 @@ def _roof_layer() -> alt.Chart:
 def _ridge_layers() -> alt.LayerChart:
     tooltip = [alt.Tooltip("Ridge FLOP/byte:Q", format=",.1f"), alt.Tooltip("Peak TFLOP/s:Q", format=",.1f")]
     base = alt.Chart(alt.NamedData(name="ridge"))
-    rule = base.mark_rule(color=RIDGE_COLOUR, strokeDash=[6, 4]).encode(x=_x("Ridge FLOP/byte"), tooltip=tooltip)
-    marker = base.mark_point(color=RIDGE_COLOUR, size=140, filled=True, shape="diamond").encode(x=_x("Ridge FLOP/byte"), y=_y("Peak TFLOP/s"), tooltip=tooltip)
-    label = base.mark_text(color=RIDGE_COLOUR, align="left", dx=8, dy=-12).encode(x=_x("Ridge FLOP/byte"), y=_y("Peak TFLOP/s"), text="label:N", tooltip=tooltip)
+    rule = base.mark_rule(color=RIDGE_COLOUR, strokeDash=[6, 4]).encode(
+        x=_x("Ridge FLOP/byte"), tooltip=tooltip
+    )
+    marker = base.mark_point(color=RIDGE_COLOUR, size=140, filled=True, shape="diamond").encode(
+        x=_x("Ridge FLOP/byte"), y=_y("Peak TFLOP/s"), tooltip=tooltip
+    )
+    label = base.mark_text(color=RIDGE_COLOUR, align="left", dx=8, dy=-12).encode(
+        x=_x("Ridge FLOP/byte"), y=_y("Peak TFLOP/s"), text="label:N", tooltip=tooltip
+    )
     return alt.layer(rule, marker, label)
 
 
@@ -78,9 +97,17 @@ def _point_layer(names: tuple[str, ...]) -> alt.Chart:
         .encode(
             x=_x("FLOP/byte"),
             y=_y("Attainable TFLOP/s"),
-            color=alt.Color("Operation:N", scale=alt.Scale(domain=list(names), range=list(POINT_COLOURS[: len(names)])), legend=alt.Legend(orient="bottom", columns=2, title=None)),
+            color=alt.Color(
+                "Operation:N",
+                scale=alt.Scale(domain=list(names), range=list(POINT_COLOURS[: len(names)])),
+                legend=alt.Legend(orient="bottom", columns=2, title=None),
+            ),
             # The page's caption explains the shapes; a second legend does not fit a narrow column.
-            shape=alt.Shape("Regime:N", scale=alt.Scale(domain=list(REGIME_SHAPES), range=list(REGIME_SHAPES.values())), legend=None),
+            shape=alt.Shape(
+                "Regime:N",
+                scale=alt.Scale(domain=list(REGIME_SHAPES), range=list(REGIME_SHAPES.values())),
+                legend=None,
+            ),
             tooltip=[
                 alt.Tooltip("Operation:N"),
                 alt.Tooltip("FLOP/byte:Q", title="Intensity (FLOP/byte)", format=",.2f"),
@@ -106,7 +133,10 @@ def roofline_datasets(roof: Roof, points: tuple[RooflinePoint, ...]) -> dict[str
 
 def roofline_chart(roof: Roof, points: tuple[RooflinePoint, ...]) -> alt.LayerChart:
     """Log–log roofline of `roof` with `points` on it; axes fixed so sliders move marks, not axes."""
-    require(len(points) <= len(POINT_COLOURS), f"The roofline chart has colours for {len(POINT_COLOURS)} operations, got {len(points)}.")
+    require(
+        len(points) <= len(POINT_COLOURS),
+        f"The roofline chart has colours for {len(POINT_COLOURS)} operations, got {len(points)}.",
+    )
     gpu_name, dtype, names = roofline_shape(roof, points)
     return alt.layer(_roof_layer(), _ridge_layers(), _point_layer(names)).properties(
         title=alt.Title(f"Roofline: {gpu_name}, {dtype}", anchor="start"),

@@ -35,11 +35,19 @@ def timeline_frame(timeline: StepTimeline) -> pd.DataFrame:
     points = timeline.ran
     present = [t for t in TERMS if any(p.live.term_bytes(t) > 0 for p in points)]
     rows = [
-        {**_moment(p), "term": t, "label": TERM_LABELS[t], "gb": to_gb(p.live.term_bytes(t)), "order": TERMS.index(t)}
+        {
+            **_moment(p),
+            "term": t,
+            "label": TERM_LABELS[t],
+            "gb": to_gb(p.live.term_bytes(t)),
+            "order": TERMS.index(t),
+        }
         for p in points
         for t in present
     ]
-    return pd.DataFrame(rows, columns=["position", "phase", "block", "total_gb", "term", "label", "gb", "order"])
+    return pd.DataFrame(
+        rows, columns=["position", "phase", "block", "total_gb", "term", "label", "gb", "order"]
+    )
 
 
 def _total_line(points: Sequence[TimelinePoint], *, colour: str, note: str) -> alt.Chart:
@@ -47,7 +55,9 @@ def _total_line(points: Sequence[TimelinePoint], *, colour: str, note: str) -> a
     return (
         alt.Chart(frame)
         .mark_line(color=colour, strokeDash=[5, 3], strokeWidth=2)
-        .encode(x="position:Q", y="total_gb:Q", tooltip=[alt.Tooltip("note:N", title="Line"), *_MOMENT_TOOLTIP])
+        .encode(
+            x="position:Q", y="total_gb:Q", tooltip=[alt.Tooltip("note:N", title="Line"), *_MOMENT_TOOLTIP]
+        )
     )
 
 
@@ -55,9 +65,13 @@ def _phase_marks(timeline: StepTimeline, iterations: list[int]) -> tuple[alt.Cha
     firsts: dict[tuple[int, str], TimelinePoint] = {}
     for point in (p for p in timeline.points if p.iteration in iterations):
         firsts.setdefault((point.iteration, point.phase), point)
-    frame = pd.DataFrame([{**_moment(p), "name": PHASE_LABELS[p.phase]} for p in firsts.values() if p.phase != "start"])
+    frame = pd.DataFrame(
+        [{**_moment(p), "name": PHASE_LABELS[p.phase]} for p in firsts.values() if p.phase != "start"]
+    )
     tooltip = [alt.Tooltip("phase:N", title="Phase starts")]
-    rule = alt.Chart(frame).mark_rule(color=PHASE_COLOUR, strokeWidth=1).encode(x="position:Q", tooltip=tooltip)
+    rule = (
+        alt.Chart(frame).mark_rule(color=PHASE_COLOUR, strokeWidth=1).encode(x="position:Q", tooltip=tooltip)
+    )
     text = (
         alt.Chart(frame)
         .mark_text(color=PHASE_COLOUR, align="left", dx=3, baseline="top")
@@ -71,11 +85,15 @@ def _failure_marker(point: TimelinePoint, where: str) -> alt.Chart:
     return (
         alt.Chart(frame)
         .mark_point(shape="cross", size=260, filled=True, color=FAILURE_COLOUR)
-        .encode(x="position:Q", y="total_gb:Q", tooltip=[alt.Tooltip("note:N", title="Failure"), *_MOMENT_TOOLTIP])
+        .encode(
+            x="position:Q", y="total_gb:Q", tooltip=[alt.Tooltip("note:N", title="Failure"), *_MOMENT_TOOLTIP]
+        )
     )
 
 
-def timeline_chart(timeline: StepTimeline, *, title: str, before: StepTimeline | None = None) -> alt.LayerChart:
+def timeline_chart(
+    timeline: StepTimeline, *, title: str, before: StepTimeline | None = None
+) -> alt.LayerChart:
     """Memory in use through two iterations, stacked by term, with the device limit and the failure marked.
 
     Moments after a failure are drawn as a grey dashed total ("never reached"); `before`, when
@@ -85,26 +103,41 @@ def timeline_chart(timeline: StepTimeline, *, title: str, before: StepTimeline |
     present = [t for t in TERMS if t in set(frame["term"])]
     failure = timeline.failure
     # A failed run is drawn to the end of the iteration it died in; one that runs, through every iteration planned.
-    shown_iterations = sorted({p.iteration for p in timeline.points if failure is None or p.iteration <= failure.iteration})
+    shown_iterations = sorted(
+        {p.iteration for p in timeline.points if failure is None or p.iteration <= failure.iteration}
+    )
     area = (
         alt.Chart(frame)
         .mark_area(opacity=0.85)
         .encode(
             x=alt.X("position:Q", title=POSITION_TITLE, scale=alt.Scale(domain=[0, len(shown_iterations)])),
             y=alt.Y("gb:Q", stack="zero", title="Memory in use (GB)"),
-            color=alt.Color("label:N", title="Term", scale=term_colour_scale(present), sort=[TERM_LABELS[t] for t in present],
-                            legend=alt.Legend(orient="bottom", columns=5)),
+            color=alt.Color(
+                "label:N",
+                title="Term",
+                scale=term_colour_scale(present),
+                sort=[TERM_LABELS[t] for t in present],
+                legend=alt.Legend(orient="bottom", columns=5),
+            ),
             order=alt.Order("order:Q"),
-            tooltip=[alt.Tooltip("label:N", title="Term"), alt.Tooltip("gb:Q", title="Term (GB)", format=".2f"), *_MOMENT_TOOLTIP],
+            tooltip=[
+                alt.Tooltip("label:N", title="Term"),
+                alt.Tooltip("gb:Q", title="Term (GB)", format=".2f"),
+                *_MOMENT_TOOLTIP,
+            ],
         )
     )
     layers: list[alt.Chart] = [area, *_phase_marks(timeline, shown_iterations)]
     if before is not None:
         layers.append(_total_line(before.ran, colour=TOTAL_COLOUR, note="Run A as briefed"))
     if failure is not None:
-        unreached = [p for p in timeline.points[timeline.points.index(failure):] if p.iteration == failure.iteration]
-        layers += [_total_line(unreached, colour=PLANNED_COLOUR, note="Planned, never reached"),
-                   _failure_marker(failure, failure.where(timeline.setup.layers))]
+        unreached = [
+            p for p in timeline.points[timeline.points.index(failure) :] if p.iteration == failure.iteration
+        ]
+        layers += [
+            _total_line(unreached, colour=PLANNED_COLOUR, note="Planned, never reached"),
+            _failure_marker(failure, failure.where(timeline.setup.layers)),
+        ]
     layers += _device_marks_at(timeline.device_gb)
     return alt.layer(*layers).properties(title=title, height=440)
 
@@ -116,11 +149,13 @@ def _device_marks_at(device_gb: float) -> tuple[alt.Chart, alt.Chart]:
 
 def series_frame(series: IterationSeries) -> pd.DataFrame:
     """One row per iteration (or launch): the peak asked for and whether the device held it."""
-    return pd.DataFrame({
-        "x": series.x,
-        "peak_gb": series.peak_gb,
-        "outcome": ["out of memory" if failed else "fits" for failed in series.fails],
-    })
+    return pd.DataFrame(
+        {
+            "x": series.x,
+            "peak_gb": series.peak_gb,
+            "outcome": ["out of memory" if failed else "fits" for failed in series.fails],
+        }
+    )
 
 
 def iterations_chart(series: IterationSeries, *, title: str) -> alt.LayerChart:
@@ -131,9 +166,18 @@ def iterations_chart(series: IterationSeries, *, title: str) -> alt.LayerChart:
         alt.Tooltip("peak_gb:Q", title="Peak asked for (GB)", format=".2f"),
         alt.Tooltip("outcome:N", title="Outcome"),
     ]
-    x = alt.X("x:Q", title=series.x_label, axis=alt.Axis(tickMinStep=1, format="d"), scale=alt.Scale(domain=[0, series.x[-1]]))
+    x = alt.X(
+        "x:Q",
+        title=series.x_label,
+        axis=alt.Axis(tickMinStep=1, format="d"),
+        scale=alt.Scale(domain=[0, series.x[-1]]),
+    )
     y = alt.Y("peak_gb:Q", title="Peak memory asked for (GB)")
-    line = alt.Chart(frame).mark_line(color=TOTAL_COLOUR, point=alt.OverlayMarkDef(color=TOTAL_COLOUR, size=30)).encode(x=x, y=y, tooltip=tooltip)
+    line = (
+        alt.Chart(frame)
+        .mark_line(color=TOTAL_COLOUR, point=alt.OverlayMarkDef(color=TOTAL_COLOUR, size=30))
+        .encode(x=x, y=y, tooltip=tooltip)
+    )
     failures = frame[frame["outcome"] == "out of memory"]
     cross = (
         alt.Chart(failures)

@@ -14,7 +14,11 @@ from charts.memory import DEVICE_COLOUR, TOTAL_COLOUR
 
 WIDTH, HEIGHT = 520, 280
 MODE_COLOURS = ("#4a78b5", "#e8710a")
-OVERHEAD_COLOURS = {"DP communication": "#4a78b5", "TP communication": "#e8710a", "Pipeline bubble": "#7f8c8d"}
+OVERHEAD_COLOURS = {
+    "DP communication": "#4a78b5",
+    "TP communication": "#e8710a",
+    "Pipeline bubble": "#7f8c8d",
+}
 POLICY_COLOURS = ("#4a78b5", "#e8710a")
 BUBBLE_COLOUR = "#4a78b5"
 
@@ -38,7 +42,9 @@ def efficiency_chart(rows: Rows) -> alt.LayerChart:
         .encode(
             x=alt.X("Workers:Q", title="GPUs in the pool (log scale)", scale=alt.Scale(type="log", base=2)),
             y=alt.Y(
-                "Parallel efficiency:Q", title="Parallel efficiency (1 = ideal)", scale=alt.Scale(domain=[0, 1.05])
+                "Parallel efficiency:Q",
+                title="Parallel efficiency (1 = ideal)",
+                scale=alt.Scale(domain=[0, 1.05]),
             ),
             color=alt.Color(
                 "Mode:N",
@@ -62,9 +68,13 @@ def efficiency_chart(rows: Rows) -> alt.LayerChart:
     ideal = (
         alt.Chart(pd.DataFrame({"Parallel efficiency": [1.0], "Line": ["ideal scaling"]}))
         .mark_rule(color="#9aa0a6", strokeDash=[6, 4])
-        .encode(y="Parallel efficiency:Q", tooltip=[alt.Tooltip("Line:N"), alt.Tooltip("Parallel efficiency:Q")])
+        .encode(
+            y="Parallel efficiency:Q", tooltip=[alt.Tooltip("Line:N"), alt.Tooltip("Parallel efficiency:Q")]
+        )
     )
-    return alt.layer(lines, ideal).properties(title="Parallel efficiency as the pool grows", width=WIDTH, height=HEIGHT)
+    return alt.layer(lines, ideal).properties(
+        title="Parallel efficiency as the pool grows", width=WIDTH, height=HEIGHT
+    )
 
 
 def _hbm_rule(hbm_gb: float, field: str = "Memory (GB)") -> alt.Chart:
@@ -83,7 +93,9 @@ def overhead_chart(rows: Rows) -> alt.Chart:
         alt.Chart(frame, title="Time added on top of compute, per step", width=WIDTH, height=HEIGHT)
         .mark_bar()
         .encode(
-            x=alt.X("Layout:N", title=None, sort=list(dict.fromkeys(frame["Layout"])), axis=alt.Axis(labelAngle=0)),
+            x=alt.X(
+                "Layout:N", title=None, sort=list(dict.fromkeys(frame["Layout"])), axis=alt.Axis(labelAngle=0)
+            ),
             y=alt.Y("Time (ms):Q", title="Exposed overhead per step (ms)", stack="zero"),
             color=alt.Color(
                 "Overhead:N",
@@ -99,7 +111,9 @@ def pipeline_chart(rows: Rows, *, hbm_gb: float) -> alt.HConcatChart:
     """Two linked panels over the microbatch count: bubble fraction, and the worst stage's memory."""
     frame = pd.DataFrame(rows)
     x = alt.X("Microbatches:Q", title="Microbatches per step")
-    tooltip = _tooltips(frame, {"Bubble fraction": ".3f", "Retained activations (GB)": ",.1f", "Memory (GB)": ",.1f"})
+    tooltip = _tooltips(
+        frame, {"Bubble fraction": ".3f", "Retained activations (GB)": ",.1f", "Memory (GB)": ",.1f"}
+    )
     base = alt.Chart(frame, width=WIDTH // 2 + 20, height=HEIGHT)
     bubble = base.mark_line(
         color=BUBBLE_COLOUR, point=alt.OverlayMarkDef(size=60, filled=True, color=BUBBLE_COLOUR)
@@ -123,18 +137,28 @@ def time_to_target_chart(rows: Rows) -> alt.Chart:
     policies = list(frame["Policy"])
     return (
         alt.Chart(
-            frame, title="Time to the same target (illustrative assumptions)", width=WIDTH, height=HEIGHT * 2 // 3
+            frame,
+            title="Time to the same target (illustrative assumptions)",
+            width=WIDTH,
+            height=HEIGHT * 2 // 3,
         )
         .mark_bar()
         .encode(
             x=alt.X("Time to target (h):Q", title="Time to target (hours)"),
             y=alt.Y("Policy:N", title=None, sort=policies),
             color=alt.Color(
-                "Policy:N", scale=alt.Scale(domain=policies, range=list(POLICY_COLOURS[: len(policies)])), legend=None
+                "Policy:N",
+                scale=alt.Scale(domain=policies, range=list(POLICY_COLOURS[: len(policies)])),
+                legend=None,
             ),
             tooltip=_tooltips(
                 frame,
-                {"Global batch": ",.0f", "Step (ms)": ",.2f", "Steps to target": ",.0f", "Time to target (h)": ",.2f"},
+                {
+                    "Global batch": ",.0f",
+                    "Step (ms)": ",.2f",
+                    "Steps to target": ",.0f",
+                    "Time to target (h)": ",.2f",
+                },
             ),
         )
     )

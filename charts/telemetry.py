@@ -15,7 +15,14 @@ LINE_COLOUR = "#4a78b5"
 ALERT_COLOUR = "#d1495b"
 
 
-def _panel(frame: pd.DataFrame, x_title: str, field: str, y_title: str, title: str, y_domain: list[float] | None = None) -> alt.Chart:
+def _panel(
+    frame: pd.DataFrame,
+    x_title: str,
+    field: str,
+    y_title: str,
+    title: str,
+    y_domain: list[float] | None = None,
+) -> alt.Chart:
     y_scale = alt.Scale(domain=y_domain) if y_domain else alt.Scale(zero=False)
     return (
         alt.Chart(frame, title=title, width=PANEL_WIDTH, height=PANEL_HEIGHT)
@@ -23,7 +30,10 @@ def _panel(frame: pd.DataFrame, x_title: str, field: str, y_title: str, title: s
         .encode(
             x=alt.X("x:Q", title=x_title),
             y=alt.Y(f"{field}:Q", title=y_title, scale=y_scale),
-            tooltip=[alt.Tooltip("x:Q", title=x_title, format=",.0f"), alt.Tooltip(f"{field}:Q", title=y_title, format=",.2f")],
+            tooltip=[
+                alt.Tooltip("x:Q", title=x_title, format=",.0f"),
+                alt.Tooltip(f"{field}:Q", title=y_title, format=",.2f"),
+            ],
         )
     )
 
@@ -33,7 +43,13 @@ def _failure_rule(run: Telemetry) -> alt.Chart:
     return (
         alt.Chart(marker)
         .mark_rule(color=ALERT_COLOUR, strokeDash=[4, 3])
-        .encode(x="x:Q", tooltip=[alt.Tooltip("label:N", title="What happened"), alt.Tooltip("x:Q", title=run.x_label, format=",.0f")])
+        .encode(
+            x="x:Q",
+            tooltip=[
+                alt.Tooltip("label:N", title="What happened"),
+                alt.Tooltip("x:Q", title=run.x_label, format=",.0f"),
+            ],
+        )
     )
 
 
@@ -42,20 +58,29 @@ def _device_rule(run: Telemetry) -> alt.Chart:
     return (
         alt.Chart(limit)
         .mark_rule(color=ALERT_COLOUR)
-        .encode(y="limit_gb:Q", tooltip=[alt.Tooltip("label:N", title="Line"), alt.Tooltip("limit_gb:Q", title="GB")])
+        .encode(
+            y="limit_gb:Q",
+            tooltip=[alt.Tooltip("label:N", title="Line"), alt.Tooltip("limit_gb:Q", title="GB")],
+        )
     )
 
 
 def telemetry_chart(run: Telemetry) -> alt.ConcatChart:
     """Two to four panels, two a row; the device limit and the failure point are drawn as rules."""
     frame = run.frame
-    memory = _panel(frame, run.x_label, "memory_gb", "GPU memory (GB)", "GPU memory", [0, run.device_memory_gb * 1.05])
+    memory = _panel(
+        frame, run.x_label, "memory_gb", "GPU memory (GB)", "GPU memory", [0, run.device_memory_gb * 1.05]
+    )
     memory = memory + _device_rule(run)
-    utilisation = _panel(frame, run.x_label, "utilisation_pct", "GPU utilisation (%)", "GPU utilisation", [0, 100])
+    utilisation = _panel(
+        frame, run.x_label, "utilisation_pct", "GPU utilisation (%)", "GPU utilisation", [0, 100]
+    )
     panels = [memory, utilisation]
     if run.has_loss:
         panels.append(_panel(frame, run.x_label, "loss", "training loss", "Loss"))
         panels.append(_panel(frame, run.x_label, "accuracy_pct", "accuracy (%)", "Accuracy", [0, 100]))
     if run.failure_x is not None:
         panels = [panel + _failure_rule(run) for panel in panels]
-    return alt.concat(*panels, columns=PANELS_PER_ROW).properties(title=f"Run {run.run_id}: what the dashboard recorded")
+    return alt.concat(*panels, columns=PANELS_PER_ROW).properties(
+        title=f"Run {run.run_id}: what the dashboard recorded"
+    )

@@ -43,5 +43,8 @@ def positive_number(value: Any, what: str) -> float:
         number = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{what} must be a number, got {value!r}") from None
-    require(number > 0 and number == number and number != float("inf"), f"{what} must be a positive number, got {value!r}")
+    require(
+        number > 0 and number == number and number != float("inf"),
+        f"{what} must be a positive number, got {value!r}",
+    )
     return number

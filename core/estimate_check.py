@@ -10,7 +10,7 @@ the gap and the page can say what the gap is made of.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from core.datafiles import require
 from core.measured import FAMILIES, MeasuredRun, load_measured, measured_run
@@ -28,8 +28,12 @@ from core.models import ModelSpec
 # The one place measured names meet the estimate's names. Every measured run keeps all its copies in
 # one dtype (fp32, or a model cast to bf16); the math SDPA kernel materialises the scores as written-out attention does.
 PRECISION_OF_DTYPE = {"fp32": "fp32", "bf16": "bf16"}
-ATTENTION_OF_KIND = {"explicit": "standard", "sdpa_math": "standard",
-                     "sdpa_flash": "memory_efficient", "sdpa_efficient": "memory_efficient"}
+ATTENTION_OF_KIND = {
+    "explicit": "standard",
+    "sdpa_math": "standard",
+    "sdpa_flash": "memory_efficient",
+    "sdpa_efficient": "memory_efficient",
+}
 FUSED_ATTENTION_KINDS = ("sdpa_flash", "sdpa_efficient")
 
 ACTIVATION_TOLERANCE = 0.10  # the issue's target for saved activations; model state must match exactly
@@ -56,9 +60,9 @@ BUDGET_TERM = {
 
 CAUSE_WORDS = {
     "cpu_rmsnorm": "RMSNorm on the CPU is not fused: it works in FP32 and keeps FP32 copies of its input and of its "
-                   "normalised output, where the fused GPU kernel the estimate assumes keeps only the input",
+    "normalised output, where the fused GPU kernel the estimate assumes keeps only the input",
     "qkv_view": "with rotary positions Q and K are rotated into new tensors, while V stays a view into the fused "
-                "QKV projection's output and so keeps all of that output alive",
+    "QKV projection's output and so keeps all of that output alive",
     "softmax_statistics": "the fused attention kernel keeps an FP32 log-sum-exp per head and token to redo the softmax in backward",
     "norm_statistics": "LayerNorm keeps a mean and a 1/σ for every token",
     "token_ids": "the embedding and the loss keep token ids, targets and positions as 8-byte integers",
@@ -68,10 +72,18 @@ CAUSE_WORDS = {
 PLATFORM_CAUSES = ("cpu_rmsnorm",)
 
 FAMILY_WORDS = {"gpt2": "GPT-2-style", "llama": "Llama-style"}
-ATTENTION_WORDS = {"explicit": "attention written out", "sdpa_flash": "SDPA, flash kernel",
-                   "sdpa_efficient": "SDPA, memory-efficient kernel", "sdpa_math": "SDPA, math kernel"}
+ATTENTION_WORDS = {
+    "explicit": "attention written out",
+    "sdpa_flash": "SDPA, flash kernel",
+    "sdpa_efficient": "SDPA, memory-efficient kernel",
+    "sdpa_math": "SDPA, math kernel",
+}
 OPTIMIZER_WORDS = {"adam": "Adam", "sgd_momentum": "SGD with momentum"}
-RECOMPUTE_WORDS = {"none": "no recomputation", "selective": "selective recomputation", "full": "full recomputation"}
+RECOMPUTE_WORDS = {
+    "none": "no recomputation",
+    "selective": "selective recomputation",
+    "full": "full recomputation",
+}
 FP32_BYTES = 4
 INDEX_BYTES = 8  # int64, how PyTorch keeps token ids and positions
 
@@ -104,7 +116,11 @@ class TermCheck:
     @property
     def error_percent(self) -> float | None:
         """(estimate − measured) / measured in percent; None when PyTorch kept nothing for this term."""
-        return None if self.measured_bytes == 0 else 100 * (self.estimate_bytes - self.measured_bytes) / self.measured_bytes
+        return (
+            None
+            if self.measured_bytes == 0
+            else 100 * (self.estimate_bytes - self.measured_bytes) / self.measured_bytes
+        )
 
     @property
     def error_text(self) -> str:
@@ -127,7 +143,10 @@ class TermCheck:
 
     def error_with(self, keys: tuple[str, ...]) -> float:
         """Relative error (fraction) once the causes named in `keys` are added to the estimate."""
-        require(self.measured_bytes > 0, f"PyTorch kept nothing for {self.label.lower()}, so there is no relative error.")
+        require(
+            self.measured_bytes > 0,
+            f"PyTorch kept nothing for {self.label.lower()}, so there is no relative error.",
+        )
         added = sum(cause.explained_bytes for cause in self.causes if cause.key in keys)
         return (self.estimate_bytes + added - self.measured_bytes) / self.measured_bytes
 
@@ -225,7 +244,10 @@ def check_run(run: MeasuredRun) -> EstimateCheck:
     """The estimate of every compared term for `run`, next to what PyTorch measured."""
     setup = setup_for(run)
     state = replicated_terms(setup)
-    require(state.master_weights_bytes == 0, f"{run.config_id}: the measured runs keep no separate master copy of the weights.")
+    require(
+        state.master_weights_bytes == 0,
+        f"{run.config_id}: the measured runs keep no separate master copy of the weights.",
+    )
     tokens = {"micro_batch": run.batch, "seq_len": run.seq_len}
     estimates = {
         "parameters": state.parameters_bytes,
@@ -235,17 +257,26 @@ def check_run(run: MeasuredRun) -> EstimateCheck:
         "saved_activations_layers": run.spec.layers * layer_activation_bytes(setup, **tokens),
         "saved_activations_other": output_activation_bytes(setup, **tokens),
     }
-    causes = {"optimizer_step_counters": _step_causes(run), "saved_activations_layers": _layer_causes(run),
-              "saved_activations_other": _other_causes(run)}
+    causes = {
+        "optimizer_step_counters": _step_causes(run),
+        "saved_activations_layers": _layer_causes(run),
+        "saved_activations_other": _other_causes(run),
+    }
     rows = tuple(
-        TermCheck(term=term, label=TERM_LABELS[term], budget_term=BUDGET_TERM[term], estimate_bytes=round(estimates[term]),
-                  measured_bytes=run.term_bytes(term), causes=tuple(causes.get(term, ())))
+        TermCheck(
+            term=term,
+            label=TERM_LABELS[term],
+            budget_term=BUDGET_TERM[term],
+            estimate_bytes=round(estimates[term]),
+            measured_bytes=run.term_bytes(term),
+            causes=tuple(causes.get(term, ())),
+        )
         for term in COMPARED_TERMS
     )
     return EstimateCheck(run=run, setup=setup, rows=rows)
 
 
-@lru_cache(maxsize=None)
+@cache
 def estimate_check(config_id: str) -> EstimateCheck:
     """The check of the measured configuration called `config_id`."""
     return check_run(measured_run(config_id))
@@ -259,15 +290,21 @@ def all_checks() -> tuple[EstimateCheck, ...]:
 def config_label(config_id: str) -> str:
     """A measured configuration in words, for a picker."""
     run = measured_run(config_id)
-    return (f"{FAMILY_WORDS[run.spec.name]} · {run.dtype.upper()} · {run.seq_len} tokens × {run.batch} · "
-            f"{OPTIMIZER_WORDS[run.optimizer]} · {RECOMPUTE_WORDS[run.recompute]} · {ATTENTION_WORDS[run.attention]}")
+    return (
+        f"{FAMILY_WORDS[run.spec.name]} · {run.dtype.upper()} · {run.seq_len} tokens × {run.batch} · "
+        f"{OPTIMIZER_WORDS[run.optimizer]} · {RECOMPUTE_WORDS[run.recompute]} · {ATTENTION_WORDS[run.attention]}"
+    )
 
 
 def table_rows(check: EstimateCheck) -> list[dict[str, str]]:
     """The comparison as table rows: term, estimate, measured and relative error, bytes with thousands separators."""
     return [
-        {"Term": row.label, "Estimate (bytes)": f"{row.estimate_bytes:,}", "PyTorch (bytes)": f"{row.measured_bytes:,}",
-         "Relative error": row.error_text}
+        {
+            "Term": row.label,
+            "Estimate (bytes)": f"{row.estimate_bytes:,}",
+            "PyTorch (bytes)": f"{row.measured_bytes:,}",
+            "Relative error": row.error_text,
+        }
         for row in check.rows
     ]
 
@@ -275,11 +312,13 @@ def table_rows(check: EstimateCheck) -> list[dict[str, str]]:
 def setup_sentence(check: EstimateCheck) -> str:
     """Which estimate the measured bytes are compared with, in words."""
     spec, setup = check.run.spec, check.setup
-    return (f"Compared with the detailed estimate for the same {FAMILY_WORDS[spec.name]} model (hidden {spec.hidden}, "
-            f"{spec.layers} layers, {spec.heads} heads, {spec.kv_heads} KV heads, MLP {spec.intermediate} wide, "
-            f"vocabulary {spec.vocab}): {precision_label(setup.precision)}; {OPTIMIZER_LABELS[setup.optimizer]}; "
-            f"micro-batches of {setup.micro_batch} × {setup.seq_len} tokens; {RECOMPUTE_WORDS[setup.recompute]}; "
-            f"{setup.attention.replace('_', '-')} attention. Measured with PyTorch {check.run.torch_version} on the CPU.")
+    return (
+        f"Compared with the detailed estimate for the same {FAMILY_WORDS[spec.name]} model (hidden {spec.hidden}, "
+        f"{spec.layers} layers, {spec.heads} heads, {spec.kv_heads} KV heads, MLP {spec.intermediate} wide, "
+        f"vocabulary {spec.vocab}): {precision_label(setup.precision)}; {OPTIMIZER_LABELS[setup.optimizer]}; "
+        f"micro-batches of {setup.micro_batch} × {setup.seq_len} tokens; {RECOMPUTE_WORDS[setup.recompute]}; "
+        f"{setup.attention.replace('_', '-')} attention. Measured with PyTorch {check.run.torch_version} on the CPU."
+    )
 
 
 def _direction(error_percent: float) -> str:
@@ -295,8 +334,11 @@ def _gap_clause(row: TermCheck) -> str:
 def gap_sentence(check: EstimateCheck, *, largest: int = 2, causes: int = 3) -> str:
     """What the larger gaps of one check are and what they are made of, computed from its rows."""
     state_gap = sum(abs(check.row(term).gap_bytes) for term in STATE_TERMS)
-    opening = ("Parameters, gradients and optimizer state match PyTorch to the byte." if state_gap == 0 else
-               f"Parameters, gradients and optimizer state differ from PyTorch by {state_gap:,} bytes in all.")
+    opening = (
+        "Parameters, gradients and optimizer state match PyTorch to the byte."
+        if state_gap == 0
+        else f"Parameters, gradients and optimizer state differ from PyTorch by {state_gap:,} bytes in all."
+    )
     gaps = sorted((row for row in check.rows if row.gap_bytes), key=lambda row: -abs(row.gap_bytes))
     if not gaps:
         return opening + " So does every other term."
@@ -332,18 +374,38 @@ def worst_gaps(checks: tuple[EstimateCheck, ...] | None = None) -> tuple[WorstGa
     checks = all_checks() if checks is None else checks
     found = []
     for term in COMPARED_TERMS:
-        rows = [(check.run.config_id, check.row(term)) for check in checks if check.row(term).error_percent is not None]
+        rows = [
+            (check.run.config_id, check.row(term))
+            for check in checks
+            if check.row(term).error_percent is not None
+        ]
         config_id, row = max(rows, key=lambda pair: abs(pair[1].error_percent))
-        main = max(row.causes, key=lambda cause: cause.explained_bytes).words if row.causes and row.gap_bytes else "none: exact"
-        found.append(WorstGap(term=term, label=row.label, config_id=config_id, error_percent=row.error_percent, main_cause=main))
+        main = (
+            max(row.causes, key=lambda cause: cause.explained_bytes).words
+            if row.causes and row.gap_bytes
+            else "none: exact"
+        )
+        found.append(
+            WorstGap(
+                term=term,
+                label=row.label,
+                config_id=config_id,
+                error_percent=row.error_percent,
+                main_cause=main,
+            )
+        )
     return tuple(found)
 
 
 def worst_gap_rows(gaps: tuple[WorstGap, ...]) -> list[dict[str, str]]:
     """The worst gaps as table rows: term, the run, its relative error and the cause behind most of it."""
     return [
-        {"Term": gap.label, "Furthest-off run": config_label(gap.config_id),
-         "Relative error": "exact" if gap.error_percent == 0 else f"{gap.error_percent:+.1f}%", "Main cause": gap.main_cause}
+        {
+            "Term": gap.label,
+            "Furthest-off run": config_label(gap.config_id),
+            "Relative error": "exact" if gap.error_percent == 0 else f"{gap.error_percent:+.1f}%",
+            "Main cause": gap.main_cause,
+        }
         for gap in gaps
     ]
 
@@ -366,39 +428,57 @@ def _signed_extreme(values: list[float]) -> float:
 def check_summary(checks: tuple[EstimateCheck, ...] | None = None) -> CheckSummary:
     """How close the estimate is over every measured run, per family and once the known causes are added."""
     checks = all_checks() if checks is None else checks
-    activation_rows = [(check.run.spec.name, check.row(term)) for check in checks for term in ACTIVATION_TERMS]
+    activation_rows = [
+        (check.run.spec.name, check.row(term)) for check in checks for term in ACTIVATION_TERMS
+    ]
     every_cause = tuple(CAUSE_WORDS)
     return CheckSummary(
         runs=len(checks),
         state_exact=all(check.row(term).gap_bytes == 0 for check in checks for term in STATE_TERMS),
         worst_activation_error_percent={
-            family: 100 * _signed_extreme([row.error_with(()) for name, row in activation_rows if name == family])
-            for family in FAMILIES if any(name == family for name, _ in activation_rows)
+            family: 100
+            * _signed_extreme([row.error_with(()) for name, row in activation_rows if name == family])
+            for family in FAMILIES
+            if any(name == family for name, _ in activation_rows)
         },
-        worst_gpu_error_percent=100 * _signed_extreme([row.error_with(PLATFORM_CAUSES) for _, row in activation_rows]),
-        worst_explained_error_percent=100 * _signed_extreme([row.error_with(every_cause) for _, row in activation_rows]),
+        worst_gpu_error_percent=100
+        * _signed_extreme([row.error_with(PLATFORM_CAUSES) for _, row in activation_rows]),
+        worst_explained_error_percent=100
+        * _signed_extreme([row.error_with(every_cause) for _, row in activation_rows]),
     )
 
 
 def summary_sentence(summary: CheckSummary) -> str:
     """The whole comparison in two sentences, for under the chart."""
-    state = ("parameters, gradients and optimizer state match to the byte" if summary.state_exact
-             else "parameters, gradients or optimizer state miss somewhere")
-    families = " and ".join(f"at most {abs(error):.1f}% {_direction(error)} for {FAMILY_WORDS[family]} runs"
-                            for family, error in summary.worst_activation_error_percent.items())
-    return (f"Across all {summary.runs} measured runs, {state}; the saved activations are {families}. "
-            f"Taking out the CPU's unfused RMSNorm leaves every run within {abs(summary.worst_gpu_error_percent):.1f}%, "
-            f"and with every cause named here added the estimate is within {abs(summary.worst_explained_error_percent):.2f}%.")
+    state = (
+        "parameters, gradients and optimizer state match to the byte"
+        if summary.state_exact
+        else "parameters, gradients or optimizer state miss somewhere"
+    )
+    families = " and ".join(
+        f"at most {abs(error):.1f}% {_direction(error)} for {FAMILY_WORDS[family]} runs"
+        for family, error in summary.worst_activation_error_percent.items()
+    )
+    return (
+        f"Across all {summary.runs} measured runs, {state}; the saved activations are {families}. "
+        f"Taking out the CPU's unfused RMSNorm leaves every run within {abs(summary.worst_gpu_error_percent):.1f}%, "
+        f"and with every cause named here added the estimate is within {abs(summary.worst_explained_error_percent):.2f}%."
+    )
 
 
 def chart_description(check: EstimateCheck) -> str:
     """One line saying what the comparison chart draws, for under it and for screen readers."""
     gaps = [row for row in check.rows if row.gap_bytes and row.estimate_bytes]
     widest = max(gaps, key=lambda row: abs(row.error_percent), default=None)
-    ending = (f"the widest gap is {widest.label.lower()}, {abs(widest.error_percent):.1f}% {_direction(widest.error_percent)}"
-              if widest else "every estimated term sits on its measured one")
-    return (f"Dot plot of {len(check.rows)} memory terms on a logarithmic byte axis, the estimate as a circle and "
-            f"PyTorch's bytes as a diamond, joined by a grey line where they differ; {ending}.")
+    ending = (
+        f"the widest gap is {widest.label.lower()}, {abs(widest.error_percent):.1f}% {_direction(widest.error_percent)}"
+        if widest
+        else "every estimated term sits on its measured one"
+    )
+    return (
+        f"Dot plot of {len(check.rows)} memory terms on a logarithmic byte axis, the estimate as a circle and "
+        f"PyTorch's bytes as a diamond, joined by a grey line where they differ; {ending}."
+    )
 
 
 @dataclass(frozen=True)

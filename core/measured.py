@@ -17,9 +17,24 @@ from core.models import ModelSpec, check_spec
 FILE_NAME = "measured_memory.csv"
 
 COLUMNS = (
-    "config_id", "family", "hidden", "layers", "heads", "kv_heads", "intermediate", "vocab",
-    "seq_len", "batch", "dtype", "optimizer", "recompute", "attention",
-    "term", "measured_bytes", "torch_version", "date",
+    "config_id",
+    "family",
+    "hidden",
+    "layers",
+    "heads",
+    "kv_heads",
+    "intermediate",
+    "vocab",
+    "seq_len",
+    "batch",
+    "dtype",
+    "optimizer",
+    "recompute",
+    "attention",
+    "term",
+    "measured_bytes",
+    "torch_version",
+    "date",
 )
 _SPEC_COLUMNS = ("hidden", "layers", "heads", "kv_heads", "intermediate", "vocab")
 _SIZE_COLUMNS = _SPEC_COLUMNS + ("seq_len", "batch")
@@ -38,8 +53,22 @@ REQUIRED_TERMS = tuple(term for term in TERMS if term != "cuda_peak_allocated")
 
 # What the family column stands for: the architecture fields that have no column of their own.
 FAMILY_TRAITS = {
-    "gpt2": {"positions": 128, "tied_embeddings": True, "gated_mlp": False, "norm": "layernorm", "biases": True, "dropout": True},
-    "llama": {"positions": 0, "tied_embeddings": False, "gated_mlp": True, "norm": "rmsnorm", "biases": False, "dropout": False},
+    "gpt2": {
+        "positions": 128,
+        "tied_embeddings": True,
+        "gated_mlp": False,
+        "norm": "layernorm",
+        "biases": True,
+        "dropout": True,
+    },
+    "llama": {
+        "positions": 0,
+        "tied_embeddings": False,
+        "gated_mlp": True,
+        "norm": "rmsnorm",
+        "biases": False,
+        "dropout": False,
+    },
 }
 FAMILIES = tuple(FAMILY_TRAITS)
 DTYPES = ("fp32", "bf16")
@@ -49,14 +78,25 @@ RECOMPUTE = ("none", "selective", "full")
 ATTENTION = ("explicit", "sdpa_flash", "sdpa_efficient", "sdpa_math")
 
 
-def family_spec(family: str, *, hidden: int, layers: int, heads: int, kv_heads: int, intermediate: int, vocab: int) -> ModelSpec:
+def family_spec(
+    family: str, *, hidden: int, layers: int, heads: int, kv_heads: int, intermediate: int, vocab: int
+) -> ModelSpec:
     """The architecture of a measured GPT-2-style or Llama-style model of these sizes."""
     require(family in FAMILY_TRAITS, f"Unknown model family {family!r}: pick one of {', '.join(FAMILIES)}.")
-    return check_spec(ModelSpec(
-        name=family, hidden=hidden, layers=layers, heads=heads, kv_heads=kv_heads, intermediate=intermediate,
-        vocab=vocab, published_params=None, source=f"a tiny {family}-style model built by tools/measure_memory.py",
-        **FAMILY_TRAITS[family],
-    ))
+    return check_spec(
+        ModelSpec(
+            name=family,
+            hidden=hidden,
+            layers=layers,
+            heads=heads,
+            kv_heads=kv_heads,
+            intermediate=intermediate,
+            vocab=vocab,
+            published_params=None,
+            source=f"a tiny {family}-style model built by tools/measure_memory.py",
+            **FAMILY_TRAITS[family],
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -105,7 +145,9 @@ def _choice(row: dict[str, str], column: str, allowed: tuple[str, ...]) -> str:
 
 def _whole_number(text: str, what: str, *, minimum: int) -> int:
     # Digits only: a unit suffix, a sign, a decimal point or an exponent is refused, not guessed.
-    require(text.isascii() and text.isdigit(), f"{what} must be a whole number of bytes or items, got {text!r}.")
+    require(
+        text.isascii() and text.isdigit(), f"{what} must be a whole number of bytes or items, got {text!r}."
+    )
     require(int(text) >= minimum, f"{what} must be at least {minimum}, got {text}.")
     return int(text)
 
@@ -118,10 +160,16 @@ def _iso_date(text: str, what: str) -> datetime.date:
 
 
 def _check_row(row: dict[str, str], line: int) -> None:
-    require(None not in row and None not in row.values(), f"Data row {line} of {FILE_NAME} does not have exactly the {len(COLUMNS)} columns of the header.")
+    require(
+        None not in row and None not in row.values(),
+        f"Data row {line} of {FILE_NAME} does not have exactly the {len(COLUMNS)} columns of the header.",
+    )
     require(tuple(row) == COLUMNS, f"{FILE_NAME} must have the columns {', '.join(COLUMNS)}.")
     require(bool(row["config_id"]), f"Data row {line} of {FILE_NAME} has no config_id.")
-    require(row["term"] in TERMS, f"{row['config_id']}: unknown term {row['term']!r}; known terms are {', '.join(TERMS)}.")
+    require(
+        row["term"] in TERMS,
+        f"{row['config_id']}: unknown term {row['term']!r}; known terms are {', '.join(TERMS)}.",
+    )
 
 
 def _terms(rows: list[dict[str, str]], name: str) -> dict[str, int]:
@@ -130,7 +178,9 @@ def _terms(rows: list[dict[str, str]], name: str) -> dict[str, int]:
     require(not repeated, f"{name} lists these terms more than once: {', '.join(repeated)}.")
     missing = [term for term in REQUIRED_TERMS if term not in counts]
     require(not missing, f"{name} is missing the terms {', '.join(missing)}.")
-    return {row["term"]: _whole_number(row["measured_bytes"], f"{name} {row['term']}", minimum=0) for row in rows}
+    return {
+        row["term"]: _whole_number(row["measured_bytes"], f"{name} {row['term']}", minimum=0) for row in rows
+    }
 
 
 def _config(rows: list[dict[str, str]]) -> MeasuredRun:
@@ -141,7 +191,9 @@ def _config(rows: list[dict[str, str]]) -> MeasuredRun:
         differing = [column for column in settings if row[column] != first[column]]
         require(not differing, f"{name}: rows disagree on {', '.join(differing)}.")
     sizes = {column: _whole_number(first[column], f"{name} {column}", minimum=1) for column in _SIZE_COLUMNS}
-    spec = family_spec(_choice(first, "family", FAMILIES), **{column: sizes[column] for column in _SPEC_COLUMNS})
+    spec = family_spec(
+        _choice(first, "family", FAMILIES), **{column: sizes[column] for column in _SPEC_COLUMNS}
+    )
     measured = _terms(rows, name)
     require(
         measured["saved_activations_layers"] % spec.layers == 0,

@@ -17,7 +17,9 @@ from core.datafiles import require
 
 BYTES_PER_GB = 1e9
 WORKSPACE_BYTES = 1e9  # the lesson's flat allowance for kernel scratch buffers
-OPTIMIZER_STATE_BYTES_PER_VALUE = 4  # mixed precision keeps optimizer state in FP32 even when the weights are not
+OPTIMIZER_STATE_BYTES_PER_VALUE = (
+    4  # mixed precision keeps optimizer state in FP32 even when the weights are not
+)
 LOGIT_BYTES = 4  # mixed-precision training casts the logits to FP32 for the loss, which keeps that copy
 
 # Every term any estimate may fill, in the order charts stack them.
@@ -120,7 +122,10 @@ class MemoryTerms:
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
-            require(value >= 0 and np.isfinite(value), f"The {field.name.removesuffix('_bytes').replace('_', ' ')} term must be a finite, non-negative number of bytes.")
+            require(
+                value >= 0 and np.isfinite(value),
+                f"The {field.name.removesuffix('_bytes').replace('_', ' ')} term must be a finite, non-negative number of bytes.",
+            )
 
     def term_bytes(self, term: str) -> float:
         """Bytes of one term, by its name in `TERMS`."""
@@ -141,7 +146,12 @@ class MemoryTerms:
         """The non-zero terms in stacking order, each in GB and as a percentage of the total."""
         total = self.total_bytes
         return tuple(
-            TermShare(term=term, label=TERM_LABELS[term], gb=to_gb(self.term_bytes(term)), share_percent=100 * self.term_bytes(term) / total)
+            TermShare(
+                term=term,
+                label=TERM_LABELS[term],
+                gb=to_gb(self.term_bytes(term)),
+                share_percent=100 * self.term_bytes(term) / total,
+            )
             for term in TERMS
             if self.term_bytes(term) > 0
         )
@@ -164,8 +174,12 @@ class Precision:
 
     def state_bytes_per_parameter(self, optimizer: str) -> int:
         """Weights + gradients + master copy + optimizer state, per parameter (16 for FP32 Adam)."""
-        return (self.weight_bytes + self.gradient_bytes + self.master_bytes
-                + self.optimizer_state_bytes * optimizer_state_values(optimizer))
+        return (
+            self.weight_bytes
+            + self.gradient_bytes
+            + self.master_bytes
+            + self.optimizer_state_bytes * optimizer_state_values(optimizer)
+        )
 
 
 def model_state_terms(*, parameters: float, precision: Precision, optimizer: str) -> MemoryTerms:
@@ -176,7 +190,9 @@ def model_state_terms(*, parameters: float, precision: Precision, optimizer: str
         parameters_bytes=parameters * precision.weight_bytes,
         gradients_bytes=parameters * precision.gradient_bytes,
         master_weights_bytes=parameters * precision.master_bytes,
-        optimizer_state_bytes=parameters * precision.optimizer_state_bytes * optimizer_state_values(optimizer),
+        optimizer_state_bytes=parameters
+        * precision.optimizer_state_bytes
+        * optimizer_state_values(optimizer),
     )
 
 
@@ -188,20 +204,28 @@ def zero_sharded(terms: MemoryTerms, *, zero_stage: int, gpus: int) -> MemoryTer
     """
     require(zero_stage in ZERO_STAGES, f"The ZeRO stage must be 0, 1, 2 or 3, got {zero_stage!r}.")
     gpus = check_whole(gpus, "The number of GPUs")
-    return replace(terms, **{f"{term}_bytes": terms.term_bytes(term) / gpus for term in ZERO_SHARDED_TERMS[zero_stage]})
+    return replace(
+        terms, **{f"{term}_bytes": terms.term_bytes(term) / gpus for term in ZERO_SHARDED_TERMS[zero_stage]}
+    )
 
 
 def effective_batch(*, micro_batch: int, accumulation_steps: int, gpus: int) -> int:
     """Samples per optimizer step: micro-batch x accumulation steps x data-parallel GPUs."""
-    return check_whole(micro_batch, "The micro-batch") * check_whole(accumulation_steps, "The accumulation steps") * check_whole(gpus, "The number of GPUs")
+    return (
+        check_whole(micro_batch, "The micro-batch")
+        * check_whole(accumulation_steps, "The accumulation steps")
+        * check_whole(gpus, "The number of GPUs")
+    )
 
 
 def accumulation_steps(*, global_batch: int, micro_batch: int, gpus: int) -> int:
     """Micro-batches each GPU accumulates to reach `global_batch`; ValueError if it does not divide evenly."""
     per_step = check_whole(micro_batch, "The micro-batch") * check_whole(gpus, "The number of GPUs")
     global_batch = check_whole(global_batch, "The global batch")
-    require(global_batch % per_step == 0,
-            f"A global batch of {global_batch} cannot be split evenly into micro-batches of {micro_batch} on {gpus} GPUs.")
+    require(
+        global_batch % per_step == 0,
+        f"A global batch of {global_batch} cannot be split evenly into micro-batches of {micro_batch} on {gpus} GPUs.",
+    )
     return global_batch // per_step
 
 
@@ -223,7 +247,10 @@ class Verdict:
 
 def budget_verdict(terms: MemoryTerms, *, device_gb: float) -> Verdict:
     """Fits or not against `device_gb`, the headroom (or overshoot) and the largest term's lever."""
-    require(device_gb > 0 and np.isfinite(device_gb), f"Device memory must be a positive number of GB, got {device_gb!r}.")
+    require(
+        device_gb > 0 and np.isfinite(device_gb),
+        f"Device memory must be a positive number of GB, got {device_gb!r}.",
+    )
     require(terms.total_bytes > 0, "A budget needs at least one term above zero.")
     largest = max(terms.shares(), key=lambda share: share.gb)  # max keeps the first of equals
     headroom_gb = device_gb - terms.total_gb
@@ -259,7 +286,9 @@ class MemorySweep:
     first_failing: int | None
 
 
-def sweep_totals(terms: MemoryTerms, *, axis: str, values: Sequence[int], activations_bytes: np.ndarray, device_gb: float) -> MemorySweep:
+def sweep_totals(
+    terms: MemoryTerms, *, axis: str, values: Sequence[int], activations_bytes: np.ndarray, device_gb: float
+) -> MemorySweep:
     """Totals when only the activations change, to `activations_bytes[i]` at `values[i]`.
 
     Every other term is independent of batch and sequence length, so it is taken from `terms`.

@@ -51,7 +51,14 @@ PRECISIONS = {
 # weights' dtype, there is no FP32 copy, and the loss reads the BF16 logits. The measured runs use it.
 ALL_PRECISIONS = {
     **PRECISIONS,
-    "bf16": Precision(weight_bytes=2, gradient_bytes=2, master_bytes=0, activation_bytes=2, optimizer_state_bytes=2, logit_bytes=2),
+    "bf16": Precision(
+        weight_bytes=2,
+        gradient_bytes=2,
+        master_bytes=0,
+        activation_bytes=2,
+        optimizer_state_bytes=2,
+        logit_bytes=2,
+    ),
 }
 _PRECISION_WORDS = {
     "fp32": "No mixed precision: everything in FP32",
@@ -106,7 +113,9 @@ class TrainingSetup:
         require(0 <= self.runtime_overhead_gb < float("inf"), "The runtime overhead must be 0 GB or more.")
 
 
-def layer_activation_bytes(setup: TrainingSetup, *, micro_batch: int | np.ndarray, seq_len: int | np.ndarray) -> float | np.ndarray:
+def layer_activation_bytes(
+    setup: TrainingSetup, *, micro_batch: int | np.ndarray, seq_len: int | np.ndarray
+) -> float | np.ndarray:
     """Bytes one transformer block keeps for backward; `micro_batch` or `seq_len` may be arrays."""
     model, size = setup.model, precision(setup.precision).activation_bytes
     tokens = micro_batch * seq_len
@@ -115,7 +124,13 @@ def layer_activation_bytes(setup: TrainingSetup, *, micro_batch: int | np.ndarra
     # Values kept per token: attention (norm output, Q, K, V, context), MLP (input and its
     # I-wide intermediates: 2 plain, 4 gated) and the inputs of the two norms.
     mlp_intermediates = 4 if model.gated_mlp else 2
-    values = 3 * model.hidden + 2 * kept_kv_width(setup) + model.hidden + mlp_intermediates * model.intermediate + 2 * model.hidden
+    values = (
+        3 * model.hidden
+        + 2 * kept_kv_width(setup)
+        + model.hidden
+        + mlp_intermediates * model.intermediate
+        + 2 * model.hidden
+    )
     masks = 2 * model.hidden if model.dropout else 0  # 1-byte dropout masks after attention and MLP
     kept = tokens * (values * size + masks)
     if setup.recompute == "selective" or setup.attention == "memory_efficient":
@@ -134,25 +149,41 @@ def kept_kv_width(setup: TrainingSetup) -> int:
     return setup.model.hidden if expanded else setup.model.kv_width
 
 
-def output_activation_bytes(setup: TrainingSetup, *, micro_batch: int | np.ndarray, seq_len: int | np.ndarray) -> float | np.ndarray:
+def output_activation_bytes(
+    setup: TrainingSetup, *, micro_batch: int | np.ndarray, seq_len: int | np.ndarray
+) -> float | np.ndarray:
     """Bytes kept once per model, outside the blocks: final norm and output-layer inputs, the logits the loss reads."""
     model, chosen = setup.model, precision(setup.precision)
     embedding_mask = model.hidden if model.dropout else 0
-    return micro_batch * seq_len * (2 * model.hidden * chosen.activation_bytes + model.vocab * chosen.logit_bytes + embedding_mask)
+    return (
+        micro_batch
+        * seq_len
+        * (2 * model.hidden * chosen.activation_bytes + model.vocab * chosen.logit_bytes + embedding_mask)
+    )
 
 
-def activation_bytes(setup: TrainingSetup, *, micro_batch: int | np.ndarray, seq_len: int | np.ndarray) -> float | np.ndarray:
+def activation_bytes(
+    setup: TrainingSetup, *, micro_batch: int | np.ndarray, seq_len: int | np.ndarray
+) -> float | np.ndarray:
     """Every saved activation: all blocks plus the output side."""
     per_layer = layer_activation_bytes(setup, micro_batch=micro_batch, seq_len=seq_len)
-    return setup.model.layers * per_layer + output_activation_bytes(setup, micro_batch=micro_batch, seq_len=seq_len)
+    return setup.model.layers * per_layer + output_activation_bytes(
+        setup, micro_batch=micro_batch, seq_len=seq_len
+    )
 
 
 def replicated_terms(setup: TrainingSetup) -> MemoryTerms:
     """One GPU's budget when it holds a full copy of the model state (no sharding)."""
-    state = model_state_terms(parameters=parameter_count(setup.model), precision=precision(setup.precision), optimizer=setup.optimizer)
+    state = model_state_terms(
+        parameters=parameter_count(setup.model),
+        precision=precision(setup.precision),
+        optimizer=setup.optimizer,
+    )
     return replace(
         state,
-        activations_bytes=float(activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len)),
+        activations_bytes=float(
+            activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len)
+        ),
         workspace_bytes=WORKSPACE_BYTES,
         runtime_overhead_bytes=setup.runtime_overhead_gb * BYTES_PER_GB,
     )
@@ -163,7 +194,15 @@ def per_gpu_terms(setup: TrainingSetup, *, zero_stage: int = 0, gpus: int = 1) -
     return zero_sharded(replicated_terms(setup), zero_stage=zero_stage, gpus=gpus)
 
 
-def detailed_sweep(setup: TrainingSetup, *, axis: str, values: Sequence[int], device_gb: float, zero_stage: int = 0, gpus: int = 1) -> MemorySweep:
+def detailed_sweep(
+    setup: TrainingSetup,
+    *,
+    axis: str,
+    values: Sequence[int],
+    device_gb: float,
+    zero_stage: int = 0,
+    gpus: int = 1,
+) -> MemorySweep:
     """Per-GPU peak as the micro-batch or sequence length takes each of `values`, the rest held fixed."""
     grid = np.asarray(values)
     activations = activation_bytes(

@@ -58,12 +58,25 @@ class LessonSetup:
 
 def lesson_parameter_count(*, hidden: int, layers: int) -> int:
     """The lesson's parameter count: 12·H² per block times the number of blocks."""
-    return PARAMETERS_PER_HIDDEN_SQUARED * check_whole(hidden, "Hidden size") ** 2 * check_whole(layers, "Layers")
+    return (
+        PARAMETERS_PER_HIDDEN_SQUARED
+        * check_whole(hidden, "Hidden size") ** 2
+        * check_whole(layers, "Layers")
+    )
 
 
-def lesson_activation_bytes(setup: LessonSetup, *, batch: int | np.ndarray, seq_len: int | np.ndarray) -> float | np.ndarray:
+def lesson_activation_bytes(
+    setup: LessonSetup, *, batch: int | np.ndarray, seq_len: int | np.ndarray
+) -> float | np.ndarray:
     """B·S·H·layers·4 tensors·dtype bytes; `batch` or `seq_len` may be arrays (for sweeps)."""
-    return batch * seq_len * setup.hidden * setup.layers * SAVED_TENSORS_PER_LAYER * setup.precision.activation_bytes
+    return (
+        batch
+        * seq_len
+        * setup.hidden
+        * setup.layers
+        * SAVED_TENSORS_PER_LAYER
+        * setup.precision.activation_bytes
+    )
 
 
 def lesson_terms(setup: LessonSetup) -> MemoryTerms:
@@ -88,4 +101,6 @@ def lesson_sweep(setup: LessonSetup, *, axis: str, values: Sequence[int], device
         batch=grid if axis == "batch" else setup.batch,
         seq_len=grid if axis == "seq_len" else setup.seq_len,
     )
-    return sweep_totals(lesson_terms(setup), axis=axis, values=values, activations_bytes=activations, device_gb=device_gb)
+    return sweep_totals(
+        lesson_terms(setup), axis=axis, values=values, activations_bytes=activations, device_gb=device_gb
+    )

@@ -33,7 +33,13 @@ from core.memory_detailed import (
     precision,
     precision_label,
 )
-from core.memory_lesson import SAVED_TENSORS_PER_LAYER, LessonSetup, lesson_parameter_count, lesson_sweep, lesson_terms
+from core.memory_lesson import (
+    SAVED_TENSORS_PER_LAYER,
+    LessonSetup,
+    lesson_parameter_count,
+    lesson_sweep,
+    lesson_terms,
+)
 from core.models import CUSTOM, ModelSpec, parameter_count, resolve_model
 from core.settings_schema import section
 
@@ -70,7 +76,9 @@ def sweep_values(axis: str) -> tuple[int, ...]:
 
 def lesson_setup(settings: Mapping[str, Any]) -> LessonSetup:
     """The lesson's six sliders from the page settings."""
-    return LessonSetup(**{name: settings[name] for name in ("hidden", "layers", "dtype", "optimizer", "batch", "seq_len")})
+    return LessonSetup(
+        **{name: settings[name] for name in ("hidden", "layers", "dtype", "optimizer", "batch", "seq_len")}
+    )
 
 
 def training_setup(settings: Mapping[str, Any]) -> TrainingSetup:
@@ -108,7 +116,12 @@ def lesson_view(settings: Mapping[str, Any]) -> BudgetView:
         parameter_count=count,
         terms=terms,
         verdict=budget_verdict(terms, device_gb=device_gb),
-        sweep=lesson_sweep(setup, axis=settings["sweep_axis"], values=sweep_values(settings["sweep_axis"]), device_gb=device_gb),
+        sweep=lesson_sweep(
+            setup,
+            axis=settings["sweep_axis"],
+            values=sweep_values(settings["sweep_axis"]),
+            device_gb=device_gb,
+        ),
         device_label=f"{device_gb:g} GB device",
         effective_batch=setup.batch,
         assumptions=assumptions,
@@ -119,15 +132,19 @@ def _model_sentence(model: ModelSpec, count: int) -> str:
     if model.name != CUSTOM:
         return f"Parameters: {count:,}, counted from {model.name}'s architecture (the published count is {model.published_params:,})."
     lesson_count = lesson_parameter_count(hidden=model.hidden, layers=model.layers)
-    return (f"Parameters: {count:,} for a GPT-style model of this shape ({model.heads} heads, a {model.vocab:,}-token vocabulary); "
-            f"the lesson's 12·H² rule gives {lesson_count:,}, leaving out embeddings, biases and norms.")
+    return (
+        f"Parameters: {count:,} for a GPT-style model of this shape ({model.heads} heads, a {model.vocab:,}-token vocabulary); "
+        f"the lesson's 12·H² rule gives {lesson_count:,}, leaving out embeddings, biases and norms."
+    )
 
 
 def _activation_sentence(setup: TrainingSetup) -> str:
     model = setup.model
     size = precision(setup.precision).activation_bytes
-    shape = (f"{model.kv_heads} KV heads, a {'gated' if model.gated_mlp else 'plain'} MLP {model.intermediate:,} wide, "
-             f"{'with' if model.dropout else 'no'} dropout, {size}-byte values")
+    shape = (
+        f"{model.kv_heads} KV heads, a {'gated' if model.gated_mlp else 'plain'} MLP {model.intermediate:,} wide, "
+        f"{'with' if model.dropout else 'no'} dropout, {size}-byte values"
+    )
     if setup.recompute == "full":
         kept = "full recomputation keeps only each block's input (2·s·b·h bytes in the paper)"
     elif setup.recompute == "selective":
@@ -136,9 +153,11 @@ def _activation_sentence(setup: TrainingSetup) -> str:
         kept = "memory-efficient attention never stores the a·s² scores, so the 5·a·s²·b part is gone"
     else:
         kept = "nothing is recomputed and the a·s² scores are kept"
-    return (f"Saved activations per block follow Korthikanti et al. (2022): s·b·h·(34 + 5·a·s/h) bytes for a GPT-style "
-            f"block with 2-byte values and dropout. That formula already counts bytes, so it is not multiplied by the dtype "
-            f"again; we count the same tensors for this shape ({shape}). Here {kept}.")
+    return (
+        f"Saved activations per block follow Korthikanti et al. (2022): s·b·h·(34 + 5·a·s/h) bytes for a GPT-style "
+        f"block with 2-byte values and dropout. That formula already counts bytes, so it is not multiplied by the dtype "
+        f"again; we count the same tensors for this shape ({shape}). Here {kept}."
+    )
 
 
 def _zero_sentence(zero_stage: int, gpus: int) -> str:
@@ -155,7 +174,9 @@ def detailed_view(settings: Mapping[str, Any]) -> BudgetView:
     zero_stage, gpus = settings["zero_stage"], settings["gpus"]
     terms = per_gpu_terms(setup, zero_stage=zero_stage, gpus=gpus)
     count = parameter_count(setup.model)
-    batch = effective_batch(micro_batch=setup.micro_batch, accumulation_steps=settings["accumulation"], gpus=gpus)
+    batch = effective_batch(
+        micro_batch=setup.micro_batch, accumulation_steps=settings["accumulation"], gpus=gpus
+    )
     output_gb = to_gb(output_activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len))
     assumptions = (
         _model_sentence(setup.model, count),
@@ -169,8 +190,14 @@ def detailed_view(settings: Mapping[str, Any]) -> BudgetView:
         f"Runtime overhead: {setup.runtime_overhead_gb:g} GB set aside for the CUDA context and memory the allocator holds "
         f"but cannot reuse (fragmentation). Workspace: {to_gb(terms.workspace_bytes):.0f} GB, as in the lesson.",
     )
-    sweep = detailed_sweep(setup, axis=settings["sweep_axis"], values=sweep_values(settings["sweep_axis"]),
-                           device_gb=card.memory_gb, zero_stage=zero_stage, gpus=gpus)
+    sweep = detailed_sweep(
+        setup,
+        axis=settings["sweep_axis"],
+        values=sweep_values(settings["sweep_axis"]),
+        device_gb=card.memory_gb,
+        zero_stage=zero_stage,
+        gpus=gpus,
+    )
     return BudgetView(
         estimate="detailed",
         parameter_count=count,

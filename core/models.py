@@ -67,13 +67,26 @@ class ParameterBreakdown:
 def check_spec(spec: ModelSpec) -> ModelSpec:
     """`spec` if its sizes are consistent; else a ValueError saying which one is not."""
     where = f"Model {spec.name!r}"
-    sizes = {"hidden": spec.hidden, "layers": spec.layers, "heads": spec.heads, "kv_heads": spec.kv_heads,
-             "intermediate": spec.intermediate, "vocab": spec.vocab}
+    sizes = {
+        "hidden": spec.hidden,
+        "layers": spec.layers,
+        "heads": spec.heads,
+        "kv_heads": spec.kv_heads,
+        "intermediate": spec.intermediate,
+        "vocab": spec.vocab,
+    }
     for field, value in sizes.items():
-        require(isinstance(value, int) and not isinstance(value, bool) and value > 0, f"{where}: {field} must be a positive whole number.")
+        require(
+            isinstance(value, int) and not isinstance(value, bool) and value > 0,
+            f"{where}: {field} must be a positive whole number.",
+        )
     require(isinstance(spec.positions, int) and spec.positions >= 0, f"{where}: positions must be 0 or more.")
-    require(spec.hidden % spec.heads == 0, f"{where}: the hidden size must split evenly into the attention heads.")
-    require(spec.heads % spec.kv_heads == 0, f"{where}: the attention heads must split evenly into the KV heads.")
+    require(
+        spec.hidden % spec.heads == 0, f"{where}: the hidden size must split evenly into the attention heads."
+    )
+    require(
+        spec.heads % spec.kv_heads == 0, f"{where}: the attention heads must split evenly into the KV heads."
+    )
     require(spec.norm in NORMS, f"{where}: norm must be one of {', '.join(NORMS)}.")
     return spec
 
@@ -100,24 +113,38 @@ def parameter_count(spec: ModelSpec) -> int:
 
 
 def _spec(raw: Mapping[str, Any], name: str, published: int | None) -> ModelSpec:
-    fields = {f: raw.get(f) for f in ("hidden", "layers", "heads", "kv_heads", "intermediate", "vocab", "positions")}
+    fields = {
+        f: raw.get(f) for f in ("hidden", "layers", "heads", "kv_heads", "intermediate", "vocab", "positions")
+    }
     flags = {f: raw.get(f) for f in ("tied_embeddings", "gated_mlp", "biases", "dropout")}
     for flag, value in flags.items():
         require(isinstance(value, bool), f"Model {name!r}: {flag} must be true or false.")
     source = raw.get("source")
     require(isinstance(source, str) and source.strip() != "", f"Model {name!r} needs a source.")
-    return check_spec(ModelSpec(name=name, norm=raw.get("norm"), published_params=published, source=source, **fields, **flags))
+    return check_spec(
+        ModelSpec(
+            name=name, norm=raw.get("norm"), published_params=published, source=source, **fields, **flags
+        )
+    )
 
 
 def parse_preset(raw: Mapping[str, Any]) -> ModelSpec:
     """One validated preset; its architecture must reproduce its published count exactly."""
     name = raw.get("name")
-    require(isinstance(name, str) and name.strip() != "" and name != CUSTOM, f"A model preset has a missing or reserved name: {name!r}.")
+    require(
+        isinstance(name, str) and name.strip() != "" and name != CUSTOM,
+        f"A model preset has a missing or reserved name: {name!r}.",
+    )
     published = raw.get("published_params")
-    require(isinstance(published, int) and published > 0, f"Model {name!r} needs its published parameter count.")
+    require(
+        isinstance(published, int) and published > 0, f"Model {name!r} needs its published parameter count."
+    )
     spec = _spec(raw, name, published)
     counted = parameter_count(spec)
-    require(counted == published, f"Model {name!r}: the architecture gives {counted:,} parameters, not the published {published:,}.")
+    require(
+        counted == published,
+        f"Model {name!r}: the architecture gives {counted:,} parameters, not the published {published:,}.",
+    )
     return spec
 
 
@@ -159,17 +186,31 @@ def preset(name: str) -> ModelSpec:
     for spec in load_models().presets:
         if spec.name == name:
             return spec
-    raise ValueError(f"There is no model preset called {name!r}. Known presets: {', '.join(model_names()[:-1])}.")
+    raise ValueError(
+        f"There is no model preset called {name!r}. Known presets: {', '.join(model_names()[:-1])}."
+    )
 
 
 def custom_model(*, hidden: int, layers: int, table: ModelTable | None = None) -> ModelSpec:
     """A model of the given hidden size and depth, completed by the custom recipe of `data/models.json`."""
     recipe = (table or load_models()).custom
     head_dim = recipe.get("head_dim")
-    require(isinstance(hidden, int) and isinstance(head_dim, int) and head_dim > 0 and hidden > 0 and hidden % head_dim == 0,
-            f"A custom model's hidden size must be a positive multiple of {head_dim}.")
-    raw = {**recipe, "hidden": hidden, "layers": layers, "heads": hidden // head_dim, "kv_heads": hidden // head_dim,
-           "intermediate": recipe.get("mlp_ratio", 0) * hidden}
+    require(
+        isinstance(hidden, int)
+        and isinstance(head_dim, int)
+        and head_dim > 0
+        and hidden > 0
+        and hidden % head_dim == 0,
+        f"A custom model's hidden size must be a positive multiple of {head_dim}.",
+    )
+    raw = {
+        **recipe,
+        "hidden": hidden,
+        "layers": layers,
+        "heads": hidden // head_dim,
+        "kv_heads": hidden // head_dim,
+        "intermediate": recipe.get("mlp_ratio", 0) * hidden,
+    }
     return _spec(raw, CUSTOM, None)
 
 

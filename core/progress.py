@@ -77,7 +77,9 @@ def overall_score(bank: Bank, answers: Mapping[str, str]) -> Score:
     return score(bank, answers, tuple(q.id for q in bank.questions))
 
 
-def part_statuses(bank: Bank, answers: Mapping[str, str], records: Mapping[str, Any]) -> tuple[PartStatus, ...]:
+def part_statuses(
+    bank: Bank, answers: Mapping[str, str], records: Mapping[str, Any]
+) -> tuple[PartStatus, ...]:
     """Progress through each part, in lesson order."""
     return tuple(
         PartStatus(

@@ -17,12 +17,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.learner_text import MAX_CHARS
 from core.questions import Bank
 from core.report import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD, build_report, readable_time
+from core.scaling.evidence import PREDICTIONS, SNAPSHOTS, SYNTHESIS
 from core.settings_schema import Section
 from core.signing import SIGNATURE_FIELD, UNSIGNED, Verdict, is_signature_text, sign, verify
-from core.scaling.evidence import PREDICTIONS, SNAPSHOTS, SYNTHESIS
-from core.learner_text import MAX_CHARS
 
 FORMAT = "reading-a-training-run/progress"
 VERSION = 1
@@ -40,7 +40,11 @@ STATE_KEYS = ("answers", "settings", "records", "handed_in_at")
 
 # Records saved by pages that are not listed under a part in data/lab.json. Part records are
 # added by `known_records`, so a new part's records are accepted as soon as lab.json names them.
-EXTRA_RECORDS: tuple[str, ...] = (PREDICTIONS, SNAPSHOTS, SYNTHESIS)  # the scaling lab, which is not a marked part
+EXTRA_RECORDS: tuple[str, ...] = (
+    PREDICTIONS,
+    SNAPSHOTS,
+    SYNTHESIS,
+)  # the scaling lab, which is not a marked part
 
 # The fields of records whose content we know: a tuple lists the allowed values, `str` is text.
 # Any other known record only has to be bounded JSON.
@@ -93,7 +97,10 @@ def _check_nesting(text: str) -> None:
 
 def load_json(data: bytes) -> Any:
     """Parse an uploaded file: size limit, UTF-8, bounded nesting, no repeated keys, finite numbers."""
-    _refuse(len(data) <= MAX_FILE_BYTES, f"The file is larger than {MAX_FILE_BYTES // 1000} kB; a progress file is a few kB.")
+    _refuse(
+        len(data) <= MAX_FILE_BYTES,
+        f"The file is larger than {MAX_FILE_BYTES // 1000} kB; a progress file is a few kB.",
+    )
     _refuse(len(data) > 0, "The file is empty.")
     try:
         text = data.decode("utf-8-sig")
@@ -106,13 +113,17 @@ def load_json(data: bytes) -> Any:
         raise
     except (ValueError, RecursionError) as err:
         where = f" (line {err.lineno})" if isinstance(err, json.JSONDecodeError) else ""
-        raise RefusedFile(f"The file is not valid JSON{where}: it may be cut short or edited by hand.") from None
+        raise RefusedFile(
+            f"The file is not valid JSON{where}: it may be cut short or edited by hand."
+        ) from None
 
 
 def _bounded(value: Any, where: str) -> None:
     """Refuse oversized text, lists and objects, and numbers that are not finite, anywhere in `value`."""
     if isinstance(value, str):
-        _refuse(len(value) <= MAX_TEXT_CHARS, f"{where} holds text longer than {MAX_TEXT_CHARS:,} characters.")
+        _refuse(
+            len(value) <= MAX_TEXT_CHARS, f"{where} holds text longer than {MAX_TEXT_CHARS:,} characters."
+        )
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
@@ -150,10 +161,14 @@ def _timestamp(value: Any, where: str) -> str:
 
 def _answers(raw: Any, bank: Bank) -> dict[str, str]:
     answers = _object(raw, "The answers")
-    _refuse(set(answers) <= {q.id for q in bank.questions}, "The answers name a question this lab does not have.")
+    _refuse(
+        set(answers) <= {q.id for q in bank.questions}, "The answers name a question this lab does not have."
+    )
     for qid, option in answers.items():
         options = [o.id for o in bank.question(qid).options]
-        _refuse(isinstance(option, str) and option in options, f"The answer to {qid} is not one of its options.")
+        _refuse(
+            isinstance(option, str) and option in options, f"The answer to {qid} is not one of its options."
+        )
     return dict(answers)
 
 
@@ -165,7 +180,10 @@ def _settings(raw: Any, schema: Mapping[str, Section]) -> dict[str, dict[str, An
         section = schema[name]
         # Checked here as well as in Section.check so that no name from the file reaches a message.
         _object(values, f"The {name} settings")
-        _refuse(set(values) <= {f.name for f in section.fields}, f"The {name} settings name one this page does not have.")
+        _refuse(
+            set(values) <= {f.name for f in section.fields},
+            f"The {name} settings name one this page does not have.",
+        )
         try:
             checked[name] = section.check(values)
         except ValueError as err:
@@ -195,9 +213,14 @@ def _records(raw: Any, bank: Bank) -> dict[str, Any]:
 
 def parse_document(document: Any, *, bank: Bank, schema: Mapping[str, Section]) -> dict[str, Any]:
     """The learner state inside a parsed progress file, strictly validated; RefusedFile if not usable."""
-    _refuse(isinstance(document, dict) and document.get("format") == FORMAT, "This is not a progress file from this lab.")
+    _refuse(
+        isinstance(document, dict) and document.get("format") == FORMAT,
+        "This is not a progress file from this lab.",
+    )
     version = document.get("version")
-    _refuse(isinstance(version, int) and not isinstance(version, bool), "The file has no usable version number.")
+    _refuse(
+        isinstance(version, int) and not isinstance(version, bool), "The file has no usable version number."
+    )
     _refuse(version <= VERSION, "The file comes from a newer version of this lab; it cannot be read here.")
     _refuse(version == VERSION, "The file has a version number this lab does not read.")
     _object(document, "The file", TOP_KEYS)
@@ -227,8 +250,14 @@ def export_progress(snapshot: Mapping[str, Any], *, exported_at: str, key: str |
 
 def _require_signature(document: Mapping[str, Any], key: str) -> None:
     verdict = verify(document, key)
-    _refuse(verdict is not Verdict.UNSIGNED, "This app only restores progress files it signed, and this one is unsigned.")
-    _refuse(verdict is Verdict.INTACT, "This file's signature does not match its content: it was edited after it was saved.")
+    _refuse(
+        verdict is not Verdict.UNSIGNED,
+        "This app only restores progress files it signed, and this one is unsigned.",
+    )
+    _refuse(
+        verdict is Verdict.INTACT,
+        "This file's signature does not match its content: it was edited after it was saved.",
+    )
 
 
 @dataclass(frozen=True)
@@ -264,7 +293,10 @@ def restore(
     Answers locked in `current` win over the file's; settings and records from the file replace
     the current ones. With a signing key only files this app signed, unedited, are accepted.
     """
-    _refuse(current.get("handed_in_at") is None, "This lab is already handed in, so nothing can be restored into it.")
+    _refuse(
+        current.get("handed_in_at") is None,
+        "This lab is already handed in, so nothing can be restored into it.",
+    )
     document = load_json(data)
     incoming = parse_document(document, bank=bank, schema=schema)
     if key:

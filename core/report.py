@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from core.progress import Score, check_ids, checks_score, overall_score, part_statuses, quiz_ids, quiz_score
@@ -139,7 +139,9 @@ class Report:
         return f"Handed in on {readable_time(self.handed_in_at)}."
 
 
-def _marked_lines(bank: Bank, answers: Mapping[str, str], question_ids: tuple[str, ...]) -> tuple[MarkedLine, ...]:
+def _marked_lines(
+    bank: Bank, answers: Mapping[str, str], question_ids: tuple[str, ...]
+) -> tuple[MarkedLine, ...]:
     lines = []
     for qid in question_ids:
         question = bank.question(qid)
@@ -201,7 +203,7 @@ def utc_timestamp(now: datetime) -> str:
     """The stored form of a moment (hand-in, export): ISO 8601 in UTC, to the second."""
     if now.tzinfo is None:
         raise ValueError("A timestamp needs a time zone.")
-    return now.astimezone(timezone.utc).replace(microsecond=0).isoformat()
+    return now.astimezone(UTC).replace(microsecond=0).isoformat()
 
 
 def readable_time(iso: str) -> str:
@@ -212,7 +214,7 @@ def readable_time(iso: str) -> str:
         raise ValueError(f"{str(iso)[:40]!r} is not a date and time.") from None
     if moment.tzinfo is None:
         raise ValueError(f"{iso[:40]!r} has no time zone.")
-    utc = moment.astimezone(timezone.utc)
+    utc = moment.astimezone(UTC)
     return f"{utc.day} {utc:%B %Y at %H:%M} UTC"
 
 
@@ -261,7 +263,11 @@ def _scaling_lines(summary: EvidenceSummary | None) -> list[str]:
         f"the synthesis is {'ready' if summary.ready else 'not ready yet'}.",
         "",
     ]
-    lines += [f"- {heading}: {_cell(summary.choices[name])}" for name, heading in SYNTHESIS_HEADINGS.items() if name in summary.choices]
+    lines += [
+        f"- {heading}: {_cell(summary.choices[name])}"
+        for name, heading in SYNTHESIS_HEADINGS.items()
+        if name in summary.choices
+    ]
     lines += ["", "My rationale:", "", literal_block(summary.rationale) if summary.rationale else NOT_DONE]
     return lines
 

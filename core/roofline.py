@@ -36,7 +36,9 @@ _PER_TERA = 1e12
 
 def _positive(value: float, what: str) -> float:
     is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    require(is_number and math.isfinite(value) and value > 0, f"{what} must be a positive number, got {value!r}.")
+    require(
+        is_number and math.isfinite(value) and value > 0, f"{what} must be a positive number, got {value!r}."
+    )
     return float(value)
 
 
@@ -75,12 +77,16 @@ def ridge_flop_per_byte(*, peak_tflops: float, bandwidth_tb_per_s: float) -> flo
 def attainable_tflops(*, flop_per_byte: float, peak_tflops: float, bandwidth_tb_per_s: float) -> float:
     """The best rate an operation of this intensity can reach: min(peak, intensity × bandwidth)."""
     intensity = _positive(flop_per_byte, "Arithmetic intensity (FLOP/byte)")
-    return min(_positive(peak_tflops, "Peak TFLOP/s"), intensity * _positive(bandwidth_tb_per_s, "Bandwidth (TB/s)"))
+    return min(
+        _positive(peak_tflops, "Peak TFLOP/s"), intensity * _positive(bandwidth_tb_per_s, "Bandwidth (TB/s)")
+    )
 
 
 def regime(*, flop_per_byte: float, ridge_flop_per_byte: float) -> str:
     """'memory-bound' left of the ridge, 'compute-bound' at or right of it."""
-    below = _positive(flop_per_byte, "Arithmetic intensity (FLOP/byte)") < _positive(ridge_flop_per_byte, "Ridge point (FLOP/byte)")
+    below = _positive(flop_per_byte, "Arithmetic intensity (FLOP/byte)") < _positive(
+        ridge_flop_per_byte, "Ridge point (FLOP/byte)"
+    )
     return MEMORY_BOUND if below else COMPUTE_BOUND
 
 
@@ -107,11 +113,14 @@ class TimeBound:
         return duration_label(self.memory_s)
 
 
-def time_bound(*, flops: float, moved_bytes: float, peak_tflops: float, bandwidth_tb_per_s: float) -> TimeBound:
+def time_bound(
+    *, flops: float, moved_bytes: float, peak_tflops: float, bandwidth_tb_per_s: float
+) -> TimeBound:
     """Seconds to do `flops` at peak, and to move `moved_bytes` at full bandwidth."""
     return TimeBound(
         compute_s=_positive(flops, "FLOPs") / (_positive(peak_tflops, "Peak TFLOP/s") * _PER_TERA),
-        memory_s=_positive(moved_bytes, "Bytes moved") / (_positive(bandwidth_tb_per_s, "Bandwidth (TB/s)") * _PER_TERA),
+        memory_s=_positive(moved_bytes, "Bytes moved")
+        / (_positive(bandwidth_tb_per_s, "Bandwidth (TB/s)") * _PER_TERA),
     )
 
 
@@ -164,13 +173,26 @@ def roofline_point(workload: Workload, under: Roof) -> RooflinePoint:
     )
 
 
-def roof_outline(under: Roof, *, min_flop_per_byte: float, max_flop_per_byte: float) -> tuple[tuple[float, float], ...]:
+def roof_outline(
+    under: Roof, *, min_flop_per_byte: float, max_flop_per_byte: float
+) -> tuple[tuple[float, float], ...]:
     """(FLOP/byte, TFLOP/s) corners of the roof across an intensity range: slope, ridge, ceiling."""
-    low, high = _positive(min_flop_per_byte, "Lowest intensity"), _positive(max_flop_per_byte, "Highest intensity")
+    low, high = (
+        _positive(min_flop_per_byte, "Lowest intensity"),
+        _positive(max_flop_per_byte, "Highest intensity"),
+    )
     require(low < high, "The lowest intensity must be below the highest.")
     ridge = min(max(under.ridge_flop_per_byte, low), high)
     corners = (low, ridge, high)
-    return tuple((x, attainable_tflops(flop_per_byte=x, peak_tflops=under.peak_tflops, bandwidth_tb_per_s=under.bandwidth_tb_per_s)) for x in corners)
+    return tuple(
+        (
+            x,
+            attainable_tflops(
+                flop_per_byte=x, peak_tflops=under.peak_tflops, bandwidth_tb_per_s=under.bandwidth_tb_per_s
+            ),
+        )
+        for x in corners
+    )
 
 
 def roofline_rows(points: tuple[RooflinePoint, ...]) -> list[dict[str, object]]:
@@ -220,7 +242,9 @@ class LinearLayerRoofline:
         return self.roof.dtype == "bf16" and not self.roof.tensor_cores
 
 
-def linear_layer_roofline(*, n_in: int, m_out: int, batch: int, dtype: str, gpu_name: str) -> LinearLayerRoofline:
+def linear_layer_roofline(
+    *, n_in: int, m_out: int, batch: int, dtype: str, gpu_name: str
+) -> LinearLayerRoofline:
     """The learner's layer beside a square matmul, a GELU and a LayerNorm under one GPU's roof."""
     under = roof(gpu(gpu_name), dtype)
     layer = linear_layer(n_in=n_in, m_out=m_out, batch=batch, dtype=dtype)

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from core.datafiles import positive_number, read_json, require
+from core.learner_text import MAX_CHARS
 from core.memory import BYTES_PER_GB, OPTIMIZER_LABELS, to_gb
 from core.memory_lesson import LessonSetup, lesson_parameter_count, lesson_terms
-from core.step_timeline import ITERATIONS, PHASE_LABELS, PHASES, StepTimeline, TimelinePoint, step_timeline
 from core.report import FIRST_EXPERIMENTS
+from core.step_timeline import ITERATIONS, PHASE_LABELS, PHASES, StepTimeline, TimelinePoint, step_timeline
 from core.workloads import BYTES_PER_MB
-from core.learner_text import MAX_CHARS
 
 EXPERIMENTS = tuple(FIRST_EXPERIMENTS)  # batch, optim, gpu, model: the ids the report reads
 MAX_TEXT_CHARS = MAX_CHARS
@@ -37,7 +37,9 @@ class Scenario:
 
 def _scenario(raw: Mapping[str, Any]) -> Scenario:
     require(isinstance(raw, Mapping), "run_a.json needs a 'scenario' object.")
-    setup = LessonSetup(**{name: raw.get(name) for name in ("hidden", "layers", "dtype", "optimizer", "batch", "seq_len")})
+    setup = LessonSetup(
+        **{name: raw.get(name) for name in ("hidden", "layers", "dtype", "optimizer", "batch", "seq_len")}
+    )
     require(setup.batch % 2 == 0, "Run A's batch must be even, so that it can be halved.")
     device_gb = positive_number(raw.get("device_gb"), "Run A's device memory")
     larger_gb = positive_number(raw.get("larger_device_gb"), "The larger device's memory")
@@ -51,7 +53,10 @@ def _prose(value: Any, what: str) -> str:
 
 
 def _texts(raw: Any, names: Sequence[str], what: str) -> dict[str, str]:
-    require(isinstance(raw, Mapping) and set(raw) == set(names), f"run_a.json: '{what}' needs exactly these entries: {', '.join(names)}.")
+    require(
+        isinstance(raw, Mapping) and set(raw) == set(names),
+        f"run_a.json: '{what}' needs exactly these entries: {', '.join(names)}.",
+    )
     return {n: _prose(raw[n], f"{what}.{n}") for n in names}
 
 
@@ -78,15 +83,24 @@ def parse_content(raw: Any) -> RunAContent:
     leak = raw.get("leak")
     require(isinstance(leak, Mapping), "run_a.json needs a 'leak' object.")
     base = leak.get("base_experiments")
-    require(isinstance(base, list) and all(e in EXPERIMENTS for e in base), f"The leak's base experiments must come from {', '.join(EXPERIMENTS)}.")
+    require(
+        isinstance(base, list) and all(e in EXPERIMENTS for e in base),
+        f"The leak's base experiments must come from {', '.join(EXPERIMENTS)}.",
+    )
     measure = raw.get("measure")
     require(isinstance(measure, list) and measure, "run_a.json needs a 'measure' table.")
     rows = tuple(_texts(row, ("question", "call", "reading", "source"), "measure") for row in measure)
     causes = raw.get("leak_causes")
     require(isinstance(causes, list) and causes != [], "run_a.json needs a list of 'leak_causes'.")
     launches = raw.get("budget_launches")
-    require(isinstance(launches, int) and launches >= 2, "run_a.json: 'budget_launches' must be a whole number of at least 2.")
-    require(isinstance(leak.get("max_iterations"), int) and leak["max_iterations"] > 2, "The leak needs a whole 'max_iterations' above 2.")
+    require(
+        isinstance(launches, int) and launches >= 2,
+        "run_a.json: 'budget_launches' must be a whole number of at least 2.",
+    )
+    require(
+        isinstance(leak.get("max_iterations"), int) and leak["max_iterations"] > 2,
+        "The leak needs a whole 'max_iterations' above 2.",
+    )
     content = RunAContent(
         scenario=_scenario(raw.get("scenario")),
         phases=_texts(raw.get("phases"), PHASES, "phases"),
@@ -104,7 +118,9 @@ def parse_content(raw: Any) -> RunAContent:
         try:
             content.feedback[choice].format(weights_gb=1.0, device_gb=1.0, other_gb=1.0)
         except (KeyError, IndexError, ValueError) as err:
-            raise ValueError(f"run_a.json: the feedback for '{choice}' names a figure we do not compute: {err}.") from None
+            raise ValueError(
+                f"run_a.json: the feedback for '{choice}' names a figure we do not compute: {err}."
+            ) from None
     return content
 
 
@@ -114,7 +130,7 @@ def load_content() -> RunAContent:
     return parse_content(read_json("run_a.json"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def run_a_timeline() -> StepTimeline:
     """Run A as briefed: its configuration on its own device."""
     scenario = load_content().scenario
@@ -172,19 +188,28 @@ def phase_rows(timeline: StepTimeline, *, iteration: int = 1) -> list[dict[str, 
     rows = []
     for phase in PHASES:
         peak = timeline.peak_point(iteration=iteration, phase=phase)
-        rows.append({
-            "Phase": PHASE_LABELS[phase],
-            "What happens": descriptions[phase],
-            "Live at its peak": ", ".join(share.label for share in peak.live.shares()),
-            "Peak needed (GB)": f"{peak.total_gb:.2f}",
-            "Outcome": _phase_outcome(timeline, iteration, phase),
-        })
+        rows.append(
+            {
+                "Phase": PHASE_LABELS[phase],
+                "What happens": descriptions[phase],
+                "Live at its peak": ", ".join(share.label for share in peak.live.shares()),
+                "Peak needed (GB)": f"{peak.total_gb:.2f}",
+                "Outcome": _phase_outcome(timeline, iteration, phase),
+            }
+        )
     return rows
 
 
 def measure_rows() -> list[dict[str, str]]:
     """The measure-rather-than-guess table: a question, the PyTorch call that answers it, what the reading means."""
-    return [{"What to ask": row["question"], "What answers it": row["call"], "What the reading means": row["reading"]} for row in load_content().measure]
+    return [
+        {
+            "What to ask": row["question"],
+            "What answers it": row["call"],
+            "What the reading means": row["reading"],
+        }
+        for row in load_content().measure
+    ]
 
 
 @dataclass(frozen=True)
@@ -204,7 +229,9 @@ class ExperimentOutcome:
 
 
 def _same_moment(a: TimelinePoint | None, b: TimelinePoint | None) -> bool:
-    return a is not None and b is not None and (a.iteration, a.phase, a.block) == (b.iteration, b.phase, b.block)
+    return (
+        a is not None and b is not None and (a.iteration, a.phase, a.block) == (b.iteration, b.phase, b.block)
+    )
 
 
 def _shrunk(scenario: Scenario, setup: LessonSetup, device_gb: float) -> tuple[LessonSetup, float]:
@@ -229,7 +256,10 @@ def applied(experiments: Sequence[str], scenario: Scenario) -> tuple[LessonSetup
     """Run A's setup and device after `experiments`, applied in order."""
     setup, device_gb = scenario.setup, scenario.device_gb
     for experiment in experiments:
-        require(experiment in _CHANGES, f"Unknown experiment {experiment!r}: pick one of {', '.join(EXPERIMENTS)}.")
+        require(
+            experiment in _CHANGES,
+            f"Unknown experiment {experiment!r}: pick one of {', '.join(EXPERIMENTS)}.",
+        )
         setup, device_gb = _CHANGES[experiment](scenario, setup, device_gb)
     return setup, device_gb
 
@@ -240,12 +270,16 @@ def _change(before: LessonSetup, after: LessonSetup, before_gb: float, after_gb:
     if after.batch != before.batch:
         words.append(f"batch {before.batch} → {after.batch}")
     if after.optimizer != before.optimizer:
-        words.append(f"optimizer {OPTIMIZER_LABELS[before.optimizer].split(',')[0]} → {OPTIMIZER_LABELS[after.optimizer].split(',')[0]}")
+        words.append(
+            f"optimizer {OPTIMIZER_LABELS[before.optimizer].split(',')[0]} → {OPTIMIZER_LABELS[after.optimizer].split(',')[0]}"
+        )
     if after_gb != before_gb:
         words.append(f"device {before_gb:g} GB → {after_gb:g} GB")
     if after.layers != before.layers:
         weights = [to_gb(lesson_terms(s).parameters_bytes) for s in (before, after)]
-        words.append(f"blocks {before.layers} → {after.layers} (weights {weights[0]:.2f} GB → {weights[1]:.2f} GB)")
+        words.append(
+            f"blocks {before.layers} → {after.layers} (weights {weights[0]:.2f} GB → {weights[1]:.2f} GB)"
+        )
     return ", ".join(words) or "nothing changes"
 
 
@@ -253,20 +287,24 @@ def _summary(timeline: StepTimeline, baseline: StepTimeline) -> str:
     failure, layers, device = timeline.failure, timeline.setup.layers, timeline.device_gb
     if failure is None:
         steady, first = timeline.iteration_peak_gb(ITERATIONS), timeline.iteration_peak_gb(1)
-        later = f" Later iterations need more than the first ({steady:.2f} GB against {first:.2f} GB): the optimizer state stays once created." if steady > first else ""
+        later = (
+            f" Later iterations need more than the first ({steady:.2f} GB against {first:.2f} GB): the optimizer state stays once created."
+            if steady > first
+            else ""
+        )
         return f"Iteration 1 completes, and so does every later one: the peak is {steady:.2f} GB of {device:g} GB, {device - steady:.2f} GB to spare.{later}"
     asked = f"asking for {failure.total_gb:.2f} GB of {device:g} GB"
     if _same_moment(failure, baseline.failure):
         return f"No change where it matters: it still fails in {failure.where(layers)}, {asked}, exactly as before."
     if failure.iteration > 1:
         return f"Iteration 1 completes (peak {timeline.iteration_peak_gb(1):.2f} GB), but it fails in {failure.where(layers)}, {asked}: the optimizer state is now resident through forward and backward."
-    passed = [_PHASE_WORDS[p] for p in PHASES[1:PHASES.index(failure.phase)]]
+    passed = [_PHASE_WORDS[p] for p in PHASES[1 : PHASES.index(failure.phase)]]
     if not passed:
         return f"It fails in {failure.where(layers)}, {asked}."
     return f"It gets further: it survives {' and '.join(passed)}, then fails in {failure.where(layers)}, {asked}."
 
 
-@lru_cache(maxsize=None)
+@cache
 def run_experiment(experiment: str) -> ExperimentOutcome:
     """Run A with one first experiment applied, recomputed from the budget (once per process: it depends on data only)."""
     scenario = load_content().scenario
@@ -288,7 +326,9 @@ def outcome_rows(outcomes: Sequence[ExperimentOutcome]) -> list[dict[str, str]]:
             "Experiment": o.label,
             "Change": o.change_title,
             "Iteration 1 completes": "yes" if o.timeline.first_iteration_completes else "no",
-            "First failure": o.timeline.failure.where(o.timeline.setup.layers) if o.timeline.failure else "none: it keeps running",
+            "First failure": o.timeline.failure.where(o.timeline.setup.layers)
+            if o.timeline.failure
+            else "none: it keeps running",
             "Peak needed (GB)": f"{o.timeline.peak_reached_gb:.2f}",
         }
         for o in outcomes
@@ -321,7 +361,12 @@ def budget_series() -> IterationSeries:
     failure = run_a_timeline().failure
     require(failure is not None, "Run A's configuration no longer fails; check data/run_a.json.")
     launches = range(1, content.budget_launches + 1)
-    return IterationSeries(x_label="Launch", x=tuple(launches), peak_gb=tuple(failure.total_gb for _ in launches), device_gb=content.scenario.device_gb)
+    return IterationSeries(
+        x_label="Launch",
+        x=tuple(launches),
+        peak_gb=tuple(failure.total_gb for _ in launches),
+        device_gb=content.scenario.device_gb,
+    )
 
 
 @dataclass(frozen=True)
@@ -334,13 +379,15 @@ class Leak:
     series: IterationSeries
 
 
-@lru_cache(maxsize=None)
+@cache
 def leak() -> Leak:
     """The leak example: a fitting run (Run A after the data file's experiments) that keeps one B·S·H tensor per step."""
     content = load_content()
     setup, device_gb = applied(content.leak_experiments, content.scenario)
     timeline = step_timeline(setup, device_gb=device_gb)
-    require(timeline.failure is None, "The leak example must start from a run that fits; check data/run_a.json.")
+    require(
+        timeline.failure is None, "The leak example must start from a run that fits; check data/run_a.json."
+    )
     retained_bytes = setup.batch * setup.seq_len * setup.hidden * setup.precision.activation_bytes
     peaks: list[float] = []
     for iteration in range(1, content.leak_max_iterations + 1):
@@ -348,8 +395,13 @@ def leak() -> Leak:
         peaks.append(planned + (iteration - 1) * retained_bytes / BYTES_PER_GB)
         if peaks[-1] > device_gb:
             break
-    series = IterationSeries(x_label="Iteration", x=tuple(range(1, len(peaks) + 1)), peak_gb=tuple(peaks), device_gb=device_gb)
-    require(series.failed_at is not None, "The leak example never fails within its iterations; check data/run_a.json.")
+    series = IterationSeries(
+        x_label="Iteration", x=tuple(range(1, len(peaks) + 1)), peak_gb=tuple(peaks), device_gb=device_gb
+    )
+    require(
+        series.failed_at is not None,
+        "The leak example never fails within its iterations; check data/run_a.json.",
+    )
     return Leak(
         change=_change(content.scenario.setup, setup, content.scenario.device_gb, device_gb),
         steady_peak_gb=timeline.iteration_peak_gb(ITERATIONS),
@@ -361,19 +413,31 @@ def leak() -> Leak:
 def _text(value: Any, *, empty: str, what: str) -> str:
     text = value.strip() if isinstance(value, str) else ""
     require(text != "", empty)
-    require(len(text) <= MAX_TEXT_CHARS, f"{what} is {len(text):,} characters long; please keep it to {MAX_TEXT_CHARS:,}.")
+    require(
+        len(text) <= MAX_TEXT_CHARS,
+        f"{what} is {len(text):,} characters long; please keep it to {MAX_TEXT_CHARS:,}.",
+    )
     return text
 
 
 def decision_record(*, choice: str | None, why: str | None) -> dict[str, str]:
     """The `run_a.decision` record for a submitted form, or a ValueError telling the learner what is missing."""
     require(choice in EXPERIMENTS, "Pick one of the four experiments first.")
-    return {"choice": choice, "why": _text(why, empty="Add your reasoning: why this experiment, and what would each result rule out?", what="Your reasoning")}
+    return {
+        "choice": choice,
+        "why": _text(
+            why,
+            empty="Add your reasoning: why this experiment, and what would each result rule out?",
+            what="Your reasoning",
+        ),
+    }
 
 
 def reflection_record(*, text: str | None) -> dict[str, str]:
     """The `run_a.reflection` record for a submitted form, or a ValueError asking for text."""
-    return {"text": _text(text, empty="Write a sentence or two about Run B, then submit.", what="Your answer")}
+    return {
+        "text": _text(text, empty="Write a sentence or two about Run B, then submit.", what="Your answer")
+    }
 
 
 def stored_text(record: Any, field: str) -> str:
@@ -392,4 +456,8 @@ def feedback(choice: str) -> str:
     """The feedback for one first experiment, its figures filled from Run A's computed brief."""
     require(choice in EXPERIMENTS, f"Unknown experiment {choice!r}: pick one of {', '.join(EXPERIMENTS)}.")
     figures = brief_figures()
-    return load_content().feedback[choice].format(weights_gb=figures.weights_gb, device_gb=figures.device_gb, other_gb=figures.other_gb)
+    return (
+        load_content()
+        .feedback[choice]
+        .format(weights_gb=figures.weights_gb, device_gb=figures.device_gb, other_gb=figures.other_gb)
+    )

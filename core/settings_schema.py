@@ -44,11 +44,19 @@ class Field:
             require(isinstance(value, bool), f"'{self.name}' must be true or false.")
             return value
         if self.kind == "choice":
-            require(isinstance(value, str) and value in self.choices, f"'{self.name}' must be one of: {', '.join(self.choices)}.")
+            require(
+                isinstance(value, str) and value in self.choices,
+                f"'{self.name}' must be one of: {', '.join(self.choices)}.",
+            )
             return value
         is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        require(is_number and (self.kind == "float" or float(value).is_integer()), f"'{self.name}' must be a {'whole ' if self.kind == 'int' else ''}number.")
-        require(self.min <= value <= self.max, f"'{self.name}' must be between {self.min:g} and {self.max:g}.")
+        require(
+            is_number and (self.kind == "float" or float(value).is_integer()),
+            f"'{self.name}' must be a {'whole ' if self.kind == 'int' else ''}number.",
+        )
+        require(
+            self.min <= value <= self.max, f"'{self.name}' must be between {self.min:g} and {self.max:g}."
+        )
         require(self._on_step(value), f"'{self.name}' must be a multiple of {self.step:g} from {self.min:g}.")
         return int(value) if self.kind == "int" else float(value)
 
@@ -117,7 +125,10 @@ def _choices(raw: Mapping[str, Any], where: str) -> tuple[str, ...]:
         module_name, function_name = CHOICE_SOURCES[source].split(":")
         return tuple(getattr(importlib.import_module(module_name), function_name)())
     choices = raw.get("choices", [])
-    require(isinstance(choices, list) and all(isinstance(c, str) and c for c in choices), f"{where}: choices must be a list of names.")
+    require(
+        isinstance(choices, list) and all(isinstance(c, str) and c for c in choices),
+        f"{where}: choices must be a list of names.",
+    )
     return tuple(choices)
 
 
@@ -130,7 +141,10 @@ def parse_field(raw: Mapping[str, Any], section: str) -> Field:
     require(kind in KINDS, f"{where}: kind must be one of {', '.join(KINDS)}.")
     if kind in ("int", "float"):
         low, high, step = (raw.get(k) for k in ("min", "max", "step"))
-        require(all(isinstance(v, (int, float)) for v in (low, high, step)), f"{where}: needs numeric min, max and step.")
+        require(
+            all(isinstance(v, (int, float)) for v in (low, high, step)),
+            f"{where}: needs numeric min, max and step.",
+        )
         require(low < high and step > 0, f"{where}: needs min < max and a positive step.")
         field = Field(name=name, kind=kind, default=raw.get("default"), min=low, max=high, step=step)
     else:

@@ -40,6 +40,8 @@ def read_link(section: Section, params: Mapping[str, Sequence[str]]) -> LinkRead
             notes.append(f"Ignored from the link: {err}")
             continue
         if field.kind in ("int", "float") and value != float(text):
-            notes.append(f"The link's '{field.name}' was adjusted to {field.to_text(value)}, the nearest value this page allows.")
+            notes.append(
+                f"The link's '{field.name}' was adjusted to {field.to_text(value)}, the nearest value this page allows."
+            )
         values[field.name] = value
     return LinkReading(values=values, notes=tuple(notes))

@@ -31,7 +31,9 @@ class Verdict(Enum):
 def canonical_bytes(document: Mapping[str, Any]) -> bytes:
     """The bytes that are signed: the document without its signature, in canonical JSON."""
     unsigned = {k: v for k, v in document.items() if k != SIGNATURE_FIELD}
-    return json.dumps(unsigned, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return json.dumps(
+        unsigned, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
 
 
 def _digest(document: Mapping[str, Any], key: str) -> str:

@@ -72,7 +72,11 @@ def parse_stack(raw: dict[str, Any]) -> Stack:
         unknown = [c.layer_id for c in causes if c.layer_id not in layer_ids]
         require(not unknown, f"Symptom {item['id']} names unknown layers: {', '.join(unknown)}.")
         require(bool(item["first_measurement"].strip()), f"Symptom {item['id']} needs a first measurement.")
-        symptoms.append(Symptom(id=item["id"], label=item["label"], causes=causes, first_measurement=item["first_measurement"]))
+        symptoms.append(
+            Symptom(
+                id=item["id"], label=item["label"], causes=causes, first_measurement=item["first_measurement"]
+            )
+        )
     ids = [s.id for s in symptoms]
     require(len(set(ids)) == len(ids), "Symptom ids repeat.")
     return Stack(layers=layers, symptoms=tuple(symptoms))

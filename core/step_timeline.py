@@ -17,7 +17,12 @@ from core.memory import MemoryTerms
 from core.memory_lesson import LessonSetup, lesson_terms
 
 PHASES = ("start", "forward", "backward", "step")
-PHASE_LABELS = {"start": "Start", "forward": "Forward", "backward": "loss.backward()", "step": "optimizer.step()"}
+PHASE_LABELS = {
+    "start": "Start",
+    "forward": "Forward",
+    "backward": "loss.backward()",
+    "step": "optimizer.step()",
+}
 ITERATIONS = 2  # the first step, and the steady state every later step repeats
 
 
@@ -84,25 +89,54 @@ class StepTimeline:
 
     def peak_point(self, *, iteration: int, phase: str) -> TimelinePoint:
         """The moment of a phase that needs the most memory (the first of equals)."""
-        return max((p for p in self.points if p.iteration == iteration and p.phase == phase), key=lambda p: p.total_gb)
+        return max(
+            (p for p in self.points if p.iteration == iteration and p.phase == phase),
+            key=lambda p: p.total_gb,
+        )
 
 
-def _iteration(terms: MemoryTerms, *, layers: int, state_exists: bool) -> list[tuple[str, int | None, MemoryTerms]]:
+def _iteration(
+    terms: MemoryTerms, *, layers: int, state_exists: bool
+) -> list[tuple[str, int | None, MemoryTerms]]:
     """The moments of one iteration: (phase, block, live terms)."""
-    share = {name: terms.term_bytes(name) / layers for name in ("activations", "gradients", "optimizer_state")}
+    share = {
+        name: terms.term_bytes(name) / layers for name in ("activations", "gradients", "optimizer_state")
+    }
     state = terms.optimizer_state_bytes if state_exists else 0.0
     base = MemoryTerms(parameters_bytes=terms.parameters_bytes, optimizer_state_bytes=state)
     moments: list[tuple[str, int | None, MemoryTerms]] = [("start", None, base)]
-    moments += [("forward", k, replace(base, activations_bytes=share["activations"] * k)) for k in range(1, layers + 1)]
-    for done in range(1, layers + 1):  # block `layers` first: its gradients appear while every activation is still held
+    moments += [
+        ("forward", k, replace(base, activations_bytes=share["activations"] * k))
+        for k in range(1, layers + 1)
+    ]
+    for done in range(
+        1, layers + 1
+    ):  # block `layers` first: its gradients appear while every activation is still held
         block = layers - done + 1
-        moments.append(("backward", block, replace(base, workspace_bytes=terms.workspace_bytes, activations_bytes=share["activations"] * block,
-                                                    gradients_bytes=share["gradients"] * done)))
-    after_backward = replace(base, workspace_bytes=terms.workspace_bytes, gradients_bytes=terms.gradients_bytes)
+        moments.append(
+            (
+                "backward",
+                block,
+                replace(
+                    base,
+                    workspace_bytes=terms.workspace_bytes,
+                    activations_bytes=share["activations"] * block,
+                    gradients_bytes=share["gradients"] * done,
+                ),
+            )
+        )
+    after_backward = replace(
+        base, workspace_bytes=terms.workspace_bytes, gradients_bytes=terms.gradients_bytes
+    )
     if state_exists or terms.optimizer_state_bytes == 0:
-        moments.append(("step", None, replace(after_backward, optimizer_state_bytes=terms.optimizer_state_bytes)))
+        moments.append(
+            ("step", None, replace(after_backward, optimizer_state_bytes=terms.optimizer_state_bytes))
+        )
     else:  # lazy: the first step() creates the state block by block before it updates anything
-        moments += [("step", k, replace(after_backward, optimizer_state_bytes=share["optimizer_state"] * k)) for k in range(1, layers + 1)]
+        moments += [
+            ("step", k, replace(after_backward, optimizer_state_bytes=share["optimizer_state"] * k))
+            for k in range(1, layers + 1)
+        ]
     return moments
 
 
@@ -114,7 +148,13 @@ def step_timeline(setup: LessonSetup, *, device_gb: float) -> StepTimeline:
     for iteration in range(1, ITERATIONS + 1):
         moments = _iteration(terms, layers=setup.layers, state_exists=iteration > 1)
         points += [
-            TimelinePoint(iteration=iteration, phase=phase, block=block, position=iteration - 1 + i / len(moments), live=live)
+            TimelinePoint(
+                iteration=iteration,
+                phase=phase,
+                block=block,
+                position=iteration - 1 + i / len(moments),
+                live=live,
+            )
             for i, (phase, block, live) in enumerate(moments)
         ]
     failure = next((p for p in points if p.total_gb > device_gb), None)

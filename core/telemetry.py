@@ -73,7 +73,15 @@ def _oom(recipe: dict[str, Any], device_gb: float) -> tuple[pd.DataFrame, float,
     memory = np.minimum(forward + backward, device_gb)
     memory[-1] = device_gb
     utilisation = np.clip(94 + _noise(1, x.size, 2.0), 0, 100)
-    frame = pd.DataFrame({"x": x * 100, "memory_gb": memory, "utilisation_pct": utilisation, "loss": np.nan, "accuracy_pct": np.nan})
+    frame = pd.DataFrame(
+        {
+            "x": x * 100,
+            "memory_gb": memory,
+            "utilisation_pct": utilisation,
+            "loss": np.nan,
+            "accuracy_pct": np.nan,
+        }
+    )
     return frame, fail * 100, "out of memory in backward"
 
 
@@ -86,7 +94,9 @@ def _training(recipe: dict[str, Any], device_gb: float, seed: int) -> pd.DataFra
 
 def _with_loss(frame: pd.DataFrame, recipe: dict[str, Any], seed: int) -> pd.DataFrame:
     steps = frame["x"].to_numpy()
-    loss = _decay(steps, recipe["start_loss"], recipe["end_loss"], recipe["steps"]) + _noise(seed + 2, steps.size, 0.03)
+    loss = _decay(steps, recipe["start_loss"], recipe["end_loss"], recipe["steps"]) + _noise(
+        seed + 2, steps.size, 0.03
+    )
     accuracy = np.clip(100 * (1 - loss / recipe["start_loss"]) + 10, 0, 100)
     return frame.assign(loss=loss, accuracy_pct=accuracy)
 
@@ -107,29 +117,49 @@ def telemetry(run: Run, device_memory_gb: float) -> Telemetry:
     kind = recipe["kind"]
     if kind == "oom":
         frame, failure_x, label = _oom(recipe, device_memory_gb)
-        return Telemetry(run.id, "time through step 1 (%)", device_memory_gb, frame, failure_x, label, IN_STEP_ONE)
+        return Telemetry(
+            run.id, "time through step 1 (%)", device_memory_gb, frame, failure_x, label, IN_STEP_ONE
+        )
     frame = _training(recipe, device_memory_gb, seed)
     if kind == "stuck":
         frame = _stuck(frame, recipe, seed)
-        return Telemetry(run.id, "step", device_memory_gb, frame, float(recipe["flat_from_step"]), "loss stops moving", AT_STEP)
+        return Telemetry(
+            run.id,
+            "step",
+            device_memory_gb,
+            frame,
+            float(recipe["flat_from_step"]),
+            "loss stops moving",
+            AT_STEP,
+        )
     frame = _with_loss(frame, recipe, seed)
     if kind == "nan":
         frame.loc[frame["x"] >= recipe["nan_step"], "loss"] = np.nan
         frame.loc[frame["x"] >= recipe["nan_step"], "accuracy_pct"] = np.nan
-        return Telemetry(run.id, "step", device_memory_gb, frame, float(recipe["nan_step"]), "loss becomes nan", AT_STEP)
+        return Telemetry(
+            run.id, "step", device_memory_gb, frame, float(recipe["nan_step"]), "loss becomes nan", AT_STEP
+        )
     return Telemetry(run.id, "step", device_memory_gb, frame, None, None, AT_STEP)
 
 
 def _run(raw: dict[str, Any]) -> Run:
     where = f"Run {raw.get('id')}"
     recipe = raw.get("telemetry")
-    require(isinstance(recipe, dict) and recipe.get("kind") in KINDS, f"{where}: telemetry kind must be one of {', '.join(KINDS)}.")
+    require(
+        isinstance(recipe, dict) and recipe.get("kind") in KINDS,
+        f"{where}: telemetry kind must be one of {', '.join(KINDS)}.",
+    )
     for key, value in recipe.items():
         if key != "kind":
             positive_number(value, f"{where}: telemetry '{key}'")
     facts = raw.get("facts")
-    require(isinstance(facts, list) and facts and all(isinstance(f, str) and f for f in facts), f"{where}: needs a list of facts.")
-    return Run(id=raw["id"], title=raw["title"], question_id=raw["question"], facts=tuple(facts), recipe=dict(recipe))
+    require(
+        isinstance(facts, list) and facts and all(isinstance(f, str) and f for f in facts),
+        f"{where}: needs a list of facts.",
+    )
+    return Run(
+        id=raw["id"], title=raw["title"], question_id=raw["question"], facts=tuple(facts), recipe=dict(recipe)
+    )
 
 
 @lru_cache(maxsize=1)

@@ -155,12 +155,16 @@ def square_matmul(*, size: int, dtype: str) -> Workload:
     """An N x N by N x N matrix multiply: 2·N³ FLOPs, two matrices read, one written."""
     n = _size(size, "Matrix size (N)")
     matrix_bytes = n * n * bytes_per_value(dtype)
-    return Workload(name=f"{n}×{n} matmul", flops=2 * n**3, read_bytes=2 * matrix_bytes, written_bytes=matrix_bytes)
+    return Workload(
+        name=f"{n}×{n} matmul", flops=2 * n**3, read_bytes=2 * matrix_bytes, written_bytes=matrix_bytes
+    )
 
 
 def _elementwise(name: str, *, elements: int, flops_per_element: int, dtype: str) -> Workload:
     tensor_bytes = _size(elements, "Number of elements") * bytes_per_value(dtype)
-    return Workload(name=name, flops=flops_per_element * elements, read_bytes=tensor_bytes, written_bytes=tensor_bytes)
+    return Workload(
+        name=name, flops=flops_per_element * elements, read_bytes=tensor_bytes, written_bytes=tensor_bytes
+    )
 
 
 def gelu(*, elements: int, dtype: str) -> Workload:
@@ -204,7 +208,9 @@ def fused_elementwise(*, ops: int, elements: int, dtype: str) -> Fusion:
     """`ops` one-FLOP elementwise ops on a tensor: each kernel reads and writes it, or one kernel does."""
     ops = _size(ops, "Number of operations")
     one = _elementwise("one op", elements=elements, flops_per_element=1, dtype=dtype)
-    separate = Workload(f"{ops} separate kernels", ops * one.flops, ops * one.read_bytes, ops * one.written_bytes)
+    separate = Workload(
+        f"{ops} separate kernels", ops * one.flops, ops * one.read_bytes, ops * one.written_bytes
+    )
     fused = Workload(f"{ops} ops, one kernel", ops * one.flops, one.read_bytes, one.written_bytes)
     return Fusion(ops=ops, separate=separate, fused=fused)
 

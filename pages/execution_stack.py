@@ -25,7 +25,9 @@ for depth, layer in enumerate(stack.layers, start=1):
         text_column.markdown(f"{layer.holds}  \nFor example: {layer.example}")
 
 st.header("From a symptom to a layer")
-st.markdown("Pick a symptom. The layers that could produce it light up, with the one measurement that tells them apart.")
+st.markdown(
+    "Pick a symptom. The layers that could produce it light up, with the one measurement that tells them apart."
+)
 field = section("stack").field("symptom")
 chosen = st.radio(
     "Symptom",

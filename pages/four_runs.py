@@ -10,7 +10,7 @@ from ui.marked import marked_question
 st.title("Four runs, four different problems")
 st.markdown(
     "Every run below started, claimed GPU memory, kept the GPU busy for a while and printed numbers. "
-    "\"It launched\" is true of all four, and it tells you nothing. Read each run's card and its "
+    '"It launched" is true of all four, and it tells you nothing. Read each run\'s card and its '
     "dashboard, then say what kind of failure it is. You get one answer per run."
 )
 
@@ -22,14 +22,24 @@ for column, run in zip(columns, runs):
         st.markdown("\n".join(f"- {fact}" for fact in run.facts))
 
 st.header("What the dashboards recorded")
-st.caption(f"Simulated telemetry on a {device_gb:g} GB card. The red rules mark the device limit and the moment things went wrong.")
+st.caption(
+    f"Simulated telemetry on a {device_gb:g} GB card. The red rules mark the device limit and the moment things went wrong."
+)
 for run in runs:
     series = recorded(run.id)
-    draw(("telemetry", run.id, device_gb), lambda: telemetry_chart(series), width="content",
-         description=f"{run.title}: GPU memory, utilisation and loss recorded over the run.")
-    st.caption(f"{run.title}: {series.failure_text or 'no single failure point; look at the level of each line'}.")
+    draw(
+        ("telemetry", run.id, device_gb),
+        lambda: telemetry_chart(series),
+        width="content",
+        description=f"{run.title}: GPU memory, utilisation and loss recorded over the run.",
+    )
+    st.caption(
+        f"{run.title}: {series.failure_text or 'no single failure point; look at the level of each line'}."
+    )
 
 st.header("Sort them")
-st.markdown("Each run fits exactly one of four kinds: **resource**, **throughput**, **numerical** or **correctness**.")
+st.markdown(
+    "Each run fits exactly one of four kinds: **resource**, **throughput**, **numerical** or **correctness**."
+)
 for run in runs:
     marked_question(run.question_id)

@@ -17,7 +17,10 @@ st.markdown(
     "stops with `CUDA out of memory`. The error does not say where the other 17 GB went. This lab "
     "teaches you to find out, and to design the experiment that proves it."
 )
-st.info('The question behind it all: *"My training job is slow and keeps dying with out-of-memory errors. Which number should I look at first?"*', icon=":material/help:")
+st.info(
+    'The question behind it all: *"My training job is slow and keeps dying with out-of-memory errors. Which number should I look at first?"*',
+    icon=":material/help:",
+)
 
 left, right = st.columns([3, 2])
 with left:
@@ -40,7 +43,9 @@ with right:
         arrow_rows(
             {
                 "Part": s.title,
-                "Marked questions": f"{s.questions_answered}/{s.questions_total}" if s.questions_total else "none",
+                "Marked questions": f"{s.questions_answered}/{s.questions_total}"
+                if s.questions_total
+                else "none",
                 "Done": s.complete,
             }
             for s in statuses

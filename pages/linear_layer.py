@@ -8,8 +8,8 @@ from core.settings_schema import section
 from core.workloads import GELU_FLOPS_PER_ELEMENT, TRAINING_FLOPS_PER_FORWARD
 from ui import state
 from ui.charts import draw
-from ui.marked import marked_question
 from ui.links import share_box
+from ui.marked import marked_question
 from ui.settings import persistent
 from ui.tables import arrow_rows
 
@@ -35,13 +35,19 @@ with sizes:
 with hardware:
     st.selectbox("Number format", fields.field("dtype").choices, **persistent("linear", "dtype"))
     st.selectbox("GPU", fields.field("gpu").choices, **persistent("linear", "gpu"))
-    st.caption("Number format sets the bytes per value moved and which peak rate applies. fp32 means plain FP32 units: PyTorch leaves TF32 off for matrix multiplies unless you switch it on.")
+    st.caption(
+        "Number format sets the bytes per value moved and which peak rate applies. fp32 means plain FP32 units: PyTorch leaves TF32 off for matrix multiplies unless you switch it on."
+    )
 
 share_box("linear")
 
 chosen = state.section_settings("linear")
 view = linear_layer_roofline(
-    n_in=chosen["n_in"], m_out=chosen["m_out"], batch=chosen["batch"], dtype=chosen["dtype"], gpu_name=chosen["gpu"]
+    n_in=chosen["n_in"],
+    m_out=chosen["m_out"],
+    batch=chosen["batch"],
+    dtype=chosen["dtype"],
+    gpu_name=chosen["gpu"],
 )
 layer, roof = view.layer, view.roof
 
@@ -90,7 +96,10 @@ st.markdown(
 
 st.subheader(f"The roofline of the {roof.gpu_name} at {roof.dtype}")
 if view.has_bf16_fallback:
-    st.warning(f"The {roof.gpu_name} has no BF16 units, so bf16 work cannot use its tensor cores: the roof is its FP32 rate.", icon=":material/info:")
+    st.warning(
+        f"The {roof.gpu_name} has no BF16 units, so bf16 work cannot use its tensor cores: the roof is its FP32 rate.",
+        icon=":material/info:",
+    )
 st.markdown(
     f"The card reaches at most **{roof.peak_tflops:,.1f} TFLOP/s** and moves at most "
     f"**{roof.bandwidth_tb_per_s:,.3g} TB/s**. An operation at intensity $I$ can reach "
@@ -107,7 +116,9 @@ with chart_column:
         height=FRAME_HEIGHT_PX,
         description=f"Log-log roofline of the {roof.gpu_name} at {roof.dtype} with four operations placed under it.",
     )
-    st.caption(f"Grey line: the roof. Orange diamond: the ridge at {roof.ridge_flop_per_byte:,.1f} FLOP/byte. Triangles are memory-bound, circles compute-bound.")
+    st.caption(
+        f"Grey line: the roof. Orange diamond: the ridge at {roof.ridge_flop_per_byte:,.1f} FLOP/byte. Triangles are memory-bound, circles compute-bound."
+    )
 with table_column:
     st.dataframe(
         arrow_rows(roofline_rows(view.points)),
@@ -120,7 +131,9 @@ with table_column:
             "Time bound": st.column_config.TextColumn("Fastest"),
         },
     )
-    st.caption("TFLOP/s is the best rate the roof allows. Fastest = the larger of FLOPs ÷ peak and bytes moved ÷ bandwidth; real kernels are slower.")
+    st.caption(
+        "TFLOP/s is the best rate the roof allows. Fastest = the larger of FLOPs ÷ peak and bytes moved ÷ bandwidth; real kernels are slower."
+    )
 
 st.header("Fusion: same arithmetic, fewer bytes")
 separate, fused = view.fusion_points

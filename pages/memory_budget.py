@@ -2,7 +2,14 @@
 
 import streamlit as st
 
-from charts.memory import budget_chart, budget_datasets, budget_shape, sweep_chart, sweep_datasets, sweep_shape
+from charts.memory import (
+    budget_chart,
+    budget_datasets,
+    budget_shape,
+    sweep_chart,
+    sweep_datasets,
+    sweep_shape,
+)
 from core.memory import OPTIMIZER_LABELS, SWEEP_AXIS_LABELS
 from core.memory_detailed import ATTENTION_LABELS, RECOMPUTE_LABELS, precision_label
 from core.memory_lesson import DTYPE_LABELS
@@ -11,8 +18,8 @@ from core.settings_schema import section
 from ui import state
 from ui.charts import draw
 from ui.estimate_check_section import estimate_check_section
-from ui.marked import marked_question
 from ui.links import share_box
+from ui.marked import marked_question
 from ui.settings import persistent
 
 fields = section(SECTION)
@@ -71,7 +78,9 @@ with run:
 if state.section_settings(SECTION).get("estimate") == "detailed":
     with st.container(border=True):
         st.subheader("Make it realistic")
-        st.caption("The detailed estimate replaces the dtype and device above; B is now the micro-batch one GPU processes at once.")
+        st.caption(
+            "The detailed estimate replaces the dtype and device above; B is now the micro-batch one GPU processes at once."
+        )
         left, right = st.columns(2)
         with left:
             choice(st.selectbox, "Model", "model", str, help="custom uses the hidden size and layers above.")
@@ -95,11 +104,18 @@ st.metric("Parameters", f"{view.parameter_count:,}")
 bars = [(ESTIMATE_LABELS[view.estimate], view.terms)]
 draw(
     ("memory.budget", *budget_shape(bars)),
-    lambda: budget_chart(bars, device_gb=verdict.device_gb, device_label=view.device_label, title="Peak training memory per GPU"),
+    lambda: budget_chart(
+        bars,
+        device_gb=verdict.device_gb,
+        device_label=view.device_label,
+        title="Peak training memory per GPU",
+    ),
     datasets=budget_datasets(bars, device_gb=verdict.device_gb, device_label=view.device_label),
     description=f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, against the {view.device_label}.",
 )
-st.caption(f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the {view.device_label}.")
+st.caption(
+    f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the {view.device_label}."
+)
 if verdict.fits:
     st.success(
         f"**Fits:** {verdict.total_gb:.1f} GB on the {view.device_label}, with {verdict.headroom_gb:.1f} GB to spare. "
@@ -127,14 +143,20 @@ choice(st.radio, "Grow", "sweep_axis", SWEEP_AXIS_LABELS.__getitem__, horizontal
 sweep = view.sweep
 draw(
     ("memory.sweep", *sweep_shape(sweep)),
-    lambda: sweep_chart(sweep, device_label=view.device_label, title=f"Peak memory as {sweep.axis_label.lower()} grows"),
+    lambda: sweep_chart(
+        sweep, device_label=view.device_label, title=f"Peak memory as {sweep.axis_label.lower()} grows"
+    ),
     datasets=sweep_datasets(sweep, device_label=view.device_label),
     description=f"Peak memory against {sweep.axis_label.lower()}, with the device line and the breaking point.",
 )
 if sweep.first_failing is None:
-    st.caption(f"Line of peak memory against {sweep.axis_label.lower()}: it stays under the device line up to {sweep.values[-1]:,}.")
+    st.caption(
+        f"Line of peak memory against {sweep.axis_label.lower()}: it stays under the device line up to {sweep.values[-1]:,}."
+    )
 elif sweep.largest_fitting is None:
-    st.caption(f"Line of peak memory against {sweep.axis_label.lower()}: even {sweep.values[0]:,} is over the device line.")
+    st.caption(
+        f"Line of peak memory against {sweep.axis_label.lower()}: even {sweep.values[0]:,} is over the device line."
+    )
 else:
     st.caption(
         f"Line of peak memory against {sweep.axis_label.lower()}: it crosses the device line between "

@@ -1,15 +1,26 @@
 """Quiz and report: the last marked questions, the learner's report, downloads, restore and hand-in."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import streamlit as st
 
 from core import progress_file
 from core.memory import to_gb
-from core.memory_view import SECTION as MEMORY_SECTION, budget_view
+from core.memory_view import SECTION as MEMORY_SECTION
+from core.memory_view import budget_view
 from core.progress import quiz_ids
 from core.questions import load_bank
-from core.report import NOT_DONE, SCALING_NOT_STARTED, SYNTHESIS_HEADINGS, BudgetFigures, LayerFigures, build_report, render_markdown, unanswered_quiz, utc_timestamp
+from core.report import (
+    NOT_DONE,
+    SCALING_NOT_STARTED,
+    SYNTHESIS_HEADINGS,
+    BudgetFigures,
+    LayerFigures,
+    build_report,
+    render_markdown,
+    unanswered_quiz,
+    utc_timestamp,
+)
 from core.settings_schema import load_schema
 from core.signing import Verdict
 from core.workloads import linear_layer
@@ -35,7 +46,9 @@ def layer_figures() -> LayerFigures | None:
     if not state.stored_settings("linear"):
         return None
     chosen = state.section_settings("linear")
-    cost = linear_layer(n_in=chosen["n_in"], m_out=chosen["m_out"], batch=chosen["batch"], dtype=chosen["dtype"])
+    cost = linear_layer(
+        n_in=chosen["n_in"], m_out=chosen["m_out"], batch=chosen["batch"], dtype=chosen["dtype"]
+    )
     return LayerFigures(n_in=cost.n_in, m_out=cost.m_out, batch=cost.batch, flops=cost.flops)
 
 
@@ -45,8 +58,11 @@ def budget_figures() -> BudgetFigures | None:
         return None
     view = budget_view(state.section_settings(MEMORY_SECTION))
     return BudgetFigures(
-        parameters=view.parameter_count, total_gb=view.verdict.total_gb, device_gb=view.verdict.device_gb,
-        activations_gb=to_gb(view.terms.activations_bytes), optimizer_gb=to_gb(view.terms.optimizer_state_bytes),
+        parameters=view.parameter_count,
+        total_gb=view.verdict.total_gb,
+        device_gb=view.verdict.device_gb,
+        activations_gb=to_gb(view.terms.activations_bytes),
+        optimizer_gb=to_gb(view.terms.optimizer_state_bytes),
     )
 
 
@@ -55,7 +71,9 @@ def _restore(key: str | None) -> None:
     if upload is None:
         return
     try:
-        restored = progress_file.restore(state.snapshot(), upload.getvalue(), bank=bank, schema=load_schema(), key=key)
+        restored = progress_file.restore(
+            state.snapshot(), upload.getvalue(), bank=bank, schema=load_schema(), key=key
+        )
     except progress_file.RefusedFile as err:
         st.session_state[FLASH_KEY] = ("error", f"Nothing was changed. {err}")
         return
@@ -65,7 +83,7 @@ def _restore(key: str | None) -> None:
 
 def _hand_in() -> None:
     if not unanswered_quiz(bank, state.answers()):  # the disabled button is not the only guard
-        state.hand_in(utc_timestamp(datetime.now(timezone.utc)))
+        state.hand_in(utc_timestamp(datetime.now(UTC)))
 
 
 key = signing_key()
@@ -104,33 +122,52 @@ st.subheader("Scaling out: your plan")
 if report.scaling is None:
     st.markdown(SCALING_NOT_STARTED)
 else:
-    st.markdown(f"Evidence current for {report.scaling.parts_current} of {report.scaling.parts_total} parts; "
-                f"the synthesis is {'ready' if report.scaling.ready else 'not ready yet'}.")
-    st.markdown("\n".join(f"- {SYNTHESIS_HEADINGS[name]}: {label}" for name, label in report.scaling.choices.items()))
+    st.markdown(
+        f"Evidence current for {report.scaling.parts_current} of {report.scaling.parts_total} parts; "
+        f"the synthesis is {'ready' if report.scaling.ready else 'not ready yet'}."
+    )
+    st.markdown(
+        "\n".join(f"- {SYNTHESIS_HEADINGS[name]}: {label}" for name, label in report.scaling.choices.items())
+    )
     st.text(report.scaling.rationale or NOT_DONE)
 st.subheader("Not done yet")
 st.markdown("\n".join(f"- {title}" for title in report.not_done) or "Nothing: every part is complete.")
 
 st.header("Keep your work")
 # Downloads stay available after hand-in: that is when the final report is worth keeping.
-exported_at = utc_timestamp(datetime.now(timezone.utc))
+exported_at = utc_timestamp(datetime.now(UTC))
 left, right = st.columns(2)
 left.download_button(
-    "Download the report (Markdown)", render_markdown(report), file_name=progress_file.REPORT_FILE_NAME,
-    mime="text/markdown", on_click="ignore", icon=":material/description:", key="download.report",
+    "Download the report (Markdown)",
+    render_markdown(report),
+    file_name=progress_file.REPORT_FILE_NAME,
+    mime="text/markdown",
+    on_click="ignore",
+    icon=":material/description:",
+    key="download.report",
 )
 right.download_button(
-    "Download my progress (JSON)", progress_file.export_progress(state.snapshot(), exported_at=exported_at, key=key),
-    file_name=progress_file.PROGRESS_FILE_NAME, mime="application/json", on_click="ignore",
-    icon=":material/save:", key="download.progress",
+    "Download my progress (JSON)",
+    progress_file.export_progress(state.snapshot(), exported_at=exported_at, key=key),
+    file_name=progress_file.PROGRESS_FILE_NAME,
+    mime="application/json",
+    on_click="ignore",
+    icon=":material/save:",
+    key="download.progress",
 )
-st.caption("The progress file is signed by this app, so an instructor can check it was not edited." if key else
-           "This app has no signing key, so the progress file is unsigned: it restores your work but proves nothing.")
+st.caption(
+    "The progress file is signed by this app, so an instructor can check it was not edited."
+    if key
+    else "This app has no signing key, so the progress file is unsigned: it restores your work but proves nothing."
+)
 
 st.subheader("Restore progress")
 st.file_uploader("A progress file you downloaded earlier", type="json", key="restore.file", disabled=locked)
 st.button(
-    "Restore from this file", on_click=_restore, args=(key,), key="restore.go",
+    "Restore from this file",
+    on_click=_restore,
+    args=(key,),
+    key="restore.go",
     disabled=locked or st.session_state.get("restore.file") is None,
     help="Answers you have already locked here stay as they are.",
 )
@@ -141,17 +178,35 @@ if flash := st.session_state.pop(FLASH_KEY, None):
 st.header("Hand in")
 missing = unanswered_quiz(bank, state.answers())
 if locked:
-    st.success(f"{report.handed_in_text} Every answer, form and setting in the lab is now read-only.", icon=":material/task_alt:")
+    st.success(
+        f"{report.handed_in_text} Every answer, form and setting in the lab is now read-only.",
+        icon=":material/task_alt:",
+    )
 else:
-    st.markdown("Handing in is final: afterwards nothing in the lab can change, written answers included. Read your report first.")
+    st.markdown(
+        "Handing in is final: afterwards nothing in the lab can change, written answers included. Read your report first."
+    )
     if missing:
-        st.warning("Answer these quiz questions first: " + "; ".join(missing) + ".", icon=":material/pending:")
-    confirmed = st.checkbox("I have read my report and know it cannot be changed after this.", key="handin.confirm")
-    st.button("Hand in my lab", type="primary", on_click=_hand_in, disabled=bool(missing) or not confirmed, key="handin.go")
+        st.warning(
+            "Answer these quiz questions first: " + "; ".join(missing) + ".", icon=":material/pending:"
+        )
+    confirmed = st.checkbox(
+        "I have read my report and know it cannot be changed after this.", key="handin.confirm"
+    )
+    st.button(
+        "Hand in my lab",
+        type="primary",
+        on_click=_hand_in,
+        disabled=bool(missing) or not confirmed,
+        key="handin.go",
+    )
 
 st.header("For instructors: check a progress file")
 if key is None:
-    st.info("Set `report_signing_key` in the app's secrets to sign exports and check them here.", icon=":material/key_off:")
+    st.info(
+        "Set `report_signing_key` in the app's secrets to sign exports and check them here.",
+        icon=":material/key_off:",
+    )
 else:
     # Not disabled after hand-in: checking a file changes nothing in this session.
     submitted = st.file_uploader("A learner's progress file", type="json", key="verify.file")
@@ -160,5 +215,7 @@ else:
         if found.problem:
             st.error(found.problem)
         else:
-            show = {Verdict.INTACT: st.success, Verdict.EDITED: st.error, Verdict.UNSIGNED: st.warning}[found.verdict]
+            show = {Verdict.INTACT: st.success, Verdict.EDITED: st.error, Verdict.UNSIGNED: st.warning}[
+                found.verdict
+            ]
             show(f"**{found.verdict.value.capitalize()}.** {found.summary}")

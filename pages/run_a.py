@@ -7,8 +7,22 @@ from core.memory import OPTIMIZER_LABELS
 from core.memory_lesson import DTYPE_LABELS
 from core.report import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD
 from core.run_a import (
-    EXPERIMENTS, MAX_TEXT_CHARS, brief_figures, budget_series, decision_record, feedback, leak, load_content, measure_rows,
-    outcome_rows, phase_rows, reflection_record, run_a_timeline, run_experiment, saved_choice_index, stored_text,
+    EXPERIMENTS,
+    MAX_TEXT_CHARS,
+    brief_figures,
+    budget_series,
+    decision_record,
+    feedback,
+    leak,
+    load_content,
+    measure_rows,
+    outcome_rows,
+    phase_rows,
+    reflection_record,
+    run_a_timeline,
+    run_experiment,
+    saved_choice_index,
+    stored_text,
 )
 from core.settings_schema import section
 from ui import state
@@ -56,13 +70,20 @@ st.markdown(
 )
 
 st.header("One training step, moment by moment")
-draw(("run_a.timeline",), lambda: timeline_chart(run_a, title="Run A: memory in use through the first step"),
-     description="Stacked area of memory terms through Run A's first step, rising to the device limit in backward.")
+draw(
+    ("run_a.timeline",),
+    lambda: timeline_chart(run_a, title="Run A: memory in use through the first step"),
+    description="Stacked area of memory terms through Run A's first step, rising to the device limit in backward.",
+)
 st.caption(
     f"Each coloured band is a memory term. The red cross marks the failure in {brief.failure_where}; the grey "
     "dashed line is what the rest of the step would have needed; the dashed rule is the device."
 )
-st.table(arrow_rows(phase_rows(run_a)), hide_index=True, alt="Each phase of Run A's first step, what is live at its peak and how it ends.")
+st.table(
+    arrow_rows(phase_rows(run_a)),
+    hide_index=True,
+    alt="Each phase of Run A's first step, what is live at its peak and how it ends.",
+)
 
 st.header("Your first experiment")
 st.markdown(
@@ -71,17 +92,30 @@ st.markdown(
 )
 saved = state.record(DECISION_RECORD)
 with st.form("run_a.decision_form"):
-    choice = st.radio("Which experiment would you run first?", EXPERIMENTS, index=saved_choice_index(saved), format_func=FIRST_EXPERIMENTS.__getitem__,
-                      key="run_a.decision.choice", disabled=locked)
-    why = st.text_area("Your reasoning: what you expect, and what a success or a failure would each rule out", value=stored_text(saved, "why"), max_chars=MAX_TEXT_CHARS,
-                       placeholder="For example: my prediction, then what a pass and what a failure would each tell me.",
-                       key="run_a.decision.why", disabled=locked)
+    choice = st.radio(
+        "Which experiment would you run first?",
+        EXPERIMENTS,
+        index=saved_choice_index(saved),
+        format_func=FIRST_EXPERIMENTS.__getitem__,
+        key="run_a.decision.choice",
+        disabled=locked,
+    )
+    why = st.text_area(
+        "Your reasoning: what you expect, and what a success or a failure would each rule out",
+        value=stored_text(saved, "why"),
+        max_chars=MAX_TEXT_CHARS,
+        placeholder="For example: my prediction, then what a pass and what a failure would each tell me.",
+        key="run_a.decision.why",
+        disabled=locked,
+    )
     if st.form_submit_button("Save my decision", disabled=locked):
         submit(DECISION_RECORD, decision_record, choice=choice, why=why)
 
 decision = state.record(DECISION_RECORD)
 if decision is None:
-    st.info("Save a decision to read feedback on it and to run the four experiments.", icon=":material/science:")
+    st.info(
+        "Save a decision to read feedback on it and to run the four experiments.", icon=":material/science:"
+    )
 else:
     st.markdown(f"**You chose:** {FIRST_EXPERIMENTS[decision['choice']]}. **Your reasoning, as saved:**")
     st.text(decision["why"])
@@ -93,15 +127,29 @@ else:
         "Each experiment changes one thing about Run A, and the same budget recomputes the step. Does iteration 1 "
         "complete now? If not, where does the run fail instead?"
     )
-    st.radio("Timeline to show", section("run_a").field("experiment").choices, format_func=FIRST_EXPERIMENTS.__getitem__,
-             horizontal=True, **persistent("run_a", "experiment"))
+    st.radio(
+        "Timeline to show",
+        section("run_a").field("experiment").choices,
+        format_func=FIRST_EXPERIMENTS.__getitem__,
+        horizontal=True,
+        **persistent("run_a", "experiment"),
+    )
     share_box("run_a")
     outcome = run_experiment(state.section_settings("run_a")["experiment"])
     st.markdown(f"**{outcome.change_title}.** {outcome.summary}")
-    draw(("run_a.experiment", outcome.label), lambda: timeline_chart(outcome.timeline, title=f"{outcome.label}: memory in use", before=run_a),
-         description=f"Memory through two iterations after the experiment: {outcome.label}.")
-    st.caption("Coloured bands: the terms after the change. Blue dashed line: Run A as briefed. Red cross and grey line: the failure and what was never reached.")
-    st.table(arrow_rows(outcome_rows([run_experiment(e) for e in EXPERIMENTS])), hide_index=True, alt="The four experiments and where each run gets to.")
+    draw(
+        ("run_a.experiment", outcome.label),
+        lambda: timeline_chart(outcome.timeline, title=f"{outcome.label}: memory in use", before=run_a),
+        description=f"Memory through two iterations after the experiment: {outcome.label}.",
+    )
+    st.caption(
+        "Coloured bands: the terms after the change. Blue dashed line: Run A as briefed. Red cross and grey line: the failure and what was never reached."
+    )
+    st.table(
+        arrow_rows(outcome_rows([run_experiment(e) for e in EXPERIMENTS])),
+        hide_index=True,
+        alt="The four experiments and where each run gets to.",
+    )
 
 st.header("A budget too small, or a leak?")
 st.markdown(
@@ -112,28 +160,48 @@ st.markdown(
 budget, leaky = budget_series(), leak()
 left, right = st.columns(2)
 with left:
-    draw(("run_a.budget",), lambda: iterations_chart(budget, title="Budget too small: Run A, launch after launch"),
-         description="Flat line of the memory Run A asks for on each launch, above the device limit every time.")
+    draw(
+        ("run_a.budget",),
+        lambda: iterations_chart(budget, title="Budget too small: Run A, launch after launch"),
+        description="Flat line of the memory Run A asks for on each launch, above the device limit every time.",
+    )
     st.caption(f"Every launch asks for {budget.peak_gb[0]:.2f} GB in iteration 1 and dies at the same point.")
 with right:
-    draw(("run_a.leak",), lambda: iterations_chart(leaky.series, title="A leak: a run that fits, then creeps"),
-         description="Rising line of peak memory per iteration, crossing the device limit after many iterations.")
+    draw(
+        ("run_a.leak",),
+        lambda: iterations_chart(leaky.series, title="A leak: a run that fits, then creeps"),
+        description="Rising line of peak memory per iteration, crossing the device limit after many iterations.",
+    )
     st.caption(
         f"Start from Run A with {leaky.change}: it fits, with a peak of {leaky.steady_peak_gb:.2f} GB. Keeping {content.leak_retained} "
         f"adds {leaky.retained_mb_per_iteration:.0f} MB a step, and the run dies at iteration {leaky.series.failed_at}."
     )
-st.markdown("The usual ways a training loop keeps what it should let go:\n" + "\n".join(f"- {cause}" for cause in content.leak_causes))
+st.markdown(
+    "The usual ways a training loop keeps what it should let go:\n"
+    + "\n".join(f"- {cause}" for cause in content.leak_causes)
+)
 
 st.header("Measure rather than guess")
-st.table(arrow_rows(measure_rows()), hide_index=True, alt="Questions to ask of a failing run and the PyTorch calls that answer them.")
-st.caption(f"Sources: {'; '.join(row['source'] for row in content.measure)}. Then put each measurement next to the term you estimated, and see which one you got wrong.")
+st.table(
+    arrow_rows(measure_rows()),
+    hide_index=True,
+    alt="Questions to ask of a failing run and the PyTorch calls that answer them.",
+)
+st.caption(
+    f"Sources: {'; '.join(row['source'] for row in content.measure)}. Then put each measurement next to the term you estimated, and see which one you got wrong."
+)
 
 st.header("Closing question: Run B")
 saved_reflection = state.record(REFLECTION_RECORD)
 with st.form("run_a.reflection_form"):
-    text = st.text_area(content.reflection_prompt, value=stored_text(saved_reflection, "text"), max_chars=MAX_TEXT_CHARS,
-                        placeholder="For example: the metric, the value I might see, and the layer that value implicates.",
-                        key="run_a.reflection.text", disabled=locked)
+    text = st.text_area(
+        content.reflection_prompt,
+        value=stored_text(saved_reflection, "text"),
+        max_chars=MAX_TEXT_CHARS,
+        placeholder="For example: the metric, the value I might see, and the layer that value implicates.",
+        key="run_a.reflection.text",
+        disabled=locked,
+    )
     if st.form_submit_button("Submit my answer", disabled=locked):
         submit(REFLECTION_RECORD, reflection_record, text=text)
 if (reflection := state.record(REFLECTION_RECORD)) is not None:

@@ -76,7 +76,11 @@ def all_runs() -> tuple[Run, ...]:
             (GPT2_SPEC, LLAMA_SPEC), TORCH_DTYPES, SEQ_BATCH, SETTINGS
         )
     ]
-    runs += [Run(spec, 64, 2, dtype, "sgd_momentum", "none", "explicit") for spec in (GPT2_SPEC, LLAMA_SPEC) for dtype in TORCH_DTYPES]
+    runs += [
+        Run(spec, 64, 2, dtype, "sgd_momentum", "none", "explicit")
+        for spec in (GPT2_SPEC, LLAMA_SPEC)
+        for dtype in TORCH_DTYPES
+    ]
     return tuple(runs)
 
 
@@ -106,10 +110,14 @@ class Attention(nn.Module):
         self.qkv = nn.Linear(s.hidden, s.hidden + 2 * s.kv_width, bias=s.biases)
         self.proj = nn.Linear(s.hidden, s.hidden, bias=s.biases)
         # Additive mask: adding it saves nothing for backward, unlike masked_fill with a bool mask.
-        self.register_buffer("mask", torch.full((run.seq_len, run.seq_len), -math.inf).triu(1), persistent=False)
+        self.register_buffer(
+            "mask", torch.full((run.seq_len, run.seq_len), -math.inf).triu(1), persistent=False
+        )
         self.rope = s.positions == 0  # no learned position table: positions are rotary, as in Llama
         if self.rope:
-            angles = torch.outer(torch.arange(run.seq_len), 10000.0 ** (-torch.arange(0, s.head_dim, 2) / s.head_dim))
+            angles = torch.outer(
+                torch.arange(run.seq_len), 10000.0 ** (-torch.arange(0, s.head_dim, 2) / s.head_dim)
+            )
             self.register_buffer("cos", angles.cos().repeat(1, 2), persistent=False)
             self.register_buffer("sin", angles.sin().repeat(1, 2), persistent=False)
 
@@ -232,7 +240,12 @@ def _optimizer(run: Run, params: Iterable[nn.Parameter]) -> torch.optim.Optimize
     raise ValueError(f"Unknown optimizer {run.optimizer!r}.")
 
 
-def _training_step(model: TinyTransformer, optimizer: torch.optim.Optimizer, batch: tuple[torch.Tensor, torch.Tensor], ledger: Ledger) -> dict[str, int]:
+def _training_step(
+    model: TinyTransformer,
+    optimizer: torch.optim.Optimizer,
+    batch: tuple[torch.Tensor, torch.Tensor],
+    ledger: Ledger,
+) -> dict[str, int]:
     """One forward, backward and optimizer step; the bytes of each term as the step leaves them."""
     model_storages = itertools.chain(model.parameters(), model.buffers())
     ledger.skip = {t.untyped_storage().data_ptr() for t in model_storages}
@@ -251,7 +264,12 @@ def _training_step(model: TinyTransformer, optimizer: torch.optim.Optimizer, bat
     gradient_bytes = _storage_bytes(p.grad for p in model.parameters() if p.grad is not None)
     optimizer.step()
     optimizer.zero_grad()
-    states = [(name, value) for state in optimizer.state.values() for name, value in state.items() if torch.is_tensor(value)]
+    states = [
+        (name, value)
+        for state in optimizer.state.values()
+        for name, value in state.items()
+        if torch.is_tensor(value)
+    ]
     return {
         "parameters": _storage_bytes(model.parameters()),
         "gradients": gradient_bytes,
@@ -262,7 +280,9 @@ def _training_step(model: TinyTransformer, optimizer: torch.optim.Optimizer, bat
     }
 
 
-def _setup(run: Run, device: str) -> tuple[TinyTransformer, torch.optim.Optimizer, tuple[torch.Tensor, torch.Tensor]]:
+def _setup(
+    run: Run, device: str
+) -> tuple[TinyTransformer, torch.optim.Optimizer, tuple[torch.Tensor, torch.Tensor]]:
     torch.manual_seed(0)
     model = TinyTransformer(run).to(device=device, dtype=TORCH_DTYPES[run.dtype])
     tokens = torch.randint(run.spec.vocab, (run.batch, run.seq_len + 1), device=device)
@@ -295,9 +315,13 @@ def attention_kind(run: Run) -> str:
     if run.attention == "explicit":
         return "explicit"
     s = run.spec
-    q = torch.zeros(run.batch, s.heads, run.seq_len, s.head_dim, dtype=TORCH_DTYPES[run.dtype], requires_grad=True)
+    q = torch.zeros(
+        run.batch, s.heads, run.seq_len, s.head_dim, dtype=TORCH_DTYPES[run.dtype], requires_grad=True
+    )
     kv = torch.zeros(run.batch, s.kv_heads, run.seq_len, s.head_dim, dtype=q.dtype)
-    node = F.scaled_dot_product_attention(q, kv, kv, is_causal=True, enable_gqa=s.kv_heads < s.heads).grad_fn.name()
+    node = F.scaled_dot_product_attention(
+        q, kv, kv, is_causal=True, enable_gqa=s.kv_heads < s.heads
+    ).grad_fn.name()
     for kernel in ("flash", "efficient"):
         if kernel in node.lower():
             return f"sdpa_{kernel}"
@@ -308,10 +332,22 @@ def csv_rows(run: Run, terms: dict[str, int], *, date: str) -> list[dict[str, st
     """The CSV rows of one measured run, one per term, as strings in the column order of the file."""
     s = run.spec
     settings = {
-        "config_id": run.config_id, "family": s.name, "hidden": s.hidden, "layers": s.layers, "heads": s.heads,
-        "kv_heads": s.kv_heads, "intermediate": s.intermediate, "vocab": s.vocab, "seq_len": run.seq_len,
-        "batch": run.batch, "dtype": run.dtype, "optimizer": run.optimizer, "recompute": run.recompute,
-        "attention": attention_kind(run), "torch_version": torch.__version__.split("+")[0], "date": date,
+        "config_id": run.config_id,
+        "family": s.name,
+        "hidden": s.hidden,
+        "layers": s.layers,
+        "heads": s.heads,
+        "kv_heads": s.kv_heads,
+        "intermediate": s.intermediate,
+        "vocab": s.vocab,
+        "seq_len": run.seq_len,
+        "batch": run.batch,
+        "dtype": run.dtype,
+        "optimizer": run.optimizer,
+        "recompute": run.recompute,
+        "attention": attention_kind(run),
+        "torch_version": torch.__version__.split("+")[0],
+        "date": date,
     }
     rows = [{**settings, "term": term, "measured_bytes": terms[term]} for term in TERMS if term in terms]
     return [{column: str(row[column]) for column in COLUMNS} for row in rows]
@@ -337,16 +373,24 @@ def explain(run: Run) -> None:
     ledger = Ledger()
     terms = measure(run, ledger=ledger)
     sbh = run.seq_len * run.batch * run.spec.hidden
-    print(f"{run.config_id}: {terms['saved_activations_layers'] // run.spec.layers / sbh:.3f} bytes per s·b·h per layer")
-    kept = sorted((entry for entry in ledger.seen.values() if entry[0] == "layer0"), key=lambda entry: -entry[3])
+    print(
+        f"{run.config_id}: {terms['saved_activations_layers'] // run.spec.layers / sbh:.3f} bytes per s·b·h per layer"
+    )
+    kept = sorted(
+        (entry for entry in ledger.seen.values() if entry[0] == "layer0"), key=lambda entry: -entry[3]
+    )
     for _, shape, dtype, nbytes in kept:
         print(f"  {nbytes:>9} bytes  {nbytes / sbh:7.3f} sbh  {str(dtype):15} {shape}")
 
 
 def main() -> None:
     """Measure every configuration and write the CSV, or explain one configuration."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--explain", metavar="CONFIG_ID", help="list what block 0 of this configuration keeps, write nothing")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--explain", metavar="CONFIG_ID", help="list what block 0 of this configuration keeps, write nothing"
+    )
     parser.add_argument("--output", type=Path, default=OUTPUT_PATH, help="where to write the CSV")
     args = parser.parse_args()
     torch.set_num_threads(1)  # the tensors are tiny: more threads only fight over a shared machine's cores

@@ -25,13 +25,21 @@ def estimate_check_section() -> None:
         "`tools/measure_memory.py` did the measuring, and the app reads its results. Pick a run to see the "
         "detailed estimate for exactly that setup next to what PyTorch kept."
     )
-    st.selectbox("Measured run", section(SECTION).field(NAME).choices, format_func=config_label, **persistent(SECTION, NAME))
+    st.selectbox(
+        "Measured run",
+        section(SECTION).field(NAME).choices,
+        format_func=config_label,
+        **persistent(SECTION, NAME),
+    )
     chosen = state.section_settings(SECTION)[NAME]
     view = check_view(chosen)
     st.caption(view.setup_text)
     st.table(arrow_rows(view.table), hide_index=True)
-    draw(("estimate_check", chosen), lambda: estimate_check_chart(view.check, title="Estimate and PyTorch, term by term (bytes)"),
-         description=view.chart_description)
+    draw(
+        ("estimate_check", chosen),
+        lambda: estimate_check_chart(view.check, title="Estimate and PyTorch, term by term (bytes)"),
+        description=view.chart_description,
+    )
     st.caption(view.chart_description)
     st.markdown(view.gap_text)
     st.info(view.summary_text, icon=":material/fact_check:")

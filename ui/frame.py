@@ -23,4 +23,6 @@ def progress_sidebar() -> None:
         left.metric("Checks", checks_score(bank, answers).label)
         right.metric("Quiz", quiz_score(bank, answers).label)
         if state.read_only():
-            st.caption(f":material/task_alt: Handed in on {readable_time(state.snapshot()[state.HANDED_IN_AT])}; everything is read-only.")
+            st.caption(
+                f":material/task_alt: Handed in on {readable_time(state.snapshot()[state.HANDED_IN_AT])}; everything is read-only."
+            )

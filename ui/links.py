@@ -54,5 +54,7 @@ def share_box(section: str) -> None:
     chosen = state.section_settings(section)
     query = urlencode({f.name: f.to_text(chosen[f.name]) for f in fields})
     with st.expander("Share this setup", icon=":material/share:"):
-        st.caption("This link opens the page with the same settings. It carries no answers and nothing you wrote.")
+        st.caption(
+            "This link opens the page with the same settings. It carries no answers and nothing you wrote."
+        )
         st.code(f"{st.context.url or ''}?{query}", language=None, wrap_lines=True)

@@ -30,7 +30,9 @@ def _feedback(question: Question, given: str) -> None:
         st.success(f"**Right.** {question.explanation}", icon=":material/check_circle:")
     else:
         right = question.option_text(question.correct)
-        st.warning(f"**Not quite.** The answer is: *{right}*.\n\n{question.explanation}", icon=":material/info:")
+        st.warning(
+            f"**Not quite.** The answer is: *{right}*.\n\n{question.explanation}", icon=":material/info:"
+        )
 
 
 def marked_question(question_id: str) -> None:

@@ -12,11 +12,11 @@ import streamlit as st
 from charts import scaling as charts
 from charts.memory import budget_chart
 from core.gpus import bytes_per_value, peak_tflops
+from core.learner_text import MAX_CHARS
 from core.memory_detailed import RECOMPUTE_LABELS, precision_label
 from core.scaling import capacity, evidence, layout, narrative, pipeline, quality, throughput
 from core.scaling.scenarios import PARTS, Track, load_scaling
 from core.settings_schema import section
-from core.learner_text import MAX_CHARS
 from ui import state
 from ui.charts import draw
 from ui.settings import persistent
@@ -42,7 +42,12 @@ MS_FORMATS = {
     "Step (ms)": "%.1f",
 }
 PIPELINE_FORMATS = {"Bubble fraction": "%.3f", "Retained activations (GB)": "%.1f", "Memory (GB)": "%.1f"}
-QUALITY_FORMATS = {"Global batch": "%d", "Step (ms)": "%.4g", "Steps to target": "%d", "Time to target (h)": "%.3g"}
+QUALITY_FORMATS = {
+    "Global batch": "%d",
+    "Step (ms)": "%.4g",
+    "Steps to target": "%d",
+    "Time to target (h)": "%.3g",
+}
 
 
 def context(track: Track) -> None:
@@ -53,7 +58,9 @@ def context(track: Track) -> None:
     with st.container(border=True):
         left, middle, right = st.columns(3)
         left.markdown(f"**Deployed to**  \n{track.deployment_target}")
-        middle.markdown(f"**Trained upstream**  \n{track.model.name}, {track.model.parameters:,.0f} parameters")
+        middle.markdown(
+            f"**Trained upstream**  \n{track.model.name}, {track.model.parameters:,.0f} parameters"
+        )
         right.markdown(
             f"**Training fleet**  \n{fleet.name}: {fleet.intra_node_link} inside a node, "
             f"{fleet.inter_node_link} between nodes"
@@ -74,7 +81,11 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any]) -> throughput.Scal
     part E continues from."""
     cases = load_scaling().cases
     contrast = throughput.scaling_contrast(
-        track, mode=settings["mode"], pool=settings["pool"], efficiency=cases.compute_efficiency, dtype=cases.dtype
+        track,
+        mode=settings["mode"],
+        pool=settings["pool"],
+        efficiency=cases.compute_efficiency,
+        dtype=cases.dtype,
     )
     st.markdown(
         f"The {track.model.name} job starts on **{track.base_workers} GPUs**. "
@@ -145,7 +156,11 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any]) -> None:
     cases, fleet = load_scaling().cases, track.fleet
     case = cases.layout
     contrast = layout.layout_contrast(
-        fleet=fleet, case=case, alternative=settings["layout"], efficiency=cases.compute_efficiency, dtype=cases.dtype
+        fleet=fleet,
+        case=case,
+        alternative=settings["layout"],
+        efficiency=cases.compute_efficiency,
+        dtype=cases.dtype,
     )
     st.markdown(
         f"{case.model} on all {fleet.total_gpus} GPUs, {case.global_batch} sequences of {case.seq_len:,} tokens "
@@ -188,7 +203,9 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any]) -> None:
     if prediction_gate("D"):
         result(
             ("scaling.D", track.key, settings["microbatches"]),
-            lambda: charts.pipeline_chart(pipeline.pipeline_rows(contrast.sweep), hbm_gb=fleet.card.memory_gb),
+            lambda: charts.pipeline_chart(
+                pipeline.pipeline_rows(contrast.sweep), hbm_gb=fleet.card.memory_gb
+            ),
             description=narrative.pipeline_chart_description(contrast),
             rows=pipeline.pipeline_rows((contrast.baseline, contrast.result)),
             formats=PIPELINE_FORMATS,
@@ -207,7 +224,10 @@ def stragglers(track: Track, settings: Mapping[str, Any], part_a: throughput.Sca
     """Part E: from part A's larger pool, strict synchronisation against dropping slow workers."""
     step = part_a.result.step
     comparison = quality.compare_policies(
-        step_ms=step.step_ms, global_batch=step.global_batch, convergence=track.convergence, straggler=track.straggler
+        step_ms=step.step_ms,
+        global_batch=step.global_batch,
+        convergence=track.convergence,
+        straggler=track.straggler,
     )
     st.markdown(
         f"Back to {track.model.name} on {part_a.result.workers} GPUs with part A's setup: a global batch of "
@@ -298,7 +318,11 @@ def prediction_gate(part: str) -> bool:
             disabled=state.read_only(),
         )
         st.form_submit_button(
-            "Lock prediction", on_click=_lock, args=(part,), key=f"scaling.lock.{part}", disabled=state.read_only()
+            "Lock prediction",
+            on_click=_lock,
+            args=(part,),
+            key=f"scaling.lock.{part}",
+            disabled=state.read_only(),
         )
     if flash := st.session_state.get(_flash(part)):
         st.info(flash)
@@ -474,7 +498,10 @@ def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
             disabled=state.read_only(),
         )
         st.form_submit_button(
-            "Save synthesis", on_click=_save_synthesis, key="scaling.synthesis.save", disabled=state.read_only()
+            "Save synthesis",
+            on_click=_save_synthesis,
+            key="scaling.synthesis.save",
+            disabled=state.read_only(),
         )
     readiness = evidence.synthesis_readiness(saved, statuses)
     if readiness.ready:
@@ -491,7 +518,9 @@ def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
 
 def _save_synthesis() -> None:
     names = (*evidence.SYNTHESIS_CHOICES, "rationale")
-    state.store_record(evidence.SYNTHESIS, {name: st.session_state.get(f"scaling.synthesis.{name}") for name in names})
+    state.store_record(
+        evidence.SYNTHESIS, {name: st.session_state.get(f"scaling.synthesis.{name}") for name in names}
+    )
 
 
 def assumptions(track: Track) -> None:

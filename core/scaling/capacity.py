@@ -45,16 +45,26 @@ def stage_activation_bytes(setup: TrainingSetup, *, tp: int, pp: int) -> float:
     """Saved activations of one microbatch on one GPU of the busiest stage."""
     check_whole(tp, "Tensor parallel size")
     check_whole(pp, "Pipeline stages")
-    require(setup.model.layers % pp == 0, f"{setup.model.layers} layers do not split evenly into {pp} stages.")
+    require(
+        setup.model.layers % pp == 0, f"{setup.model.layers} layers do not split evenly into {pp} stages."
+    )
     per_layer = layer_activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len)
-    output = output_activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len) if pp == 1 else 0.0
+    output = (
+        output_activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len)
+        if pp == 1
+        else 0.0
+    )
     return float((setup.model.layers // pp * per_layer + output) / tp)
 
 
 def communication_buffer_bytes(setup: TrainingSetup, *, gradients_bytes: float, pp: int) -> float:
     """A gradient bucket of 5% of this GPU's gradients, plus pipeline send/receive buffers."""
-    boundary = setup.micro_batch * setup.seq_len * setup.model.hidden * precision(setup.precision).activation_bytes
-    return GRADIENT_BUCKET_FRACTION * gradients_bytes + (PIPELINE_BOUNDARY_BUFFERS * boundary if pp > 1 else 0.0)
+    boundary = (
+        setup.micro_batch * setup.seq_len * setup.model.hidden * precision(setup.precision).activation_bytes
+    )
+    return GRADIENT_BUCKET_FRACTION * gradients_bytes + (
+        PIPELINE_BOUNDARY_BUFFERS * boundary if pp > 1 else 0.0
+    )
 
 
 def parallel_terms(
@@ -72,7 +82,9 @@ def parallel_terms(
     sharded = zero_sharded(split, zero_stage=zero_stage, gpus=dp)
     return replace(
         sharded,
-        communication_buffers_bytes=communication_buffer_bytes(setup, gradients_bytes=sharded.gradients_bytes, pp=pp),
+        communication_buffers_bytes=communication_buffer_bytes(
+            setup, gradients_bytes=sharded.gradients_bytes, pp=pp
+        ),
     )
 
 
@@ -120,7 +132,9 @@ class CapacityContrast:
         drops: dict[str, float] = {}
         for term, option in _OPTION_OF_TERM.items():
             drops[option] = (
-                drops.get(option, 0.0) + self.baseline.terms.term_bytes(term) - self.result.terms.term_bytes(term)
+                drops.get(option, 0.0)
+                + self.baseline.terms.term_bytes(term)
+                - self.result.terms.term_bytes(term)
             )
         return max(drops, key=drops.get)
 
@@ -142,13 +156,17 @@ def capacity_contrast(*, fleet: Fleet, cases: Cases, zero_stage: int, recompute:
     """TP over each node's GPUs and DP over the nodes; ZeRO-0 against `zero_stage`."""
     require(zero_stage in (1, 2, 3), "Pick ZeRO stage 1, 2 or 3 to compare with replicated state.")
     case = cases.capacity
-    setup = case_setup(cases, model=case.model, micro_batch=case.micro_batch, seq_len=case.seq_len, recompute=recompute)
+    setup = case_setup(
+        cases, model=case.model, micro_batch=case.micro_batch, seq_len=case.seq_len, recompute=recompute
+    )
     tp, dp = fleet.gpus_per_node, fleet.nodes
 
     def plan(stage: int) -> MemoryPlan:
         terms = parallel_terms(setup, tp=tp, pp=1, dp=dp, zero_stage=stage)
         label = "Replicated (ZeRO-0)" if stage == 0 else f"ZeRO-{stage}"
-        return MemoryPlan(label=label, terms=terms, verdict=budget_verdict(terms, device_gb=fleet.card.memory_gb))
+        return MemoryPlan(
+            label=label, terms=terms, verdict=budget_verdict(terms, device_gb=fleet.card.memory_gb)
+        )
 
     return CapacityContrast(tp=tp, dp=dp, baseline=plan(0), result=plan(zero_stage))
 

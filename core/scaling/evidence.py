@@ -74,7 +74,12 @@ def saved_synthesis(raw: Any) -> dict[str, str]:
     if not isinstance(raw, Mapping):
         return {}
     text = load_scaling().synthesis
-    allowed = {"plan": text.plans, "rejected": text.plans, "trigger": text.triggers, "limitation": text.limitations}
+    allowed = {
+        "plan": text.plans,
+        "rejected": text.plans,
+        "trigger": text.triggers,
+        "limitation": text.limitations,
+    }
     kept = {name: raw[name] for name, options in allowed.items() if raw.get(name) in options}
     if isinstance(raw.get("rationale"), str):
         kept["rationale"] = raw["rationale"]
@@ -188,7 +193,9 @@ class EvidenceSummary:
     rationale: str | None
 
 
-def evidence_summary(records: Mapping[str, Any], stored_settings: Mapping[str, Any]) -> EvidenceSummary | None:
+def evidence_summary(
+    records: Mapping[str, Any], stored_settings: Mapping[str, Any]
+) -> EvidenceSummary | None:
     """The Scaling out lab in a few facts, or None if the learner never captured or wrote anything there."""
     snapshots = records.get(SNAPSHOTS) if isinstance(records.get(SNAPSHOTS), Mapping) else {}
     synthesis = saved_synthesis(records.get(SYNTHESIS))
@@ -197,7 +204,12 @@ def evidence_summary(records: Mapping[str, Any], stored_settings: Mapping[str, A
     settings = current_settings(stored_settings)
     part_statuses = statuses(snapshots, settings)
     text = load_scaling().synthesis
-    labels = {"plan": text.plans, "rejected": text.plans, "trigger": text.triggers, "limitation": text.limitations}
+    labels = {
+        "plan": text.plans,
+        "rejected": text.plans,
+        "trigger": text.triggers,
+        "limitation": text.limitations,
+    }
     rationale = synthesis.get("rationale", "").strip()
     return EvidenceSummary(
         parts_current=sum(status == CURRENT for status in part_statuses.values()),

@@ -46,7 +46,10 @@ class Layout:
 def layouts(fleet: Fleet) -> dict[str, Layout]:
     """TP inside each node; TP over two nodes; TP inside a node with two pipeline stages."""
     per_node, total = fleet.gpus_per_node, fleet.total_gpus
-    require(fleet.nodes >= 2 and fleet.nodes % 2 == 0, "Comparing layouts needs an even number of nodes, at least two.")
+    require(
+        fleet.nodes >= 2 and fleet.nodes % 2 == 0,
+        "Comparing layouts needs an even number of nodes, at least two.",
+    )
     return {
         "within": Layout("within", dp=total // per_node, tp=per_node, pp=1),
         "cross": Layout("cross", dp=total // (2 * per_node), tp=2 * per_node, pp=1),
@@ -97,7 +100,8 @@ def layout_timing(
 ) -> LayoutTiming:
     """Compute, DP and TP communication and bubble time of one training step in `layout`."""
     require(
-        layout.dp * layout.tp * layout.pp == fleet.total_gpus, f"DP x TP x PP must use all {fleet.total_gpus} GPUs."
+        layout.dp * layout.tp * layout.pp == fleet.total_gpus,
+        f"DP x TP x PP must use all {fleet.total_gpus} GPUs.",
     )
     require(layers % layout.pp == 0, f"{layers} layers do not split evenly into {layout.pp} pipeline stages.")
     require(zero_stage in (0, 1, 2, 3), "The ZeRO stage must be 0, 1, 2 or 3.")

@@ -91,7 +91,9 @@ def pipeline_point(
 ) -> PipelinePoint:
     """Bubble and busiest-stage memory when `microbatches` fixed-size microbatches enter the pipeline."""
     retained = retained_microbatches(stages=stages, microbatches=microbatches)
-    terms = parallel_terms(setup, tp=tp, pp=stages, dp=dp, zero_stage=zero_stage, retained_microbatches=retained)
+    terms = parallel_terms(
+        setup, tp=tp, pp=stages, dp=dp, zero_stage=zero_stage, retained_microbatches=retained
+    )
     return PipelinePoint(
         microbatches=microbatches,
         bubble_fraction=bubble_fraction(stages=stages, microbatches=microbatches),
@@ -101,13 +103,21 @@ def pipeline_point(
     )
 
 
-def pipeline_contrast(*, fleet: Fleet, cases: Cases, microbatches: int, sweep_to: int = 16) -> PipelineContrast:
+def pipeline_contrast(
+    *, fleet: Fleet, cases: Cases, microbatches: int, sweep_to: int = 16
+) -> PipelineContrast:
     """The pipeline case on `fleet`: DP = GPUs / (stages x TP); baseline count against `microbatches`."""
     case = cases.pipeline
     replica = case.stages * case.tensor_parallel
-    require(fleet.total_gpus % replica == 0, f"{fleet.total_gpus} GPUs do not split into replicas of {replica}.")
+    require(
+        fleet.total_gpus % replica == 0, f"{fleet.total_gpus} GPUs do not split into replicas of {replica}."
+    )
     setup = case_setup(
-        cases, model=case.model, micro_batch=case.microbatch_size, seq_len=case.seq_len, recompute=case.recompute
+        cases,
+        model=case.model,
+        micro_batch=case.microbatch_size,
+        seq_len=case.seq_len,
+        recompute=case.recompute,
     )
     dp = fleet.total_gpus // replica
 

@@ -22,8 +22,13 @@ MS_PER_HOUR = 3.6e6
 def steps_to_target(*, convergence: Convergence, global_batch: float, work_multiplier: float = 1.0) -> int:
     """Optimizer steps to reach the target: ceil(S_min x (1 + B_crit / B) x work multiplier)."""
     require(global_batch > 0, "The global batch must be positive.")
-    require(work_multiplier >= 1, "Dropping work cannot make the target cheaper: the work multiplier is at least 1.")
-    return math.ceil(convergence.minimum_steps * (1 + convergence.critical_batch / global_batch) * work_multiplier)
+    require(
+        work_multiplier >= 1,
+        "Dropping work cannot make the target cheaper: the work multiplier is at least 1.",
+    )
+    return math.ceil(
+        convergence.minimum_steps * (1 + convergence.critical_batch / global_batch) * work_multiplier
+    )
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,9 @@ def compare_policies(
     require(step_ms > 0, "The step time must be positive.")
     return QualityComparison(
         global_batch=global_batch,
-        strict=PolicyResult("strict", step_ms, steps_to_target(convergence=convergence, global_batch=global_batch)),
+        strict=PolicyResult(
+            "strict", step_ms, steps_to_target(convergence=convergence, global_batch=global_batch)
+        ),
         drop=PolicyResult(
             "drop",
             step_ms * straggler.step_time_multiplier,

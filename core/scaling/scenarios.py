@@ -108,7 +108,10 @@ class Track:
 
     def pool_workers(self, pool: int) -> int:
         """Workers in larger pool number `pool` (1 = the next size up)."""
-        require(1 <= pool < len(self.worker_counts), f"Pick a larger pool between 1 and {len(self.worker_counts) - 1}.")
+        require(
+            1 <= pool < len(self.worker_counts),
+            f"Pick a larger pool between 1 and {len(self.worker_counts) - 1}.",
+        )
         return self.worker_counts[pool]
 
     def pool_label(self, pool: int) -> str:
@@ -226,7 +229,9 @@ def _whole(raw: Mapping[str, Any], name: str, where: str) -> int:
 
 def _labels(raw: Any, where: str) -> dict[str, str]:
     require(isinstance(raw, dict) and len(raw) >= 2, f"{where} needs at least two options.")
-    require(all(isinstance(v, str) and v.strip() for v in raw.values()), f"{where}: every option needs a label.")
+    require(
+        all(isinstance(v, str) and v.strip() for v in raw.values()), f"{where}: every option needs a label."
+    )
     return dict(raw)
 
 
@@ -260,7 +265,9 @@ def parse_track_model(raw: Mapping[str, Any]) -> TrackModel:
     where = f"Track model {key}"
     parameters = positive_number(raw.get("parameters"), f"{where} parameters")
     has_flop, has_tokens = "forward_gflop_per_sample" in raw, "tokens_per_sample" in raw
-    require(has_flop != has_tokens, f"{where} needs exactly one of forward_gflop_per_sample or tokens_per_sample.")
+    require(
+        has_flop != has_tokens, f"{where} needs exactly one of forward_gflop_per_sample or tokens_per_sample."
+    )
     if has_flop:
         forward_gflop = positive_number(raw["forward_gflop_per_sample"], f"{where} forward_gflop_per_sample")
     else:
@@ -275,7 +282,9 @@ def parse_track_model(raw: Mapping[str, Any]) -> TrackModel:
     )
 
 
-def parse_track(raw: Mapping[str, Any], models: Mapping[str, TrackModel], fleets: Mapping[str, Fleet]) -> Track:
+def parse_track(
+    raw: Mapping[str, Any], models: Mapping[str, TrackModel], fleets: Mapping[str, Fleet]
+) -> Track:
     """One validated track: known model and fleet, four ascending worker counts of whole nodes."""
     key = _text(raw, "key", "A track")
     where = f"Track {key}"
@@ -287,7 +296,9 @@ def parse_track(raw: Mapping[str, Any], models: Mapping[str, TrackModel], fleets
         isinstance(counts, list) and len(counts) == WORKER_COUNTS_PER_TRACK,
         f"{where} needs exactly {WORKER_COUNTS_PER_TRACK} worker counts.",
     )
-    require(all(isinstance(c, int) and c >= 1 for c in counts), f"{where}: worker counts must be whole numbers.")
+    require(
+        all(isinstance(c, int) and c >= 1 for c in counts), f"{where}: worker counts must be whole numbers."
+    )
     require(counts == sorted(set(counts)), f"{where}: worker counts must rise from the baseline.")
     require(
         all(c <= fleet.gpus_per_node or c % fleet.gpus_per_node == 0 for c in counts),
@@ -300,7 +311,9 @@ def parse_track(raw: Mapping[str, Any], models: Mapping[str, TrackModel], fleets
     require(isinstance(raw.get("model_parallel"), bool), f"{where}: model_parallel must be true or false.")
     convergence, straggler = raw.get("convergence") or {}, raw.get("straggler") or {}
     policy = StragglerPolicy(
-        step_time_multiplier=positive_number(straggler.get("step_time_multiplier"), f"{where} step_time_multiplier"),
+        step_time_multiplier=positive_number(
+            straggler.get("step_time_multiplier"), f"{where} step_time_multiplier"
+        ),
         work_multiplier=positive_number(straggler.get("work_multiplier"), f"{where} work_multiplier"),
     )
     require(
@@ -337,7 +350,8 @@ def parse_cases(raw: Mapping[str, Any]) -> Cases:
         "Case ZeRO stages must be 0, 1, 2 or 3.",
     )
     require(
-        pipeline.get("recompute") in RECOMPUTE, f"The pipeline case's recompute must be one of {', '.join(RECOMPUTE)}."
+        pipeline.get("recompute") in RECOMPUTE,
+        f"The pipeline case's recompute must be one of {', '.join(RECOMPUTE)}.",
     )
     require(raw.get("attention") in ATTENTION, f"attention must be one of {', '.join(ATTENTION)}.")
     precision(raw.get("precision"))
@@ -351,12 +365,16 @@ def parse_cases(raw: Mapping[str, Any]) -> Cases:
         optimizer=raw["optimizer"],
         attention=raw["attention"],
         capacity=CapacityCase(
-            model=capacity["model"], **{k: _whole(capacity, k, "The capacity case") for k in ("seq_len", "micro_batch")}
+            model=capacity["model"],
+            **{k: _whole(capacity, k, "The capacity case") for k in ("seq_len", "micro_batch")},
         ),
         layout=LayoutCase(
             model=layout["model"],
             zero_stage=layout["zero_stage"],
-            **{k: _whole(layout, k, "The layout case") for k in ("global_batch", "seq_len", "microbatch_count")},
+            **{
+                k: _whole(layout, k, "The layout case")
+                for k in ("global_batch", "seq_len", "microbatch_count")
+            },
         ),
         pipeline=PipelineCase(
             model=pipeline["model"],
@@ -398,7 +416,9 @@ def parse_scaling(raw: Any) -> ScalingData:
     tracks = _keyed([parse_track(t, models, fleets) for t in raw.get("tracks", [])], "track")
     require(bool(tracks), "scaling_tracks.json lists no tracks.")
     parts = _keyed([parse_part(p) for p in raw.get("parts", [])], "part")
-    require(tuple(parts) == PARTS, f"scaling_tracks.json must describe parts {', '.join(PARTS)} in that order.")
+    require(
+        tuple(parts) == PARTS, f"scaling_tracks.json must describe parts {', '.join(PARTS)} in that order."
+    )
     return ScalingData(
         fleets=fleets,
         tracks=tracks,

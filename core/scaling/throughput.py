@@ -104,12 +104,17 @@ def scaling_points(
 ) -> tuple[ScalingPoint, ...]:
     """Speedup and parallel efficiency of each pool against the first one in `worker_counts`."""
     require(len(worker_counts) >= 1, "Give at least one worker count.")
-    steps = [data_parallel_step(track, workers=n, mode=mode, efficiency=efficiency, dtype=dtype) for n in worker_counts]
+    steps = [
+        data_parallel_step(track, workers=n, mode=mode, efficiency=efficiency, dtype=dtype)
+        for n in worker_counts
+    ]
     base = steps[0]
     points = []
     for step in steps:
         speedup = step.samples_per_s / base.samples_per_s
-        points.append(ScalingPoint(step=step, speedup=speedup, efficiency=speedup * base.workers / step.workers))
+        points.append(
+            ScalingPoint(step=step, speedup=speedup, efficiency=speedup * base.workers / step.workers)
+        )
     return tuple(points)
 
 
@@ -175,5 +180,8 @@ def scaling_contrast(track: Track, *, mode: str, pool: int, efficiency: float, d
     """Both modes over every pool of `track`, and the chosen mode's baseline and larger pool."""
     require(mode in MODES, f"Scaling mode must be one of {', '.join(MODES)}.")
     track.pool_workers(pool)  # refuses a pool the track does not have
-    sweeps = {m: scaling_points(track, track.worker_counts, mode=m, efficiency=efficiency, dtype=dtype) for m in MODES}
+    sweeps = {
+        m: scaling_points(track, track.worker_counts, mode=m, efficiency=efficiency, dtype=dtype)
+        for m in MODES
+    }
     return ScalingContrast(mode=mode, baseline=sweeps[mode][0], result=sweeps[mode][pool], sweeps=sweeps)

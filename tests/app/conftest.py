@@ -33,7 +33,9 @@ def answer(at: AppTest, question_id: str, option_id: str) -> AppTest:
     """Pick an option of a marked question and lock it in."""
     at.radio(key=f"marked.{question_id}.choice").set_value(option_id)
     form_buttons = [b for b in at.button if b.label == "Lock in my answer"]
-    index = [r.key for r in at.radio if r.key and r.key.endswith(".choice")].index(f"marked.{question_id}.choice")
+    index = [r.key for r in at.radio if r.key and r.key.endswith(".choice")].index(
+        f"marked.{question_id}.choice"
+    )
     form_buttons[index].click()
     return at.run()
 

@@ -46,7 +46,9 @@ def _draw_both_ways():
     from ui.charts import draw
 
     def chart():
-        rows = pd.DataFrame({"step": [1, 2, 3], "loss_nats": [2.3, 1.9, float("nan")], "run": ["a", "b", "c"]})
+        rows = pd.DataFrame(
+            {"step": [1, 2, 3], "loss_nats": [2.3, 1.9, float("nan")], "run": ["a", "b", "c"]}
+        )
         return alt.Chart(rows).mark_line().encode(x="step:Q", y="loss_nats:Q", color="run:N")
 
     draw(("equivalence-test",), chart, description="cached")
@@ -64,11 +66,15 @@ def test_a_cached_chart_reaches_the_browser_as_an_uncached_one_would():
     assert json.loads(cached.proto.spec) == json.loads(direct.proto.spec)
     [name] = [d.name for d in direct.proto.datasets]
     assert [d.name for d in cached.proto.datasets] == [name]
-    assert chart_rows(cached, name) == chart_rows(direct, name) == [
-        {"step": 1, "loss_nats": 2.3, "run": "a"},
-        {"step": 2, "loss_nats": 1.9, "run": "b"},
-        {"step": 3, "loss_nats": None, "run": "c"},
-    ]
+    assert (
+        chart_rows(cached, name)
+        == chart_rows(direct, name)
+        == [
+            {"step": 1, "loss_nats": 2.3, "run": "a"},
+            {"step": 2, "loss_nats": 1.9, "run": "b"},
+            {"step": 3, "loss_nats": None, "run": "c"},
+        ]
+    )
 
 
 def test_moving_a_slider_sends_new_rows_without_rebuilding_the_chart(monkeypatch):
@@ -81,13 +87,23 @@ def test_moving_a_slider_sends_new_rows_without_rebuilding_the_chart(monkeypatch
     assert built == []
     after = chart_rows(at.get("vega_lite_chart")[0], "points")
     assert after[0]["FLOP/byte"] > before[0]["FLOP/byte"] and after[1:] == before[1:]  # only the layer moved
-    assert after == [dict(zip(at.dataframe[0].value.columns, row)) for row in at.dataframe[0].value.itertuples(index=False)]
+    assert after == [
+        dict(zip(at.dataframe[0].value.columns, row)) for row in at.dataframe[0].value.itertuples(index=False)
+    ]
 
 
 def test_rows_for_datasets_the_chart_does_not_draw_are_refused():
     import altair as alt
 
-    chart = charts.cached_chart(("test", "named"), lambda: alt.Chart(alt.NamedData(name="points")).mark_point().encode(x="x:Q").properties(datasets={"points": [{"x": 1}]}))
+    chart = charts.cached_chart(
+        ("test", "named"),
+        lambda: (
+            alt.Chart(alt.NamedData(name="points"))
+            .mark_point()
+            .encode(x="x:Q")
+            .properties(datasets={"points": [{"x": 1}]})
+        ),
+    )
     assert list(chart.spec({"points": [{"x": 2}]})["datasets"]) == ["points"]
     with pytest.raises(ValueError, match=r"draws the datasets \['points'\], not \['dots'\]"):
         chart.spec({"dots": [{"x": 2}]})

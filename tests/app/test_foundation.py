@@ -1,7 +1,6 @@
 """The app shell: navigation, Home, the marked-question mechanism and session isolation."""
 
 import ast
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
@@ -15,7 +14,9 @@ def _declared_pages() -> list[str]:
     return [
         node.right.value
         for node in ast.walk(tree)
-        if isinstance(node, ast.BinOp) and isinstance(node.right, ast.Constant) and str(node.right.value).endswith(".py")
+        if isinstance(node, ast.BinOp)
+        and isinstance(node.right, ast.Constant)
+        and str(node.right.value).endswith(".py")
     ]
 
 

@@ -4,7 +4,6 @@ import json
 
 import pytest
 from streamlit import dataframe_util
-
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import HOME, answer, open_page
@@ -19,8 +18,12 @@ def _tiles(at):
 def _chart_rows(at):
     """The chart's datasets in layer order: roof corners, ridge, points."""
     chart = at.get("vega_lite_chart")[0]
-    frames = {d.name: dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in chart.proto.datasets}
-    return [frames[layer["data"]["name"]].to_dict("records") for layer in json.loads(chart.proto.spec)["layer"]]
+    frames = {
+        d.name: dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in chart.proto.datasets
+    }
+    return [
+        frames[layer["data"]["name"]].to_dict("records") for layer in json.loads(chart.proto.spec)["layer"]
+    ]
 
 
 def test_defaults_agree_with_the_lesson():

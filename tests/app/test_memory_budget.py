@@ -12,7 +12,17 @@ from tests.app.conftest import answer, chart_rows, open_page
 
 PAGE = "pages/memory_budget.py"
 NUMERIC = ("hidden", "layers", "batch", "seq_len", "accumulation", "zero_stage", "gpus", "overhead_gb")
-CHOICES = ("dtype", "optimizer", "device_gb", "model", "precision", "recompute", "attention", "gpu", "sweep_axis")
+CHOICES = (
+    "dtype",
+    "optimizer",
+    "device_gb",
+    "model",
+    "precision",
+    "recompute",
+    "attention",
+    "gpu",
+    "sweep_axis",
+)
 
 
 def widget(at, name):
@@ -43,7 +53,10 @@ def assert_verdict_matches_core(at):
     assert text.startswith("**Fits:**" if verdict.fits else "**Out of memory:**")
     assert f"{verdict.total_gb:.1f} GB" in text
     assert f"{verdict.headroom_gb if verdict.fits else verdict.over_gb:.1f} GB" in text
-    assert f"**{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}%" in text
+    assert (
+        f"**{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}%"
+        in text
+    )
     assert verdict.lever in text and view.device_label in text
     budget = at.get("vega_lite_chart")[0]
     assert json.loads(budget.proto.spec)["title"] == "Peak training memory per GPU"
@@ -98,7 +111,10 @@ def test_the_sweep_follows_the_chosen_setting_and_marks_the_break():
     assert sweep["title"] == "Peak memory as sequence length (tokens) grows"
     assert any("between 4,608 (fits) and 5,120" in c.value for c in at.caption)
     widget(at, "sweep_axis").set_value("batch").run()
-    assert json.loads(at.get("vega_lite_chart")[1].proto.spec)["title"] == "Peak memory as micro-batch (sequences) grows"
+    assert (
+        json.loads(at.get("vega_lite_chart")[1].proto.spec)["title"]
+        == "Peak memory as micro-batch (sequences) grows"
+    )
     assert any("between 18 (fits) and 19" in c.value for c in at.caption)
 
 
@@ -120,7 +136,11 @@ def test_settings_survive_leaving_the_page():
     at.run()
     open_page("pages/four_runs.py", at=at)
     open_page(PAGE, at=at)
-    assert (widget(at, "hidden").value, widget(at, "model").value, widget(at, "zero_stage").value) == (4096, "Llama-2-7B", 2)
+    assert (widget(at, "hidden").value, widget(at, "model").value, widget(at, "zero_stage").value) == (
+        4096,
+        "Llama-2-7B",
+        2,
+    )
     assert at.session_state["settings"][SECTION]["model"] == "Llama-2-7B"
     assert_verdict_matches_core(at)
 

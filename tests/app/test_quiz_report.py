@@ -107,7 +107,15 @@ def test_the_layer_and_the_budget_left_on_their_pages_appear_in_the_report():
     at = _page_with(
         settings={
             "linear": {"n_in": 4096, "m_out": 4096, "batch": 32, "dtype": "fp32"},
-            "memory": {"hidden": 2048, "layers": 16, "dtype": "fp32", "optimizer": "adam", "batch": 4, "seq_len": 1024, "device_gb": "24"},
+            "memory": {
+                "hidden": 2048,
+                "layers": 16,
+                "dtype": "fp32",
+                "optimizer": "adam",
+                "batch": 4,
+                "seq_len": 1024,
+                "device_gb": "24",
+            },
         }
     )
     shown = [m.value for m in at.markdown]
@@ -116,7 +124,10 @@ def test_the_layer_and_the_budget_left_on_their_pages_appear_in_the_report():
     # Lesson estimate: 12 × 2048² × 16 layers = 805,306,368 parameters; FP32 weights and gradients
     # 3.22 GB each, Adam's two FP32 values 6.44 GB, activations 4 × 1024 × 2048 × 16 × 4 tensors
     # × 4 bytes = 2.15 GB, workspace 1 GB: 16.0 GB on the 24 GB device.
-    assert "0.81B parameters need 16.0 GB on a 24 GB device: it fits. Activations take 2.1 GB and optimiser state 6.4 GB." in shown
+    assert (
+        "0.81B parameters need 16.0 GB on a 24 GB device: it fits. Activations take 2.1 GB and optimiser state 6.4 GB."
+        in shown
+    )
 
 
 def test_without_a_key_the_export_is_unsigned_and_there_is_nothing_to_verify():
@@ -135,7 +146,9 @@ def test_with_a_key_an_instructor_can_tell_intact_from_edited():
     assert any(s.value.startswith("**Signed and intact.**") and "quiz 1/3" in s.value for s in at.success)
     edited = json.loads(signed)
     edited["state"]["answers"]["q2"] = "c"
-    at.file_uploader(key="verify.file").set_value(("progress.json", json.dumps(edited).encode(), "application/json")).run()
+    at.file_uploader(key="verify.file").set_value(
+        ("progress.json", json.dumps(edited).encode(), "application/json")
+    ).run()
     assert any(e.value.startswith("**Signed, but edited") for e in at.error)
 
 

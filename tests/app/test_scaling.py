@@ -8,7 +8,12 @@ from tests.app.conftest import open_page
 PAGE = "pages/scaling.py"
 PREDICTIONS_GIVEN = {"A": "below-half", "B": "optimizer", "C": "within", "D": "faster-oom", "E": "strict"}
 DECISIONS = {"B": "shard", "C": "within", "D": "baseline", "E": "strict"}
-PLAN = {"plan": "data-parallel", "rejected": "fit-first", "trigger": "communication", "limitation": "contention"}
+PLAN = {
+    "plan": "data-parallel",
+    "rejected": "fit-first",
+    "trigger": "communication",
+    "limitation": "contention",
+}
 
 
 def _chart_titles(at):

@@ -13,7 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.isolation import IsolationTally, foreign_markers, grid_positions, marker_value, same_value, text_marker
+from bench.isolation import (
+    IsolationTally,
+    foreign_markers,
+    grid_positions,
+    marker_value,
+    same_value,
+    text_marker,
+)
 from bench.page_model import PageModel, ProtocolError
 from bench.scenarios import DEFAULT_AVOID, VisitState, Waves, check_answers, check_return, next_action
 from bench.stats import least_squares_slope, percentile, summarise
@@ -35,7 +42,12 @@ def _navigation() -> bytes:
     msg = ForwardMsg()
     for page_hash, path, default in (("page-a", "", True), ("page-b", "linear-layer", False)):
         page = msg.navigation.app_pages.add()
-        page.page_script_hash, page.url_pathname, page.page_name, page.is_default = page_hash, path, path or "Home", default
+        page.page_script_hash, page.url_pathname, page.page_name, page.is_default = (
+            page_hash,
+            path,
+            path or "Home",
+            default,
+        )
     return msg.SerializeToString()
 
 
@@ -51,7 +63,9 @@ def _slider(widget_id: str = "s1", *, pushed: float | None = None) -> ForwardMsg
     return msg
 
 
-def _radio(widget_id: str = "r1", *, form: str = "f1", disabled: bool = False, default: int | None = None) -> bytes:
+def _radio(
+    widget_id: str = "r1", *, form: str = "f1", disabled: bool = False, default: int | None = None
+) -> bytes:
     msg = ForwardMsg()
     radio = msg.delta.new_element.radio
     radio.id, radio.label, radio.form_id, radio.disabled = widget_id, "Which term grows?", form, disabled
@@ -86,7 +100,15 @@ def _page_with_form() -> PageModel:
     """A page with a loose slider, a select box and a marked question (radio + submit) in a form."""
     model = PageModel()
     submit = _button("b1", "Lock in my answer", form="f1")
-    for raw in (_new_session(), _navigation(), _slider().SerializeToString(), _selectbox(), _radio(), submit, _finished()):
+    for raw in (
+        _new_session(),
+        _navigation(),
+        _slider().SerializeToString(),
+        _selectbox(),
+        _radio(),
+        submit,
+        _finished(),
+    ):
         model.apply(raw)
     return model
 
@@ -300,7 +322,9 @@ def test_marker_value_worked_example() -> None:
     step=st.sampled_from([0.01, 0.5, 1.0, 256.0]),
     default_position=st.integers(0, 199),
 )
-def test_marker_value_stays_on_the_grid_and_off_the_default(session, visit, low, positions, step, default_position) -> None:
+def test_marker_value_stays_on_the_grid_and_off_the_default(
+    session, visit, low, positions, step, default_position
+) -> None:
     high = low + (positions - 1) * step
     default = low + min(default_position, positions - 1) * step
     value = marker_value(session_index=session, visit=visit, low=low, high=high, step=step, default=default)
@@ -358,7 +382,9 @@ def test_waves_release_together_and_do_not_wait_for_leavers() -> None:
             await waves.wait()
             order.append(name)
 
-        await asyncio.wait_for(asyncio.gather(learner("a", False), learner("b", False), learner("c", True)), 2)
+        await asyncio.wait_for(
+            asyncio.gather(learner("a", False), learner("b", False), learner("c", True)), 2
+        )
         return order
 
     assert sorted(asyncio.run(scenario())) == ["a", "b"]

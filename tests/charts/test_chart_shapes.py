@@ -8,7 +8,14 @@ must be exactly the chart's datasets.
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from charts.memory import budget_chart, budget_datasets, budget_shape, sweep_chart, sweep_datasets, sweep_shape
+from charts.memory import (
+    budget_chart,
+    budget_datasets,
+    budget_shape,
+    sweep_chart,
+    sweep_datasets,
+    sweep_shape,
+)
 from charts.roofline import roofline_chart, roofline_datasets, roofline_shape
 from core.gpus import gpu_names
 from core.memory_lesson import LessonSetup, lesson_sweep, lesson_terms
@@ -26,10 +33,17 @@ batches = st.integers(min_value=1, max_value=256)
 
 
 @settings(max_examples=20, deadline=None)
-@given(gpu_name=st.sampled_from(gpu_names()), dtype=st.sampled_from(["fp32", "bf16", "fp16"]),
-       first=st.tuples(sizes, sizes, batches), second=st.tuples(sizes, sizes, batches))
+@given(
+    gpu_name=st.sampled_from(gpu_names()),
+    dtype=st.sampled_from(["fp32", "bf16", "fp16"]),
+    first=st.tuples(sizes, sizes, batches),
+    second=st.tuples(sizes, sizes, batches),
+)
 def test_the_roofline_layout_depends_only_on_the_card_and_number_format(gpu_name, dtype, first, second):
-    views = [linear_layer_roofline(n_in=n, m_out=m, batch=b, dtype=dtype, gpu_name=gpu_name) for n, m, b in (first, second)]
+    views = [
+        linear_layer_roofline(n_in=n, m_out=m, batch=b, dtype=dtype, gpu_name=gpu_name)
+        for n, m, b in (first, second)
+    ]
     (spec_a, rows_a), (spec_b, _) = (_layout(roofline_chart(v.roof, v.points)) for v in views)
     assert roofline_shape(views[0].roof, views[0].points) == roofline_shape(views[1].roof, views[1].points)
     assert spec_a == spec_b
@@ -50,7 +64,10 @@ setups = st.builds(
 @settings(max_examples=20, deadline=None)
 @given(first=setups, second=setups, device_gb=st.sampled_from([16.0, 24.0, 80.0]))
 def test_budgets_of_the_same_shape_share_a_layout(first, second, device_gb):
-    charts = [budget_chart([("Budget", lesson_terms(s))], device_gb=device_gb, device_label="GPU", title="T") for s in (first, second)]
+    charts = [
+        budget_chart([("Budget", lesson_terms(s))], device_gb=device_gb, device_label="GPU", title="T")
+        for s in (first, second)
+    ]
     bars = [[("Budget", lesson_terms(s))] for s in (first, second)]
     (spec_a, rows_a), (spec_b, _) = (_layout(c) for c in charts)
     assert (spec_a == spec_b) == (budget_shape(bars[0]) == budget_shape(bars[1]))
@@ -58,7 +75,12 @@ def test_budgets_of_the_same_shape_share_a_layout(first, second, device_gb):
 
 
 @settings(max_examples=20, deadline=None)
-@given(first=setups, second=setups, axis=st.sampled_from(["batch", "seq_len"]), device_gb=st.sampled_from([16.0, 80.0]))
+@given(
+    first=setups,
+    second=setups,
+    axis=st.sampled_from(["batch", "seq_len"]),
+    device_gb=st.sampled_from([16.0, 80.0]),
+)
 def test_sweeps_of_the_same_shape_share_a_layout(first, second, axis, device_gb):
     values = [1, 2, 4, 8, 16, 32] if axis == "batch" else [512, 1024, 2048, 4096, 8192]
     sweeps = [lesson_sweep(s, axis=axis, values=values, device_gb=device_gb) for s in (first, second)]

@@ -1,6 +1,14 @@
 """The estimate-versus-PyTorch chart: a titled log axis, term colours shared with the budget, tooltips with the error."""
 
-from charts.estimate_check import SOURCE_OPACITIES, SOURCE_SHAPES, SOURCE_SIZES, SOURCES, check_frame, estimate_check_chart, gap_frame
+from charts.estimate_check import (
+    SOURCE_OPACITIES,
+    SOURCE_SHAPES,
+    SOURCE_SIZES,
+    SOURCES,
+    check_frame,
+    estimate_check_chart,
+    gap_frame,
+)
 from charts.memory import TERM_COLOURS
 from core.estimate_check import estimate_check
 from core.memory import TERM_LABELS
@@ -19,10 +27,17 @@ def test_points_sit_on_a_log_byte_axis_coloured_like_the_budget():
     gaps, points = spec["layer"]
     assert (gaps["mark"]["type"], points["mark"]["type"]) == ("rule", "point")
     x = points["encoding"]["x"]
-    assert x["title"] == "Bytes (log scale)" and x["scale"] == {"type": "log"} and gaps["encoding"]["x"]["scale"] == {"type": "log"}
+    assert (
+        x["title"] == "Bytes (log scale)"
+        and x["scale"] == {"type": "log"}
+        and gaps["encoding"]["x"]["scale"] == {"type": "log"}
+    )
     colours = points["encoding"]["color"]["scale"]
     present = ["parameters", "gradients", "optimizer_state", "activations"]
-    assert colours == {"domain": [TERM_LABELS[t] for t in present], "range": [TERM_COLOURS[t] for t in present]}
+    assert colours == {
+        "domain": [TERM_LABELS[t] for t in present],
+        "range": [TERM_COLOURS[t] for t in present],
+    }
     # One "Source" legend: a wide pale estimate with PyTorch's small solid diamond drawn over it.
     for channel, values in (("shape", SOURCE_SHAPES), ("size", SOURCE_SIZES), ("opacity", SOURCE_OPACITIES)):
         encoding = points["encoding"][channel]
@@ -47,6 +62,9 @@ def test_the_rows_are_the_checks_numbers_and_zeros_are_left_off_the_log_axis():
     counters = frame[frame["term"] == "Optimizer step counters"]
     assert list(counters["source"]) == ["PyTorch"]
     # Grey segments only where both sides exist and differ: the two activation terms.
-    assert list(gap_frame(check)["term"]) == ["Saved activations in the blocks", "Saved activations outside the blocks"]
+    assert list(gap_frame(check)["term"]) == [
+        "Saved activations in the blocks",
+        "Saved activations outside the blocks",
+    ]
     # SGD keeps no step counters at all: that term has no point on either side.
     assert "Optimizer step counters" not in set(check_frame(estimate_check(SGD_FULL))["term"])

@@ -1,8 +1,8 @@
 """Memory charts: fixed term colours, the device rule, tooltips on every mark, the breaking point."""
 
+from charts.memory import TERM_COLOURS, budget_chart, sweep_chart
 from core.memory import TERM_LABELS, TERMS, MemoryTerms
 from core.memory_lesson import LessonSetup, lesson_sweep, lesson_terms
-from charts.memory import TERM_COLOURS, budget_chart, sweep_chart
 
 SETUP = LessonSetup(hidden=2048, layers=16, dtype="fp32", optimizer="adam", batch=4, seq_len=1024)
 
@@ -41,7 +41,12 @@ def test_every_term_has_its_own_colour():
 
 
 def test_budget_chart_stacks_terms_in_fixed_colours_against_the_device():
-    spec = budget_chart([("The lesson's five terms", lesson_terms(SETUP))], device_gb=24, device_label="24 GB device", title="Budget").to_dict()
+    spec = budget_chart(
+        [("The lesson's five terms", lesson_terms(SETUP))],
+        device_gb=24,
+        device_label="24 GB device",
+        title="Budget",
+    ).to_dict()
     assert spec["title"] == "Budget"
     bars, rule, text = marks(spec)
     assert (mark_type(bars), mark_type(rule), mark_type(text)) == ("bar", "rule", "text")
@@ -57,12 +62,23 @@ def test_budget_chart_stacks_terms_in_fixed_colours_against_the_device():
 
 def test_budget_chart_draws_one_bar_per_budget_and_keeps_colours_across_charts():
     sharded = MemoryTerms(parameters_bytes=1e9, master_weights_bytes=2e9, communication_buffers_bytes=1e9)
-    spec = budget_chart([("Replicated", lesson_terms(SETUP)), ("ZeRO-3", sharded)], device_gb=80, device_label="H100", title="Plans").to_dict()
+    spec = budget_chart(
+        [("Replicated", lesson_terms(SETUP)), ("ZeRO-3", sharded)],
+        device_gb=80,
+        device_label="H100",
+        title="Plans",
+    ).to_dict()
     bars = marks(spec)[0]
     assert {row["bar"] for row in rows(spec, 0)} == {"Replicated", "ZeRO-3"}
-    assert [row["term"] for row in rows(spec, 0) if row["bar"] == "ZeRO-3"] == ["parameters", "master_weights", "communication_buffers"]
+    assert [row["term"] for row in rows(spec, 0) if row["bar"] == "ZeRO-3"] == [
+        "parameters",
+        "master_weights",
+        "communication_buffers",
+    ]
     assert bars["encoding"]["y"]["sort"] == ["Replicated", "ZeRO-3"]
-    colours = dict(zip(bars["encoding"]["color"]["scale"]["domain"], bars["encoding"]["color"]["scale"]["range"]))
+    colours = dict(
+        zip(bars["encoding"]["color"]["scale"]["domain"], bars["encoding"]["color"]["scale"]["range"])
+    )
     assert colours["Parameters"] == TERM_COLOURS["parameters"]
     assert colours["Communication buffers"] == TERM_COLOURS["communication_buffers"]
 
@@ -73,7 +89,10 @@ def test_sweep_chart_marks_where_the_budget_breaks():
     views = marks(spec)
     assert [mark_type(v) for v in views] == ["line", "rule", "text", "point"]
     line = views[0]
-    assert (line["encoding"]["x"]["title"], line["encoding"]["y"]["title"]) == ("Sequence length (tokens)", "Peak memory (GB)")
+    assert (line["encoding"]["x"]["title"], line["encoding"]["y"]["title"]) == (
+        "Sequence length (tokens)",
+        "Peak memory (GB)",
+    )
     assert all("tooltip" in v["encoding"] for v in views)
     assert rows(spec, 1) == [{"gb": 24.0, "label": "24 GB device"}]
     marker = rows(spec, 3)
@@ -83,4 +102,6 @@ def test_sweep_chart_marks_where_the_budget_breaks():
 
 def test_sweep_chart_without_a_breaking_point_has_no_marker():
     sweep = lesson_sweep(SETUP, axis="batch", values=range(1, 5), device_gb=80)
-    assert [mark_type(v) for v in marks(sweep_chart(sweep, device_label="80 GB device", title="Sweep").to_dict())] == ["line", "rule", "text"]
+    assert [
+        mark_type(v) for v in marks(sweep_chart(sweep, device_label="80 GB device", title="Sweep").to_dict())
+    ] == ["line", "rule", "text"]

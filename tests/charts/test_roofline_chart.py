@@ -43,7 +43,15 @@ def test_layers_roof_ridge_and_points_each_with_tooltips():
 def test_point_tooltips_show_intensity_rate_regime_and_time():
     points = list(_leaves(_spec()))[-1]
     fields = [t["field"] for t in points["encoding"]["tooltip"]]
-    assert fields == ["Operation", "FLOP/byte", "Attainable TFLOP/s", "Regime", "Time bound", "GFLOP", "MB moved"]
+    assert fields == [
+        "Operation",
+        "FLOP/byte",
+        "Attainable TFLOP/s",
+        "Regime",
+        "Time bound",
+        "GFLOP",
+        "MB moved",
+    ]
     assert points["encoding"]["color"]["scale"]["range"] == list(POINT_COLOURS)
 
 

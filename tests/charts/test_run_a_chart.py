@@ -8,7 +8,12 @@ from core.memory import TERM_LABELS
 from core.run_a import budget_series, leak, run_a_timeline, run_experiment
 from tests.charts.test_memory_chart import mark_type, marks, rows
 
-LIVE_IN_RUN_A = ["parameters", "gradients", "activations", "workspace"]  # Adam's state never exists before the failure
+LIVE_IN_RUN_A = [
+    "parameters",
+    "gradients",
+    "activations",
+    "workspace",
+]  # Adam's state never exists before the failure
 
 
 def test_run_a_timeline_stacks_terms_in_the_shared_colours():
@@ -19,7 +24,10 @@ def test_run_a_timeline_stacks_terms_in_the_shared_colours():
     assert [mark_type(v) for v in views] == ["area", "rule", "text", "line", "point", "rule", "text"]
     area = views[0]
     assert area["encoding"]["y"]["stack"] == "zero"
-    assert (area["encoding"]["x"]["title"], area["encoding"]["y"]["title"]) == ("Time into the run (iterations)", "Memory in use (GB)")
+    assert (area["encoding"]["x"]["title"], area["encoding"]["y"]["title"]) == (
+        "Time into the run (iterations)",
+        "Memory in use (GB)",
+    )
     scale = area["encoding"]["color"]["scale"]
     assert scale["domain"] == [TERM_LABELS[t] for t in LIVE_IN_RUN_A]
     assert scale["range"] == [TERM_COLOURS[t] for t in LIVE_IN_RUN_A]
@@ -48,12 +56,23 @@ def test_an_experiment_that_runs_shows_two_iterations_against_run_a():
     before, outcome = run_a_timeline(), run_experiment("gpu")
     spec = timeline_chart(outcome.timeline, title="Bigger GPU", before=before).to_dict()
     views = marks(spec)
-    assert [mark_type(v) for v in views] == ["area", "rule", "text", "line", "rule", "text"]  # no failure, no unreached line
+    assert [mark_type(v) for v in views] == [
+        "area",
+        "rule",
+        "text",
+        "line",
+        "rule",
+        "text",
+    ]  # no failure, no unreached line
     assert views[0]["encoding"]["x"]["scale"]["domain"] == [0, 2]
-    assert len(rows(spec, 3)) == len(before.ran) and {r["note"] for r in rows(spec, 3)} == {"Run A as briefed"}
+    assert len(rows(spec, 3)) == len(before.ran) and {r["note"] for r in rows(spec, 3)} == {
+        "Run A as briefed"
+    }
     assert rows(spec, 4) == [{"gb": 40.0, "label": "40 GB device"}]
     # Adam's state appears in the second iteration, in its own colour.
-    colours = dict(zip(views[0]["encoding"]["color"]["scale"]["domain"], views[0]["encoding"]["color"]["scale"]["range"]))
+    colours = dict(
+        zip(views[0]["encoding"]["color"]["scale"]["domain"], views[0]["encoding"]["color"]["scale"]["range"])
+    )
     assert colours["Optimizer state"] == TERM_COLOURS["optimizer_state"]
     phase_labels = [r["name"] for r in rows(spec, 2)]
     assert phase_labels == ["Forward", "loss.backward()", "optimizer.step()"] * 2
@@ -72,7 +91,10 @@ def test_budget_chart_crosses_every_launch():
     views = marks(spec)
     assert [mark_type(v) for v in views] == ["line", "point", "rule", "text"]
     assert [r["x"] for r in rows(spec, 1)] == [1, 2, 3, 4]
-    assert views[0]["encoding"]["x"]["title"] == "Launch" and views[0]["encoding"]["y"]["title"] == "Peak memory asked for (GB)"
+    assert (
+        views[0]["encoding"]["x"]["title"] == "Launch"
+        and views[0]["encoding"]["y"]["title"] == "Peak memory asked for (GB)"
+    )
     assert all("tooltip" in v["encoding"] for v in views)
 
 

@@ -1,6 +1,13 @@
 """Scaling charts: titled, axes with units, tooltips on every mark, fixed colours, real core data."""
 
-from charts.scaling import MODE_COLOURS, OVERHEAD_COLOURS, efficiency_chart, overhead_chart, pipeline_chart, time_to_target_chart
+from charts.scaling import (
+    MODE_COLOURS,
+    OVERHEAD_COLOURS,
+    efficiency_chart,
+    overhead_chart,
+    pipeline_chart,
+    time_to_target_chart,
+)
 from core.scaling import layout, pipeline, quality, throughput
 from core.scaling.scenarios import load_scaling, track
 
@@ -41,12 +48,17 @@ def test_efficiency_chart_has_both_modes_in_fixed_colours_and_an_ideal_line():
 
 
 def test_overhead_chart_stacks_the_three_overheads_per_layout():
-    contrast = layout.layout_contrast(fleet=CLOUD.fleet, case=DATA.cases.layout, alternative="pipeline", efficiency=0.5, dtype="bf16")
+    contrast = layout.layout_contrast(
+        fleet=CLOUD.fleet, case=DATA.cases.layout, alternative="pipeline", efficiency=0.5, dtype="bf16"
+    )
     spec = overhead_chart(layout.overhead_rows(contrast.timings)).to_dict()
     assert title_text(spec)
     encoding = spec["encoding"]
     assert encoding["y"]["title"] == "Exposed overhead per step (ms)" and encoding["y"]["stack"] == "zero"
-    assert encoding["color"]["scale"] == {"domain": list(OVERHEAD_COLOURS), "range": list(OVERHEAD_COLOURS.values())}
+    assert encoding["color"]["scale"] == {
+        "domain": list(OVERHEAD_COLOURS),
+        "range": list(OVERHEAD_COLOURS.values()),
+    }
     assert len(spec["datasets"][spec["data"]["name"]]) == 9  # 3 layouts x 3 overheads
     assert_tooltips_everywhere(spec)
 
@@ -63,9 +75,14 @@ def test_pipeline_chart_links_the_bubble_to_memory_against_hbm():
 
 
 def test_time_to_target_chart_says_it_is_illustrative():
-    result = quality.compare_policies(step_ms=100, global_batch=256, convergence=CLOUD.convergence, straggler=CLOUD.straggler)
+    result = quality.compare_policies(
+        step_ms=100, global_batch=256, convergence=CLOUD.convergence, straggler=CLOUD.straggler
+    )
     spec = time_to_target_chart(quality.quality_rows(result)).to_dict()
     assert "illustrative" in title_text(spec)
     assert spec["encoding"]["x"]["title"] == "Time to target (hours)"
-    assert [row["Policy"] for row in spec["datasets"][spec["data"]["name"]]] == ["Strict synchronisation", "Drop slow workers"]
+    assert [row["Policy"] for row in spec["datasets"][spec["data"]["name"]]] == [
+        "Strict synchronisation",
+        "Drop slow workers",
+    ]
     assert_tooltips_everywhere(spec)

@@ -1,9 +1,8 @@
 """First answers lock; scores and completion follow from answers and records alone."""
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-import pytest
 
 from core.answers import record_first
 from core.progress import checks_score, overall_score, part_statuses, quiz_score
@@ -25,7 +24,9 @@ def test_empty_answer_is_refused():
         record_first({}, "r1", "")
 
 
-@given(st.lists(st.tuples(st.sampled_from(QUESTION_IDS), st.sampled_from(["a", "b", "c", "mem"])), max_size=30))
+@given(
+    st.lists(st.tuples(st.sampled_from(QUESTION_IDS), st.sampled_from(["a", "b", "c", "mem"])), max_size=30)
+)
 def test_whatever_the_sequence_the_first_answer_to_each_question_stands(attempts):
     answers: dict[str, str] = {}
     for qid, option in attempts:

@@ -56,7 +56,9 @@ def is_documented_exception(config_id: str, term: str) -> bool:
 
 
 def test_names_are_mapped_in_one_place_for_every_measured_kind():
-    assert set(ATTENTION_OF_KIND) == set(ATTENTION) and set(ATTENTION_OF_KIND.values()) <= set(ESTIMATE_ATTENTION)
+    assert set(ATTENTION_OF_KIND) == set(ATTENTION) and set(ATTENTION_OF_KIND.values()) <= set(
+        ESTIMATE_ATTENTION
+    )
     assert set(PRECISION_OF_DTYPE) == set(DTYPES) and set(PRECISION_OF_DTYPE.values()) <= set(ALL_PRECISIONS)
 
 
@@ -118,8 +120,15 @@ def test_every_block_byte_pytorch_kept_is_accounted_for():
 
 
 def test_activations_within_tolerance_except_the_documented_cpu_rmsnorm_rows():
-    missed = {(c.run.config_id, term) for c in all_checks() for term in ACTIVATION_TERMS if not c.row(term).within_tolerance()}
-    documented = {(i, term) for i in measured_ids() for term in ACTIVATION_TERMS if is_documented_exception(i, term)}
+    missed = {
+        (c.run.config_id, term)
+        for c in all_checks()
+        for term in ACTIVATION_TERMS
+        if not c.row(term).within_tolerance()
+    }
+    documented = {
+        (i, term) for i in measured_ids() for term in ACTIVATION_TERMS if is_documented_exception(i, term)
+    }
     assert missed == documented
     # 13 bf16 blocks (5 keeping scores, 4 selective, 4 SDPA) + 8 fp32 blocks (selective, SDPA) + 17 bf16 output sides.
     assert len(missed) == 38
@@ -155,7 +164,10 @@ def test_the_summary_and_the_worst_gaps():
     assert f"Across all {summary.runs} measured runs" in text and "match to the byte" in text
     worst = {gap.term: gap for gap in worst_gaps()}
     assert worst["parameters"].error_percent == 0 and worst["parameters"].main_cause == "none: exact"
-    assert worst["saved_activations_layers"].config_id.startswith("llama-") and "bf16" in worst["saved_activations_layers"].config_id
+    assert (
+        worst["saved_activations_layers"].config_id.startswith("llama-")
+        and "bf16" in worst["saved_activations_layers"].config_id
+    )
     assert worst["saved_activations_layers"].main_cause == CAUSE_WORDS["cpu_rmsnorm"]
     rows = worst_gap_rows(worst_gaps())
     assert [row["Term"] for row in rows][:3] == ["Parameters", "Gradients", "Optimizer state"]
@@ -170,8 +182,12 @@ def test_the_sentence_names_the_largest_gaps_and_their_causes():
     assert "saved activations in the blocks (20.9% under, 198,656 bytes)" in text
     assert f"{CAUSE_WORDS['cpu_rmsnorm']} (" in text
     table = table_rows(check)
-    assert table[4] == {"Term": "Saved activations in the blocks", "Estimate (bytes)": "753,664",
-                        "PyTorch (bytes)": "952,320", "Relative error": "-20.9%"}
+    assert table[4] == {
+        "Term": "Saved activations in the blocks",
+        "Estimate (bytes)": "753,664",
+        "PyTorch (bytes)": "952,320",
+        "Relative error": "-20.9%",
+    }
     assert "widest gap is saved activations outside the blocks, 24.0% under" in chart_description(check)
     assert "Pure BF16" in setup_sentence(check) and "standard attention" in setup_sentence(check)
 
@@ -188,7 +204,10 @@ def test_a_run_measured_exactly_as_estimated_reads_as_exact():
 def test_labels_name_every_run_apart():
     labels = [config_label(i) for i in measured_ids()]
     assert len(set(labels)) == len(labels)
-    assert config_label(LLAMA_BF16) == "Llama-style · BF16 · 64 tokens × 2 · Adam · no recomputation · attention written out"
+    assert (
+        config_label(LLAMA_BF16)
+        == "Llama-style · BF16 · 64 tokens × 2 · Adam · no recomputation · attention written out"
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -201,7 +220,10 @@ def test_estimates_and_causes_grow_with_the_batch_and_never_go_negative(config_i
         row, twice = check.row(term), doubled.row(term)
         assert row.estimate_bytes >= 0 and all(c.explained_bytes >= 0 for c in row.causes)
         if term == "saved_activations_layers":
-            assert twice.estimate_bytes == 2 * row.estimate_bytes and twice.explained_bytes == 2 * row.explained_bytes
+            assert (
+                twice.estimate_bytes == 2 * row.estimate_bytes
+                and twice.explained_bytes == 2 * row.explained_bytes
+            )
         if term in STATE_TERMS:
             assert twice.estimate_bytes == row.estimate_bytes
 
@@ -212,4 +234,6 @@ def test_bad_requests_are_refused_readably():
     with pytest.raises(ValueError, match="Unknown compared term"):
         estimate_check(GPT2_BF16).row("workspace")
     with pytest.raises(ValueError, match="kept nothing"):
-        estimate_check("gpt2-h64-l2-s64-b2-bf16-sgd_momentum-none-explicit").row("optimizer_step_counters").error_with(())
+        estimate_check("gpt2-h64-l2-s64-b2-bf16-sgd_momentum-none-explicit").row(
+            "optimizer_step_counters"
+        ).error_with(())

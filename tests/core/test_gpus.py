@@ -4,9 +4,30 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.gpus import DTYPES, bytes_per_value, gpu, gpu_names, load_gpus, parse_gpus, peak_tflops, uses_tensor_cores
+from core.gpus import (
+    DTYPES,
+    bytes_per_value,
+    gpu,
+    gpu_names,
+    load_gpus,
+    parse_gpus,
+    peak_tflops,
+    uses_tensor_cores,
+)
 
-REQUIRED = ("A100 40GB SXM", "A100 80GB SXM", "H100 SXM", "H100 PCIe", "H200", "L4", "T4", "A10", "RTX 4090", "RTX 3090", "V100 SXM2 32GB")
+REQUIRED = (
+    "A100 40GB SXM",
+    "A100 80GB SXM",
+    "H100 SXM",
+    "H100 PCIe",
+    "H200",
+    "L4",
+    "T4",
+    "A10",
+    "RTX 4090",
+    "RTX 3090",
+    "V100 SXM2 32GB",
+)
 
 GOOD_ROW = {
     "name": "Card",
@@ -43,7 +64,12 @@ def test_load_is_cached():
 )
 def test_datasheet_figures_are_dense(name, memory_gb, bandwidth_tb_per_s, bf16_tflops, fp32_tflops):
     card = gpu(name)
-    assert (card.memory_gb, card.bandwidth_tb_per_s, card.bf16_tflops, card.fp32_tflops) == (memory_gb, bandwidth_tb_per_s, bf16_tflops, fp32_tflops)
+    assert (card.memory_gb, card.bandwidth_tb_per_s, card.bf16_tflops, card.fp32_tflops) == (
+        memory_gb,
+        bandwidth_tb_per_s,
+        bf16_tflops,
+        fp32_tflops,
+    )
     assert "sparsity" in card.source
 
 

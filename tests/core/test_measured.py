@@ -73,7 +73,12 @@ def test_every_run_holds_exactly_the_parameters_core_models_counts():
 
 def test_the_family_column_fills_in_the_rest_of_the_architecture():
     run = measured_run(GPT2_FP32)
-    assert (run.spec.name, run.spec.hidden, run.spec.heads, run.spec.positions) == ("gpt2", 64, 4, FAMILY_TRAITS["gpt2"]["positions"])
+    assert (run.spec.name, run.spec.hidden, run.spec.heads, run.spec.positions) == (
+        "gpt2",
+        64,
+        4,
+        FAMILY_TRAITS["gpt2"]["positions"],
+    )
     assert run.spec.tied_embeddings and not run.spec.gated_mlp
 
 
@@ -87,7 +92,11 @@ def test_gpt2_bf16_block_matches_korthikanti_plus_the_layernorm_statistics():
     # Korthikanti et al. 2022, 2-byte activations, no recomputation: s·b·h·(34 + 5·a·s/h) bytes.
     # On top, each of the 2 LayerNorms keeps a mean and a 1/std per token in bf16: 2·2·2 = 8 bytes per token.
     # e.g. s 64, b 2, h 64, a 4: 8,192·(34 + 20) + 8·128 = 443,392 bytes.
-    runs = [r for r in load_measured() if r.spec.name == "gpt2" and r.dtype == "bf16" and r.attention == "explicit" and r.recompute == "none"]
+    runs = [
+        r
+        for r in load_measured()
+        if r.spec.name == "gpt2" and r.dtype == "bf16" and r.attention == "explicit" and r.recompute == "none"
+    ]
     assert len(runs) == 5  # four shapes with Adam, one with SGD
     for run in runs:
         s, b, h, a = run.seq_len, run.batch, run.spec.hidden, run.spec.heads

@@ -32,14 +32,18 @@ any_terms = st.builds(MemoryTerms, *[term_bytes] * len(TERMS))
 def test_seed_004_mixed_precision_adam_for_7b_parameters():
     # 7e9 parameters: 2-byte weights 14 GB, 2-byte gradients 14 GB, FP32 master copy 28 GB, Adam's two FP32 moments 56 GB.
     terms = model_state_terms(parameters=7e9, precision=PRECISIONS["mixed16"], optimizer="adam")
-    assert [to_gb(terms.term_bytes(t)) for t in ("parameters", "gradients", "master_weights", "optimizer_state")] == [14, 14, 28, 56]
+    assert [
+        to_gb(terms.term_bytes(t)) for t in ("parameters", "gradients", "master_weights", "optimizer_state")
+    ] == [14, 14, 28, 56]
     assert terms.total_gb == 112  # 16 bytes per parameter
     # Plain FP32 is also 16 bytes with Adam (4 + 4 + 8), with no master copy: not "2x bigger weights".
     fp32 = model_state_terms(parameters=7e9, precision=PRECISIONS["fp32"], optimizer="adam")
     assert (fp32.total_gb, fp32.master_weights_bytes) == (112, 0)
 
 
-@pytest.mark.parametrize(("name", "bytes_with_adam"), [("fp32", 16), ("mixed16", 16), ("mixed18", 18), ("mixed20", 20)])
+@pytest.mark.parametrize(
+    ("name", "bytes_with_adam"), [("fp32", 16), ("mixed16", 16), ("mixed18", 18), ("mixed20", 20)]
+)
 def test_the_precision_conventions_in_use(name, bytes_with_adam):
     assert PRECISIONS[name].state_bytes_per_parameter("adam") == bytes_with_adam
 
@@ -60,7 +64,9 @@ def test_zero_paper_figure_1():
     assert per_gpu == pytest.approx([120, 31.40625, 16.640625, 1.875])
 
 
-@pytest.mark.parametrize(("name", "kept", "sharded"), [("mixed20", 4, 16), ("mixed18", 6, 12), ("fp32", 8, 8)])
+@pytest.mark.parametrize(
+    ("name", "kept", "sharded"), [("mixed20", 4, 16), ("mixed18", 6, 12), ("fp32", 8, 8)]
+)
 def test_megatron_distributed_optimizer_table(name, kept, sharded):
     # Megatron Core's distributed optimizer (ZeRO-1), bytes per parameter with Adam over d GPUs:
     # fp16 params and grads 4 + 16/d; fp16 params, fp32 grads 6 + 12/d; fp32 8 + 8/d.
@@ -70,9 +76,20 @@ def test_megatron_distributed_optimizer_table(name, kept, sharded):
 
 
 def test_each_zero_stage_shards_one_more_kind_of_state():
-    state = MemoryTerms(parameters_bytes=8, gradients_bytes=8, master_weights_bytes=8, optimizer_state_bytes=8,
-                        activations_bytes=8, communication_buffers_bytes=8, workspace_bytes=8, runtime_overhead_bytes=8)
-    halves = {stage: {t for t in TERMS if zero_sharded(state, zero_stage=stage, gpus=2).term_bytes(t) == 4} for stage in ZERO_STAGES}
+    state = MemoryTerms(
+        parameters_bytes=8,
+        gradients_bytes=8,
+        master_weights_bytes=8,
+        optimizer_state_bytes=8,
+        activations_bytes=8,
+        communication_buffers_bytes=8,
+        workspace_bytes=8,
+        runtime_overhead_bytes=8,
+    )
+    halves = {
+        stage: {t for t in TERMS if zero_sharded(state, zero_stage=stage, gpus=2).term_bytes(t) == 4}
+        for stage in ZERO_STAGES
+    }
     assert halves == {
         0: set(),
         1: {"master_weights", "optimizer_state"},
@@ -86,10 +103,14 @@ def test_zero_never_increases_per_gpu_memory(terms, stage, gpus):
     sharded = zero_sharded(terms, zero_stage=stage, gpus=gpus)
     assert all(sharded.term_bytes(t) <= terms.term_bytes(t) for t in TERMS)
     if stage < 3:
-        assert zero_sharded(terms, zero_stage=stage + 1, gpus=gpus).total_bytes <= sharded.total_bytes * (1 + 1e-12)
+        assert zero_sharded(terms, zero_stage=stage + 1, gpus=gpus).total_bytes <= sharded.total_bytes * (
+            1 + 1e-12
+        )
 
 
-@pytest.mark.parametrize(("stage", "gpus", "message"), [(4, 8, "ZeRO stage"), (1, 0, "at least 1"), (1, 2.5, "whole number")])
+@pytest.mark.parametrize(
+    ("stage", "gpus", "message"), [(4, 8, "ZeRO stage"), (1, 0, "at least 1"), (1, 2.5, "whole number")]
+)
 def test_bad_zero_settings(stage, gpus, message):
     with pytest.raises(ValueError, match=message):
         zero_sharded(MemoryTerms(parameters_bytes=1), zero_stage=stage, gpus=gpus)
@@ -105,10 +126,20 @@ def test_batches_micro_effective_and_accumulation():
 
 
 def test_verdict_fits_with_headroom_and_names_the_lever():
-    terms = MemoryTerms(parameters_bytes=2 * GB, gradients_bytes=2 * GB, optimizer_state_bytes=4 * GB, activations_bytes=1 * GB, workspace_bytes=1 * GB)
+    terms = MemoryTerms(
+        parameters_bytes=2 * GB,
+        gradients_bytes=2 * GB,
+        optimizer_state_bytes=4 * GB,
+        activations_bytes=1 * GB,
+        workspace_bytes=1 * GB,
+    )
     verdict = budget_verdict(terms, device_gb=16)
     assert (verdict.fits, verdict.total_gb, verdict.headroom_gb, verdict.over_gb) == (True, 10, 6, 0)
-    assert (verdict.largest_term, verdict.largest_gb, verdict.largest_share_percent) == ("optimizer_state", 4, 40)
+    assert (verdict.largest_term, verdict.largest_gb, verdict.largest_share_percent) == (
+        "optimizer_state",
+        4,
+        40,
+    )
     assert verdict.lever == LEVERS["optimizer_state"]
     over = budget_verdict(replace(terms, activations_bytes=20 * GB), device_gb=16)
     assert (over.fits, over.headroom_gb, over.over_gb, over.largest_term) == (False, 0, 13, "activations")
@@ -153,13 +184,19 @@ def test_shares_cover_the_nonzero_terms_and_add_up(terms):
 def test_sweep_finds_the_crossing():
     # 10 GB fixed + 1 GB of activations per value: 11, 12, ..., 16 GB against a 13.5 GB device.
     fixed = MemoryTerms(parameters_bytes=10 * GB, activations_bytes=1 * GB)
-    sweep = sweep_totals(fixed, axis="batch", values=[1, 2, 3, 4, 5, 6], activations_bytes=np.arange(1, 7) * GB, device_gb=13.5)
+    sweep = sweep_totals(
+        fixed, axis="batch", values=[1, 2, 3, 4, 5, 6], activations_bytes=np.arange(1, 7) * GB, device_gb=13.5
+    )
     assert sweep.total_gb == (11, 12, 13, 14, 15, 16)
     assert sweep.fits == (True, True, True, False, False, False)
     assert (sweep.largest_fitting, sweep.first_failing) == (3, 4)
-    all_fit = sweep_totals(fixed, axis="batch", values=[1, 2], activations_bytes=np.array([1, 2]) * GB, device_gb=100)
+    all_fit = sweep_totals(
+        fixed, axis="batch", values=[1, 2], activations_bytes=np.array([1, 2]) * GB, device_gb=100
+    )
     assert (all_fit.largest_fitting, all_fit.first_failing) == (2, None)
-    none_fit = sweep_totals(fixed, axis="seq_len", values=[512], activations_bytes=np.array([5 * GB]), device_gb=1)
+    none_fit = sweep_totals(
+        fixed, axis="seq_len", values=[512], activations_bytes=np.array([5 * GB]), device_gb=1
+    )
     assert (none_fit.largest_fitting, none_fit.first_failing) == (None, 512)
     with pytest.raises(ValueError, match="Unknown sweep axis 'layers'"):
         sweep_totals(fixed, axis="layers", values=[1], activations_bytes=np.array([1.0]), device_gb=1)

@@ -34,7 +34,11 @@ def test_the_lessons_default_budget_by_hand():
     # 3.221 + 3.221 + 6.442 + 2.147 + 1 = 16.03 GB on a 24 GB device: fits with 7.97 GB spare.
     verdict = budget_verdict(terms, device_gb=24)
     assert verdict.total_gb == pytest.approx(16.032385536)
-    assert (verdict.fits, round(verdict.headroom_gb, 1), verdict.largest_term) == (True, 8.0, "optimizer_state")
+    assert (verdict.fits, round(verdict.headroom_gb, 1), verdict.largest_term) == (
+        True,
+        8.0,
+        "optimizer_state",
+    )
     assert [round(s.gb, 2) for s in terms.shares()] == [3.22, 3.22, 6.44, 2.15, 1.0]
 
 
@@ -76,8 +80,12 @@ def test_only_activations_change_with_batch_or_sequence(setup, batch, seq_len):
 
 @pytest.mark.parametrize(
     ("change", "message"),
-    [({"hidden": 0}, "Hidden must be a whole number"), ({"batch": 1.5}, "Batch must be a whole number"),
-     ({"dtype": "fp8"}, "Unknown dtype 'fp8'"), ({"optimizer": "lion"}, "Unknown optimizer 'lion'")],
+    [
+        ({"hidden": 0}, "Hidden must be a whole number"),
+        ({"batch": 1.5}, "Batch must be a whole number"),
+        ({"dtype": "fp8"}, "Unknown dtype 'fp8'"),
+        ({"optimizer": "lion"}, "Unknown optimizer 'lion'"),
+    ],
 )
 def test_bad_settings_are_refused_readably(change, message):
     with pytest.raises(ValueError, match=message):

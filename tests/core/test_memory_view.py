@@ -13,8 +13,17 @@ from core.settings_schema import section
 
 def test_the_schema_offers_exactly_what_core_knows():
     schema = section(SECTION)
-    expected = {"dtype": DTYPES, "optimizer": OPTIMIZERS, "estimate": ESTIMATES, "precision": tuple(PRECISIONS),
-                "recompute": RECOMPUTE, "attention": ATTENTION, "sweep_axis": SWEEP_AXES, "model": model_names(), "gpu": gpu_names()}
+    expected = {
+        "dtype": DTYPES,
+        "optimizer": OPTIMIZERS,
+        "estimate": ESTIMATES,
+        "precision": tuple(PRECISIONS),
+        "recompute": RECOMPUTE,
+        "attention": ATTENTION,
+        "sweep_axis": SWEEP_AXES,
+        "model": model_names(),
+        "gpu": gpu_names(),
+    }
     for name, choices in expected.items():
         assert schema.field(name).choices == tuple(choices), name
 
@@ -30,9 +39,23 @@ def test_the_default_view_is_the_lessons_budget():
 
 
 def test_the_detailed_view_follows_the_preset_gpu_and_sharding():
-    view = budget_view({"estimate": "detailed", "model": "Llama-2-7B", "precision": "mixed16", "zero_stage": 3,
-                        "gpus": 8, "gpu": "H100 SXM", "accumulation": 4, "recompute": "selective"})
-    assert (view.parameter_count, view.device_label, view.effective_batch) == (6_738_415_616, "H100 SXM (80 GB)", 4 * 4 * 8)
+    view = budget_view(
+        {
+            "estimate": "detailed",
+            "model": "Llama-2-7B",
+            "precision": "mixed16",
+            "zero_stage": 3,
+            "gpus": 8,
+            "gpu": "H100 SXM",
+            "accumulation": 4,
+            "recompute": "selective",
+        }
+    )
+    assert (view.parameter_count, view.device_label, view.effective_batch) == (
+        6_738_415_616,
+        "H100 SXM (80 GB)",
+        4 * 4 * 8,
+    )
     assert view.terms.parameters_bytes == 2 * 6_738_415_616 / 8
     assert view.verdict.device_gb == 80
     text = " ".join(view.assumptions)

@@ -35,9 +35,21 @@ PUBLISHED = {
 }
 
 LLAMA_2_7B = {
-    "name": "Llama-2-7B", "hidden": 4096, "layers": 32, "heads": 32, "kv_heads": 32, "intermediate": 11008,
-    "vocab": 32000, "positions": 0, "tied_embeddings": False, "gated_mlp": True, "norm": "rmsnorm",
-    "biases": False, "dropout": False, "published_params": 6_738_415_616, "source": "a config",
+    "name": "Llama-2-7B",
+    "hidden": 4096,
+    "layers": 32,
+    "heads": 32,
+    "kv_heads": 32,
+    "intermediate": 11008,
+    "vocab": 32000,
+    "positions": 0,
+    "tied_embeddings": False,
+    "gated_mlp": True,
+    "norm": "rmsnorm",
+    "biases": False,
+    "dropout": False,
+    "published_params": 6_738_415_616,
+    "source": "a config",
 }
 
 
@@ -93,7 +105,9 @@ def test_custom_shape_worked_by_hand_against_the_lessons_rule():
 @given(hidden=st.sampled_from([1024, 2048, 4096, 8192]), layers=st.integers(1, 64))
 def test_each_extra_block_adds_the_same_parameters(hidden, layers):
     one_more = parameter_count(custom_model(hidden=hidden, layers=layers + 1))
-    assert one_more - parameter_count(custom_model(hidden=hidden, layers=layers)) == 12 * hidden**2 + 13 * hidden
+    assert (
+        one_more - parameter_count(custom_model(hidden=hidden, layers=layers)) == 12 * hidden**2 + 13 * hidden
+    )
 
 
 def test_unknown_presets_are_refused_readably():
@@ -122,8 +136,18 @@ def test_bad_presets_fail_at_load(change, message):
 
 
 def test_repeated_presets_and_a_missing_custom_recipe_fail_at_load():
-    recipe = {"head_dim": 128, "mlp_ratio": 4, "vocab": 100, "positions": 0, "tied_embeddings": True, "gated_mlp": False,
-              "norm": "layernorm", "biases": True, "dropout": False, "source": "ours"}
+    recipe = {
+        "head_dim": 128,
+        "mlp_ratio": 4,
+        "vocab": 100,
+        "positions": 0,
+        "tied_embeddings": True,
+        "gated_mlp": False,
+        "norm": "layernorm",
+        "biases": True,
+        "dropout": False,
+        "source": "ours",
+    }
     assert len(parse_models({"presets": [LLAMA_2_7B], "custom": recipe}).presets) == 1
     with pytest.raises(ValueError, match="repeats a preset name"):
         parse_models({"presets": [LLAMA_2_7B, LLAMA_2_7B], "custom": recipe})

@@ -90,7 +90,11 @@ def test_locked_answers_win_and_the_rest_is_merged_in():
         "handed_in_at": None,
     }
     before = copy.deepcopy(current)
-    incoming = {**FULL, "settings": {"linear": {"batch": 64}}, "records": {"run_a.decision": FULL["records"]["run_a.decision"]}}
+    incoming = {
+        **FULL,
+        "settings": {"linear": {"batch": 64}},
+        "records": {"run_a.decision": FULL["records"]["run_a.decision"]},
+    }
     restored = _restore(export_progress(incoming, exported_at=AT, key=None), current)
     assert restored.state["answers"] == {"r1": "speed", "r2": "mem", "q1": "b"}
     assert restored.answers_kept == ("r1",) and restored.answers_added == ("r2", "q1")
@@ -109,13 +113,19 @@ def test_nothing_is_restored_into_a_handed_in_session():
 def test_the_real_settings_schemas_accept_their_own_defaults():
     schema = load_schema()
     snapshot = {**EMPTY, "settings": {name: section.defaults() for name, section in schema.items()}}
-    restored = restore(EMPTY, export_progress(snapshot, exported_at=AT, key=None), bank=BANK, schema=schema, key=None)
+    restored = restore(
+        EMPTY, export_progress(snapshot, exported_at=AT, key=None), bank=BANK, schema=schema, key=None
+    )
     assert restored.state == snapshot
 
 
 def test_known_records_come_from_the_parts_and_the_explicit_list(monkeypatch):
     assert set(known_records(BANK)) == {
-        "run_a.decision", "run_a.reflection", "scaling.predictions", "scaling.snapshots", "scaling.synthesis",
+        "run_a.decision",
+        "run_a.reflection",
+        "scaling.predictions",
+        "scaling.snapshots",
+        "scaling.synthesis",
     }
     monkeypatch.setattr(progress_file, "EXTRA_RECORDS", ("scaling.notes",))
     assert known_records(BANK)[-1] == "scaling.notes"
@@ -180,7 +190,9 @@ def test_every_kind_of_bad_file_is_refused_and_changes_nothing(name):
 
 def test_bounded_lists_apply_to_records_without_a_known_shape(monkeypatch):
     monkeypatch.setattr(progress_file, "EXTRA_RECORDS", ("scaling.notes",))
-    assert _restore(_edit(("state", "records", "scaling.notes"), list(range(MAX_ITEMS)))).state["records"]["scaling.notes"]
+    assert _restore(_edit(("state", "records", "scaling.notes"), list(range(MAX_ITEMS)))).state["records"][
+        "scaling.notes"
+    ]
     with pytest.raises(RefusedFile, match="record scaling.notes holds a list longer than 50 items"):
         _restore(_edit(("state", "records", "scaling.notes"), list(range(MAX_ITEMS + 1))))
     with pytest.raises(RefusedFile, match="number too large"):
@@ -237,7 +249,11 @@ def test_inspection_tells_intact_edited_unsigned_and_unreadable_apart():
 
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner, max_size=5),
     max_leaves=30,
 )
@@ -283,7 +299,9 @@ TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=300)
 SNAPSHOTS = st.fixed_dictionaries(
     {
         "answers": st.dictionaries(
-            st.sampled_from([q.id for q in BANK.questions]), st.sampled_from(["mem", "a", "b", "c"]), max_size=11
+            st.sampled_from([q.id for q in BANK.questions]),
+            st.sampled_from(["mem", "a", "b", "c"]),
+            max_size=11,
         ).map(lambda a: {q: o for q, o in a.items() if o in {x.id for x in BANK.question(q).options}}),
         "settings": st.fixed_dictionaries(
             {},
@@ -302,7 +320,9 @@ SNAPSHOTS = st.fixed_dictionaries(
         "records": st.fixed_dictionaries(
             {},
             optional={
-                "run_a.decision": st.fixed_dictionaries({"choice": st.sampled_from(list(FIRST_EXPERIMENTS)), "why": TEXT}),
+                "run_a.decision": st.fixed_dictionaries(
+                    {"choice": st.sampled_from(list(FIRST_EXPERIMENTS)), "why": TEXT}
+                ),
                 "run_a.reflection": st.fixed_dictionaries({"text": TEXT}),
             },
         ),

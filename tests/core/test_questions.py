@@ -9,9 +9,17 @@ from core.questions import load_bank, parse_bank
 
 # The correct options of every marked question, as the source lesson marks them.
 LESSON_ANSWERS = {
-    "r1": "mem", "r2": "speed", "r3": "num", "r4": "learn",
-    "c1": "b", "c2": "b", "c3": "b", "c4": "b",
-    "q1": "b", "q2": "c", "q3": "b",
+    "r1": "mem",
+    "r2": "speed",
+    "r3": "num",
+    "r4": "learn",
+    "c1": "b",
+    "c2": "b",
+    "c3": "b",
+    "c4": "b",
+    "q1": "b",
+    "q2": "c",
+    "q3": "b",
 }
 
 
@@ -46,11 +54,17 @@ def _broken(edit):
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda raw: raw["questions"].append(copy.deepcopy(raw["questions"][0])), "Duplicate question ids: r1"),
+        (
+            lambda raw: raw["questions"].append(copy.deepcopy(raw["questions"][0])),
+            "Duplicate question ids: r1",
+        ),
         (lambda raw: raw["questions"][0].update(correct="zzz"), "not among its options"),
         (lambda raw: raw["questions"][1].update(explanation="  "), "'explanation' must be non-empty"),
         (lambda raw: raw["questions"][2].update(part="nowhere"), "not one of the lab's parts"),
-        (lambda raw: raw["questions"][3].update(options=raw["questions"][3]["options"][:1]), "at least two options"),
+        (
+            lambda raw: raw["questions"][3].update(options=raw["questions"][3]["options"][:1]),
+            "at least two options",
+        ),
         (lambda raw: raw["questions"][3]["options"][1].update(id="mem"), "option ids repeat"),
         (lambda raw: raw["parts"].append(dict(raw["parts"][0])), "Part ids repeat"),
     ],

@@ -24,12 +24,17 @@ from core.report import (
 BANK = load_bank()
 CORRECT = {q.id: q.correct for q in BANK.questions}
 RECORDS = {
-    "run_a.decision": {"choice": "batch", "why": "Activations grow with batch; halving it tells me if they dominate."},
+    "run_a.decision": {
+        "choice": "batch",
+        "why": "Activations grow with batch; halving it tells me if they dominate.",
+    },
     "run_a.reflection": {"text": "Time spent in the data loader per step."},
 }
 # nn.Linear(4096, 4096) on a batch of 32: 32 × 4096 × 4096 = 536,870,912 MACs, two FLOPs each.
 LAYER = LayerFigures(n_in=4096, m_out=4096, batch=32, flops=2 * 32 * 4096 * 4096)
-BUDGET = BudgetFigures(parameters=1.3e9, total_gb=30.0, device_gb=24.0, activations_gb=12.5, optimizer_gb=10.4)
+BUDGET = BudgetFigures(
+    parameters=1.3e9, total_gb=30.0, device_gb=24.0, activations_gb=12.5, optimizer_gb=10.4
+)
 
 
 def _snapshot(answers=None, records=None, handed_in_at=None):
@@ -38,7 +43,11 @@ def _snapshot(answers=None, records=None, handed_in_at=None):
 
 def test_an_empty_session_reports_everything_as_missing_not_as_an_error():
     report = build_report(BANK, _snapshot(), layer=None, budget=None)
-    assert (report.checks_score.label, report.quiz_score.label, report.overall_score.label) == ("0/8", "0/3", "0/11")
+    assert (report.checks_score.label, report.quiz_score.label, report.overall_score.label) == (
+        "0/8",
+        "0/3",
+        "0/11",
+    )
     assert {line.mark for line in report.checks + report.quiz} == {"not answered"}
     assert report.first_experiment is report.reasoning is report.run_b_measure is None
     assert report.not_done == tuple(p.title for p in BANK.parts)
@@ -52,7 +61,11 @@ def test_a_partial_session_scores_what_was_answered():
     answers = {"r1": "mem", "r2": "mem", "q1": "b"}
     records = {"run_a.decision": RECORDS["run_a.decision"]}
     report = build_report(BANK, _snapshot(answers, records), layer=LAYER, budget=None)
-    assert (report.checks_score.label, report.quiz_score.label, report.overall_score.label) == ("1/8", "1/3", "2/11")
+    assert (report.checks_score.label, report.quiz_score.label, report.overall_score.label) == (
+        "1/8",
+        "1/3",
+        "2/11",
+    )
     assert report.checks_score.answered == 2
     assert [line.mark for line in report.checks[:3]] == ["right", "wrong", "not answered"]
     assert report.checks[1].answer == BANK.question("r2").option_text("mem")
@@ -65,7 +78,11 @@ def test_a_partial_session_scores_what_was_answered():
 def test_a_complete_session_has_full_marks_and_nothing_left():
     at = "2026-11-30T14:05:09+00:00"
     report = build_report(BANK, _snapshot(CORRECT, RECORDS, handed_in_at=at), layer=LAYER, budget=BUDGET)
-    assert (report.checks_score.label, report.quiz_score.label, report.overall_score.label) == ("8/8", "3/3", "11/11")
+    assert (report.checks_score.label, report.quiz_score.label, report.overall_score.label) == (
+        "8/8",
+        "3/3",
+        "11/11",
+    )
     assert report.not_done == ()
     text = render_markdown(report)
     assert "Handed in on 30 November 2026 at 14:05 UTC." in text
@@ -84,19 +101,26 @@ def test_malformed_records_read_as_missing():
 def test_layer_sentence_states_the_hand_worked_gflops():
     # 2 × 536,870,912 = 1,073,741,824 FLOPs = 1.07 GFLOPs.
     assert LAYER.gflops == pytest.approx(1.073741824)
-    assert LAYER.sentence() == "A 4,096 → 4,096 linear layer at batch 32 does 1.07 GFLOPs in one forward pass."
+    assert (
+        LAYER.sentence() == "A 4,096 → 4,096 linear layer at batch 32 does 1.07 GFLOPs in one forward pass."
+    )
 
 
 def test_budget_fits_up_to_the_device_and_not_beyond():
     assert not BUDGET.fits
     assert "30.0 GB on a 24 GB device: it does not fit" in BUDGET.sentence()
     assert "1.30B parameters" in BUDGET.sentence()
-    exactly = BudgetFigures(parameters=1e9, total_gb=24.0, device_gb=24.0, activations_gb=1.0, optimizer_gb=8.0)
+    exactly = BudgetFigures(
+        parameters=1e9, total_gb=24.0, device_gb=24.0, activations_gb=1.0, optimizer_gb=8.0
+    )
     assert exactly.fits and "it fits" in exactly.sentence()
 
 
 def test_unanswered_quiz_names_the_questions_left():
-    assert unanswered_quiz(BANK, {"q2": "c", "r1": "mem"}) == (BANK.question("q1").label, BANK.question("q3").label)
+    assert unanswered_quiz(BANK, {"q2": "c", "r1": "mem"}) == (
+        BANK.question("q1").label,
+        BANK.question("q3").label,
+    )
     assert unanswered_quiz(BANK, CORRECT) == ()
 
 
@@ -112,7 +136,9 @@ def test_timestamps_are_stored_in_utc_and_read_back_in_words():
         readable_time("yesterday")
 
 
-HOSTILE = "**bold** [link](https://evil.example) ![img](x.png) <script>x</script>\n# heading\n```\nescaped?\n````"
+HOSTILE = (
+    "**bold** [link](https://evil.example) ![img](x.png) <script>x</script>\n# heading\n```\nescaped?\n````"
+)
 
 
 def test_learner_text_lands_inside_a_fence_it_cannot_close():
@@ -161,11 +187,15 @@ def test_the_scaling_lab_joins_the_report_with_its_plan_and_literal_rationale():
     text = load_scaling().synthesis
     plan, rejected = list(text.plans)[:2]
     synthesis = {
-        "plan": plan, "rejected": rejected,
-        "trigger": next(iter(text.triggers)), "limitation": next(iter(text.limitations)),
+        "plan": plan,
+        "rejected": rejected,
+        "trigger": next(iter(text.triggers)),
+        "limitation": next(iter(text.limitations)),
         "rationale": "Efficiency fell to 25% at 32 GPUs. [see](http://x) <b>no</b>",
     }
-    report = build_report(BANK, {"answers": {}, "records": {"scaling.synthesis": synthesis}}, layer=None, budget=None)
+    report = build_report(
+        BANK, {"answers": {}, "records": {"scaling.synthesis": synthesis}}, layer=None, budget=None
+    )
     assert report.scaling.parts_current == 0 and report.scaling.parts_total == 5
     assert not report.scaling.ready  # no evidence captured yet
     markdown = render_markdown(report)

@@ -52,12 +52,17 @@ def test_the_configuration_reproduces_the_brief():
     timeline, brief = run_a_timeline(), brief_figures()
     assert brief.parameter_count == 1_811_939_328
     assert brief.device_gb == 24
-    assert round(brief.weights_gb) == 7 and brief.weights_gb == pytest.approx(P_GB)  # 7.25 GB: "7 GB" within rounding
+    assert round(brief.weights_gb) == 7 and brief.weights_gb == pytest.approx(
+        P_GB
+    )  # 7.25 GB: "7 GB" within rounding
     assert brief.other_gb == pytest.approx(24 - P_GB)  # 16.75 GB the weights cannot explain
     # Forward peak: weights + every saved activation = 7.248 + 16.106 = 23.354 GB, under 24.
     assert brief.forward_peak_gb == pytest.approx(P_GB + A_GB) and brief.forward_peak_gb < 24
     # Backward's first block: + 1 GB workspace + that block's gradients (7.248 / 16 = 0.453) = 24.807 GB, over 24.
-    assert brief.backward_peak_gb == pytest.approx(P_GB + A_GB + W_GB + P_GB / BLOCKS) and brief.backward_peak_gb > 24
+    assert (
+        brief.backward_peak_gb == pytest.approx(P_GB + A_GB + W_GB + P_GB / BLOCKS)
+        and brief.backward_peak_gb > 24
+    )
     failure = timeline.failure
     assert (failure.iteration, failure.phase, failure.block) == (1, "backward", BLOCKS)
     assert "`loss.backward()` of iteration 1" in brief.failure_where
@@ -74,7 +79,12 @@ def test_adams_state_does_not_exist_before_the_first_step():
 
 def test_phase_table_of_run_a():
     rows = {r["Phase"]: r for r in phase_rows(run_a_timeline())}
-    assert [r["Outcome"] for r in rows.values()] == ["fits", "fits", "over the device: the run dies here", "never reached"]
+    assert [r["Outcome"] for r in rows.values()] == [
+        "fits",
+        "fits",
+        "over the device: the run dies here",
+        "never reached",
+    ]
     # The first step would need everything but activations: 7.248 × 2 + 14.496 + 1 = 29.99 GB.
     assert rows["optimizer.step()"]["Peak needed (GB)"] == f"{2 * P_GB + O_GB + W_GB:.2f}" == "29.99"
     assert rows["optimizer.step()"]["Live at its peak"] == "Parameters, Gradients, Optimizer state, Workspace"
@@ -87,7 +97,9 @@ def test_halving_the_batch_survives_backward_and_fails_at_the_first_step():
     timeline = outcome.timeline
     assert outcome.change == "batch 10 → 5"
     # Backward now peaks at 7.248 + 8.053 + 1 + 0.453 = 16.754 GB: fits.
-    assert timeline.phase_peak_gb(iteration=1, phase="backward") == pytest.approx(P_GB + half_a + W_GB + P_GB / BLOCKS)
+    assert timeline.phase_peak_gb(iteration=1, phase="backward") == pytest.approx(
+        P_GB + half_a + W_GB + P_GB / BLOCKS
+    )
     # The first step creates Adam's state 0.906 GB a block on top of 7.248 × 2 + 1 = 15.496 GB:
     # 15.496 + 0.906 k > 24 first at k = 10 (24.555 GB).
     failure = timeline.failure
@@ -137,7 +149,9 @@ def test_outcome_table_has_one_row_per_experiment():
 def test_budget_series_is_flat_and_fails_every_launch():
     series = budget_series()
     assert series.x == (1, 2, 3, 4)
-    assert len(set(series.peak_gb)) == 1 and series.peak_gb[0] == pytest.approx(P_GB + A_GB + W_GB + P_GB / BLOCKS)
+    assert len(set(series.peak_gb)) == 1 and series.peak_gb[0] == pytest.approx(
+        P_GB + A_GB + W_GB + P_GB / BLOCKS
+    )
     assert all(series.fails) and series.failed_at == 1
 
 
@@ -164,7 +178,10 @@ def test_timeline_invariants(setup, device_gb):
         forward = [p.total_gb for p in points if p.phase == "forward"]
         assert all(b > a for a, b in zip(forward, forward[1:]))  # forward only ever saves more
         backward = [p.live for p in points if p.phase == "backward"]
-        assert all(b.activations_bytes < a.activations_bytes and b.gradients_bytes > a.gradients_bytes for a, b in zip(backward, backward[1:]))
+        assert all(
+            b.activations_bytes < a.activations_bytes and b.gradients_bytes > a.gradients_bytes
+            for a, b in zip(backward, backward[1:])
+        )
         steps = [p.live.optimizer_state_bytes for p in points if p.phase == "step"]
         assert all(b > a for a, b in zip(steps, steps[1:]))
     # No moment holds more than the five-term total, which counts every term at once.
@@ -195,7 +212,10 @@ def test_a_device_must_hold_some_memory(device_gb):
 
 
 def test_decision_records_and_their_messages():
-    assert decision_record(choice="batch", why="  Activations scale with batch.\n") == {"choice": "batch", "why": "Activations scale with batch."}
+    assert decision_record(choice="batch", why="  Activations scale with batch.\n") == {
+        "choice": "batch",
+        "why": "Activations scale with batch.",
+    }
     with pytest.raises(ValueError, match="Pick one of the four experiments"):
         decision_record(choice=None, why="because")
     with pytest.raises(ValueError, match="Pick one of the four experiments"):
@@ -222,7 +242,11 @@ def test_a_decision_is_stored_exactly_when_it_is_complete(why, choice):
 def test_forms_refill_from_records():
     assert saved_choice_index({"choice": "gpu", "why": "x"}) == 2
     assert saved_choice_index(None) is None and saved_choice_index({"choice": "pray"}) is None
-    assert stored_text({"text": "kept"}, "text") == "kept" and stored_text(None, "text") == "" and stored_text({"text": 3}, "text") == ""
+    assert (
+        stored_text({"text": "kept"}, "text") == "kept"
+        and stored_text(None, "text") == ""
+        and stored_text({"text": 3}, "text") == ""
+    )
 
 
 def test_feedback_fills_its_figures_from_the_brief():

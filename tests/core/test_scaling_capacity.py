@@ -7,7 +7,13 @@ from hypothesis import strategies as st
 from core.memory import ZERO_STAGES
 from core.memory_detailed import TrainingSetup
 from core.models import preset
-from core.scaling.capacity import capacity_contrast, parallel_terms, plan_rows, replica_state_gb, stage_activation_bytes
+from core.scaling.capacity import (
+    capacity_contrast,
+    parallel_terms,
+    plan_rows,
+    replica_state_gb,
+    stage_activation_bytes,
+)
 from core.scaling.pipeline import pipeline_contrast
 from core.scaling.scenarios import load_scaling
 
@@ -33,7 +39,10 @@ def test_zero_terms_for_70b_on_64_gpus_worked_by_hand():
     # ZeRO-1 splits the master copy and the moments over the 8 DP replicas: 4.41 GB and 8.82 GB.
     assert _gb(zero1.master_weights_bytes) == pytest.approx(4 * PER_TP_RANK / 8 / 1e9)
     assert _gb(zero1.optimizer_state_bytes) == pytest.approx(8 * PER_TP_RANK / 8 / 1e9)
-    assert zero1.parameters_bytes == replicated.parameters_bytes and zero1.gradients_bytes == replicated.gradients_bytes
+    assert (
+        zero1.parameters_bytes == replicated.parameters_bytes
+        and zero1.gradients_bytes == replicated.gradients_bytes
+    )
     # Gradient bucket: 5% of the 17.64 GB of gradients = 0.88 GB.
     assert _gb(zero1.communication_buffers_bytes) == pytest.approx(0.05 * 2 * PER_TP_RANK / 1e9)
     assert not contrast.baseline.verdict.fits and contrast.result.verdict.fits
@@ -49,7 +58,14 @@ def test_zero_stages_two_and_three_shard_gradients_then_weights():
 
 
 def test_full_recomputation_keeps_each_block_input_split_by_tensor_parallel():
-    setup = TrainingSetup(model=preset("Llama-3-70B"), precision="mixed16", optimizer="adam", micro_batch=1, seq_len=1024, recompute="full")
+    setup = TrainingSetup(
+        model=preset("Llama-3-70B"),
+        precision="mixed16",
+        optimizer="adam",
+        micro_batch=1,
+        seq_len=1024,
+        recompute="full",
+    )
     # 80 blocks x 1,024 tokens x 8,192 x 2 bytes, plus the output side once: 1,024 tokens x
     # (2 x 8,192 x 2 bytes of norm and output-layer inputs + 128,256 FP32 logits x 4 bytes); all / 8.
     expected = (80 * 1024 * 8192 * 2 + 1024 * (2 * 8192 * 2 + 128_256 * 4)) / 8
@@ -57,7 +73,14 @@ def test_full_recomputation_keeps_each_block_input_split_by_tensor_parallel():
 
 
 def test_pipeline_stage_activations_worked_by_hand():
-    setup = TrainingSetup(model=preset("Llama-3-8B"), precision="mixed16", optimizer="adam", micro_batch=4, seq_len=2048, recompute="none")
+    setup = TrainingSetup(
+        model=preset("Llama-3-8B"),
+        precision="mixed16",
+        optimizer="adam",
+        micro_batch=4,
+        seq_len=2048,
+        recompute="none",
+    )
     # Per token per block, 2 bytes each: 3h + K and V copied out to all 32 heads (standard attention, 2h)
     # + h + 4 gated-MLP intermediates + 2h = 12,288 + 8,192 + 4,096 + 57,344 + 8,192 = 90,112 values,
     # plus 32 heads x 2,048 scores.
@@ -70,14 +93,18 @@ def test_more_microbatches_shrink_the_bubble_but_overflow_hbm():
     four = pipeline_contrast(fleet=LAB, cases=DATA.cases, microbatches=4)
     eight = pipeline_contrast(fleet=LAB, cases=DATA.cases, microbatches=8)
     assert eight.result.bubble_fraction < four.result.bubble_fraction < four.baseline.bubble_fraction
-    assert eight.result.terms.activations_bytes == pytest.approx(4 * eight.baseline.terms.activations_bytes)  # 8 vs 2 retained
+    assert eight.result.terms.activations_bytes == pytest.approx(
+        4 * eight.baseline.terms.activations_bytes
+    )  # 8 vs 2 retained
     assert four.result.verdict.fits and four.outcome == "faster-fits"
     assert not eight.result.verdict.fits and eight.outcome == "faster-oom"
 
 
 def test_only_the_cloud_model_is_too_big_to_replicate():
     for track in DATA.tracks.values():
-        too_big = replica_state_gb(parameters=track.model.parameters, cases=DATA.cases) > track.fleet.card.memory_gb
+        too_big = (
+            replica_state_gb(parameters=track.model.parameters, cases=DATA.cases) > track.fleet.card.memory_gb
+        )
         assert too_big == track.model_parallel
 
 
@@ -89,7 +116,9 @@ def test_plan_rows_say_fits_or_out_of_memory():
 
 
 def test_bad_splits_are_refused():
-    setup = TrainingSetup(model=preset("Llama-3-8B"), precision="mixed16", optimizer="adam", micro_batch=1, seq_len=128)
+    setup = TrainingSetup(
+        model=preset("Llama-3-8B"), precision="mixed16", optimizer="adam", micro_batch=1, seq_len=128
+    )
     with pytest.raises(ValueError, match="evenly"):
         stage_activation_bytes(setup, tp=1, pp=3)
     with pytest.raises(ValueError, match="ZeRO stage 1, 2 or 3"):
@@ -106,6 +135,15 @@ def test_bad_splits_are_refused():
     st.integers(1, 4),
 )
 def test_a_higher_zero_stage_never_needs_more_memory(model, recompute, tp, pp, dp, micro_batch):
-    setup = TrainingSetup(model=preset(model), precision="mixed16", optimizer="adam", micro_batch=micro_batch, seq_len=512, recompute=recompute)
-    totals = [parallel_terms(setup, tp=tp, pp=pp, dp=dp, zero_stage=stage).total_bytes for stage in ZERO_STAGES]
+    setup = TrainingSetup(
+        model=preset(model),
+        precision="mixed16",
+        optimizer="adam",
+        micro_batch=micro_batch,
+        seq_len=512,
+        recompute=recompute,
+    )
+    totals = [
+        parallel_terms(setup, tp=tp, pp=pp, dp=dp, zero_stage=stage).total_bytes for stage in ZERO_STAGES
+    ]
     assert all(later <= earlier + 1e-6 for earlier, later in zip(totals, totals[1:]))

@@ -4,10 +4,10 @@ import pytest
 
 from core.scaling.evidence import (
     CURRENT,
-    changed_upstream,
-    current_settings,
     MISSING,
     STALE,
+    changed_upstream,
+    current_settings,
     lock_prediction,
     make_snapshot,
     prediction_of,
@@ -21,11 +21,25 @@ from core.scaling.scenarios import PARTS
 SETTINGS = {"track": "edge", "mode": "strong", "pool": 1, "zero_stage": 2}
 DECISIONS = {"A": "strong", "B": "shard", "C": "within", "D": "selected", "E": "strict"}
 PREDICTIONS = {"A": "middle", "B": "oom", "C": "within", "D": "faster-oom", "E": "tie"}
-GOOD_SYNTHESIS = {"plan": "data-parallel", "rejected": "fit-first", "trigger": "memory", "limitation": "contention", "rationale": "Weak scaling kept 0.21 efficiency."}
+GOOD_SYNTHESIS = {
+    "plan": "data-parallel",
+    "rejected": "fit-first",
+    "trigger": "memory",
+    "limitation": "contention",
+    "rationale": "Weak scaling kept 0.21 efficiency.",
+}
 
 
 def _snapshot(part, settings=SETTINGS):
-    return make_snapshot(part=part, settings=settings, prediction=PREDICTIONS[part], inputs={}, baseline={"x": 1}, result={"x": 2}, decision=DECISIONS[part])
+    return make_snapshot(
+        part=part,
+        settings=settings,
+        prediction=PREDICTIONS[part],
+        inputs={},
+        baseline={"x": 1},
+        result={"x": 2},
+        decision=DECISIONS[part],
+    )
 
 
 def _all_current():
@@ -48,9 +62,13 @@ def test_unknown_part_or_option_is_refused():
 
 def test_snapshot_needs_a_prediction_and_a_known_decision():
     with pytest.raises(ValueError, match="locked prediction"):
-        make_snapshot(part="B", settings=SETTINGS, prediction="", inputs={}, baseline={}, result={}, decision="shard")
+        make_snapshot(
+            part="B", settings=SETTINGS, prediction="", inputs={}, baseline={}, result={}, decision="shard"
+        )
     with pytest.raises(ValueError, match="no decision"):
-        make_snapshot(part="B", settings=SETTINGS, prediction="oom", inputs={}, baseline={}, result={}, decision="maybe")
+        make_snapshot(
+            part="B", settings=SETTINGS, prediction="oom", inputs={}, baseline={}, result={}, decision="maybe"
+        )
 
 
 def test_a_track_change_makes_every_snapshot_stale():
@@ -99,13 +117,24 @@ def test_nothing_done_is_not_ready():
 
 def test_a_stale_snapshot_says_what_changed():
     snapshots = _all_current()
-    assert changed_upstream("E", snapshots, SETTINGS | {"track": "cloud", "pool": 2}) == ("the training context", "part A's larger pool")
+    assert changed_upstream("E", snapshots, SETTINGS | {"track": "cloud", "pool": 2}) == (
+        "the training context",
+        "part A's larger pool",
+    )
     assert changed_upstream("B", snapshots, SETTINGS) == ()
     assert changed_upstream("B", {}, SETTINGS) == ()
 
 
 def test_page_settings_fall_back_to_the_schema_defaults():
-    assert current_settings({"track": "cloud"}) == {"track": "cloud", "mode": "strong", "pool": 1, "zero_stage": 1, "recompute": "full", "layout": "cross", "microbatches": 8}
+    assert current_settings({"track": "cloud"}) == {
+        "track": "cloud",
+        "mode": "strong",
+        "pool": 1,
+        "zero_stage": 1,
+        "recompute": "full",
+        "layout": "cross",
+        "microbatches": 8,
+    }
 
 
 def test_records_from_a_restored_file_are_read_defensively():

@@ -18,7 +18,11 @@ def test_every_layout_uses_the_whole_fleet():
     for fleet in load_scaling().fleets.values():
         for layout in layouts(fleet).values():
             assert layout.dp * layout.tp * layout.pp == fleet.total_gpus
-    assert [layout.label for layout in layouts(LAB).values()] == ["TP8 · PP1 · DP8", "TP16 · PP1 · DP4", "TP8 · PP2 · DP4"]
+    assert [layout.label for layout in layouts(LAB).values()] == [
+        "TP8 · PP1 · DP8",
+        "TP16 · PP1 · DP4",
+        "TP8 · PP2 · DP4",
+    ]
 
 
 def test_within_node_layout_worked_by_hand():
@@ -48,7 +52,9 @@ def test_two_stage_pipeline_adds_an_eighth_of_compute_as_bubble():
 
 
 def test_zero3_costs_half_again_as_much_data_parallel_traffic():
-    assert _timing("within").dp_communication_ms == pytest.approx(1.5 * _timing("within", zero_stage=2).dp_communication_ms)
+    assert _timing("within").dp_communication_ms == pytest.approx(
+        1.5 * _timing("within", zero_stage=2).dp_communication_ms
+    )
 
 
 def test_fastest_layout_is_the_minimum_step():
@@ -59,6 +65,8 @@ def test_fastest_layout_is_the_minimum_step():
 
 def test_a_layout_that_misses_gpus_or_splits_layers_unevenly_is_refused():
     with pytest.raises(ValueError, match="all 64 GPUs"):
-        layout_timing(fleet=LAB, layout=layouts(load_scaling().fleets["research_256"])["within"], **(LLAMA_8B | CASE))
+        layout_timing(
+            fleet=LAB, layout=layouts(load_scaling().fleets["research_256"])["within"], **(LLAMA_8B | CASE)
+        )
     with pytest.raises(ValueError, match="evenly"):
         _timing("pipeline", layers=33)

@@ -64,7 +64,9 @@ def test_part_b_sentence_says_when_a_plan_does_not_fit():
         terms=small.result.terms,
         verdict=budget_verdict(small.result.terms, device_gb=40),
     )
-    sentence = narrative.capacity_summary(capacity.CapacityContrast(tp=8, dp=8, baseline=small.baseline, result=shrunk))
+    sentence = narrative.capacity_summary(
+        capacity.CapacityContrast(tp=8, dp=8, baseline=small.baseline, result=shrunk)
+    )
     assert "needs 51.6 GB of 40 GB and does not fit." in sentence
 
 
@@ -74,7 +76,11 @@ def test_part_c_sentence_for_tensor_parallel_across_two_nodes():
     # TP16 over two nodes: DP 2 x 3/4 x 1.004 GB / 25 GB/s x 1.5 = 90.3 ms, TP 1,024 x (2 x 15/16 x 67.1 MB
     # / 25 GB/s) = 5,154.0 ms -> 5,643.4 ms.
     contrast = layout.layout_contrast(
-        fleet=LAB, case=CASES.layout, alternative="cross", efficiency=CASES.compute_efficiency, dtype=CASES.dtype
+        fleet=LAB,
+        case=CASES.layout,
+        alternative="cross",
+        efficiency=CASES.compute_efficiency,
+        dtype=CASES.dtype,
     )
     assert narrative.layout_summary(contrast) == (
         "TP16 · PP1 · DP4 runs tensor parallel between nodes and spends 5,154.0 ms a step on it, "
@@ -100,7 +106,10 @@ def test_part_e_sentence_for_cloud_on_32_gpus():
     # Dropping: 0.75 x 3,287.6 ms x ceil(22,500 x 1.55) = 34,875 steps = 23.9 h.
     cloud, step = track("cloud"), _part_a("cloud").result.step
     comparison = quality.compare_policies(
-        step_ms=step.step_ms, global_batch=step.global_batch, convergence=cloud.convergence, straggler=cloud.straggler
+        step_ms=step.step_ms,
+        global_batch=step.global_batch,
+        convergence=cloud.convergence,
+        straggler=cloud.straggler,
     )
     assert narrative.quality_summary(comparison) == (
         "Strict synchronisation reaches the target in 20.5 h (22,500 steps); "
@@ -111,7 +120,11 @@ def test_part_e_sentence_for_cloud_on_32_gpus():
 def test_picker_labels_survive_pickling():
     # Session state is pickled (runner.enforceSerializableSessionState), format functions included.
     contrast = layout.layout_contrast(
-        fleet=LAB, case=CASES.layout, alternative="pipeline", efficiency=CASES.compute_efficiency, dtype=CASES.dtype
+        fleet=LAB,
+        case=CASES.layout,
+        alternative="pipeline",
+        efficiency=CASES.compute_efficiency,
+        dtype=CASES.dtype,
     )
     labels = [track_label, track("edge").pool_label, contrast.layout_label]
     restored = [pickle.loads(pickle.dumps(label)) for label in labels]

@@ -16,7 +16,12 @@ def test_bubble_fraction_for_eight_stages(microbatches, expected):
 
 
 def test_eight_stages_by_hand_in_decimals():
-    assert [round(bubble_fraction(stages=8, microbatches=m), 3) for m in (2, 4, 8, 16)] == [0.778, 0.636, 0.467, 0.304]
+    assert [round(bubble_fraction(stages=8, microbatches=m), 3) for m in (2, 4, 8, 16)] == [
+        0.778,
+        0.636,
+        0.467,
+        0.304,
+    ]
 
 
 def test_bubble_time_is_the_idle_share_of_the_total():
@@ -39,5 +44,9 @@ def test_a_single_stage_has_no_bubble_and_bad_counts_are_refused():
 
 @given(st.integers(1, 64), st.integers(1, 256), st.integers(1, 256))
 def test_more_microbatches_never_grow_the_bubble(stages, fewer, more_by):
-    assert bubble_fraction(stages=stages, microbatches=fewer + more_by) <= bubble_fraction(stages=stages, microbatches=fewer)
-    assert retained_microbatches(stages=stages, microbatches=fewer + more_by) >= retained_microbatches(stages=stages, microbatches=fewer)
+    assert bubble_fraction(stages=stages, microbatches=fewer + more_by) <= bubble_fraction(
+        stages=stages, microbatches=fewer
+    )
+    assert retained_microbatches(stages=stages, microbatches=fewer + more_by) >= retained_microbatches(
+        stages=stages, microbatches=fewer
+    )

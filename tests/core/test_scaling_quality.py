@@ -13,7 +13,9 @@ CLOUD_CURVE = Convergence(minimum_steps=2500, critical_batch=2048)
 def test_time_to_target_worked_by_hand():
     # 2,500 x (1 + 2,048 / 256) = 2,500 x 9 = 22,500 steps; at 1 s a step that is 6.25 h.
     assert steps_to_target(convergence=CLOUD_CURVE, global_batch=256) == 22_500
-    result = compare_policies(step_ms=1000, global_batch=256, convergence=CLOUD_CURVE, straggler=StragglerPolicy(0.75, 1.55))
+    result = compare_policies(
+        step_ms=1000, global_batch=256, convergence=CLOUD_CURVE, straggler=StragglerPolicy(0.75, 1.55)
+    )
     assert result.strict.time_to_target_h == pytest.approx(6.25)
     # Dropping stragglers: 750 ms steps, ceil(22,500 x 1.55) = 34,875 steps -> 26,156 s = 7.266 h.
     assert result.drop.steps == 34_875
@@ -27,9 +29,13 @@ def test_a_batch_at_the_critical_size_doubles_the_minimum_steps():
 
 def test_cheap_straggler_policy_wins_and_equal_times_tie():
     curve = track("tinyml").convergence
-    cheap = compare_policies(step_ms=10, global_batch=256, convergence=curve, straggler=StragglerPolicy(0.5, 1.0))
+    cheap = compare_policies(
+        step_ms=10, global_batch=256, convergence=curve, straggler=StragglerPolicy(0.5, 1.0)
+    )
     assert cheap.winner == "drop"
-    even = compare_policies(step_ms=10, global_batch=256, convergence=curve, straggler=StragglerPolicy(1.0, 1.0))
+    even = compare_policies(
+        step_ms=10, global_batch=256, convergence=curve, straggler=StragglerPolicy(1.0, 1.0)
+    )
     assert even.winner == "tie"
 
 
@@ -46,6 +52,9 @@ def test_a_bigger_batch_never_needs_more_steps_and_never_beats_the_minimum(batch
     assert CLOUD_CURVE.minimum_steps <= large <= small
 
 
-@pytest.mark.parametrize("hours, text", [(6.25, "6.25 h"), (100, "4.17 days"), (0.5, "30 min"), (2.13e-5, "76.7 ms"), (1 / 3600, "1 s")])
+@pytest.mark.parametrize(
+    "hours, text",
+    [(6.25, "6.25 h"), (100, "4.17 days"), (0.5, "30 min"), (2.13e-5, "76.7 ms"), (1 / 3600, "1 s")],
+)
 def test_durations_read_in_a_sensible_unit(hours, text):
     assert readable_duration(hours) == text

@@ -7,7 +7,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.scaling.scenarios import track
-from core.scaling.throughput import MODES, data_parallel_step, efficiency_band, ring_allreduce_ms, scaling_points
+from core.scaling.throughput import (
+    MODES,
+    data_parallel_step,
+    efficiency_band,
+    ring_allreduce_ms,
+    scaling_points,
+)
 
 
 def test_ring_allreduce_worked_by_hand():
@@ -57,7 +63,10 @@ def test_unknown_mode_is_refused():
         data_parallel_step(track("edge"), workers=8, mode="sideways", efficiency=0.5, dtype="bf16")
 
 
-@pytest.mark.parametrize("efficiency, band", [(0.2, "below-half"), (0.5, "middle"), (0.75, "middle"), (0.9, "above-three-quarters")])
+@pytest.mark.parametrize(
+    "efficiency, band",
+    [(0.2, "below-half"), (0.5, "middle"), (0.75, "middle"), (0.9, "above-three-quarters")],
+)
 def test_efficiency_bands_match_the_prediction_options(efficiency, band):
     assert efficiency_band(efficiency) == band
 
@@ -65,7 +74,9 @@ def test_efficiency_bands_match_the_prediction_options(efficiency, band):
 def _variant(key, parameters, train_gflop, intra, inter):
     base = track(key)
     model = dataclasses.replace(base.model, parameters=parameters, train_gflop_per_sample=train_gflop)
-    fleet = dataclasses.replace(base.fleet, intra_node_gb_per_s=max(intra, inter), inter_node_gb_per_s=min(intra, inter))
+    fleet = dataclasses.replace(
+        base.fleet, intra_node_gb_per_s=max(intra, inter), inter_node_gb_per_s=min(intra, inter)
+    )
     return dataclasses.replace(base, model=model, fleet=fleet)
 
 
@@ -80,7 +91,9 @@ variants = st.builds(
 
 
 @given(variants, st.sampled_from(MODES), st.floats(0.05, 1.0))
-def test_efficiency_never_exceeds_one_and_strong_speedup_never_exceeds_the_worker_ratio(variant, mode, efficiency):
+def test_efficiency_never_exceeds_one_and_strong_speedup_never_exceeds_the_worker_ratio(
+    variant, mode, efficiency
+):
     points = scaling_points(variant, variant.worker_counts, mode=mode, efficiency=efficiency, dtype="bf16")
     for point in points:
         assert point.efficiency <= 1 + 1e-9

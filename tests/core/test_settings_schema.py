@@ -55,7 +55,9 @@ def test_arbitrary_text_never_escapes_as_an_unchecked_value(text):
 
 
 def test_unknown_setting_names_are_refused():
-    section = parse_section("demo", [{"name": "batch", "kind": "int", "default": 32, "min": 1, "max": 256, "step": 1}])
+    section = parse_section(
+        "demo", [{"name": "batch", "kind": "int", "default": 32, "min": 1, "max": 256, "step": 1}]
+    )
     with pytest.raises(ValueError, match="Unknown demo settings: colour"):
         section.check({"colour": "red"})
 

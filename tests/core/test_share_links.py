@@ -47,7 +47,11 @@ def test_names_that_are_not_settings_are_left_alone():
     assert read_link(LINEAR, {"answers": ["r1:mem"], "utm_source": ["mail"]}) == read_link(LINEAR, {})
 
 
-@given(st.dictionaries(st.sampled_from(["n_in", "dtype", "fused", "other"]), st.lists(st.text(max_size=80), max_size=3)))
+@given(
+    st.dictionaries(
+        st.sampled_from(["n_in", "dtype", "fused", "other"]), st.lists(st.text(max_size=80), max_size=3)
+    )
+)
 def test_whatever_a_link_holds_the_values_taken_pass_the_strict_check(params):
     reading = read_link(LINEAR, params)
     assert LINEAR.check(reading.values) == reading.values

@@ -15,7 +15,12 @@ KEY = "workshop-key"
 DOCUMENT = {
     "format": "reading-a-training-run/progress",
     "version": 1,
-    "state": {"answers": {"r1": "mem", "q2": "c"}, "settings": {"linear": {"batch": 32, "scale": 0.5}}, "flag": True, "none": None},
+    "state": {
+        "answers": {"r1": "mem", "q2": "c"},
+        "settings": {"linear": {"batch": 32, "scale": 0.5}},
+        "flag": True,
+        "none": None,
+    },
 }
 
 

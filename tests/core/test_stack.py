@@ -9,7 +9,13 @@ from core.stack import load_stack, parse_stack, symptom_ids
 
 
 def test_layers_run_from_model_to_hardware():
-    assert [layer.id for layer in load_stack().layers] == ["model", "operations", "tensors", "kernels", "hardware"]
+    assert [layer.id for layer in load_stack().layers] == [
+        "model",
+        "operations",
+        "tensors",
+        "kernels",
+        "hardware",
+    ]
 
 
 def test_every_symptom_has_causes_and_a_first_measurement():

@@ -68,7 +68,9 @@ def test_one_heads_scores_at_8192():
     assert round(scores.round_trip_mb) == 537
 
 
-@given(sizes, sizes, st.integers(1, 256), dtypes, st.sampled_from(["n_in", "m_out", "batch"]), st.integers(2, 5))
+@given(
+    sizes, sizes, st.integers(1, 256), dtypes, st.sampled_from(["n_in", "m_out", "batch"]), st.integers(2, 5)
+)
 def test_macs_scale_linearly_in_each_dimension(n_in, m_out, batch, dtype, which, factor):
     base = {"n_in": n_in, "m_out": m_out, "batch": batch}
     scaled = {**base, which: base[which] * factor}

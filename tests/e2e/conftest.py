@@ -65,11 +65,22 @@ def app_url(browser: Browser) -> Iterator[str]:
     """The base URL of a real app server started for this test session."""
     port = _free_port()
     command = [
-        sys.executable, "-m", "streamlit", "run", "Home.py",
-        "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "Home.py",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
     ]
     log = open(ROOT / "test-artifacts" / "streamlit.log", "w") if _artifacts_ready() else subprocess.DEVNULL
-    process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, process)
@@ -98,7 +109,9 @@ def _artifacts_ready() -> bool:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
     """Headless Debian Chromium driven by Playwright."""
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)"
+    assert Path(CHROMIUM).exists(), (
+        f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)"
+    )
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield launched
@@ -114,7 +127,9 @@ class Learner:
         self.page: Page = context.new_page()
         self._console: list[str] = []
         self._missing: list[str] = []
-        self.page.on("console", lambda message: message.type == "error" and self._console.append(message.text))
+        self.page.on(
+            "console", lambda message: message.type == "error" and self._console.append(message.text)
+        )
         self.page.on("pageerror", lambda error: self._console.append(str(error)))
         self.page.on("response", lambda reply: reply.status == 404 and self._missing.append(reply.url))
 
@@ -134,7 +149,9 @@ class Learner:
         """Wait until the app has stopped running its script."""
         # A click reaches the server a moment after it happens; give the rerun time to start.
         self.page.wait_for_timeout(400)
-        self.page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=30_000)
+        self.page.wait_for_selector(
+            '[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=30_000
+        )
         self.page.wait_for_timeout(200)
 
     def nav(self, title: str) -> None:
@@ -217,7 +234,9 @@ class Learner:
         """Wait until widgets with these labels are drawn (a fresh browser loads each kind lazily,
         a moment after the script has finished)."""
         for label in labels:
-            self.page.locator(f'[data-testid="stMain"] [aria-label="{label}"]').first.wait_for(state="attached")
+            self.page.locator(f'[data-testid="stMain"] [aria-label="{label}"]').first.wait_for(
+                state="attached"
+            )
 
     def screenshot_whole(self, name: str) -> None:
         """Save a screenshot of the whole page, below the fold too.
@@ -227,7 +246,9 @@ class Learner:
         """
         size = self.page.viewport_size
         height = self.page.locator('[data-testid="stMain"]').evaluate("main => main.scrollHeight")
-        self.page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(height, MAX_SCREENSHOT_PX))})
+        self.page.set_viewport_size(
+            {"width": size["width"], "height": max(size["height"], min(height, MAX_SCREENSHOT_PX))}
+        )
         self.page.wait_for_timeout(300)  # charts redraw for the new size
         self.screenshot(name)
         self.page.set_viewport_size(size)

@@ -22,7 +22,7 @@ DRAWN_CHART = '[data-testid="stVegaLiteChart"] svg.marks'  # Vega's drawing, the
 
 def colour_pixels(png: bytes, colour: str, tolerance: int = 8) -> int:
     """How many pixels of the image are within `tolerance` (per channel) of the hex `colour`."""
-    target = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+    target = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)])
     pixels = np.asarray(Image.open(BytesIO(png)).convert("RGB"), dtype=int)
     return int((np.abs(pixels - target) <= tolerance).all(axis=-1).sum())
 
@@ -40,7 +40,9 @@ def test_the_memory_budget_bar_is_drawn_and_grows_with_the_batch(learner):
     before = colour_pixels(chart_png(learner), TERM_COLOURS["activations"])
     assert before > SWATCH_PX
     assert colour_pixels(chart_png(learner), TERM_COLOURS["parameters"]) > SWATCH_PX
-    learner.slide("Batch (B)", presses=2)  # 4 -> 6 sequences: activations grow by half, the bar stays under the device line
+    learner.slide(
+        "Batch (B)", presses=2
+    )  # 4 -> 6 sequences: activations grow by half, the bar stays under the device line
     after = colour_pixels(chart_png(learner), TERM_COLOURS["activations"])
     assert after > before * 1.2
     assert learner.exceptions() == [] and learner.console_errors == []

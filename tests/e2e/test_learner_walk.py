@@ -12,17 +12,35 @@ pytestmark = pytest.mark.e2e
 
 # The lab's pages in lesson order. The walk follows whatever the menu lists, so a page added later
 # is walked (and checked for errors) too.
-LESSON_PAGES = ["Home", "Four runs", "Execution stack", "Linear layer cost", "Memory budget", "Run A experiment", "Quiz and report", "Scaling out"]
+LESSON_PAGES = [
+    "Home",
+    "Four runs",
+    "Execution stack",
+    "Linear layer cost",
+    "Memory budget",
+    "Run A experiment",
+    "Quiz and report",
+    "Scaling out",
+]
 
 # One marked question per page: the option this learner picks, and whether the bank marks it right.
 MARKED = {
     "Four runs": ("Resource: the step asks for more memory than the device holds", True),
-    "Execution stack": ("A symptom that several layers of the stack could produce; the next measurement has to narrow it down", True),
+    "Execution stack": (
+        "A symptom that several layers of the stack could produce; the next measurement has to narrow it down",
+        True,
+    ),
     "Linear layer cost": ("The fast one ran on a better GPU", False),
-    "Memory budget": ("Backward needs values computed in forward, so they are kept alive instead of freed once used", True),
+    "Memory budget": (
+        "Backward needs values computed in forward, so they are kept alive instead of freed once used",
+        True,
+    ),
 }
 QUIZ = [
-    ("On its own, nothing: the allocator is only where it surfaced, and the cause can sit in any layer above", True),
+    (
+        "On its own, nothing: the allocator is only where it surfaced, and the cause can sit in any layer above",
+        True,
+    ),
     ("Saved activations", True),
     ("Adam growing its state as training goes on", False),
 ]
@@ -33,7 +51,18 @@ CHECKS, QUIZ_SCORE, OVERALL = "3/8", "2/3", "5/11"
 # Widgets a learner changes; after hand-in every one of them must be disabled.
 WIDGETS = ", ".join(
     f'[data-testid="{name}"]'
-    for name in ("stSlider", "stSelectbox", "stRadio", "stCheckbox", "stTextArea", "stTextInput", "stNumberInput", "stButton", "stFormSubmitButton", "stFileUploader")
+    for name in (
+        "stSlider",
+        "stSelectbox",
+        "stRadio",
+        "stCheckbox",
+        "stTextArea",
+        "stTextInput",
+        "stNumberInput",
+        "stButton",
+        "stFormSubmitButton",
+        "stFileUploader",
+    )
 )
 
 
@@ -109,7 +138,10 @@ def change_stack(learner) -> None:
 
 def decide_run_a(learner) -> None:
     page = learner.page
-    why, reflection = "Only the activations grow with the batch.", "Data loader time per step: long gaps point above the GPU."
+    why, reflection = (
+        "Only the activations grow with the batch.",
+        "Data loader time per step: long gaps point above the GPU.",
+    )
     # The page's two forms in page order (their labels are prose that may be reworded).
     expect(page.get_by_test_id("stForm")).to_have_count(2)
     learner.submit_form(0, why, option="Halve the batch size and run it again")
@@ -136,7 +168,12 @@ def answer_quiz(learner) -> None:
     assert metric(page, "Overall") == OVERALL
 
 
-SETTINGS = {"Execution stack": change_stack, "Linear layer cost": change_linear, "Memory budget": change_memory, "Run A experiment": decide_run_a}
+SETTINGS = {
+    "Execution stack": change_stack,
+    "Linear layer cost": change_linear,
+    "Memory budget": change_memory,
+    "Run A experiment": decide_run_a,
+}
 
 
 def hand_in(learner) -> None:
@@ -194,7 +231,11 @@ def test_a_learner_walks_the_whole_lab_answers_hands_in_and_downloads_the_report
     expect(learner.slider("Batch (B)")).to_have_value("33")
     expect(page.get_by_role("combobox", name="Number format")).to_have_value("bf16")
     learner.nav("Home")
-    assert [metric(page, "Checks"), metric(page, "Quiz"), metric(page, "Overall")] == [CHECKS, QUIZ_SCORE, OVERALL]
+    assert [metric(page, "Checks"), metric(page, "Quiz"), metric(page, "Overall")] == [
+        CHECKS,
+        QUIZ_SCORE,
+        OVERALL,
+    ]
 
     learner.nav("Quiz and report")
     hand_in(learner)

@@ -49,10 +49,18 @@ def memory_setup(learner) -> None:
 # url path -> (menu title, settings section, how the sender sets it up, the widgets that moves, an answer to lock)
 SHARED = {
     "linear-layer": (
-        "Linear layer cost", "linear", linear_setup, ("Inputs (n)", "Batch (B)", "Number format", "GPU"), "The fast one ran on a better GPU",
+        "Linear layer cost",
+        "linear",
+        linear_setup,
+        ("Inputs (n)", "Batch (B)", "Number format", "GPU"),
+        "The fast one ran on a better GPU",
     ),
     "memory-budget": (
-        "Memory budget", "memory", memory_setup, ("Layers", "Sequence length (S)", "Optimizer", "Device memory"), "Training copies the dataset into GPU memory",
+        "Memory budget",
+        "memory",
+        memory_setup,
+        ("Layers", "Sequence length (S)", "Optimizer", "Device memory"),
+        "Training copies the dataset into GPU memory",
     ),
 }
 
@@ -79,7 +87,9 @@ def test_a_shared_setup_link_opens_the_same_settings_in_a_fresh_browser(learner,
     second_learner.settle()
     second_learner.wait_for_widgets(*mine)
     assert second_learner.settings_shown() == mine
-    expect(second_learner.page.get_by_test_id("stAlert").first).to_be_visible()  # the page's own alerts are drawn...
+    expect(
+        second_learner.page.get_by_test_id("stAlert").first
+    ).to_be_visible()  # the page's own alerts are drawn...
     expect(note_boxes(second_learner.page)).to_have_count(0)  # ...and none is about the link
     assert second_learner.shared_link() == link
     expect(second_learner.page.get_by_role("button", name="Lock in my answer")).to_have_count(
@@ -95,14 +105,26 @@ LONG = "9" * 5000
 # Defaults come from data/settings/*.json; clamped values are the nearest ones the schema allows.
 BAD_LINKS = {
     "not-numbers": (
-        "linear-layer?n_in=abc&batch=nan", ["'n_in' must be a number", "'batch' must be a finite number"], ("Inputs (n)", "4096"),
+        "linear-layer?n_in=abc&batch=nan",
+        ["'n_in' must be a number", "'batch' must be a finite number"],
+        ("Inputs (n)", "4096"),
     ),
     "out-of-range": (
-        "linear-layer?batch=100000&n_in=300", ["'n_in' was adjusted to 256", "'batch' was adjusted to 256"], ("Batch (B)", "256"),
+        "linear-layer?batch=100000&n_in=300",
+        ["'n_in' was adjusted to 256", "'batch' was adjusted to 256"],
+        ("Batch (B)", "256"),
     ),
     "repeated-key": ("linear-layer?batch=8&batch=16", ["gives 'batch' 2 times"], ("Batch (B)", "32")),
-    "very-long": (f"memory-budget?seq_len={LONG}", ["value for 'seq_len' is too long"], ("Sequence length (S)", "1024")),
-    "unknown-gpu": ("linear-layer?gpu=Imaginary%20GPU", ["'gpu' is not one of this page's options"], ("GPU", "A100 80GB SXM")),
+    "very-long": (
+        f"memory-budget?seq_len={LONG}",
+        ["value for 'seq_len' is too long"],
+        ("Sequence length (S)", "1024"),
+    ),
+    "unknown-gpu": (
+        "linear-layer?gpu=Imaginary%20GPU",
+        ["'gpu' is not one of this page's options"],
+        ("GPU", "A100 80GB SXM"),
+    ),
     "unknown-preset": (
         "memory-budget?estimate=detailed&model=GPT-unknown&device_gb=7",
         ["'device_gb' is not one of this page's options", "'model' is not one of this page's options"],
@@ -129,7 +151,9 @@ def test_a_links_own_text_never_reaches_its_note(learner):
     # Notes are Markdown, so a hostile link must not be able to write part of one.
     value = "[sign in here](http://example.com) **now**"
     page = learner.open(f"linear-layer?gpu={quote(value)}")
-    expect(note_boxes(page)).to_contain_text(["Ignored from the link: 'gpu' is not one of this page's options."])
+    expect(note_boxes(page)).to_contain_text(
+        ["Ignored from the link: 'gpu' is not one of this page's options."]
+    )
     expect(note_boxes(page)).not_to_contain_text("sign in here")
     expect(page.locator(f'a[href^="{MARKUP_LINK}"]')).to_have_count(0)
     expect(note_boxes(page).locator("strong")).to_have_count(0)
@@ -160,9 +184,13 @@ def test_two_learners_at_once_never_see_each_others_answers_or_text(learner, sec
 
     for who, other, feedback in ((ada, bo, "Not quite."), (bo, ada, "Right.")):
         page, mine, theirs = who.page, marker[who], marker[other]
-        expect(page.get_by_test_id("stText").filter(has_text=mine)).to_have_text([f"{mine} reasoning", f"{mine} run B"])
+        expect(page.get_by_test_id("stText").filter(has_text=mine)).to_have_text(
+            [f"{mine} reasoning", f"{mine} run B"]
+        )
         assert theirs not in who.main_text()
-        expect(page.get_by_role("radio", name=wrong, exact=True, checked=True)).to_have_count(1 if who is ada else 0)
+        expect(page.get_by_role("radio", name=wrong, exact=True, checked=True)).to_have_count(
+            1 if who is ada else 0
+        )
         expect(page.get_by_text(feedback, exact=True)).to_have_count(1)
         who.screenshot(f"two-learners-{mine}")
         who.nav("Run A experiment")
@@ -198,7 +226,9 @@ def test_markup_typed_by_a_learner_shows_literally_everywhere(learner):
     assert_inert(page)
 
     learner.nav("Quiz and report")
-    expect(page.get_by_test_id("stText").filter(has_text=MARKUP)).to_have_text([MARKUP, f"{MARKUP} again", f"{MARKUP} plan"])
+    expect(page.get_by_test_id("stText").filter(has_text=MARKUP)).to_have_text(
+        [MARKUP, f"{MARKUP} again", f"{MARKUP} plan"]
+    )
     assert_inert(page)
     learner.screenshot_whole("markup-quiz-and-report")
     with page.expect_download() as download:

@@ -7,7 +7,13 @@ torch = pytest.importorskip(
     reason="PyTorch is a test-only dependency (pip install -r requirements-torch.txt); without it nothing can be re-measured.",
 )
 
-from core.estimate_check import ACTIVATION_TERMS, ACTIVATION_TOLERANCE, PLATFORM_CAUSES, STATE_TERMS, check_run  # noqa: E402
+from core.estimate_check import (
+    ACTIVATION_TERMS,
+    ACTIVATION_TOLERANCE,
+    PLATFORM_CAUSES,
+    STATE_TERMS,
+    check_run,
+)  # noqa: E402
 from core.measured import measured_run, parse_measured_rows  # noqa: E402
 from core.models import parameter_count  # noqa: E402
 from tools import measure_memory as tool  # noqa: E402
@@ -30,8 +36,12 @@ RUNS = {run.config_id: run for run in tool.all_runs()}
 def test_a_fresh_measurement_matches_the_committed_row(config_id):
     committed = measured_run(config_id)
     if torch.__version__.split("+")[0] != committed.torch_version:
-        pytest.skip(f"the CSV was measured with PyTorch {committed.torch_version}, this is {torch.__version__}")
-    rows = tool.csv_rows(RUNS[config_id], tool.measure(RUNS[config_id]), date=committed.measured_on.isoformat())
+        pytest.skip(
+            f"the CSV was measured with PyTorch {committed.torch_version}, this is {torch.__version__}"
+        )
+    rows = tool.csv_rows(
+        RUNS[config_id], tool.measure(RUNS[config_id]), date=committed.measured_on.isoformat()
+    )
     (fresh,) = parse_measured_rows(rows)
     assert fresh == committed
 
