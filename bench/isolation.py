@@ -70,7 +70,7 @@ def same_value(expected: object, echoed: object) -> bool:
     if isinstance(expected, Sequence) and not isinstance(expected, str):
         if not isinstance(echoed, Sequence) or isinstance(echoed, str) or len(expected) != len(echoed):
             return False
-        return all(same_value(e, g) for e, g in zip(expected, echoed))
+        return all(same_value(e, g) for e, g in zip(expected, echoed, strict=True))
     if isinstance(expected, float) or isinstance(echoed, float):
         if not isinstance(echoed, (int, float)) or not isinstance(expected, (int, float)):
             return False

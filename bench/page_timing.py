@@ -106,7 +106,7 @@ def measure(
 
 def add_ratios(results: dict[str, dict[str, dict[str, Any]]]) -> None:
     """Give every page its p50 ratios against the baseline page under the same GC setting."""
-    for gc, targets in results.items():
+    for targets in results.values():
         base = targets.get(BASELINE[0], {}).get(BASELINE[1])
         for pages in targets.values():
             for page in pages.values():
@@ -125,16 +125,19 @@ def _cell(value: float | None, unit: str = "") -> str:
 def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     """A markdown table: one row per page and GC setting."""
     rows = [
-        "| GC after run | app | page | server p50 ms | server p95 ms | client p50 ms | client p95 ms | server × hello | client × hello | exceptions |",
+        "| GC after run | app | page | server p50 ms | server p95 ms | client p50 ms | client p95 ms "
+        "| server × hello | client × hello | exceptions |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for gc, targets in results.items():
         for name, pages in targets.items():
             for path, page in pages.items():
                 rows.append(
-                    f"| {gc} | {name} | {page['title']} (`/{path}`) | {_cell(page['server']['p50_ms'])} | {_cell(page['server']['p95_ms'])}"
+                    f"| {gc} | {name} | {page['title']} (`/{path}`) | "
+                    f"{_cell(page['server']['p50_ms'])} | {_cell(page['server']['p95_ms'])}"
                     f" | {_cell(page['client']['p50_ms'])} | {_cell(page['client']['p95_ms'])}"
-                    f" | {_cell(page['server_p50_vs_hello'], '×')} | {_cell(page['client_p50_vs_hello'], '×')} | {page['exception_elements']} |"
+                    f" | {_cell(page['server_p50_vs_hello'], '×')} | "
+                    f"{_cell(page['client_p50_vs_hello'], '×')} | {page['exception_elements']} |"
                 )
     return "\n".join(rows)
 

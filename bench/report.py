@@ -41,7 +41,8 @@ def _gc(run: dict[str, Any]) -> str:
 def load_table(runs: list[dict[str, Any]]) -> str:
     """One row per load run."""
     rows = [
-        "| app | GC | mode | sessions | first load p95 ms | rerun p50 / p95 / p99 ms | page switch p95 ms | errors | exception elements"
+        "| app | GC | mode | sessions | first load p95 ms | rerun p50 / p95 / p99 ms | page switch "
+        "p95 ms | errors | exception elements"
         " | isolation checks / mismatches | RSS MB per session | peak RSS MB | server CPU mean % |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -49,7 +50,8 @@ def load_table(runs: list[dict[str, Any]]) -> str:
         c, r, iso, s = run["config"], run["rerun"], run["isolation"], run["server"]
         checks = sum(v["checks"] for v in iso.values() if isinstance(v, dict))
         rows.append(
-            f"| {c['target']} | {_gc(run)} | {c['mode']} | {c['sessions']} | {_n(run['initial_load']['p95_ms'])}"
+            f"| {c['target']} | {_gc(run)} | {c['mode']} | {c['sessions']} | "
+            f"{_n(run['initial_load']['p95_ms'])}"
             f" | {_n(r['p50_ms'])} / {_n(r['p95_ms'])} / {_n(r['p99_ms'])} | {_n(run['navigate']['p95_ms'])}"
             f" | {run['error_count']} | {run['exception_count']} | {checks} / {iso['mismatches']}"
             f" | {_n(s['rss_per_session_mb'], 2)} | {_n(s['peak_rss_mb'])} | {_n(s['cpu_mean_pct'])} |"
@@ -61,7 +63,8 @@ def ratio_table(runs: list[dict[str, Any]]) -> str:
     """App figures divided by the hello demo's under the same GC setting, mode and session count."""
     hello = {_key(r)[1:]: r for r in runs if r["config"]["target"] == "hello"}
     rows = [
-        "| GC | mode | sessions | rerun p50 app ÷ hello | rerun p95 app ÷ hello | RSS per session app ÷ hello | server CPU s app ÷ hello |",
+        "| GC | mode | sessions | rerun p50 app ÷ hello | rerun p95 app ÷ hello | RSS per session "
+        "app ÷ hello | server CPU s app ÷ hello |",
         "|---|---|---|---|---|---|---|",
     ]
     for run in runs:
@@ -114,9 +117,12 @@ def soak_section(runs: list[dict[str, Any]]) -> str:
             by_minute.setdefault(int(minute), rss)
         timeline = ", ".join(f"{m} min {rss:.0f}" for m, rss in sorted(by_minute.items()))
         parts.append(
-            f"- {c['target']}, GC {_gc(run)}, {c['sessions']} sessions, {c['duration_s'] / 60:.0f} min, sessions renewed every"
-            f" {c['lifetime_s']:.0f} s: RSS MB {timeline}; slope after the first third {_n(s['rss_slope_mb_per_min'], 2)} MB/min;"
-            f" errors {run['error_count']}, isolation mismatches {run['isolation']['mismatches']}, rerun p95 {_n(run['rerun']['p95_ms'])} ms"
+            f"- {c['target']}, GC {_gc(run)}, {c['sessions']} sessions, {c['duration_s'] / 60:.0f} "
+            "min, sessions renewed every"
+            f" {c['lifetime_s']:.0f} s: RSS MB {timeline}; slope after the first third "
+            f"{_n(s['rss_slope_mb_per_min'], 2)} MB/min;"
+            f" errors {run['error_count']}, isolation mismatches {run['isolation']['mismatches']}, "
+            f"rerun p95 {_n(run['rerun']['p95_ms'])} ms"
         )
     return "\n".join(parts) or "- no soak run in this folder"
 
@@ -131,7 +137,10 @@ def summary(results_dir: Path) -> str:
     timing = (
         timing_table(json.loads(timing_path.read_text())) if timing_path.exists() else "(no page_timing.json)"
     )
-    machine = f"{os.cpu_count()} CPUs, Python {platform.python_version()}, Streamlit {streamlit.__version__}, {platform.platform()}"
+    machine = (
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}, Streamlit {streamlit.__version__}, "
+        f"{platform.platform()}"
+    )
     return "\n\n".join(
         [
             f"Machine: {machine}. Client and server share these CPUs.",

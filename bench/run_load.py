@@ -17,6 +17,7 @@ import string
 import sys
 import time
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +117,7 @@ def _resources(samples: list[Sample], baseline: Sample, after: Sample, sessions:
     wall_s = samples[-1].t_s - samples[0].t_s
     cpu_s = samples[-1].cpu_s - samples[0].cpu_s
     busiest = max(
-        ((b.cpu_s - a.cpu_s) / (b.t_s - a.t_s) for a, b in zip(samples, samples[1:]) if b.t_s > a.t_s),
+        ((b.cpu_s - a.cpu_s) / (b.t_s - a.t_s) for a, b in pairwise(samples) if b.t_s > a.t_s),
         default=0.0,
     )
     minutes = [(s.t_s - samples[0].t_s) / 60 for s in samples]
@@ -133,7 +134,7 @@ def _resources(samples: list[Sample], baseline: Sample, after: Sample, sessions:
         "cpu_mean_pct": 100 * cpu_s / wall_s if wall_s else None,
         "cpu_peak_pct": 100 * busiest,
         "rss_slope_mb_per_min": least_squares_slope(minutes[settled:], rss_mb[settled:]),
-        "rss_timeline_mb": [[round(m, 3), round(r, 1)] for m, r in zip(minutes, rss_mb)][
+        "rss_timeline_mb": [[round(m, 3), round(r, 1)] for m, r in zip(minutes, rss_mb, strict=True)][
             :: max(1, len(samples) // 240)
         ],
     }
@@ -209,7 +210,8 @@ def describe(result: dict[str, Any]) -> str:
     for name in ("initial_load", "rerun", "navigate"):
         s = result[name]
         lines.append(
-            f"  {name:<12} n={s['count']:<5} p50={_fmt(s['p50_ms'])} ms  p95={_fmt(s['p95_ms'])} ms  p99={_fmt(s['p99_ms'])} ms"
+            f"  {name:<12} n={s['count']:<5} p50={_fmt(s['p50_ms'])} ms  p95={_fmt(s['p95_ms'])} ms  "
+            f"p99={_fmt(s['p99_ms'])} ms"
         )
     iso = result["isolation"]
     server = result["server"]
@@ -224,9 +226,12 @@ def describe(result: dict[str, Any]) -> str:
         )
         + f" (widget values not pushed back: {iso['widget_echo']['unchecked']})",
         f"  server RSS: baseline {server['baseline_rss_mb']:.0f} MB, peak {server['peak_rss_mb']:.0f} MB,"
-        f" {server['rss_per_session_mb']:.2f} MB/session, after disconnect {server['after_disconnect_rss_mb']:.0f} MB",
-        f"  server CPU: {server['cpu_s']:.1f} s, mean {_fmt(server['cpu_mean_pct'])}% / peak {_fmt(server['cpu_peak_pct'])}% of one core;"
-        f" RSS slope {_fmt(server['rss_slope_mb_per_min'], 2)} MB/min; client CPU {result['client_cpu_s']:.1f} s",
+        f" {server['rss_per_session_mb']:.2f} MB/session, after disconnect "
+        f"{server['after_disconnect_rss_mb']:.0f} MB",
+        f"  server CPU: {server['cpu_s']:.1f} s, mean {_fmt(server['cpu_mean_pct'])}% / peak "
+        f"{_fmt(server['cpu_peak_pct'])}% of one core;"
+        f" RSS slope {_fmt(server['rss_slope_mb_per_min'], 2)} MB/min; client CPU "
+        f"{result['client_cpu_s']:.1f} s",
     ]
     if result["unsupported_widget_kinds"]:
         lines.append(

@@ -69,4 +69,4 @@ def least_squares_slope(xs: Sequence[float], ys: Sequence[float]) -> float | Non
     mean_x = sum(xs) / len(xs)
     mean_y = sum(ys) / len(ys)
     spread = sum((x - mean_x) ** 2 for x in xs)
-    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / spread
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread

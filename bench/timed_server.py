@@ -23,7 +23,8 @@ _LOG = Path(os.environ["BENCH_TIMING_LOG"])
 _run_script = getattr(script_runner, "exec_func_with_error_handling", None)
 if _run_script is None:
     sys.exit(
-        "bench.timed_server: this Streamlit version has no script_runner.exec_func_with_error_handling to time."
+        "bench.timed_server: this Streamlit version has no "
+        "script_runner.exec_func_with_error_handling to time."
     )
 
 

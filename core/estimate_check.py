@@ -26,7 +26,8 @@ from core.memory_detailed import (
 from core.models import ModelSpec
 
 # The one place measured names meet the estimate's names. Every measured run keeps all its copies in
-# one dtype (fp32, or a model cast to bf16); the math SDPA kernel materialises the scores as written-out attention does.
+# one dtype (fp32, or a model cast to bf16); the math SDPA kernel materialises the scores as written-out
+# attention does.
 PRECISION_OF_DTYPE = {"fp32": "fp32", "bf16": "bf16"}
 ATTENTION_OF_KIND = {
     "explicit": "standard",
@@ -59,11 +60,18 @@ BUDGET_TERM = {
 }
 
 CAUSE_WORDS = {
-    "cpu_rmsnorm": "RMSNorm on the CPU is not fused: it works in FP32 and keeps FP32 copies of its input and of its "
-    "normalised output, where the fused GPU kernel the estimate assumes keeps only the input",
-    "qkv_view": "with rotary positions Q and K are rotated into new tensors, while V stays a view into the fused "
-    "QKV projection's output and so keeps all of that output alive",
-    "softmax_statistics": "the fused attention kernel keeps an FP32 log-sum-exp per head and token to redo the softmax in backward",
+    "cpu_rmsnorm": (
+        "RMSNorm on the CPU is not fused: it works in FP32 and keeps FP32 copies of its input and of its "
+        "normalised output, where the fused GPU kernel the estimate assumes keeps only the input"
+    ),
+    "qkv_view": (
+        "with rotary positions Q and K are rotated into new tensors, while V stays a view into the fused "
+        "QKV projection's output and so keeps all of that output alive"
+    ),
+    "softmax_statistics": (
+        "the fused attention kernel keeps an FP32 log-sum-exp per head and token to redo the softmax in "
+        "backward"
+    ),
     "norm_statistics": "LayerNorm keeps a mean and a 1/σ for every token",
     "token_ids": "the embedding and the loss keep token ids, targets and positions as 8-byte integers",
     "step_counters": "Adam keeps a 4-byte step count for each weight tensor",
@@ -292,12 +300,14 @@ def config_label(config_id: str) -> str:
     run = measured_run(config_id)
     return (
         f"{FAMILY_WORDS[run.spec.name]} · {run.dtype.upper()} · {run.seq_len} tokens × {run.batch} · "
-        f"{OPTIMIZER_WORDS[run.optimizer]} · {RECOMPUTE_WORDS[run.recompute]} · {ATTENTION_WORDS[run.attention]}"
+        f"{OPTIMIZER_WORDS[run.optimizer]} · {RECOMPUTE_WORDS[run.recompute]} · "
+        f"{ATTENTION_WORDS[run.attention]}"
     )
 
 
 def table_rows(check: EstimateCheck) -> list[dict[str, str]]:
-    """The comparison as table rows: term, estimate, measured and relative error, bytes with thousands separators."""
+    """The comparison as table rows: term, estimate, measured and relative error, bytes with thousands
+    separators."""
     return [
         {
             "Term": row.label,
@@ -313,11 +323,13 @@ def setup_sentence(check: EstimateCheck) -> str:
     """Which estimate the measured bytes are compared with, in words."""
     spec, setup = check.run.spec, check.setup
     return (
-        f"Compared with the detailed estimate for the same {FAMILY_WORDS[spec.name]} model (hidden {spec.hidden}, "
+        f"Compared with the detailed estimate for the same {FAMILY_WORDS[spec.name]} model (hidden "
+        f"{spec.hidden}, "
         f"{spec.layers} layers, {spec.heads} heads, {spec.kv_heads} KV heads, MLP {spec.intermediate} wide, "
         f"vocabulary {spec.vocab}): {precision_label(setup.precision)}; {OPTIMIZER_LABELS[setup.optimizer]}; "
         f"micro-batches of {setup.micro_batch} × {setup.seq_len} tokens; {RECOMPUTE_WORDS[setup.recompute]}; "
-        f"{setup.attention.replace('_', '-')} attention. Measured with PyTorch {check.run.torch_version} on the CPU."
+        f"{setup.attention.replace('_', '-')} attention. Measured with PyTorch "
+        f"{check.run.torch_version} on the CPU."
     )
 
 
@@ -328,7 +340,10 @@ def _direction(error_percent: float) -> str:
 def _gap_clause(row: TermCheck) -> str:
     if row.estimate_bytes == 0:
         return f"{row.label.lower()} (left out, {row.gap_bytes:,} bytes)"
-    return f"{row.label.lower()} ({abs(row.error_percent):.1f}% {_direction(row.error_percent)}, {abs(row.gap_bytes):,} bytes)"
+    return (
+        f"{row.label.lower()} ({abs(row.error_percent):.1f}% {_direction(row.error_percent)}, "
+        f"{abs(row.gap_bytes):,} bytes)"
+    )
 
 
 def gap_sentence(check: EstimateCheck, *, largest: int = 2, causes: int = 3) -> str:
@@ -370,7 +385,8 @@ class WorstGap:
 
 
 def worst_gaps(checks: tuple[EstimateCheck, ...] | None = None) -> tuple[WorstGap, ...]:
-    """For each compared term, the run with the largest relative error and the cause that explains most of it."""
+    """For each compared term, the run with the largest relative error and the cause that explains most of
+    it."""
     checks = all_checks() if checks is None else checks
     found = []
     for term in COMPARED_TERMS:
@@ -461,8 +477,10 @@ def summary_sentence(summary: CheckSummary) -> str:
     )
     return (
         f"Across all {summary.runs} measured runs, {state}; the saved activations are {families}. "
-        f"Taking out the CPU's unfused RMSNorm leaves every run within {abs(summary.worst_gpu_error_percent):.1f}%, "
-        f"and with every cause named here added the estimate is within {abs(summary.worst_explained_error_percent):.2f}%."
+        "Taking out the CPU's unfused RMSNorm leaves every run within "
+        f"{abs(summary.worst_gpu_error_percent):.1f}%, "
+        "and with every cause named here added the estimate is within "
+        f"{abs(summary.worst_explained_error_percent):.2f}%."
     )
 
 
@@ -471,19 +489,22 @@ def chart_description(check: EstimateCheck) -> str:
     gaps = [row for row in check.rows if row.gap_bytes and row.estimate_bytes]
     widest = max(gaps, key=lambda row: abs(row.error_percent), default=None)
     ending = (
-        f"the widest gap is {widest.label.lower()}, {abs(widest.error_percent):.1f}% {_direction(widest.error_percent)}"
+        f"the widest gap is {widest.label.lower()}, {abs(widest.error_percent):.1f}% "
+        f"{_direction(widest.error_percent)}"
         if widest
         else "every estimated term sits on its measured one"
     )
     return (
-        f"Dot plot of {len(check.rows)} memory terms on a logarithmic byte axis, the estimate as a circle and "
+        f"Dot plot of {len(check.rows)} memory terms on a logarithmic byte axis, the estimate as a "
+        "circle and "
         f"PyTorch's bytes as a diamond, joined by a grey line where they differ; {ending}."
     )
 
 
 @dataclass(frozen=True)
 class CheckView:
-    """Everything the page shows for one measured run: the check, its table rows and the sentences about it."""
+    """Everything the page shows for one measured run: the check, its table rows and the sentences about
+    it."""
 
     check: EstimateCheck
     setup_text: str

@@ -47,7 +47,9 @@ TERMS = {
     "optimizer_step_counters": "Adam's step count, one 4-byte scalar per weight tensor",
     "saved_activations_layers": "tensors the transformer blocks keep for backward, all blocks together",
     "saved_activations_other": "tensors the embedding, final norm, output layer and loss keep for backward",
-    "cuda_peak_allocated": "torch.cuda.max_memory_allocated over one whole step (only where a GPU was present)",
+    "cuda_peak_allocated": (
+        "torch.cuda.max_memory_allocated over one whole step (only where a GPU was present)"
+    ),
 }
 REQUIRED_TERMS = tuple(term for term in TERMS if term != "cuda_peak_allocated")
 
@@ -74,7 +76,8 @@ FAMILIES = tuple(FAMILY_TRAITS)
 DTYPES = ("fp32", "bf16")
 OPTIMIZERS = ("adam", "sgd_momentum")
 RECOMPUTE = ("none", "selective", "full")
-# explicit: scores materialised, softmax, dropout; sdpa_*: F.scaled_dot_product_attention and the kernel it ran.
+# explicit: scores materialised, softmax, dropout; sdpa_*: F.scaled_dot_product_attention and the kernel it
+# ran.
 ATTENTION = ("explicit", "sdpa_flash", "sdpa_efficient", "sdpa_math")
 
 

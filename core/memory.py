@@ -45,10 +45,18 @@ TERM_LABELS = {
 }
 LEVERS = {
     "parameters": "shard the weights across GPUs (ZeRO-3 or FSDP) or pick a smaller model",
-    "gradients": "shard the gradients across GPUs (ZeRO-2) or train fewer weights (freeze layers, LoRA adapters)",
+    "gradients": (
+        "shard the gradients across GPUs (ZeRO-2) or train fewer weights (freeze layers, LoRA adapters)"
+    ),
     "master_weights": "shard the FP32 master copy with the optimizer state (ZeRO-1 already does both)",
-    "optimizer_state": "use an optimizer that keeps less state (SGD with momentum keeps one value per weight, Adam two) or shard it across GPUs (ZeRO-1)",
-    "activations": "shrink the micro-batch (gradient accumulation keeps the effective batch), shorten the sequences or turn on activation checkpointing",
+    "optimizer_state": (
+        "use an optimizer that keeps less state (SGD with momentum keeps one value per weight, Adam two) "
+        "or shard it across GPUs (ZeRO-1)"
+    ),
+    "activations": (
+        "shrink the micro-batch (gradient accumulation keeps the effective batch), shorten the sequences "
+        "or turn on activation checkpointing"
+    ),
     "communication_buffers": "use smaller communication buckets",
     "workspace": "nothing much: a fixed allowance this large means the model and batch are tiny",
     "runtime_overhead": "nothing much: a fixed allowance this large means the model and batch are tiny",
@@ -124,7 +132,8 @@ class MemoryTerms:
             value = getattr(self, field.name)
             require(
                 value >= 0 and np.isfinite(value),
-                f"The {field.name.removesuffix('_bytes').replace('_', ' ')} term must be a finite, non-negative number of bytes.",
+                f"The {field.name.removesuffix('_bytes').replace('_', ' ')} term must be a finite, "
+                "non-negative number of bytes.",
             )
 
     def term_bytes(self, term: str) -> float:
@@ -224,7 +233,8 @@ def accumulation_steps(*, global_batch: int, micro_batch: int, gpus: int) -> int
     global_batch = check_whole(global_batch, "The global batch")
     require(
         global_batch % per_step == 0,
-        f"A global batch of {global_batch} cannot be split evenly into micro-batches of {micro_batch} on {gpus} GPUs.",
+        f"A global batch of {global_batch} cannot be split evenly into micro-batches of "
+        f"{micro_batch} on {gpus} GPUs.",
     )
     return global_batch // per_step
 
@@ -298,9 +308,13 @@ def sweep_totals(
     require(len(values) == activations.size > 0, "A sweep needs one activation size per value.")
     totals_gb = (terms.total_bytes - terms.activations_bytes + activations) / BYTES_PER_GB
     fitting = totals_gb <= device_gb
-    failing = [v for v, ok in zip(values, fitting) if not ok]
+    failing = [v for v, ok in zip(values, fitting, strict=True) if not ok]
     first_failing = failing[0] if failing else None
-    below = [v for v, ok in zip(values, fitting) if ok and (first_failing is None or v < first_failing)]
+    below = [
+        v
+        for v, ok in zip(values, fitting, strict=True)
+        if ok and (first_failing is None or v < first_failing)
+    ]
     return MemorySweep(
         axis=axis,
         axis_label=SWEEP_AXIS_LABELS[axis],

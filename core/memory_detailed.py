@@ -82,7 +82,10 @@ ATTENTION_LABELS = {
 
 def precision_label(name: str) -> str:
     """What a precision convention keeps, with its bytes per parameter of model state under Adam."""
-    return f"{_PRECISION_WORDS[name]} ({precision(name).state_bytes_per_parameter('adam')} bytes per parameter with Adam)"
+    return (
+        f"{_PRECISION_WORDS[name]} ({precision(name).state_bytes_per_parameter('adam')} bytes per "
+        "parameter with Adam)"
+    )
 
 
 def precision(name: str) -> Precision:
@@ -141,7 +144,8 @@ def layer_activation_bytes(
 
 
 def kept_kv_width(setup: TrainingSetup) -> int:
-    """Width of the K (and V) tensor a block keeps: all heads when standard attention expands grouped KV heads."""
+    """Width of the K (and V) tensor a block keeps: all heads when standard attention expands grouped KV
+    heads."""
     # Standard attention multiplies each query head by its own K and V, so grouped KV heads are copied out to
     # every head first and backward keeps those copies; a fused kernel reads the groups as they are, and
     # selective recomputation keeps only the projections and redoes the copying.
@@ -152,7 +156,8 @@ def kept_kv_width(setup: TrainingSetup) -> int:
 def output_activation_bytes(
     setup: TrainingSetup, *, micro_batch: int | np.ndarray, seq_len: int | np.ndarray
 ) -> float | np.ndarray:
-    """Bytes kept once per model, outside the blocks: final norm and output-layer inputs, the logits the loss reads."""
+    """Bytes kept once per model, outside the blocks: final norm and output-layer inputs, the logits the loss
+    reads."""
     model, chosen = setup.model, precision(setup.precision)
     embedding_mask = model.hidden if model.dropout else 0
     return (

@@ -1,4 +1,5 @@
-"""What the memory page shows for one learner's settings: a budget, its verdict, a sweep and the sums behind it.
+"""What the memory page shows for one learner's settings: a budget, its verdict, a sweep and the
+sums behind it.
 
 The page hands over its stored settings and renders what comes back, so every number and every
 assumption it states is computed here, from the same core the other pages use.
@@ -106,7 +107,8 @@ def lesson_view(settings: Mapping[str, Any]) -> BudgetView:
     assumptions = (
         f"Parameters: 12 × {setup.hidden:,}² × {setup.layers} layers = {count:,}.",
         f"Parameters and gradients: {count:,} × {size} bytes = {to_gb(terms.parameters_bytes):.2f} GB each.",
-        f"Optimizer state, kept in FP32: {count:,} × {state_values} extra values × {OPTIMIZER_STATE_BYTES_PER_VALUE} bytes = {to_gb(terms.optimizer_state_bytes):.2f} GB.",
+        f"Optimizer state, kept in FP32: {count:,} × {state_values} extra values × "
+        f"{OPTIMIZER_STATE_BYTES_PER_VALUE} bytes = {to_gb(terms.optimizer_state_bytes):.2f} GB.",
         f"Saved activations: {setup.batch} × {setup.seq_len:,} × {setup.hidden:,} × {setup.layers} layers × "
         f"{SAVED_TENSORS_PER_LAYER} tensors × {size} bytes = {to_gb(terms.activations_bytes):.2f} GB.",
         f"Workspace: a flat {to_gb(terms.workspace_bytes):.0f} GB.",
@@ -130,10 +132,14 @@ def lesson_view(settings: Mapping[str, Any]) -> BudgetView:
 
 def _model_sentence(model: ModelSpec, count: int) -> str:
     if model.name != CUSTOM:
-        return f"Parameters: {count:,}, counted from {model.name}'s architecture (the published count is {model.published_params:,})."
+        return (
+            f"Parameters: {count:,}, counted from {model.name}'s architecture (the published count is "
+            f"{model.published_params:,})."
+        )
     lesson_count = lesson_parameter_count(hidden=model.hidden, layers=model.layers)
     return (
-        f"Parameters: {count:,} for a GPT-style model of this shape ({model.heads} heads, a {model.vocab:,}-token vocabulary); "
+        f"Parameters: {count:,} for a GPT-style model of this shape ({model.heads} heads, a "
+        f"{model.vocab:,}-token vocabulary); "
         f"the lesson's 12·H² rule gives {lesson_count:,}, leaving out embeddings, biases and norms."
     )
 
@@ -142,7 +148,8 @@ def _activation_sentence(setup: TrainingSetup) -> str:
     model = setup.model
     size = precision(setup.precision).activation_bytes
     shape = (
-        f"{model.kv_heads} KV heads, a {'gated' if model.gated_mlp else 'plain'} MLP {model.intermediate:,} wide, "
+        f"{model.kv_heads} KV heads, a {'gated' if model.gated_mlp else 'plain'} MLP "
+        f"{model.intermediate:,} wide, "
         f"{'with' if model.dropout else 'no'} dropout, {size}-byte values"
     )
     if setup.recompute == "full":
@@ -154,8 +161,10 @@ def _activation_sentence(setup: TrainingSetup) -> str:
     else:
         kept = "nothing is recomputed and the a·s² scores are kept"
     return (
-        f"Saved activations per block follow Korthikanti et al. (2022): s·b·h·(34 + 5·a·s/h) bytes for a GPT-style "
-        f"block with 2-byte values and dropout. That formula already counts bytes, so it is not multiplied by the dtype "
+        "Saved activations per block follow Korthikanti et al. (2022): s·b·h·(34 + 5·a·s/h) bytes "
+        "for a GPT-style "
+        "block with 2-byte values and dropout. That formula already counts bytes, so it is not "
+        "multiplied by the dtype "
         f"again; we count the same tensors for this shape ({shape}). Here {kept}."
     )
 
@@ -164,7 +173,10 @@ def _zero_sentence(zero_stage: int, gpus: int) -> str:
     if zero_stage == 0 or gpus == 1:
         return "No sharding: each GPU holds a full copy of the weights, gradients and optimizer state."
     sharded = ", ".join(TERM_LABELS[t].lower() for t in ZERO_SHARDED_TERMS[zero_stage])
-    return f"ZeRO stage {zero_stage} over {gpus} GPUs: each GPU keeps 1/{gpus} of the {sharded}; activations are not sharded."
+    return (
+        f"ZeRO stage {zero_stage} over {gpus} GPUs: each GPU keeps 1/{gpus} of the {sharded}; "
+        "activations are not sharded."
+    )
 
 
 def detailed_view(settings: Mapping[str, Any]) -> BudgetView:
@@ -180,15 +192,20 @@ def detailed_view(settings: Mapping[str, Any]) -> BudgetView:
     output_gb = to_gb(output_activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len))
     assumptions = (
         _model_sentence(setup.model, count),
-        f"{precision_label(setup.precision)}. {OPTIMIZER_LABELS[setup.optimizer]}; its state is kept in FP32.",
+        f"{precision_label(setup.precision)}. {OPTIMIZER_LABELS[setup.optimizer]}; "
+        "its state is kept in FP32.",
         _activation_sentence(setup),
-        f"Outside the blocks, the final norm and output layer keep their inputs and the loss keeps the logits in FP32 "
+        "Outside the blocks, the final norm and output layer keep their inputs and the loss keeps "
+        "the logits in FP32 "
         f"({setup.model.vocab:,} values × {LOGIT_BYTES} bytes per token): {output_gb:.2f} GB in all.",
-        f"Gradient accumulation: micro-batch {setup.micro_batch} × {settings['accumulation']} steps × {gpus} GPU(s) = "
+        f"Gradient accumulation: micro-batch {setup.micro_batch} × {settings['accumulation']} steps "
+        f"× {gpus} GPU(s) = "
         f"an effective batch of {batch:,}; activations follow the micro-batch only.",
         _zero_sentence(zero_stage, gpus),
-        f"Runtime overhead: {setup.runtime_overhead_gb:g} GB set aside for the CUDA context and memory the allocator holds "
-        f"but cannot reuse (fragmentation). Workspace: {to_gb(terms.workspace_bytes):.0f} GB, as in the lesson.",
+        f"Runtime overhead: {setup.runtime_overhead_gb:g} GB set aside for the CUDA context and "
+        "memory the allocator holds "
+        f"but cannot reuse (fragmentation). Workspace: {to_gb(terms.workspace_bytes):.0f} GB, as in "
+        "the lesson.",
     )
     sweep = detailed_sweep(
         setup,

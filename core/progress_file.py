@@ -272,11 +272,17 @@ class Restored:
     def summary(self) -> str:
         """One or two sentences telling the learner what happened."""
         added = len(self.answers_added)
-        text = f"Progress restored: {added} answer{'' if added == 1 else 's'} added, settings and written work loaded."
+        text = (
+            f"Progress restored: {added} answer{'' if added == 1 else 's'} added, settings and written "
+            "work loaded."
+        )
         if self.kept_labels:
             text += f" Already locked here, so kept as they were: {'; '.join(self.kept_labels)}."
         if self.state["handed_in_at"] is not None:
-            text += f" The file was handed in on {readable_time(self.state['handed_in_at'])}, so the lab is now read-only."
+            text += (
+                f" The file was handed in on {readable_time(self.state['handed_in_at'])}, so the lab is "
+                "now read-only."
+            )
         return text
 
 

@@ -201,7 +201,8 @@ def phase_rows(timeline: StepTimeline, *, iteration: int = 1) -> list[dict[str, 
 
 
 def measure_rows() -> list[dict[str, str]]:
-    """The measure-rather-than-guess table: a question, the PyTorch call that answers it, what the reading means."""
+    """The measure-rather-than-guess table: a question, the PyTorch call that answers it, what the reading
+    means."""
     return [
         {
             "What to ask": row["question"],
@@ -271,7 +272,8 @@ def _change(before: LessonSetup, after: LessonSetup, before_gb: float, after_gb:
         words.append(f"batch {before.batch} → {after.batch}")
     if after.optimizer != before.optimizer:
         words.append(
-            f"optimizer {OPTIMIZER_LABELS[before.optimizer].split(',')[0]} → {OPTIMIZER_LABELS[after.optimizer].split(',')[0]}"
+            f"optimizer {OPTIMIZER_LABELS[before.optimizer].split(',')[0]} → "
+            f"{OPTIMIZER_LABELS[after.optimizer].split(',')[0]}"
         )
     if after_gb != before_gb:
         words.append(f"device {before_gb:g} GB → {after_gb:g} GB")
@@ -288,25 +290,40 @@ def _summary(timeline: StepTimeline, baseline: StepTimeline) -> str:
     if failure is None:
         steady, first = timeline.iteration_peak_gb(ITERATIONS), timeline.iteration_peak_gb(1)
         later = (
-            f" Later iterations need more than the first ({steady:.2f} GB against {first:.2f} GB): the optimizer state stays once created."
+            f" Later iterations need more than the first ({steady:.2f} GB against {first:.2f} GB): "
+            "the optimizer state stays once created."
             if steady > first
             else ""
         )
-        return f"Iteration 1 completes, and so does every later one: the peak is {steady:.2f} GB of {device:g} GB, {device - steady:.2f} GB to spare.{later}"
+        return (
+            f"Iteration 1 completes, and so does every later one: the peak is {steady:.2f} GB of "
+            f"{device:g} GB, {device - steady:.2f} GB to spare.{later}"
+        )
     asked = f"asking for {failure.total_gb:.2f} GB of {device:g} GB"
     if _same_moment(failure, baseline.failure):
-        return f"No change where it matters: it still fails in {failure.where(layers)}, {asked}, exactly as before."
+        return (
+            f"No change where it matters: it still fails in {failure.where(layers)}, {asked}, exactly as "
+            "before."
+        )
     if failure.iteration > 1:
-        return f"Iteration 1 completes (peak {timeline.iteration_peak_gb(1):.2f} GB), but it fails in {failure.where(layers)}, {asked}: the optimizer state is now resident through forward and backward."
+        return (
+            f"Iteration 1 completes (peak {timeline.iteration_peak_gb(1):.2f} GB), but it fails in "
+            f"{failure.where(layers)}, {asked}: the optimizer state is now resident through forward and "
+            "backward."
+        )
     passed = [_PHASE_WORDS[p] for p in PHASES[1 : PHASES.index(failure.phase)]]
     if not passed:
         return f"It fails in {failure.where(layers)}, {asked}."
-    return f"It gets further: it survives {' and '.join(passed)}, then fails in {failure.where(layers)}, {asked}."
+    return (
+        f"It gets further: it survives {' and '.join(passed)}, then fails in {failure.where(layers)}, "
+        f"{asked}."
+    )
 
 
 @cache
 def run_experiment(experiment: str) -> ExperimentOutcome:
-    """Run A with one first experiment applied, recomputed from the budget (once per process: it depends on data only)."""
+    """Run A with one first experiment applied, recomputed from the budget (once per process: it depends on
+    data only)."""
     scenario = load_content().scenario
     setup, device_gb = applied((experiment,), scenario)
     timeline = step_timeline(setup, device_gb=device_gb)
@@ -352,7 +369,7 @@ class IterationSeries:
     @property
     def failed_at(self) -> int | None:
         """The first iteration (or launch) that fails, if any does."""
-        return next((x for x, failed in zip(self.x, self.fails) if failed), None)
+        return next((x for x, failed in zip(self.x, self.fails, strict=True) if failed), None)
 
 
 def budget_series() -> IterationSeries:
@@ -381,7 +398,8 @@ class Leak:
 
 @cache
 def leak() -> Leak:
-    """The leak example: a fitting run (Run A after the data file's experiments) that keeps one B·S·H tensor per step."""
+    """The leak example: a fitting run (Run A after the data file's experiments) that keeps one B·S·H tensor
+    per step."""
     content = load_content()
     setup, device_gb = applied(content.leak_experiments, content.scenario)
     timeline = step_timeline(setup, device_gb=device_gb)
@@ -421,7 +439,8 @@ def _text(value: Any, *, empty: str, what: str) -> str:
 
 
 def decision_record(*, choice: str | None, why: str | None) -> dict[str, str]:
-    """The `run_a.decision` record for a submitted form, or a ValueError telling the learner what is missing."""
+    """The `run_a.decision` record for a submitted form, or a ValueError telling the learner what is
+    missing."""
     require(choice in EXPERIMENTS, "Pick one of the four experiments first.")
     return {
         "choice": choice,

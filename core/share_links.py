@@ -41,7 +41,8 @@ def read_link(section: Section, params: Mapping[str, Sequence[str]]) -> LinkRead
             continue
         if field.kind in ("int", "float") and value != float(text):
             notes.append(
-                f"The link's '{field.name}' was adjusted to {field.to_text(value)}, the nearest value this page allows."
+                f"The link's '{field.name}' was adjusted to {field.to_text(value)}, the nearest "
+                "value this page allows."
             )
         values[field.name] = value
     return LinkReading(values=values, notes=tuple(notes))

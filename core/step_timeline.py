@@ -47,9 +47,15 @@ class TimelinePoint:
         if self.phase == "forward":
             return f"the forward pass of {step}, at block {self.block} of {layers}"
         if self.phase == "backward":
-            return f"`loss.backward()` of {step}, at block {self.block} of {layers} (backward starts from the last block)"
+            return (
+                f"`loss.backward()` of {step}, at block {self.block} of {layers} (backward starts from "
+                "the last block)"
+            )
         if self.phase == "step" and self.block is not None:
-            return f"the first `optimizer.step()`, while it creates the optimizer state of block {self.block} of {layers}"
+            return (
+                "the first `optimizer.step()`, while it creates the optimizer state of block "
+                f"{self.block} of {layers}"
+            )
         if self.phase == "step":
             return f"`optimizer.step()` of {step}"
         return f"the start of {step}"

@@ -175,7 +175,8 @@ def load_runs() -> tuple[tuple[Run, ...], float]:
 
 @lru_cache(maxsize=len(KINDS))
 def recorded(run_id: str) -> Telemetry:
-    """One of the four runs' series on the lesson's device, computed once per process (the same for everyone)."""
+    """One of the four runs' series on the lesson's device, computed once per process (the same for
+    everyone)."""
     runs, device_gb = load_runs()
     by_id = {run.id: run for run in runs}
     if run_id not in by_id:

@@ -26,7 +26,8 @@ for depth, layer in enumerate(stack.layers, start=1):
 
 st.header("From a symptom to a layer")
 st.markdown(
-    "Pick a symptom. The layers that could produce it light up, with the one measurement that tells them apart."
+    "Pick a symptom. The layers that could produce it light up, with the one measurement that tells "
+    "them apart."
 )
 field = section("stack").field("symptom")
 chosen = st.radio(

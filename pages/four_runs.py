@@ -1,5 +1,7 @@
 """Four runs: what each dashboard showed, then sort each run into a kind of failure."""
 
+from functools import partial
+
 import streamlit as st
 
 from charts.telemetry import telemetry_chart
@@ -16,20 +18,21 @@ st.markdown(
 
 runs, device_gb = load_runs()
 columns = st.columns(len(runs))
-for column, run in zip(columns, runs):
+for column, run in zip(columns, runs, strict=True):
     with column.container(border=True):
         st.subheader(run.title)
         st.markdown("\n".join(f"- {fact}" for fact in run.facts))
 
 st.header("What the dashboards recorded")
 st.caption(
-    f"Simulated telemetry on a {device_gb:g} GB card. The red rules mark the device limit and the moment things went wrong."
+    f"Simulated telemetry on a {device_gb:g} GB card. The red rules mark the device limit and the "
+    "moment things went wrong."
 )
 for run in runs:
     series = recorded(run.id)
     draw(
         ("telemetry", run.id, device_gb),
-        lambda: telemetry_chart(series),
+        partial(telemetry_chart, series),
         width="content",
         description=f"{run.title}: GPU memory, utilisation and loss recorded over the run.",
     )

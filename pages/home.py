@@ -18,7 +18,8 @@ st.markdown(
     "teaches you to find out, and to design the experiment that proves it."
 )
 st.info(
-    'The question behind it all: *"My training job is slow and keeps dying with out-of-memory errors. Which number should I look at first?"*',
+    'The question behind it all: *"My training job is slow and keeps dying with out-of-memory '
+    'errors. Which number should I look at first?"*',
     icon=":material/help:",
 )
 

@@ -36,7 +36,8 @@ with hardware:
     st.selectbox("Number format", fields.field("dtype").choices, **persistent("linear", "dtype"))
     st.selectbox("GPU", fields.field("gpu").choices, **persistent("linear", "gpu"))
     st.caption(
-        "Number format sets the bytes per value moved and which peak rate applies. fp32 means plain FP32 units: PyTorch leaves TF32 off for matrix multiplies unless you switch it on."
+        "Number format sets the bytes per value moved and which peak rate applies. fp32 means plain "
+        "FP32 units: PyTorch leaves TF32 off for matrix multiplies unless you switch it on."
     )
 
 share_box("linear")
@@ -64,13 +65,15 @@ tiles[3].caption(f"At 4 bytes a value; {layer.weight_mb_2byte:,.0f} MB at 2 byte
 st.info(
     f"A single line of PyTorch, and the forward pass alone is **{layer.gflop:,.2f} billion** FLOPs over "
     f"**{layer.parameters_millions:,.1f} million** parameters that fill **{layer.weight_mb_4byte:,.0f} MB** "
-    f"before any training state exists. Training it costs about {TRAINING_FLOPS_PER_FORWARD} forward passes (the backward pass "
+    f"before any training state exists. Training it costs about {TRAINING_FLOPS_PER_FORWARD} forward "
+    "passes (the backward pass "
     f"computes a gradient for the inputs and one for the weights, each as big as the forward): "
     f"**{layer.training_gflop:,.2f} GFLOP** per step.\n\n"
     f"The batch is **{layer.batch}**. Doubling it doubles the arithmetic and the activations this layer "
     "must keep for the backward pass, while the weights stay the same size. The activations are what "
     "run out of memory; the memory budget page adds them up. Each weight fetched from memory is also "
-    f"used once per row, so a bigger batch raises the layer's FLOPs per byte (now {layer.forward.flop_per_byte:,.1f}; "
+    "used once per row, so a bigger batch raises the layer's FLOPs per byte (now "
+    f"{layer.forward.flop_per_byte:,.1f}; "
     "see the roofline below).",
     icon=":material/calculate:",
 )
@@ -89,21 +92,25 @@ st.markdown(
     f"{matmul.flop_per_byte_read:,.0f} FLOPs per byte read ({matmul.flop_per_byte:,.0f} once the "
     f"{matmul.written_mb:,.0f} MB result it writes is counted). The memory traffic hides easily "
     "behind all that arithmetic.\n"
-    f"- **GELU** over one of those matrices: it reads {gelu.read_mb:,.0f} MB, writes {gelu.written_mb:,.0f} MB "
-    f"and does a few operations per element (we count {GELU_FLOPS_PER_ELEMENT}), so only {gelu.flop_per_byte:,.3g} FLOPs per "
+    f"- **GELU** over one of those matrices: it reads {gelu.read_mb:,.0f} MB, writes "
+    f"{gelu.written_mb:,.0f} MB "
+    f"and does a few operations per element (we count {GELU_FLOPS_PER_ELEMENT}), so only "
+    f"{gelu.flop_per_byte:,.3g} FLOPs per "
     "byte. The arithmetic units spend nearly all their time waiting for data."
 )
 
 st.subheader(f"The roofline of the {roof.gpu_name} at {roof.dtype}")
 if view.has_bf16_fallback:
     st.warning(
-        f"The {roof.gpu_name} has no BF16 units, so bf16 work cannot use its tensor cores: the roof is its FP32 rate.",
+        f"The {roof.gpu_name} has no BF16 units, so bf16 work cannot use its tensor cores: the roof "
+        "is its FP32 rate.",
         icon=":material/info:",
     )
 st.markdown(
     f"The card reaches at most **{roof.peak_tflops:,.1f} TFLOP/s** and moves at most "
     f"**{roof.bandwidth_tb_per_s:,.3g} TB/s**. An operation at intensity $I$ can reach "
-    f"$\\min(\\text{{peak}}, I \\times \\text{{bandwidth}})$: the sloped part of the roof is bandwidth, the flat part "
+    f"$\\min(\\text{{peak}}, I \\times \\text{{bandwidth}})$: the sloped part of the roof is "
+    "bandwidth, the flat part "
     f"is arithmetic. They meet at the **ridge point**, {roof.ridge_flop_per_byte:,.1f} FLOP/byte. "
     "Anything left of it is memory-bound, whatever its FLOP count."
 )
@@ -114,10 +121,13 @@ with chart_column:
         lambda: roofline_chart(roof, view.points),
         datasets=roofline_datasets(roof, view.points),
         height=FRAME_HEIGHT_PX,
-        description=f"Log-log roofline of the {roof.gpu_name} at {roof.dtype} with four operations placed under it.",
+        description=(
+            f"Log-log roofline of the {roof.gpu_name} at {roof.dtype} with four operations placed under it."
+        ),
     )
     st.caption(
-        f"Grey line: the roof. Orange diamond: the ridge at {roof.ridge_flop_per_byte:,.1f} FLOP/byte. Triangles are memory-bound, circles compute-bound."
+        f"Grey line: the roof. Orange diamond: the ridge at {roof.ridge_flop_per_byte:,.1f} "
+        "FLOP/byte. Triangles are memory-bound, circles compute-bound."
     )
 with table_column:
     st.dataframe(
@@ -132,20 +142,25 @@ with table_column:
         },
     )
     st.caption(
-        "TFLOP/s is the best rate the roof allows. Fastest = the larger of FLOPs ÷ peak and bytes moved ÷ bandwidth; real kernels are slower."
+        "TFLOP/s is the best rate the roof allows. Fastest = the larger of FLOPs ÷ peak and bytes "
+        "moved ÷ bandwidth; real kernels are slower."
     )
 
 st.header("Fusion: same arithmetic, fewer bytes")
 separate, fused = view.fusion_points
 st.markdown(
     f"Chain {view.fusion.ops} cheap elementwise operations on one of those matrices and run each as its "
-    f"own kernel: every kernel reads the whole tensor and writes it back, **{view.fusion.separate.moved_mb:,.0f} MB** "
-    f"in all, at least {separate.time_bound_label} on this card. Fuse them into one kernel that keeps each value in "
+    "own kernel: every kernel reads the whole tensor and writes it back, "
+    f"**{view.fusion.separate.moved_mb:,.0f} MB** "
+    f"in all, at least {separate.time_bound_label} on this card. Fuse them into one kernel that "
+    "keeps each value in "
     f"registers between steps and the traffic drops to **{view.fusion.fused.moved_mb:,.0f} MB** "
-    f"({view.fusion.traffic_percent:.0f}% of it), at least {fused.time_bound_label}, for exactly the same FLOPs."
+    f"({view.fusion.traffic_percent:.0f}% of it), at least {fused.time_bound_label}, for exactly the "
+    "same FLOPs."
 )
 st.markdown(
-    f"FlashAttention wins the same way. Plain attention writes each head's $S \\times S$ score matrix to device "
+    "FlashAttention wins the same way. Plain attention writes each head's $S \\times S$ score "
+    "matrix to device "
     f"memory and reads it back for the softmax: at $S$ = {view.attention.seq_len:,} that is "
     f"{view.attention.matrix_mb:,.0f} MB per head, {view.attention.round_trip_mb:,.0f} MB of traffic. "
     "FlashAttention computes the scores tile by tile in on-chip memory and never stores the full matrix. "

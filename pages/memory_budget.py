@@ -49,10 +49,12 @@ st.markdown(
     "$\\partial L/\\partial W = x^\\top \\, \\partial L/\\partial y$: the backward pass needs the input $x$ "
     "that the forward pass saw. Autograd therefore keeps $x$ from the moment forward makes it until "
     "backward gets back to that layer, which is most of the step. No tensor is bigger than at inference; "
-    "they live much longer, so more of them exist at the same moment, and the allocator fails at that peak.\n\n"
+    "they live much longer, so more of them exist at the same moment, and the allocator fails at "
+    "that peak.\n\n"
     "That is also why a run can go out of memory with the model untouched: a larger batch or longer "
     "sequences enlarge every saved tensor. **Activation checkpointing** is the deliberate trade: keep "
-    "only a few tensors, recompute the others during backward. Memory drops sharply for roughly 30% more compute."
+    "only a few tensors, recompute the others during backward. Memory drops sharply for roughly 30% "
+    "more compute."
 )
 marked_question("c3")
 
@@ -79,7 +81,8 @@ if state.section_settings(SECTION).get("estimate") == "detailed":
     with st.container(border=True):
         st.subheader("Make it realistic")
         st.caption(
-            "The detailed estimate replaces the dtype and device above; B is now the micro-batch one GPU processes at once."
+            "The detailed estimate replaces the dtype and device above; B is now the micro-batch one "
+            "GPU processes at once."
         )
         left, right = st.columns(2)
         with left:
@@ -111,14 +114,17 @@ draw(
         title="Peak training memory per GPU",
     ),
     datasets=budget_datasets(bars, device_gb=verdict.device_gb, device_label=view.device_label),
-    description=f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, against the {view.device_label}.",
+    description=f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, against the "
+    f"{view.device_label}.",
 )
 st.caption(
-    f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the {view.device_label}."
+    f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the "
+    f"{view.device_label}."
 )
 if verdict.fits:
     st.success(
-        f"**Fits:** {verdict.total_gb:.1f} GB on the {view.device_label}, with {verdict.headroom_gb:.1f} GB to spare. "
+        f"**Fits:** {verdict.total_gb:.1f} GB on the {view.device_label}, with "
+        f"{verdict.headroom_gb:.1f} GB to spare. "
         f"The largest term is **{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB "
         f"({verdict.largest_share_percent:.0f}% of the total); if it has to shrink, {verdict.lever}.",
         icon=":material/check_circle:",
@@ -127,7 +133,8 @@ else:
     st.error(
         f"**Out of memory:** this needs {verdict.total_gb:.1f} GB, {verdict.over_gb:.1f} GB more than the "
         f"{view.device_label} holds. The largest term is **{verdict.largest_label.lower()}** at "
-        f"{verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}% of the total), so cut that first: {verdict.lever}.",
+        f"{verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}% of the total), so cut "
+        f"that first: {verdict.lever}.",
         icon=":material/error:",
     )
 with st.expander("The sums behind this budget", expanded=True):
@@ -147,20 +154,25 @@ draw(
         sweep, device_label=view.device_label, title=f"Peak memory as {sweep.axis_label.lower()} grows"
     ),
     datasets=sweep_datasets(sweep, device_label=view.device_label),
-    description=f"Peak memory against {sweep.axis_label.lower()}, with the device line and the breaking point.",
+    description=(
+        f"Peak memory against {sweep.axis_label.lower()}, with the device line and the breaking point."
+    ),
 )
 if sweep.first_failing is None:
     st.caption(
-        f"Line of peak memory against {sweep.axis_label.lower()}: it stays under the device line up to {sweep.values[-1]:,}."
+        f"Line of peak memory against {sweep.axis_label.lower()}: it stays under the device line up "
+        f"to {sweep.values[-1]:,}."
     )
 elif sweep.largest_fitting is None:
     st.caption(
-        f"Line of peak memory against {sweep.axis_label.lower()}: even {sweep.values[0]:,} is over the device line."
+        f"Line of peak memory against {sweep.axis_label.lower()}: even {sweep.values[0]:,} is over "
+        "the device line."
     )
 else:
     st.caption(
         f"Line of peak memory against {sweep.axis_label.lower()}: it crosses the device line between "
-        f"{sweep.largest_fitting:,} (fits) and {sweep.first_failing:,} (marked, out of memory), everything else as above."
+        f"{sweep.largest_fitting:,} (fits) and {sweep.first_failing:,} (marked, out of memory), "
+        "everything else as above."
     )
 
 st.header("What this still leaves out")

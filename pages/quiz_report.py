@@ -158,7 +158,8 @@ right.download_button(
 st.caption(
     "The progress file is signed by this app, so an instructor can check it was not edited."
     if key
-    else "This app has no signing key, so the progress file is unsigned: it restores your work but proves nothing."
+    else "This app has no signing key, so the progress file is unsigned: it restores your work but proves "
+    "nothing."
 )
 
 st.subheader("Restore progress")
@@ -184,7 +185,8 @@ if locked:
     )
 else:
     st.markdown(
-        "Handing in is final: afterwards nothing in the lab can change, written answers included. Read your report first."
+        "Handing in is final: afterwards nothing in the lab can change, written answers included. "
+        "Read your report first."
     )
     if missing:
         st.warning(

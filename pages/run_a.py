@@ -1,4 +1,5 @@
-"""Run A experiment: from the brief of the out-of-memory run to a first experiment that rules something out."""
+"""Run A experiment: from the brief of the out-of-memory run to a first experiment that rules something
+out."""
 
 import streamlit as st
 
@@ -47,12 +48,15 @@ st.title("Run A, properly")
 st.markdown("Back to the first run of the lab, now with a memory budget to read it by.")
 with st.container(border=True):
     st.markdown(
-        f"**The brief.** A {brief.device_gb:g} GB device and {brief.weights_gb:.0f} GB of weights. Forward finishes on "
-        "every attempt. Then `CUDA out of memory` inside `loss.backward()`: same point, first iteration, every launch."
+        f"**The brief.** A {brief.device_gb:g} GB device and {brief.weights_gb:.0f} GB of weights. "
+        "Forward finishes on "
+        "every attempt. Then `CUDA out of memory` inside `loss.backward()`: same point, first "
+        "iteration, every launch."
     )
 st.caption(
     f"Behind it: {brief.parameter_count:,} parameters (12 × {setup.hidden:,}² × {setup.layers} blocks), "
-    f"{DTYPE_LABELS[setup.dtype]}, {OPTIMIZER_LABELS[setup.optimizer]}, batch {setup.batch} × {setup.seq_len:,} tokens. "
+    f"{DTYPE_LABELS[setup.dtype]}, {OPTIMIZER_LABELS[setup.optimizer]}, batch {setup.batch} × "
+    f"{setup.seq_len:,} tokens. "
     "Every figure on this page comes from the memory page's five-term estimate."
 )
 
@@ -60,10 +64,13 @@ st.header("What the brief already tells you")
 st.markdown(
     f"- **{brief.weights_gb:.2f} GB of weights cannot explain a failure at {brief.device_gb:g} GB.** "
     f"The other {brief.other_gb:.2f} GB went to something else.\n"
-    f"- **Forward completed.** Its peak, {brief.forward_peak_gb:.2f} GB, fitted, so what forward needs is not "
+    f"- **Forward completed.** Its peak, {brief.forward_peak_gb:.2f} GB, fitted, so what forward "
+    "needs is not "
     "the problem. What breaks is what only training adds: the saved activations "
-    f"({brief.activations_gb:.2f} GB) are all still held when backward starts, and backward adds its workspace "
-    f"({brief.workspace_gb:.0f} GB) and the gradients of the first block it reaches ({brief.first_gradients_gb:.2f} GB): "
+    f"({brief.activations_gb:.2f} GB) are all still held when backward starts, and backward adds its "
+    "workspace "
+    f"({brief.workspace_gb:.0f} GB) and the gradients of the first block it reaches "
+    f"({brief.first_gradients_gb:.2f} GB): "
     f"{brief.backward_peak_gb:.2f} GB asked of a {brief.device_gb:g} GB device.\n\n"
     "That is a hypothesis, not yet a diagnosis. Watch one step, then choose an experiment and say beforehand "
     "what each result would mean."
@@ -73,10 +80,13 @@ st.header("One training step, moment by moment")
 draw(
     ("run_a.timeline",),
     lambda: timeline_chart(run_a, title="Run A: memory in use through the first step"),
-    description="Stacked area of memory terms through Run A's first step, rising to the device limit in backward.",
+    description=(
+        "Stacked area of memory terms through Run A's first step, rising to the device limit in backward."
+    ),
 )
 st.caption(
-    f"Each coloured band is a memory term. The red cross marks the failure in {brief.failure_where}; the grey "
+    f"Each coloured band is a memory term. The red cross marks the failure in {brief.failure_where}; "
+    "the grey "
     "dashed line is what the rest of the step would have needed; the dashed rule is the device."
 )
 st.table(
@@ -124,7 +134,8 @@ else:
 
     st.header("Now run them")
     st.markdown(
-        "Each experiment changes one thing about Run A, and the same budget recomputes the step. Does iteration 1 "
+        "Each experiment changes one thing about Run A, and the same budget recomputes the step. "
+        "Does iteration 1 "
         "complete now? If not, where does the run fail instead?"
     )
     st.radio(
@@ -143,7 +154,8 @@ else:
         description=f"Memory through two iterations after the experiment: {outcome.label}.",
     )
     st.caption(
-        "Coloured bands: the terms after the change. Blue dashed line: Run A as briefed. Red cross and grey line: the failure and what was never reached."
+        "Coloured bands: the terms after the change. Blue dashed line: Run A as briefed. Red cross "
+        "and grey line: the failure and what was never reached."
     )
     st.table(
         arrow_rows(outcome_rows([run_experiment(e) for e in EXPERIMENTS])),
@@ -153,8 +165,10 @@ else:
 
 st.header("A budget too small, or a leak?")
 st.markdown(
-    "Run A dies in its first iteration, at the same moment, on every launch: the budget is too small for the step. "
-    "A run that trains for a while and then dies, with memory a little higher after every step, has a different "
+    "Run A dies in its first iteration, at the same moment, on every launch: the budget is too small "
+    "for the step. "
+    "A run that trains for a while and then dies, with memory a little higher after every step, has "
+    "a different "
     "problem: something that should be released is being kept."
 )
 budget, leaky = budget_series(), leak()
@@ -163,18 +177,24 @@ with left:
     draw(
         ("run_a.budget",),
         lambda: iterations_chart(budget, title="Budget too small: Run A, launch after launch"),
-        description="Flat line of the memory Run A asks for on each launch, above the device limit every time.",
+        description=(
+            "Flat line of the memory Run A asks for on each launch, above the device limit every time."
+        ),
     )
     st.caption(f"Every launch asks for {budget.peak_gb[0]:.2f} GB in iteration 1 and dies at the same point.")
 with right:
     draw(
         ("run_a.leak",),
         lambda: iterations_chart(leaky.series, title="A leak: a run that fits, then creeps"),
-        description="Rising line of peak memory per iteration, crossing the device limit after many iterations.",
+        description=(
+            "Rising line of peak memory per iteration, crossing the device limit after many iterations."
+        ),
     )
     st.caption(
-        f"Start from Run A with {leaky.change}: it fits, with a peak of {leaky.steady_peak_gb:.2f} GB. Keeping {content.leak_retained} "
-        f"adds {leaky.retained_mb_per_iteration:.0f} MB a step, and the run dies at iteration {leaky.series.failed_at}."
+        f"Start from Run A with {leaky.change}: it fits, with a peak of {leaky.steady_peak_gb:.2f} "
+        f"GB. Keeping {content.leak_retained} "
+        f"adds {leaky.retained_mb_per_iteration:.0f} MB a step, and the run dies at iteration "
+        f"{leaky.series.failed_at}."
     )
 st.markdown(
     "The usual ways a training loop keeps what it should let go:\n"
@@ -188,7 +208,8 @@ st.table(
     alt="Questions to ask of a failing run and the PyTorch calls that answer them.",
 )
 st.caption(
-    f"Sources: {'; '.join(row['source'] for row in content.measure)}. Then put each measurement next to the term you estimated, and see which one you got wrong."
+    f"Sources: {'; '.join(row['source'] for row in content.measure)}. Then put each measurement next "
+    "to the term you estimated, and see which one you got wrong."
 )
 
 st.header("Closing question: Run B")

@@ -53,7 +53,10 @@ class Run:
     def config_id(self) -> str:
         """A readable unique name, e.g. gpt2-h64-l2-s64-b2-bf16-adam-none-explicit."""
         s = self.spec
-        return f"{s.name}-h{s.hidden}-l{s.layers}-s{self.seq_len}-b{self.batch}-{self.dtype}-{self.optimizer}-{self.recompute}-{self.attention}"
+        return (
+            f"{s.name}-h{s.hidden}-l{s.layers}-s{self.seq_len}-b{self.batch}"
+            f"-{self.dtype}-{self.optimizer}-{self.recompute}-{self.attention}"
+        )
 
     @property
     def dropout_p(self) -> float:
@@ -300,7 +303,8 @@ def measure(run: Run, *, device: str = "cpu", ledger: Ledger | None = None) -> d
 
 
 def cuda_peak_bytes(run: Run) -> int:
-    """torch.cuda.max_memory_allocated over one whole step, after a first step has built the optimizer state."""
+    """torch.cuda.max_memory_allocated over one whole step, after a first step has built the optimizer
+    state."""
     model, optimizer, batch = _setup(run, "cuda")
     _training_step(model, optimizer, batch, Ledger())
     torch.cuda.synchronize()
@@ -354,13 +358,17 @@ def csv_rows(run: Run, terms: dict[str, int], *, date: str) -> list[dict[str, st
 
 
 def write_csv(rows: list[dict[str, str]], path: Path) -> None:
-    """Check the rows with the app's own loader, then write them with a comment saying where they come from."""
+    """Check the rows with the app's own loader, then write them with a comment saying where they come
+    from."""
     parse_measured_rows(rows)
     with path.open("w", encoding="utf-8", newline="") as handle:
         handle.write(
-            "# Written by tools/measure_memory.py: bytes of real PyTorch tensors in tiny transformers on the CPU.\n"
-            "# The family column stands for core.measured.FAMILY_TRAITS: GPT-2 style learns 128 positions, ties embeddings\n"
-            "# and uses LayerNorm, GELU and biases; Llama style uses RoPE, RMSNorm, SwiGLU, no biases and no dropout.\n"
+            "# Written by tools/measure_memory.py: bytes of real PyTorch tensors in tiny "
+            "transformers on the CPU.\n"
+            "# The family column stands for core.measured.FAMILY_TRAITS: GPT-2 style learns 128 "
+            "positions, ties embeddings\n"
+            "# and uses LayerNorm, GELU and biases; Llama style uses RoPE, RMSNorm, SwiGLU, no "
+            "biases and no dropout.\n"
             "# Dropout keeps 1-byte masks (the GPU kernel's layout); sdpa runs have no attention dropout.\n"
         )
         writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
@@ -374,7 +382,8 @@ def explain(run: Run) -> None:
     terms = measure(run, ledger=ledger)
     sbh = run.seq_len * run.batch * run.spec.hidden
     print(
-        f"{run.config_id}: {terms['saved_activations_layers'] // run.spec.layers / sbh:.3f} bytes per s·b·h per layer"
+        f"{run.config_id}: {terms['saved_activations_layers'] // run.spec.layers / sbh:.3f} bytes "
+        "per s·b·h per layer"
     )
     kept = sorted(
         (entry for entry in ledger.seen.values() if entry[0] == "layer0"), key=lambda entry: -entry[3]

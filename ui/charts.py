@@ -83,7 +83,8 @@ def draw(
     width: str = "stretch",
     height: int | str = "content",
 ) -> None:
-    """Draw the chart `build()` makes. `key` names every input that shapes it; with `datasets` (its rows by
-    name, sent fresh every run) inputs that only change the rows stay out of `key`, so moving a slider reuses the chart."""
+    """Draw the chart `build()` makes. `key` names every input that shapes it; with `datasets` (its rows
+    by name, sent fresh every run) inputs that only change the rows stay out of `key`, so moving a slider
+    reuses the chart."""
     spec = cached_chart(key, build).spec(datasets)
     st.vega_lite_chart(spec=spec, width=width, height=height, alt=description)

@@ -17,11 +17,14 @@ NAME = "measured_config"
 
 
 def estimate_check_section() -> None:
-    """Pick a measured run; show the estimate next to PyTorch's bytes as a table and a chart, and what the gaps are."""
+    """Pick a measured run; show the estimate next to PyTorch's bytes as a table and a chart, and what the
+    gaps are."""
     st.header("How close is this estimate?")
     st.markdown(
-        "An estimate is only worth as much as its distance from the real thing. We trained tiny GPT-2-style and "
-        "Llama-style models for real with PyTorch on a CPU and counted the bytes of every tensor each term holds; "
+        "An estimate is only worth as much as its distance from the real thing. We trained tiny "
+        "GPT-2-style and "
+        "Llama-style models for real with PyTorch on a CPU and counted the bytes of every tensor "
+        "each term holds; "
         "`tools/measure_memory.py` did the measuring, and the app reads its results. Pick a run to see the "
         "detailed estimate for exactly that setup next to what PyTorch kept."
     )

@@ -24,5 +24,6 @@ def progress_sidebar() -> None:
         right.metric("Quiz", quiz_score(bank, answers).label)
         if state.read_only():
             st.caption(
-                f":material/task_alt: Handed in on {readable_time(state.snapshot()[state.HANDED_IN_AT])}; everything is read-only."
+                ":material/task_alt: Handed in on "
+                f"{readable_time(state.snapshot()[state.HANDED_IN_AT])}; everything is read-only."
             )

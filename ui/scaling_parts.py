@@ -120,7 +120,8 @@ def making_it_fit(track: Track, settings: Mapping[str, Any]) -> None:
         fleet=fleet, cases=cases, zero_stage=settings["zero_stage"], recompute=settings["recompute"]
     )
     st.markdown(
-        f"A capacity case on the same fleet: **{cases.capacity.model}**, one {cases.capacity.seq_len:,}-token "
+        f"A capacity case on the same fleet: **{cases.capacity.model}**, one "
+        f"{cases.capacity.seq_len:,}-token "
         f"sequence per GPU at a time. Tensor parallel splits it over the {contrast.tp} GPUs of each node; "
         f"ZeRO shards the rest over the {contrast.dp} nodes."
     )
@@ -152,7 +153,8 @@ def making_it_fit(track: Track, settings: Mapping[str, Any]) -> None:
 
 
 def parallel_layouts(track: Track, settings: Mapping[str, Any]) -> None:
-    """Part C: the same GPUs with tensor parallel inside a node, across nodes, or beside two pipeline stages."""
+    """Part C: the same GPUs with tensor parallel inside a node, across nodes, or beside two pipeline
+    stages."""
     cases, fleet = load_scaling().cases, track.fleet
     case = cases.layout
     contrast = layout.layout_contrast(
@@ -163,7 +165,8 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any]) -> None:
         dtype=cases.dtype,
     )
     st.markdown(
-        f"{case.model} on all {fleet.total_gpus} GPUs, {case.global_batch} sequences of {case.seq_len:,} tokens "
+        f"{case.model} on all {fleet.total_gpus} GPUs, {case.global_batch} sequences of "
+        f"{case.seq_len:,} tokens "
         f"a step in {case.microbatch_count} microbatches, ZeRO-{case.zero_stage}. The baseline keeps tensor "
         "parallel inside each node. Pick the alternative to set against it."
     )
@@ -173,7 +176,9 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any]) -> None:
         result(
             ("scaling.C", track.key, settings["layout"]),
             lambda: charts.overhead_chart(layout.overhead_rows(contrast.timings)),
-            description="Communication and bubble time each layout adds to the same compute, stacked per step.",
+            description=(
+                "Communication and bubble time each layout adds to the same compute, stacked per step."
+            ),
             rows=layout.layout_rows(contrast.timings),
             formats=MS_FORMATS,
         )
@@ -327,7 +332,8 @@ def prediction_gate(part: str) -> bool:
     if flash := st.session_state.get(_flash(part)):
         st.info(flash)
     st.caption(
-        "The result stays hidden until you lock a prediction. One prediction per part; it cannot be changed later."
+        "The result stays hidden until you lock a prediction. One prediction per part; it cannot be "
+        "changed later."
     )
     return False
 
@@ -350,7 +356,8 @@ def result(
     rows: Sequence[Mapping[str, Any]],
     formats: Mapping[str, str],
 ) -> None:
-    """The part's chart (`key` names every input it depends on) with its one-line description, then its table."""
+    """The part's chart (`key` names every input it depends on) with its one-line description, then its
+    table."""
     draw(key, build, description=description)
     st.caption(description)
     config = {column: st.column_config.NumberColumn(format=fmt) for column, fmt in formats.items()}
@@ -448,7 +455,8 @@ def snapshot_status(part: str, settings: Mapping[str, Any]) -> None:
 def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
     """Each part's evidence status, the plan form, and whether the synthesis is ready."""
     st.markdown(
-        "Recommend one plan for this track, name the alternative you rejected, say what would make you look again "
+        "Recommend one plan for this track, name the alternative you rejected, say what would make "
+        "you look again "
         "and what this model cannot tell you. Ground the rationale in numbers from your snapshots."
     )
     data = load_scaling()
@@ -530,27 +538,30 @@ def assumptions(track: Track) -> None:
     with st.expander("How the numbers are made, and what they leave out", icon=":material/functions:"):
         st.markdown(
             f"""
-- **Compute.** A training step costs three forward passes (the backward pass is about twice the forward). Each GPU
-  runs at {cases.compute_efficiency:.0%} of the {card.name}'s {cases.dtype} peak of {peak:,.0f} TFLOP/s.
-- **Links.** A ring all-reduce moves 2 (N − 1) / N times the data through every GPU. A group that fits in one node
-  runs at {fleet.intra_node_gb_per_s:,.0f} GB/s each way ({fleet.intra_node_link}); once it spans nodes every GPU is
-  held to {fleet.inter_node_gb_per_s:,.1f} GB/s ({fleet.inter_node_link}). Gradients travel in {cases.dtype}
-  ({bytes_per_value(cases.dtype)} bytes a value). Latency, contention and any overlap with compute are left out:
-  compute and communication run back to back, which is the worst case.
+- **Compute.** A training step costs three forward passes (the backward pass is about twice the forward).
+  Each GPU runs at {cases.compute_efficiency:.0%} of the {card.name}'s {cases.dtype} peak of {peak:,.0f}
+  TFLOP/s.
+- **Links.** A ring all-reduce moves 2 (N − 1) / N times the data through every GPU. A group that fits in
+  one node runs at {fleet.intra_node_gb_per_s:,.0f} GB/s each way ({fleet.intra_node_link}); once it spans
+  nodes every GPU is held to {fleet.inter_node_gb_per_s:,.1f} GB/s ({fleet.inter_node_link}). Gradients
+  travel in {cases.dtype} ({bytes_per_value(cases.dtype)} bytes a value). Latency, contention and any
+  overlap with compute are left out: compute and communication run back to back, which is the worst case.
 - **Memory (parts B and D)** comes from the same model as the Memory budget page:
-  {precision_label(cases.precision)}, {cases.optimizer} state, saved activations counted after Korthikanti et al.
-  with standard attention, 1 GB of workspace and 1 GB of runtime overhead. Tensor parallel and pipeline stages split
-  the model state evenly before ZeRO shards it; we assume sequence parallelism, so tensor parallel also splits every
-  saved activation. Communication buffers are a gradient bucket of {capacity.GRADIENT_BUCKET_FRACTION:.0%} of a
-  GPU's gradients, plus a send and a receive buffer of one microbatch's hidden states between pipeline stages.
-- **Layouts (part C).** Tensor parallel costs {layout.TP_ALLREDUCES_PER_LAYER} all-reduces of one microbatch's
-  activations per layer (two forward, two backward). ZeRO-3 moves {layout.ZERO3_TRAFFIC_FACTOR}× the data-parallel
-  traffic of plain all-reduce. Point-to-point sends between pipeline stages are left out.
-- **Pipeline (parts C and D).** With p stages and m microbatches the bubble is (p − 1) / (m + p − 1) of the step.
-  The first stage holds min(m, p) microbatches of activations at its peak; the output layer's logits sit on the last
-  stage and are left out of the busiest stage.
-- **Time to quality (part E)** is illustrative: a diminishing-returns batch curve (McCandlish et al. 2018) and
-  made-up straggler multipliers. Replace both with measurements before deciding anything real.
+  {precision_label(cases.precision)}, {cases.optimizer} state, saved activations counted after Korthikanti
+  et al. with standard attention, 1 GB of workspace and 1 GB of runtime overhead. Tensor parallel and
+  pipeline stages split the model state evenly before ZeRO shards it; we assume sequence parallelism, so
+  tensor parallel also splits every saved activation. Communication buffers are a gradient bucket of
+  {capacity.GRADIENT_BUCKET_FRACTION:.0%} of a GPU's gradients, plus a send and a receive buffer of one
+  microbatch's hidden states between pipeline stages.
+- **Layouts (part C).** Tensor parallel costs {layout.TP_ALLREDUCES_PER_LAYER} all-reduces of one
+  microbatch's activations per layer (two forward, two backward). ZeRO-3 moves
+  {layout.ZERO3_TRAFFIC_FACTOR}× the data-parallel traffic of plain all-reduce. Point-to-point sends between
+  pipeline stages are left out.
+- **Pipeline (parts C and D).** With p stages and m microbatches the bubble is (p − 1) / (m + p − 1) of the
+  step. The first stage holds min(m, p) microbatches of activations at its peak; the output layer's logits
+  sit on the last stage and are left out of the busiest stage.
+- **Time to quality (part E)** is illustrative: a diminishing-returns batch curve (McCandlish et al. 2018)
+  and made-up straggler multipliers. Replace both with measurements before deciding anything real.
 """
         )
         st.caption(f"Fleet: {fleet.source}")

@@ -15,7 +15,8 @@ from streamlit import dataframe_util
 
 
 def arrow_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table | list[Mapping[str, Any]]:
-    """The rows as an Arrow table, columns in the first row's order; the rows unchanged if a column mixes kinds."""
+    """The rows as an Arrow table, columns in the first row's order; the rows unchanged if a column mixes
+    kinds."""
     listed = list(rows)
     try:
         return pa.Table.from_pylist(listed)

@@ -140,7 +140,8 @@ class CapacityContrast:
 
 
 def case_setup(cases: Cases, *, model: str, micro_batch: int, seq_len: int, recompute: str) -> TrainingSetup:
-    """A fixed case as a memory-core training setup, with the cases' shared precision, optimizer and attention."""
+    """A fixed case as a memory-core training setup, with the cases' shared precision, optimizer and
+    attention."""
     return TrainingSetup(
         model=preset(model),
         precision=cases.precision,

@@ -167,7 +167,8 @@ def synthesis_readiness(synthesis: Any, part_statuses: Mapping[str, str]) -> Rea
     not_current = [part for part in PARTS if part_statuses.get(part) != CURRENT]
     if not_current:
         problems.append(
-            f"Capture current evidence for part{'s' if len(not_current) > 1 else ''} {', '.join(not_current)}."
+            f"Capture current evidence for part{'s' if len(not_current) > 1 else ''} "
+            f"{', '.join(not_current)}."
         )
     unchosen = [name for name in SYNTHESIS_CHOICES if name not in synthesis]
     if unchosen:

@@ -24,8 +24,10 @@ def scaling_summary(contrast: ScalingContrast) -> str:
     """Part A: the larger pool's step, the all-reduce's share of it, the speedup and the efficiency."""
     point, step = contrast.result, contrast.result.step
     return (
-        f"On {point.workers} GPUs a step takes {milliseconds(step.step_ms)} ms, {milliseconds(step.communication_ms)} ms of it "
-        f"the gradient all-reduce. Useful throughput is {point.speedup:,.2f}× the {contrast.baseline.workers}-GPU "
+        f"On {point.workers} GPUs a step takes {milliseconds(step.step_ms)} ms, "
+        f"{milliseconds(step.communication_ms)} ms of it "
+        f"the gradient all-reduce. Useful throughput is {point.speedup:,.2f}× the "
+        f"{contrast.baseline.workers}-GPU "
         f"baseline: a parallel efficiency of {point.efficiency:.2f}."
     )
 
@@ -41,7 +43,8 @@ def capacity_summary(contrast: CapacityContrast) -> str:
     plan = contrast.result.verdict
     fit = "fits" if plan.fits else "does not fit"
     return (
-        f"Replicated state needs {contrast.baseline.verdict.total_gb:,.1f} GB per GPU; {contrast.result.label} "
+        f"Replicated state needs {contrast.baseline.verdict.total_gb:,.1f} GB per GPU; "
+        f"{contrast.result.label} "
         f"needs {plan.total_gb:,.1f} GB of {plan.device_gb:,.0f} GB and {fit}. "
         f"Its largest term is now {plan.largest_label.lower()} ({plan.largest_gb:,.1f} GB)."
     )

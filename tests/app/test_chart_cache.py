@@ -88,7 +88,8 @@ def test_moving_a_slider_sends_new_rows_without_rebuilding_the_chart(monkeypatch
     after = chart_rows(at.get("vega_lite_chart")[0], "points")
     assert after[0]["FLOP/byte"] > before[0]["FLOP/byte"] and after[1:] == before[1:]  # only the layer moved
     assert after == [
-        dict(zip(at.dataframe[0].value.columns, row)) for row in at.dataframe[0].value.itertuples(index=False)
+        dict(zip(at.dataframe[0].value.columns, row, strict=True))
+        for row in at.dataframe[0].value.itertuples(index=False)
     ]
 
 

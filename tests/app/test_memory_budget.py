@@ -1,4 +1,5 @@
-"""The Memory budget page: both estimates at every control's extremes, verdicts that match core, persistence."""
+"""The Memory budget page: both estimates at every control's extremes, verdicts that match core,
+persistence."""
 
 import json
 
@@ -54,8 +55,8 @@ def assert_verdict_matches_core(at):
     assert f"{verdict.total_gb:.1f} GB" in text
     assert f"{verdict.headroom_gb if verdict.fits else verdict.over_gb:.1f} GB" in text
     assert (
-        f"**{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}%"
-        in text
+        f"**{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB "
+        f"({verdict.largest_share_percent:.0f}%" in text
     )
     assert verdict.lever in text and view.device_label in text
     budget = at.get("vega_lite_chart")[0]

@@ -125,8 +125,8 @@ def test_the_layer_and_the_budget_left_on_their_pages_appear_in_the_report():
     # 3.22 GB each, Adam's two FP32 values 6.44 GB, activations 4 × 1024 × 2048 × 16 × 4 tensors
     # × 4 bytes = 2.15 GB, workspace 1 GB: 16.0 GB on the 24 GB device.
     assert (
-        "0.81B parameters need 16.0 GB on a 24 GB device: it fits. Activations take 2.1 GB and optimiser state 6.4 GB."
-        in shown
+        "0.81B parameters need 16.0 GB on a 24 GB device: it fits. Activations take 2.1 GB and "
+        "optimiser state 6.4 GB." in shown
     )
 
 

@@ -1,4 +1,5 @@
-"""The Run A page: the brief from core, the decision and reflection forms, feedback, experiments, persistence."""
+"""The Run A page: the brief from core, the decision and reflection forms, feedback, experiments,
+persistence."""
 
 import json
 

@@ -1,4 +1,5 @@
-"""The estimate-versus-PyTorch chart: a titled log axis, term colours shared with the budget, tooltips with the error."""
+"""The estimate-versus-PyTorch chart: a titled log axis, term colours shared with the budget, tooltips with
+the error."""
 
 from charts.estimate_check import (
     SOURCE_OPACITIES,

@@ -77,7 +77,11 @@ def test_budget_chart_draws_one_bar_per_budget_and_keeps_colours_across_charts()
     ]
     assert bars["encoding"]["y"]["sort"] == ["Replicated", "ZeRO-3"]
     colours = dict(
-        zip(bars["encoding"]["color"]["scale"]["domain"], bars["encoding"]["color"]["scale"]["range"])
+        zip(
+            bars["encoding"]["color"]["scale"]["domain"],
+            bars["encoding"]["color"]["scale"]["range"],
+            strict=True,
+        )
     )
     assert colours["Parameters"] == TERM_COLOURS["parameters"]
     assert colours["Communication buffers"] == TERM_COLOURS["communication_buffers"]

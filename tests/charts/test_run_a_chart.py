@@ -1,4 +1,5 @@
-"""Run A charts: the step timeline in the memory page's term colours, the failure marked, budget and leak series."""
+"""Run A charts: the step timeline in the memory page's term colours, the failure marked, budget and leak
+series."""
 
 import pytest
 
@@ -71,7 +72,11 @@ def test_an_experiment_that_runs_shows_two_iterations_against_run_a():
     assert rows(spec, 4) == [{"gb": 40.0, "label": "40 GB device"}]
     # Adam's state appears in the second iteration, in its own colour.
     colours = dict(
-        zip(views[0]["encoding"]["color"]["scale"]["domain"], views[0]["encoding"]["color"]["scale"]["range"])
+        zip(
+            views[0]["encoding"]["color"]["scale"]["domain"],
+            views[0]["encoding"]["color"]["scale"]["range"],
+            strict=True,
+        )
     )
     assert colours["Optimizer state"] == TERM_COLOURS["optimizer_state"]
     phase_labels = [r["name"] for r in rows(spec, 2)]

@@ -1,4 +1,5 @@
-"""The detailed estimate against PyTorch's measured bytes: exact model state, activations within 10%, gaps explained."""
+"""The detailed estimate against PyTorch's measured bytes: exact model state, activations within 10%, gaps
+explained."""
 
 from dataclasses import replace
 
@@ -92,7 +93,8 @@ def test_gpt2_blocks_are_korthikanti_and_the_rest_is_layernorm_statistics():
     row = check.row("saved_activations_layers")
     # Korthikanti et al. 2022: s·b·h·(34 + 5·a·s/h) bytes per block = 8,192 · (34 + 20) = 442,368; two blocks.
     assert row.estimate_bytes == layers * s * b * h * (34 + 5 * a * s // h) == 884_736
-    # PyTorch also keeps each LayerNorm's mean and 1/σ: 2 norms · 2 values · 2 bytes per token, 128 tokens, 2 blocks.
+    # PyTorch also keeps each LayerNorm's mean and 1/σ: 2 norms · 2 values · 2 bytes per token, 128 tokens, 2
+    # blocks.
     assert [(c.key, c.explained_bytes) for c in row.causes] == [("norm_statistics", 2 * 2 * 2 * 128 * layers)]
     assert row.gap_bytes == 2_048 and row.unexplained_bytes == 0
 
@@ -130,7 +132,8 @@ def test_activations_within_tolerance_except_the_documented_cpu_rmsnorm_rows():
         (i, term) for i in measured_ids() for term in ACTIVATION_TERMS if is_documented_exception(i, term)
     }
     assert missed == documented
-    # 13 bf16 blocks (5 keeping scores, 4 selective, 4 SDPA) + 8 fp32 blocks (selective, SDPA) + 17 bf16 output sides.
+    # 13 bf16 blocks (5 keeping scores, 4 selective, 4 SDPA) + 8 fp32 blocks (selective, SDPA) + 17 bf16
+    # output sides.
     assert len(missed) == 38
     for config_id, term in missed:
         row = estimate_check(config_id).row(term)
@@ -148,7 +151,8 @@ def test_weight_tensors_as_the_tool_builds_them():
     # GPT-2 style: token and position tables, per block 2 LayerNorms (4) + QKV and projection with biases (4)
     # + MLP up and down with biases (4) = 12, final LayerNorm 2: 2 + 24 + 2 = 28 (Adam's 112 bytes of steps).
     assert weight_tensor_count(measured_run(GPT2_BF16).spec) == 28
-    # Llama style: tokens, untied output, per block 2 RMSNorms + QKV + projection + 3 MLP matrices = 7, final norm.
+    # Llama style: tokens, untied output, per block 2 RMSNorms + QKV + projection + 3 MLP matrices = 7, final
+    # norm.
     assert weight_tensor_count(measured_run(LLAMA_BF16).spec) == 17
     assert estimate_check(GPT2_BF16).row("optimizer_step_counters").causes[0].explained_bytes == 112
 

@@ -30,7 +30,8 @@ any_terms = st.builds(MemoryTerms, *[term_bytes] * len(TERMS))
 
 
 def test_seed_004_mixed_precision_adam_for_7b_parameters():
-    # 7e9 parameters: 2-byte weights 14 GB, 2-byte gradients 14 GB, FP32 master copy 28 GB, Adam's two FP32 moments 56 GB.
+    # 7e9 parameters: 2-byte weights 14 GB, 2-byte gradients 14 GB, FP32 master copy 28 GB, Adam's two FP32
+    # moments 56 GB.
     terms = model_state_terms(parameters=7e9, precision=PRECISIONS["mixed16"], optimizer="adam")
     assert [
         to_gb(terms.term_bytes(t)) for t in ("parameters", "gradients", "master_weights", "optimizer_state")

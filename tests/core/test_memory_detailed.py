@@ -77,7 +77,8 @@ def test_llama_2_7b_block_by_hand():
         model=preset("Llama-2-7B"), precision="mixed16", optimizer="adam", micro_batch=1, seq_len=4096
     )
     # Per token, 2-byte values: norm output, Q, K, V, context (5·4096), MLP input 4096 and four 11,008-wide
-    # SwiGLU intermediates, two norm inputs: 8·4096 + 4·11,008 = 76,800 values = 153,600 bytes; no dropout masks.
+    # SwiGLU intermediates, two norm inputs: 8·4096 + 4·11,008 = 76,800 values = 153,600 bytes; no dropout
+    # masks.
     # Scores: 32 heads × 4096 keys × 2 bytes of softmax output = 262,144 bytes per token.
     assert per_layer(setup) == 4096 * (153_600 + 262_144) == 1_702_887_424
 
@@ -123,7 +124,8 @@ def test_the_output_side_by_hand():
     setup = TrainingSetup(
         model=preset("GPT-2 small"), precision="fp32", optimizer="adam", micro_batch=1, seq_len=1024
     )
-    # Per token: final-norm and output-layer inputs 2·768·4 bytes, FP32 logits 50,257·4, embedding dropout mask 768.
+    # Per token: final-norm and output-layer inputs 2·768·4 bytes, FP32 logits 50,257·4, embedding dropout
+    # mask 768.
     assert (
         output_activation_bytes(setup, micro_batch=1, seq_len=1024)
         == 1024 * (6144 + 201_028 + 768)
@@ -238,7 +240,7 @@ def test_the_sweep_is_the_budget_at_each_value():
     sweep = detailed_sweep(
         setup, axis="seq_len", values=[1024, 2048, 4096], device_gb=80, zero_stage=2, gpus=8
     )
-    for value, total_gb in zip(sweep.values, sweep.total_gb):
+    for value, total_gb in zip(sweep.values, sweep.total_gb, strict=True):
         assert total_gb == pytest.approx(
             per_gpu_terms(replace(setup, seq_len=value), zero_stage=2, gpus=8).total_gb
         )

@@ -79,7 +79,8 @@ def test_llama_2_7b_worked_by_hand():
     parts = parameter_breakdown(preset("Llama-2-7B"))
     # Untied: 32,000 × 4096 for the input table and again for the output layer.
     assert parts.embeddings == parts.output_layer == 131_072_000
-    # Per block: q, k, v, o are 4096² each (32 KV heads = full width); SwiGLU has three 4096 × 11,008 matrices.
+    # Per block: q, k, v, o are 4096² each (32 KV heads = full width); SwiGLU has three 4096 × 11,008
+    # matrices.
     assert parts.attention + parts.mlp == 32 * (4 * 4096**2 + 3 * 4096 * 11008) == 6_476_005_376
     # RMSNorm has a weight only: 2 per block plus the final one.
     assert parts.norms == 65 * 4096

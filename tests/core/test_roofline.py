@@ -62,9 +62,9 @@ def test_switching_to_bf16_moves_the_roof_and_the_points():
     fp32 = linear_layer_roofline(n_in=4096, m_out=4096, batch=32, dtype="fp32", gpu_name="A100 80GB SXM")
     bf16 = linear_layer_roofline(n_in=4096, m_out=4096, batch=32, dtype="bf16", gpu_name="A100 80GB SXM")
     assert bf16.roof.peak_tflops == 16 * fp32.roof.peak_tflops  # 312 vs 19.5
-    assert [b.flop_per_byte / a.flop_per_byte for a, b in zip(fp32.points, bf16.points)] == pytest.approx(
-        [2, 2, 2, 2]
-    )
+    assert [
+        b.flop_per_byte / a.flop_per_byte for a, b in zip(fp32.points, bf16.points, strict=True)
+    ] == pytest.approx([2, 2, 2, 2])
     # At batch 32 the layer is compute-bound at fp32 (15.8 > 9.6) and memory-bound at bf16 (31.5 < 153).
     assert (fp32.layer_point.regime, bf16.layer_point.regime) == (COMPUTE_BOUND, MEMORY_BOUND)
 

@@ -1,7 +1,9 @@
-"""Run A: the brief reproduced by the lesson's budget, each experiment worked by hand, the timeline's invariants."""
+"""Run A: the brief reproduced by the lesson's budget, each experiment worked by hand, the timeline's
+invariants."""
 
 import copy
 from dataclasses import replace
+from itertools import pairwise
 
 import pytest
 from hypothesis import given
@@ -58,7 +60,8 @@ def test_the_configuration_reproduces_the_brief():
     assert brief.other_gb == pytest.approx(24 - P_GB)  # 16.75 GB the weights cannot explain
     # Forward peak: weights + every saved activation = 7.248 + 16.106 = 23.354 GB, under 24.
     assert brief.forward_peak_gb == pytest.approx(P_GB + A_GB) and brief.forward_peak_gb < 24
-    # Backward's first block: + 1 GB workspace + that block's gradients (7.248 / 16 = 0.453) = 24.807 GB, over 24.
+    # Backward's first block: + 1 GB workspace + that block's gradients (7.248 / 16 = 0.453) = 24.807 GB, over
+    # 24.
     assert (
         brief.backward_peak_gb == pytest.approx(P_GB + A_GB + W_GB + P_GB / BLOCKS)
         and brief.backward_peak_gb > 24
@@ -124,7 +127,8 @@ def test_the_larger_device_runs_with_little_to_spare():
     assert outcome.change == "device 24 GB → 40 GB" and timeline.failure is None
     # Iteration 1 peaks at the end of the first step: 29.99 GB.
     assert timeline.iteration_peak_gb(1) == pytest.approx(2 * P_GB + O_GB + W_GB)
-    # Later iterations keep Adam's state through backward: 7.248 + 14.496 + 16.106 + 1 + 0.453 = 39.303 GB of 40.
+    # Later iterations keep Adam's state through backward: 7.248 + 14.496 + 16.106 + 1 + 0.453 = 39.303 GB of
+    # 40.
     assert timeline.iteration_peak_gb(2) == pytest.approx(P_GB + O_GB + A_GB + W_GB + P_GB / BLOCKS)
     assert "0.70 GB to spare" in outcome.summary
 
@@ -164,7 +168,7 @@ def test_leak_series_rises_until_it_fails():
     # Steady peak 7.248 + 14.496 + 8.053 + 1 + 0.453 = 31.249 GB; + 0.1258 (k − 1) > 40 first at k = 71.
     assert example.steady_peak_gb == pytest.approx(P_GB + O_GB + A_GB / 2 + W_GB + P_GB / BLOCKS)
     assert series.failed_at == 71 == series.x[-1]
-    assert all(later > earlier for earlier, later in zip(series.peak_gb, series.peak_gb[1:]))
+    assert all(later > earlier for earlier, later in pairwise(series.peak_gb))
     assert series.fails == (False,) * 70 + (True,)
 
 
@@ -176,14 +180,14 @@ def test_timeline_invariants(setup, device_gb):
         points = [p for p in timeline.points if p.iteration == iteration]
         assert [p.phase for p in points] == sorted((p.phase for p in points), key=PHASES.index)
         forward = [p.total_gb for p in points if p.phase == "forward"]
-        assert all(b > a for a, b in zip(forward, forward[1:]))  # forward only ever saves more
+        assert all(b > a for a, b in pairwise(forward))  # forward only ever saves more
         backward = [p.live for p in points if p.phase == "backward"]
         assert all(
             b.activations_bytes < a.activations_bytes and b.gradients_bytes > a.gradients_bytes
-            for a, b in zip(backward, backward[1:])
+            for a, b in pairwise(backward)
         )
         steps = [p.live.optimizer_state_bytes for p in points if p.phase == "step"]
-        assert all(b > a for a, b in zip(steps, steps[1:]))
+        assert all(b > a for a, b in pairwise(steps))
     # No moment holds more than the five-term total, which counts every term at once.
     assert max(p.total_gb for p in timeline.points) <= total_gb + 1e-9
     failure = timeline.failure
@@ -199,7 +203,7 @@ def test_halving_the_batch_never_needs_more_and_sgd_never_changes_the_first_back
     base = step_timeline(setup, device_gb=device_gb)
     if setup.batch >= 2:
         halved = step_timeline(replace(setup, batch=setup.batch // 2), device_gb=device_gb)
-        assert all(h.total_gb <= b.total_gb for h, b in zip(halved.points, base.points))
+        assert all(h.total_gb <= b.total_gb for h, b in zip(halved.points, base.points, strict=True))
     sgd = step_timeline(replace(setup, optimizer="sgd"), device_gb=device_gb)
     until_step = [p.live for p in base.points if p.iteration == 1 and p.phase != "step"]
     assert until_step == [p.live for p in sgd.points if p.iteration == 1 and p.phase != "step"]

@@ -1,5 +1,7 @@
 """Part B and D memory: the memory core's terms under TP x PP x ZeRO, worked by hand."""
 
+from itertools import pairwise
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -146,4 +148,4 @@ def test_a_higher_zero_stage_never_needs_more_memory(model, recompute, tp, pp, d
     totals = [
         parallel_terms(setup, tp=tp, pp=pp, dp=dp, zero_stage=stage).total_bytes for stage in ZERO_STAGES
     ]
-    assert all(later <= earlier + 1e-6 for earlier, later in zip(totals, totals[1:]))
+    assert all(later <= earlier + 1e-6 for earlier, later in pairwise(totals))

@@ -101,7 +101,8 @@ def test_part_d_sentence_for_eight_microbatches():
 
 
 def test_part_e_sentence_for_cloud_on_32_gpus():
-    # Part A on 32 GPUs, strong: 798.2 ms compute + 2 x 31/32 x 16.06 GB / 12.5 GB/s = 2,489.4 ms -> 3,287.6 ms.
+    # Part A on 32 GPUs, strong: 798.2 ms compute + 2 x 31/32 x 16.06 GB / 12.5 GB/s = 2,489.4 ms -> 3,287.6
+    # ms.
     # Steps: 2,500 x (1 + 2,048 / 256) = 22,500 -> 3,287.6 ms x 22,500 = 20.5 h.
     # Dropping: 0.75 x 3,287.6 ms x ceil(22,500 x 1.55) = 34,875 steps = 23.9 h.
     cloud, step = track("cloud"), _part_a("cloud").result.step

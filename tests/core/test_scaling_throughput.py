@@ -19,7 +19,8 @@ from core.scaling.throughput import (
 def test_ring_allreduce_worked_by_hand():
     # 1 GB over 8 workers: each GPU moves 2 x 7/8 x 1e9 = 1.75e9 bytes; at 25 GB/s that is 0.07 s.
     assert ring_allreduce_ms(payload_bytes=1e9, workers=8, link_gb_per_s=25) == pytest.approx(70.0)
-    # 16 GB of bf16 gradients (8 B parameters) over 32 workers on 12.5 GB/s: 2 x 31/32 x 16e9 / 12.5e9 = 2.48 s.
+    # 16 GB of bf16 gradients (8 B parameters) over 32 workers on 12.5 GB/s: 2 x 31/32 x 16e9 / 12.5e9 = 2.48
+    # s.
     assert ring_allreduce_ms(payload_bytes=16e9, workers=32, link_gb_per_s=12.5) == pytest.approx(2480.0)
     # One worker has nobody to exchange with.
     assert ring_allreduce_ms(payload_bytes=1e9, workers=1, link_gb_per_s=25) == 0

@@ -218,13 +218,15 @@ class Learner:
             """main => {
                 const shown = {};
                 const isSetting = e => !e.closest('[data-testid="stForm"], [class*="st-key-marked-"]');
-                for (const e of main.querySelectorAll('input[type=range], input[role=combobox], [data-testid="stNumberInput"] input')) {
+                const inputs = 'input[type=range], input[role=combobox], [data-testid="stNumberInput"] input';
+                for (const e of main.querySelectorAll(inputs)) {
                     if (isSetting(e)) shown[e.getAttribute('aria-label')] = e.value;
                 }
                 for (const group of main.querySelectorAll('[role=radiogroup]')) {
                     if (!isSetting(group)) continue;
                     const checked = group.querySelector('input[type=radio]:checked');
-                    shown[group.getAttribute('aria-label')] = checked ? checked.closest('label').innerText.trim() : '';
+                    shown[group.getAttribute('aria-label')] =
+                        checked ? checked.closest('label').innerText.trim() : '';
                 }
                 return shown;
             }"""

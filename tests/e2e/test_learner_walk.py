@@ -27,7 +27,10 @@ LESSON_PAGES = [
 MARKED = {
     "Four runs": ("Resource: the step asks for more memory than the device holds", True),
     "Execution stack": (
-        "A symptom that several layers of the stack could produce; the next measurement has to narrow it down",
+        (
+            "A symptom that several layers of the stack could produce; "
+            "the next measurement has to narrow it down"
+        ),
         True,
     ),
     "Linear layer cost": ("The fast one ran on a better GPU", False),
@@ -38,7 +41,8 @@ MARKED = {
 }
 QUIZ = [
     (
-        "On its own, nothing: the allocator is only where it surfaced, and the cause can sit in any layer above",
+        "On its own, nothing: the allocator is only where it surfaced, and the cause can sit in any "
+        "layer above",
         True,
     ),
     ("Saved activations", True),
@@ -199,7 +203,8 @@ def assert_read_only(page: Page) -> None:
         """(main, widgets) => [...main.querySelectorAll(widgets)].flatMap(widget =>
             [...widget.querySelectorAll('input:not([type=file]), textarea, button')]
                 .filter(e => !e.disabled && e.getAttribute('aria-disabled') !== 'true')
-                .map(e => widget.dataset.testid + ': ' + (e.getAttribute('aria-label') || e.innerText || e.value)))""",
+                .map(e => widget.dataset.testid + ': '
+                    + (e.getAttribute('aria-label') || e.innerText || e.value)))""",
         WIDGETS,
     )
     assert enabled == []

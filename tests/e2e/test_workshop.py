@@ -46,7 +46,8 @@ def memory_setup(learner) -> None:
     learner.pick("Device memory", "40 GB")
 
 
-# url path -> (menu title, settings section, how the sender sets it up, the widgets that moves, an answer to lock)
+# url path -> (menu title, settings section, how the sender sets it up, the widgets that moves, an answer to
+# lock)
 SHARED = {
     "linear-layer": (
         "Linear layer cost",
@@ -101,7 +102,8 @@ def test_a_shared_setup_link_opens_the_same_settings_in_a_fresh_browser(learner,
 
 
 LONG = "9" * 5000
-# case -> (link, the notes it must produce in settings order, (a widget it names, what that widget shows instead)).
+# case -> (link, the notes it must produce in settings order, (a widget it names, what that widget shows
+# instead)).
 # Defaults come from data/settings/*.json; clamped values are the nearest ones the schema allows.
 BAD_LINKS = {
     "not-numbers": (
@@ -171,7 +173,10 @@ def test_two_learners_at_once_never_see_each_others_answers_or_text(learner, sec
     ada, bo = learner, second_learner
     marker = {ada: "ada-7f3", bo: "bo-2c9"}
     wrong = "It is a hardware limit, because the device raised it"
-    right = "On its own, nothing: the allocator is only where it surfaced, and the cause can sit in any layer above"
+    right = (
+        "On its own, nothing: the allocator is only where it surfaced, and the cause can sit in any "
+        "layer above"
+    )
     # Both sessions stay open on the same server the whole time, as in a workshop room.
     for who in (ada, bo):
         who.open("run-a")

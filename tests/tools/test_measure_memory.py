@@ -1,22 +1,24 @@
-"""Re-measure small configurations with PyTorch and compare them with the committed CSV and with the estimate."""
+"""Re-measure small configurations with PyTorch and compare them with the committed CSV and with the
+estimate."""
 
 import pytest
 
 torch = pytest.importorskip(
     "torch",
-    reason="PyTorch is a test-only dependency (pip install -r requirements-torch.txt); without it nothing can be re-measured.",
+    reason="PyTorch is a test-only dependency (pip install -r requirements-torch.txt); without it nothing "
+    "can be re-measured.",
 )
 
-from core.estimate_check import (
+from core.estimate_check import (  # noqa: E402 (after the torch skip)
     ACTIVATION_TERMS,
     ACTIVATION_TOLERANCE,
     PLATFORM_CAUSES,
     STATE_TERMS,
     check_run,
-)  # noqa: E402
-from core.measured import measured_run, parse_measured_rows  # noqa: E402
-from core.models import parameter_count  # noqa: E402
-from tools import measure_memory as tool  # noqa: E402
+)
+from core.measured import measured_run, parse_measured_rows  # noqa: E402 (after the torch skip)
+from core.models import parameter_count  # noqa: E402 (after the torch skip)
+from tools import measure_memory as tool  # noqa: E402 (after the torch skip: it imports torch)
 
 pytestmark = pytest.mark.torch
 torch.set_num_threads(1)  # tiny tensors: threads would only compete with the rest of the suite
