@@ -39,7 +39,7 @@ def check_frame(check: EstimateCheck) -> pd.DataFrame:
             "error": row.error_text,
         }
         for row in check.rows
-        for source, value in zip(SOURCES, (row.estimate_bytes, row.measured_bytes))
+        for source, value in zip(SOURCES, (row.estimate_bytes, row.measured_bytes), strict=True)
         if value > 0
     ]
     return pd.DataFrame(rows, columns=["term", "budget_term", "source", "bytes", "error"])
@@ -115,4 +115,4 @@ def estimate_check_chart(check: EstimateCheck, *, title: str) -> alt.LayerChart:
             ],
         )
     )
-    return alt.layer(gaps, points).properties(title=title, height=alt.Step(40))
+    return alt.LayerChart(layer=[gaps, points]).properties(title=title, height=alt.Step(40))

@@ -8,6 +8,7 @@ everywhere.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 
@@ -60,6 +61,9 @@ def device_marks(
     """A dashed line at the device's memory and its label (rows as `device_rows` makes them), at the top
     (vertical line, `channel` "x") or the left (horizontal, "y")."""
     tooltip = [alt.Tooltip("label:N", title="Device"), alt.Tooltip("gb:Q", title="Memory (GB)", format=".1f")]
+    at_line: dict[str, Any]
+    label_place: dict[str, Any]
+    offsets: dict[str, Any]
     if channel == "x":
         # Above the plot, where a bar running past the line cannot hide it.
         at_line, label_place, offsets = (
@@ -122,7 +126,7 @@ def budget_chart(
         )
     )
     # A height per bar (a step): Streamlit draws band-scale bars with a fixed pixel height as slivers.
-    return alt.layer(stacked, *device_marks("x")).properties(
+    return alt.LayerChart(layer=[stacked, *device_marks("x")]).properties(
         title=title,
         height=alt.Step(56),
         datasets=budget_datasets(bars, device_gb=device_gb, device_label=device_label),
@@ -132,7 +136,7 @@ def budget_chart(
 def _sweep_rows(sweep: MemorySweep) -> list[dict]:
     return [
         {"value": value, "total_gb": total_gb, "fits": "fits" if fits else "out of memory"}
-        for value, total_gb, fits in zip(sweep.values, sweep.total_gb, sweep.fits)
+        for value, total_gb, fits in zip(sweep.values, sweep.total_gb, sweep.fits, strict=True)
     ]
 
 
@@ -181,6 +185,6 @@ def sweep_chart(sweep: MemorySweep, *, device_label: str, title: str) -> alt.Lay
             )
         )
         layers.append(marker)
-    return alt.layer(*layers).properties(
+    return alt.LayerChart(layer=layers).properties(
         title=title, height=280, datasets=sweep_datasets(sweep, device_label=device_label)
     )

@@ -87,7 +87,7 @@ def _ridge_layers() -> alt.LayerChart:
     label = base.mark_text(color=RIDGE_COLOUR, align="left", dx=8, dy=-12).encode(
         x=_x("Ridge FLOP/byte"), y=_y("Peak TFLOP/s"), text="label:N", tooltip=tooltip
     )
-    return alt.layer(rule, marker, label)
+    return alt.LayerChart(layer=[rule, marker, label])
 
 
 def _point_layer(names: tuple[str, ...]) -> alt.Chart:
@@ -122,7 +122,8 @@ def _point_layer(names: tuple[str, ...]) -> alt.Chart:
 
 
 def roofline_shape(roof: Roof, points: tuple[RooflinePoint, ...]) -> tuple[str, str, tuple[str, ...]]:
-    """What the roofline's layout depends on: the GPU and number format in its title, and the operations' names."""
+    """What the roofline's layout depends on: the GPU and number format in its title, and the operations'
+    names."""
     return roof.gpu_name, roof.dtype, tuple(point.name for point in points)
 
 
@@ -138,7 +139,7 @@ def roofline_chart(roof: Roof, points: tuple[RooflinePoint, ...]) -> alt.LayerCh
         f"The roofline chart has colours for {len(POINT_COLOURS)} operations, got {len(points)}.",
     )
     gpu_name, dtype, names = roofline_shape(roof, points)
-    return alt.layer(_roof_layer(), _ridge_layers(), _point_layer(names)).properties(
+    return alt.LayerChart(layer=[_roof_layer(), _ridge_layers(), _point_layer(names)]).properties(
         title=alt.Title(f"Roofline: {gpu_name}, {dtype}", anchor="start"),
         height=HEIGHT,
         datasets=roofline_datasets(roof, points),

@@ -102,7 +102,8 @@ def timeline_chart(
     frame = timeline_frame(timeline)
     present = [t for t in TERMS if t in set(frame["term"])]
     failure = timeline.failure
-    # A failed run is drawn to the end of the iteration it died in; one that runs, through every iteration planned.
+    # A failed run is drawn to the end of the iteration it died in; one that runs, through every iteration
+    # planned.
     shown_iterations = sorted(
         {p.iteration for p in timeline.points if failure is None or p.iteration <= failure.iteration}
     )
@@ -139,7 +140,7 @@ def timeline_chart(
             _failure_marker(failure, failure.where(timeline.setup.layers)),
         ]
     layers += _device_marks_at(timeline.device_gb)
-    return alt.layer(*layers).properties(title=title, height=440)
+    return alt.LayerChart(layer=layers).properties(title=title, height=440)
 
 
 def _device_marks_at(device_gb: float) -> tuple[alt.Chart, alt.Chart]:
@@ -184,4 +185,6 @@ def iterations_chart(series: IterationSeries, *, title: str) -> alt.LayerChart:
         .mark_point(shape="cross", size=220, filled=True, color=FAILURE_COLOUR)
         .encode(x="x:Q", y="peak_gb:Q", tooltip=tooltip)
     )
-    return alt.layer(line, cross, *_device_marks_at(series.device_gb)).properties(title=title, height=320)
+    return alt.LayerChart(layer=[line, cross, *_device_marks_at(series.device_gb)]).properties(
+        title=title, height=320
+    )

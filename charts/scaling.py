@@ -72,7 +72,7 @@ def efficiency_chart(rows: Rows) -> alt.LayerChart:
             y="Parallel efficiency:Q", tooltip=[alt.Tooltip("Line:N"), alt.Tooltip("Parallel efficiency:Q")]
         )
     )
-    return alt.layer(lines, ideal).properties(
+    return alt.LayerChart(layer=[lines, ideal]).properties(
         title="Parallel efficiency as the pool grows", width=WIDTH, height=HEIGHT
     )
 
@@ -127,7 +127,7 @@ def pipeline_chart(rows: Rows, *, hbm_gb: float) -> alt.HConcatChart:
     ).encode(x=x, y=alt.Y("Memory (GB):Q", title="Worst stage's memory per GPU (GB)"), tooltip=tooltip)
     return alt.hconcat(
         bubble.properties(title="The bubble shrinks"),
-        alt.layer(memory, _hbm_rule(hbm_gb)).properties(title="The worst stage holds more"),
+        alt.LayerChart(layer=[memory, _hbm_rule(hbm_gb)]).properties(title="The worst stage holds more"),
     ).properties(title="More microbatches of a fixed size")
 
 

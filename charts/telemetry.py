@@ -71,16 +71,16 @@ def telemetry_chart(run: Telemetry) -> alt.ConcatChart:
     memory = _panel(
         frame, run.x_label, "memory_gb", "GPU memory (GB)", "GPU memory", [0, run.device_memory_gb * 1.05]
     )
-    memory = memory + _device_rule(run)
     utilisation = _panel(
         frame, run.x_label, "utilisation_pct", "GPU utilisation (%)", "GPU utilisation", [0, 100]
     )
-    panels = [memory, utilisation]
+    layers = [[memory, _device_rule(run)], [utilisation]]
     if run.has_loss:
-        panels.append(_panel(frame, run.x_label, "loss", "training loss", "Loss"))
-        panels.append(_panel(frame, run.x_label, "accuracy_pct", "accuracy (%)", "Accuracy", [0, 100]))
+        layers.append([_panel(frame, run.x_label, "loss", "training loss", "Loss")])
+        layers.append([_panel(frame, run.x_label, "accuracy_pct", "accuracy (%)", "Accuracy", [0, 100])])
     if run.failure_x is not None:
-        panels = [panel + _failure_rule(run) for panel in panels]
+        layers = [[*panel, _failure_rule(run)] for panel in layers]
+    panels = [alt.LayerChart(layer=panel) if len(panel) > 1 else panel[0] for panel in layers]
     return alt.concat(*panels, columns=PANELS_PER_ROW).properties(
         title=f"Run {run.run_id}: what the dashboard recorded"
     )
