@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from core import validate
 from core.datafiles import read_json, require
 
 
@@ -67,48 +68,37 @@ class Bank:
                 return question
         raise ValueError(f"There is no marked question called {question_id!r}.")
 
-    def in_part(self, part_id: str) -> tuple[Question, ...]:
-        """The questions of one part, in order."""
-        return tuple(q for q in self.questions if q.part == part_id)
-
-
-def _text(raw: Mapping[str, Any], field: str, where: str) -> str:
-    value = raw.get(field)
-    require(isinstance(value, str) and value.strip() != "", f"{where}: '{field}' must be non-empty text.")
-    return value
-
 
 def _question(raw: Mapping[str, Any], part_ids: set[str]) -> Question:
-    qid = _text(raw, "id", "A question")
+    qid = validate.text(raw, "id", "A question")
     where = f"Question {qid}"
-    part = _text(raw, "part", where)
+    part = validate.text(raw, "part", where)
     require(part in part_ids, f"{where}: part {part!r} is not one of the lab's parts.")
-    raw_options = raw.get("options")
-    require(isinstance(raw_options, list) and len(raw_options) >= 2, f"{where}: needs at least two options.")
-    options = tuple(Option(id=_text(o, "id", where), text=_text(o, "text", where)) for o in raw_options)
+    raw_options = validate.items(raw.get("options"), f"{where}: needs at least two options.", at_least=2)
+    options = tuple(
+        Option(id=validate.text(o, "id", where), text=validate.text(o, "text", where)) for o in raw_options
+    )
     option_ids = [o.id for o in options]
     require(len(set(option_ids)) == len(option_ids), f"{where}: option ids repeat.")
-    correct = _text(raw, "correct", where)
+    correct = validate.text(raw, "correct", where)
     require(correct in option_ids, f"{where}: the correct option {correct!r} is not among its options.")
     return Question(
         id=qid,
         part=part,
-        label=_text(raw, "label", where),
-        prompt=_text(raw, "prompt", where),
+        label=validate.text(raw, "label", where),
+        prompt=validate.text(raw, "prompt", where),
         options=options,
         correct=correct,
-        explanation=_text(raw, "explanation", where),
+        explanation=validate.text(raw, "explanation", where),
     )
 
 
 def parse_bank(raw: Mapping[str, Any]) -> Bank:
     """Build and validate a bank from its JSON form; any problem raises ValueError."""
-    require(isinstance(raw, Mapping), "The question bank must be a JSON object.")
-    raw_parts = raw.get("parts")
-    raw_questions = raw.get("questions")
-    require(isinstance(raw_parts, list) and raw_parts, "The question bank needs a list of parts.")
-    require(isinstance(raw_questions, list), "The question bank needs a list of questions.")
-    part_ids = [_text(p, "id", "A part") for p in raw_parts]
+    raw = validate.mapping(raw, "The question bank must be a JSON object.")
+    raw_parts = validate.items(raw.get("parts"), "The question bank needs a list of parts.", at_least=1)
+    raw_questions = validate.items(raw.get("questions"), "The question bank needs a list of questions.")
+    part_ids = [validate.text(p, "id", "A part") for p in raw_parts]
     require(len(set(part_ids)) == len(part_ids), "Part ids repeat in the question bank.")
     questions = tuple(_question(q, set(part_ids)) for q in raw_questions)
     ids = [q.id for q in questions]
@@ -117,7 +107,7 @@ def parse_bank(raw: Mapping[str, Any]) -> Bank:
     parts = tuple(
         Part(
             id=p["id"],
-            title=_text(p, "title", f"Part {p['id']}"),
+            title=validate.text(p, "title", f"Part {p['id']}"),
             question_ids=tuple(q.id for q in questions if q.part == p["id"]),
             records=tuple(_records(p)),
             page=p.get("page"),
@@ -128,11 +118,9 @@ def parse_bank(raw: Mapping[str, Any]) -> Bank:
 
 
 def _records(raw_part: Mapping[str, Any]) -> Sequence[str]:
-    records = raw_part.get("records", [])
-    require(
-        isinstance(records, list) and all(isinstance(r, str) and r for r in records),
-        f"Part {raw_part['id']}: 'records' must be a list of names.",
-    )
+    message = f"Part {raw_part['id']}: 'records' must be a list of names."
+    records = validate.items(raw_part.get("records", []), message)
+    require(all(isinstance(r, str) and r for r in records), message)
     return records
 
 

@@ -7,22 +7,26 @@ show never gets into a session.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from core import validate
 from core.datafiles import DATA_DIR, read_json, require
+from core.gpus import gpu_names
+from core.measured import measured_ids
+from core.models import model_names
+from core.stack import symptom_ids
 
 KINDS = ("int", "float", "choice", "bool")
 
-# Choice lists that come from another data table, named by "module:function".
-CHOICE_SOURCES = {
-    "gpus": "core.gpus:gpu_names",
-    "models": "core.models:model_names",
-    "symptoms": "core.stack:symptom_ids",
-    "measured": "core.measured:measured_ids",
+# Choice lists that come from another data table: a schema names one with "choices_from".
+CHOICE_SOURCES: dict[str, Callable[[], tuple[str, ...]]] = {
+    "gpus": gpu_names,
+    "models": model_names,
+    "symptoms": symptom_ids,
+    "measured": measured_ids,
 }
 
 
@@ -74,9 +78,9 @@ class Field:
         except ValueError:
             raise ValueError(f"'{self.name}' must be a number.") from None
         require(number == number and abs(number) != float("inf"), f"'{self.name}' must be a finite number.")
-        clamped = min(max(number, self.min), self.max)
-        snapped = self.min + round((clamped - self.min) / self.step) * self.step
-        snapped = min(snapped, self.max)
+        low, high, step = self._bounds()
+        clamped = min(max(number, low), high)
+        snapped = min(low + round((clamped - low) / step) * step, high)
         return int(round(snapped)) if self.kind == "int" else snapped
 
     def to_text(self, value: Any) -> str:
@@ -87,8 +91,14 @@ class Field:
             return f"{value:g}"
         return str(value)
 
+    def _bounds(self) -> tuple[float, float, float]:
+        if self.min is None or self.max is None or self.step is None:
+            raise ValueError(f"'{self.name}' is not a number setting.")
+        return self.min, self.max, self.step
+
     def _on_step(self, value: float) -> bool:
-        steps = (value - self.min) / self.step
+        low, _, step = self._bounds()
+        steps = (value - low) / step
         return abs(steps - round(steps)) < 1e-9
 
 
@@ -122,8 +132,7 @@ def _choices(raw: Mapping[str, Any], where: str) -> tuple[str, ...]:
     if "choices_from" in raw:
         source = raw["choices_from"]
         require(source in CHOICE_SOURCES, f"{where}: unknown choice source {source!r}.")
-        module_name, function_name = CHOICE_SOURCES[source].split(":")
-        return tuple(getattr(importlib.import_module(module_name), function_name)())
+        return tuple(CHOICE_SOURCES[source]())
     choices = raw.get("choices", [])
     require(
         isinstance(choices, list) and all(isinstance(c, str) and c for c in choices),
@@ -135,16 +144,18 @@ def _choices(raw: Mapping[str, Any], where: str) -> tuple[str, ...]:
 def parse_field(raw: Mapping[str, Any], section: str) -> Field:
     """Build and validate one field from its JSON form."""
     name = raw.get("name")
-    require(isinstance(name, str) and name, f"A field of '{section}' has no name.")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"A field of '{section}' has no name.")
     where = f"Setting {section}.{name}"
     kind = raw.get("kind")
-    require(kind in KINDS, f"{where}: kind must be one of {', '.join(KINDS)}.")
+    if kind not in KINDS:
+        raise ValueError(f"{where}: kind must be one of {', '.join(KINDS)}.")
     if kind in ("int", "float"):
         low, high, step = (raw.get(k) for k in ("min", "max", "step"))
-        require(
-            all(isinstance(v, (int, float)) for v in (low, high, step)),
-            f"{where}: needs numeric min, max and step.",
-        )
+        if not (
+            isinstance(low, int | float) and isinstance(high, int | float) and isinstance(step, int | float)
+        ):
+            raise ValueError(f"{where}: needs numeric min, max and step.")
         require(low < high and step > 0, f"{where}: needs min < max and a positive step.")
         field = Field(name=name, kind=kind, default=raw.get("default"), min=low, max=high, step=step)
     else:
@@ -157,7 +168,7 @@ def parse_field(raw: Mapping[str, Any], section: str) -> Field:
 
 def parse_section(name: str, raw: Any) -> Section:
     """Build and validate one section's schema."""
-    require(isinstance(raw, list) and raw, f"Settings '{name}' must be a non-empty list of fields.")
+    raw = validate.items(raw, f"Settings '{name}' must be a non-empty list of fields.", at_least=1)
     fields = tuple(parse_field(f, name) for f in raw)
     names = [f.name for f in fields]
     require(len(set(names)) == len(names), f"Settings '{name}' repeat a field name.")

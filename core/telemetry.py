@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core import validate
 from core.datafiles import positive_number, read_json, require
 
 KINDS = ("oom", "starved", "nan", "stuck")
@@ -144,19 +145,13 @@ def telemetry(run: Run, device_memory_gb: float) -> Telemetry:
 
 def _run(raw: dict[str, Any]) -> Run:
     where = f"Run {raw.get('id')}"
-    recipe = raw.get("telemetry")
-    require(
-        isinstance(recipe, dict) and recipe.get("kind") in KINDS,
-        f"{where}: telemetry kind must be one of {', '.join(KINDS)}.",
-    )
+    recipe = validate.mapping(raw.get("telemetry"), f"{where}: needs a telemetry recipe.")
+    validate.choice(recipe.get("kind"), KINDS, f"{where}: telemetry kind")
     for key, value in recipe.items():
         if key != "kind":
             positive_number(value, f"{where}: telemetry '{key}'")
-    facts = raw.get("facts")
-    require(
-        isinstance(facts, list) and facts and all(isinstance(f, str) and f for f in facts),
-        f"{where}: needs a list of facts.",
-    )
+    facts = validate.items(raw.get("facts"), f"{where}: needs a list of facts.", at_least=1)
+    require(all(isinstance(f, str) and f for f in facts), f"{where}: needs a list of facts.")
     return Run(
         id=raw["id"], title=raw["title"], question_id=raw["question"], facts=tuple(facts), recipe=dict(recipe)
     )

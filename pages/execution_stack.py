@@ -9,7 +9,6 @@ from ui.marked import marked_question
 from ui.settings import persistent
 
 stack = load_stack()
-layer_names = {layer.id: layer.name for layer in stack.layers}
 
 st.title("The execution stack")
 st.markdown(

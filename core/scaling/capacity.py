@@ -136,7 +136,7 @@ class CapacityContrast:
                 + self.baseline.terms.term_bytes(term)
                 - self.result.terms.term_bytes(term)
             )
-        return max(drops, key=drops.get)
+        return max(drops, key=drops.__getitem__)
 
 
 def case_setup(cases: Cases, *, model: str, micro_batch: int, seq_len: int, recompute: str) -> TrainingSetup:

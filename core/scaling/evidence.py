@@ -121,7 +121,7 @@ def make_snapshot(
 def snapshot_status(part: str, snapshots: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     """'missing', 'stale' (an upstream choice changed since capture) or 'current'."""
     snapshot = snapshots.get(part)
-    if not valid_snapshot(part, snapshot):
+    if not isinstance(snapshot, Mapping) or not valid_snapshot(part, snapshot):
         return MISSING
     return CURRENT if snapshot.get("upstream") == upstream(part, settings) else STALE
 
@@ -136,7 +136,7 @@ UPSTREAM_WORDS = {
 def changed_upstream(part: str, snapshots: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[str, ...]:
     """In words, the upstream choices that changed since this part's snapshot was captured."""
     snapshot = snapshots.get(part)
-    if not valid_snapshot(part, snapshot):
+    if not isinstance(snapshot, Mapping) or not valid_snapshot(part, snapshot):
         return ()
     captured, now = snapshot.get("upstream") or {}, upstream(part, settings)
     return tuple(UPSTREAM_WORDS[name] for name in now if captured.get(name) != now[name])
@@ -198,7 +198,8 @@ def evidence_summary(
     records: Mapping[str, Any], stored_settings: Mapping[str, Any]
 ) -> EvidenceSummary | None:
     """The Scaling out lab in a few facts, or None if the learner never captured or wrote anything there."""
-    snapshots = records.get(SNAPSHOTS) if isinstance(records.get(SNAPSHOTS), Mapping) else {}
+    raw_snapshots = records.get(SNAPSHOTS)
+    snapshots: Mapping[str, Any] = raw_snapshots if isinstance(raw_snapshots, Mapping) else {}
     synthesis = saved_synthesis(records.get(SYNTHESIS))
     if not snapshots and not synthesis:
         return None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from core import validate
 from core.datafiles import positive_number, read_json, require
 from core.gpus import Gpu, check_dtype, gpu
 from core.memory import ZERO_STAGES, optimizer_state_values
@@ -212,21 +213,6 @@ class ScalingData:
     synthesis: SynthesisText
 
 
-def _text(raw: Mapping[str, Any], name: str, where: str) -> str:
-    value = raw.get(name)
-    require(isinstance(value, str) and value.strip() != "", f"{where} needs some text for '{name}'.")
-    return value
-
-
-def _whole(raw: Mapping[str, Any], name: str, where: str) -> int:
-    value = raw.get(name)
-    require(
-        isinstance(value, int) and not isinstance(value, bool) and value >= 1,
-        f"{where}: '{name}' must be a whole number of at least 1.",
-    )
-    return value
-
-
 def _labels(raw: Any, where: str) -> dict[str, str]:
     require(isinstance(raw, dict) and len(raw) >= 2, f"{where} needs at least two options.")
     require(
@@ -237,19 +223,19 @@ def _labels(raw: Any, where: str) -> dict[str, str]:
 
 def parse_fleet(raw: Mapping[str, Any]) -> Fleet:
     """One validated fleet; its GPU must be a known preset and the node link the faster one."""
-    key = _text(raw, "key", "A fleet")
+    key = validate.text(raw, "key", "A fleet")
     where = f"Fleet {key}"
     fleet = Fleet(
         key=key,
-        name=_text(raw, "name", where),
-        gpu_name=_text(raw, "gpu", where),
-        gpus_per_node=_whole(raw, "gpus_per_node", where),
-        nodes=_whole(raw, "nodes", where),
-        intra_node_link=_text(raw, "intra_node_link", where),
+        name=validate.text(raw, "name", where),
+        gpu_name=validate.text(raw, "gpu", where),
+        gpus_per_node=validate.whole_number(raw.get("gpus_per_node"), f"{where}: 'gpus_per_node'"),
+        nodes=validate.whole_number(raw.get("nodes"), f"{where}: 'nodes'"),
+        intra_node_link=validate.text(raw, "intra_node_link", where),
         intra_node_gb_per_s=positive_number(raw.get("intra_node_gb_per_s"), f"{where} intra_node_gb_per_s"),
-        inter_node_link=_text(raw, "inter_node_link", where),
+        inter_node_link=validate.text(raw, "inter_node_link", where),
         inter_node_gb_per_s=positive_number(raw.get("inter_node_gb_per_s"), f"{where} inter_node_gb_per_s"),
-        source=_text(raw, "source", where),
+        source=validate.text(raw, "source", where),
     )
     gpu(fleet.gpu_name)  # an unknown preset raises ValueError at load time, not mid-lesson
     require(
@@ -261,7 +247,7 @@ def parse_fleet(raw: Mapping[str, Any]) -> Fleet:
 
 def parse_track_model(raw: Mapping[str, Any]) -> TrackModel:
     """One validated track model; its cost is given per sample or derived from tokens per sample."""
-    key = _text(raw, "key", "A track model")
+    key = validate.text(raw, "key", "A track model")
     where = f"Track model {key}"
     parameters = positive_number(raw.get("parameters"), f"{where} parameters")
     has_flop, has_tokens = "forward_gflop_per_sample" in raw, "tokens_per_sample" in raw
@@ -275,10 +261,10 @@ def parse_track_model(raw: Mapping[str, Any]) -> TrackModel:
         forward_gflop = FORWARD_FLOP_PER_PARAM_TOKEN * parameters * tokens / 1e9
     return TrackModel(
         key=key,
-        name=_text(raw, "name", where),
+        name=validate.text(raw, "name", where),
         parameters=parameters,
         train_gflop_per_sample=TRAIN_TO_FORWARD_FLOP * forward_gflop,
-        source=_text(raw, "source", where),
+        source=validate.text(raw, "source", where),
     )
 
 
@@ -286,14 +272,16 @@ def parse_track(
     raw: Mapping[str, Any], models: Mapping[str, TrackModel], fleets: Mapping[str, Fleet]
 ) -> Track:
     """One validated track: known model and fleet, four ascending worker counts of whole nodes."""
-    key = _text(raw, "key", "A track")
+    key = validate.text(raw, "key", "A track")
     where = f"Track {key}"
     require(raw.get("model") in models, f"{where} names an unknown model {raw.get('model')!r}.")
     require(raw.get("fleet") in fleets, f"{where} names an unknown fleet {raw.get('fleet')!r}.")
     fleet = fleets[raw["fleet"]]
-    counts = raw.get("worker_counts")
+    counts = validate.items(
+        raw.get("worker_counts"), f"{where} needs exactly {WORKER_COUNTS_PER_TRACK} worker counts."
+    )
     require(
-        isinstance(counts, list) and len(counts) == WORKER_COUNTS_PER_TRACK,
+        len(counts) == WORKER_COUNTS_PER_TRACK,
         f"{where} needs exactly {WORKER_COUNTS_PER_TRACK} worker counts.",
     )
     require(
@@ -322,15 +310,15 @@ def parse_track(
     )
     return Track(
         key=key,
-        label=_text(raw, "label", where),
-        deployment_target=_text(raw, "deployment_target", where),
+        label=validate.text(raw, "label", where),
+        deployment_target=validate.text(raw, "deployment_target", where),
         model=models[raw["model"]],
         fleet=fleet,
         worker_counts=tuple(counts),
-        local_batch=_whole(raw, "local_batch", where),
-        global_batch=_whole(raw, "global_batch", where),
+        local_batch=validate.whole_number(raw.get("local_batch"), f"{where}: 'local_batch'"),
+        global_batch=validate.whole_number(raw.get("global_batch"), f"{where}: 'global_batch'"),
         model_parallel=raw["model_parallel"],
-        note=_text(raw, "note", where),
+        note=validate.text(raw, "note", where),
         convergence=Convergence(
             minimum_steps=positive_number(convergence.get("minimum_steps"), f"{where} minimum_steps"),
             critical_batch=positive_number(convergence.get("critical_batch"), f"{where} critical_batch"),
@@ -354,25 +342,29 @@ def parse_cases(raw: Mapping[str, Any]) -> Cases:
         f"The pipeline case's recompute must be one of {', '.join(RECOMPUTE)}.",
     )
     require(raw.get("attention") in ATTENTION, f"attention must be one of {', '.join(ATTENTION)}.")
-    precision(raw.get("precision"))
-    optimizer_state_values(raw.get("optimizer"))
+    precision(validate.text(raw, "precision", "The cases"))
+    optimizer_state_values(validate.text(raw, "optimizer", "The cases"))
     for case in (capacity, layout, pipeline):
-        preset(case.get("model"))  # an unknown model preset raises ValueError at load time
+        # an unknown model preset raises ValueError at load time
+        preset(validate.text(case, "model", "A case"))
     return Cases(
-        dtype=check_dtype(raw.get("dtype")),
+        dtype=check_dtype(validate.text(raw, "dtype", "The cases")),
         compute_efficiency=efficiency,
         precision=raw["precision"],
         optimizer=raw["optimizer"],
         attention=raw["attention"],
         capacity=CapacityCase(
             model=capacity["model"],
-            **{k: _whole(capacity, k, "The capacity case") for k in ("seq_len", "micro_batch")},
+            **{
+                k: validate.whole_number(capacity.get(k), f"The capacity case: '{k}'")
+                for k in ("seq_len", "micro_batch")
+            },
         ),
         layout=LayoutCase(
             model=layout["model"],
             zero_stage=layout["zero_stage"],
             **{
-                k: _whole(layout, k, "The layout case")
+                k: validate.whole_number(layout.get(k), f"The layout case: '{k}'")
                 for k in ("global_batch", "seq_len", "microbatch_count")
             },
         ),
@@ -381,7 +373,7 @@ def parse_cases(raw: Mapping[str, Any]) -> Cases:
             zero_stage=pipeline["zero_stage"],
             recompute=pipeline["recompute"],
             **{
-                k: _whole(pipeline, k, "The pipeline case")
+                k: validate.whole_number(pipeline.get(k), f"The pipeline case: '{k}'")
                 for k in ("microbatch_size", "seq_len", "stages", "tensor_parallel", "baseline_microbatches")
             },
         ),
@@ -390,14 +382,14 @@ def parse_cases(raw: Mapping[str, Any]) -> Cases:
 
 def parse_part(raw: Mapping[str, Any]) -> PartText:
     """One part's validated question and decision wording."""
-    key = _text(raw, "key", "A part")
+    key = validate.text(raw, "key", "A part")
     where = f"Part {key}"
     return PartText(
         key=key,
-        title=_text(raw, "title", where),
-        prompt=_text(raw, "prompt", where),
+        title=validate.text(raw, "title", where),
+        prompt=validate.text(raw, "prompt", where),
         options=_labels(raw.get("options"), f"{where} prediction"),
-        decision_prompt=_text(raw, "decision_prompt", where),
+        decision_prompt=validate.text(raw, "decision_prompt", where),
         decisions=_labels(raw.get("decisions"), f"{where} decision"),
     )
 
@@ -431,9 +423,12 @@ def parse_scaling(raw: Any) -> ScalingData:
 def parse_synthesis(raw: Mapping[str, Any]) -> SynthesisText:
     """The validated synthesis choices; model-parallel plans must be among the plans."""
     plans = _labels(raw.get("plans"), "Synthesis plans")
-    model_parallel_plans = raw.get("model_parallel_plans")
+    model_parallel_plans = validate.items(
+        raw.get("model_parallel_plans"),
+        "Synthesis: model_parallel_plans must name some, not all, of the plans.",
+    )
     require(
-        isinstance(model_parallel_plans, list) and set(model_parallel_plans) < set(plans),
+        set(model_parallel_plans) < set(plans),
         "Synthesis: model_parallel_plans must name some, not all, of the plans.",
     )
     return SynthesisText(
@@ -441,8 +436,8 @@ def parse_synthesis(raw: Mapping[str, Any]) -> SynthesisText:
         triggers=_labels(raw.get("triggers"), "Synthesis triggers"),
         limitations=_labels(raw.get("limitations"), "Synthesis limitations"),
         model_parallel_plans=tuple(model_parallel_plans),
-        not_needed_note=_text(raw, "not_needed_note", "Synthesis"),
-        does_not_fit_note=_text(raw, "does_not_fit_note", "Synthesis"),
+        not_needed_note=validate.text(raw, "not_needed_note", "Synthesis"),
+        does_not_fit_note=validate.text(raw, "does_not_fit_note", "Synthesis"),
     )
 
 
