@@ -117,7 +117,7 @@ def _optional(proto: Any, name: str) -> Any:
 
 def widget_from_element(element: Element) -> WidgetInfo | None:
     """Describe the widget in a new_element delta, or None if the element is not a widget."""
-    kind = element.WhichOneof("type")
+    kind: str | None = element.WhichOneof("type")
     if kind is None:
         return None
     proto = getattr(element, kind)

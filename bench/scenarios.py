@@ -107,7 +107,13 @@ def _option_for(info: WidgetInfo, visit: VisitState) -> str:
 def _marker_for(info: WidgetInfo, visit: VisitState) -> Any:
     """This session's marker value for an input widget, or None if it cannot hold one."""
     who = {"session_index": visit.session_index, "visit": visit.visit}
-    if info.kind == "slider" and info.step and len(info.default) == 1:
+    if (
+        info.kind == "slider"
+        and info.step
+        and len(info.default) == 1
+        and info.low is not None
+        and info.high is not None
+    ):
         return [marker_value(**who, low=info.low, high=info.high, step=info.step, default=info.default[0])]
     if info.kind == "number_input" and info.step and info.low is not None and info.high is not None:
         return marker_value(**who, low=info.low, high=info.high, step=info.step, default=info.default)
@@ -174,7 +180,8 @@ def _answer_form(model: PageModel, usable: list[WidgetInfo], visit: VisitState) 
     start = visit.session_index + visit.visit
     for turn in range(len(open_forms)):
         submit, inputs = open_forms[(start + turn) % len(open_forms)]
-        values, answers = [], []
+        values: list[tuple[str, Any]] = []
+        answers: list[tuple[str, str]] = []
         for info in inputs:
             value = _choice_for(info, model, visit) if info.kind != "checkbox" else True
             value = _marker_for(info, visit) if value is None else value
@@ -182,7 +189,7 @@ def _answer_form(model: PageModel, usable: list[WidgetInfo], visit: VisitState) 
                 continue
             values.append((info.id, value))
             if info.kind == "radio":
-                answers.append((info.label, value))
+                answers.append((info.label, str(value)))  # a radio's value is its option's text
         if values:
             return Action("form", values=tuple(values), press=submit.id, answers=tuple(answers))
     return None

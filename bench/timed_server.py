@@ -20,12 +20,12 @@ from streamlit.runtime.scriptrunner import script_runner
 from streamlit.web.cli import main
 
 _LOG = Path(os.environ["BENCH_TIMING_LOG"])
-_run_script = getattr(script_runner, "exec_func_with_error_handling", None)
-if _run_script is None:
+if not hasattr(script_runner, "exec_func_with_error_handling"):
     sys.exit(
         "bench.timed_server: this Streamlit version has no "
         "script_runner.exec_func_with_error_handling to time."
     )
+_run_script = script_runner.exec_func_with_error_handling
 
 
 def _timed_run(func: Any, ctx: Any) -> Any:

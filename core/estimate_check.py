@@ -262,8 +262,9 @@ def check_run(run: MeasuredRun) -> EstimateCheck:
         "gradients": state.gradients_bytes,
         "optimizer_state": state.optimizer_state_bytes,
         "optimizer_step_counters": 0,
-        "saved_activations_layers": run.spec.layers * layer_activation_bytes(setup, **tokens),
-        "saved_activations_other": output_activation_bytes(setup, **tokens),
+        # whole-number tokens give a number (these functions also take arrays of tokens)
+        "saved_activations_layers": run.spec.layers * float(layer_activation_bytes(setup, **tokens)),
+        "saved_activations_other": float(output_activation_bytes(setup, **tokens)),
     }
     causes = {
         "optimizer_step_counters": _step_causes(run),
@@ -338,12 +339,10 @@ def _direction(error_percent: float) -> str:
 
 
 def _gap_clause(row: TermCheck) -> str:
-    if row.estimate_bytes == 0:
+    error = row.error_percent
+    if row.estimate_bytes == 0 or error is None:
         return f"{row.label.lower()} (left out, {row.gap_bytes:,} bytes)"
-    return (
-        f"{row.label.lower()} ({abs(row.error_percent):.1f}% {_direction(row.error_percent)}, "
-        f"{abs(row.gap_bytes):,} bytes)"
-    )
+    return f"{row.label.lower()} ({abs(error):.1f}% {_direction(error)}, {abs(row.gap_bytes):,} bytes)"
 
 
 def gap_sentence(check: EstimateCheck, *, largest: int = 2, causes: int = 3) -> str:
@@ -391,11 +390,11 @@ def worst_gaps(checks: tuple[EstimateCheck, ...] | None = None) -> tuple[WorstGa
     found = []
     for term in COMPARED_TERMS:
         rows = [
-            (check.run.config_id, check.row(term))
+            (check.run.config_id, check.row(term), error)
             for check in checks
-            if check.row(term).error_percent is not None
+            if (error := check.row(term).error_percent) is not None
         ]
-        config_id, row = max(rows, key=lambda pair: abs(pair[1].error_percent))
+        config_id, row, error = max(rows, key=lambda found: abs(found[2]))
         main = (
             max(row.causes, key=lambda cause: cause.explained_bytes).words
             if row.causes and row.gap_bytes
@@ -406,7 +405,7 @@ def worst_gaps(checks: tuple[EstimateCheck, ...] | None = None) -> tuple[WorstGa
                 term=term,
                 label=row.label,
                 config_id=config_id,
-                error_percent=row.error_percent,
+                error_percent=error,
                 main_cause=main,
             )
         )
@@ -486,11 +485,14 @@ def summary_sentence(summary: CheckSummary) -> str:
 
 def chart_description(check: EstimateCheck) -> str:
     """One line saying what the comparison chart draws, for under it and for screen readers."""
-    gaps = [row for row in check.rows if row.gap_bytes and row.estimate_bytes]
-    widest = max(gaps, key=lambda row: abs(row.error_percent), default=None)
+    gaps = [
+        (row.label, error)
+        for row in check.rows
+        if row.gap_bytes and row.estimate_bytes and (error := row.error_percent) is not None
+    ]
+    widest = max(gaps, key=lambda gap: abs(gap[1]), default=None)
     ending = (
-        f"the widest gap is {widest.label.lower()}, {abs(widest.error_percent):.1f}% "
-        f"{_direction(widest.error_percent)}"
+        f"the widest gap is {widest[0].lower()}, {abs(widest[1]):.1f}% {_direction(widest[1])}"
         if widest
         else "every estimated term sits on its measured one"
     )

@@ -10,6 +10,7 @@ import datetime
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from core.datafiles import read_csv_rows, require
 from core.models import ModelSpec, check_spec
@@ -54,7 +55,7 @@ TERMS = {
 REQUIRED_TERMS = tuple(term for term in TERMS if term != "cuda_peak_allocated")
 
 # What the family column stands for: the architecture fields that have no column of their own.
-FAMILY_TRAITS = {
+FAMILY_TRAITS: dict[str, dict[str, Any]] = {
     "gpt2": {
         "positions": 128,
         "tied_embeddings": True,

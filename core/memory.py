@@ -87,8 +87,8 @@ def to_gb(n_bytes: float) -> float:
 
 def check_whole(value: object, what: str, *, minimum: int = 1) -> int:
     """`value` if it is a whole number of at least `minimum`; else a readable ValueError."""
-    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum
-    require(ok, f"{what} must be a whole number of at least {minimum}, got {value!r}.")
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{what} must be a whole number of at least {minimum}, got {value!r}.")
     return int(value)
 
 

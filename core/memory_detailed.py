@@ -216,4 +216,6 @@ def detailed_sweep(
         seq_len=grid if axis == "seq_len" else setup.seq_len,
     )
     terms = per_gpu_terms(setup, zero_stage=zero_stage, gpus=gpus)
-    return sweep_totals(terms, axis=axis, values=values, activations_bytes=activations, device_gb=device_gb)
+    return sweep_totals(
+        terms, axis=axis, values=values, activations_bytes=np.asarray(activations), device_gb=device_gb
+    )

@@ -102,5 +102,9 @@ def lesson_sweep(setup: LessonSetup, *, axis: str, values: Sequence[int], device
         seq_len=grid if axis == "seq_len" else setup.seq_len,
     )
     return sweep_totals(
-        lesson_terms(setup), axis=axis, values=values, activations_bytes=activations, device_gb=device_gb
+        lesson_terms(setup),
+        axis=axis,
+        values=values,
+        activations_bytes=np.asarray(activations),
+        device_gb=device_gb,
     )

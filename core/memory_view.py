@@ -72,7 +72,8 @@ def page_settings(stored: Mapping[str, Any]) -> dict[str, Any]:
 def sweep_values(axis: str) -> tuple[int, ...]:
     """The values a sweep visits: the whole range of that setting's slider."""
     field = section(SECTION).field(axis)
-    return tuple(range(int(field.min), int(field.max) + 1, int(field.step)))
+    low, high, step = field.bounds()
+    return tuple(range(int(low), int(high) + 1, int(step)))
 
 
 def lesson_setup(settings: Mapping[str, Any]) -> LessonSetup:
@@ -189,7 +190,9 @@ def detailed_view(settings: Mapping[str, Any]) -> BudgetView:
     batch = effective_batch(
         micro_batch=setup.micro_batch, accumulation_steps=settings["accumulation"], gpus=gpus
     )
-    output_gb = to_gb(output_activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len))
+    output_gb = to_gb(
+        float(output_activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len))
+    )
     assumptions = (
         _model_sentence(setup.model, count),
         f"{precision_label(setup.precision)}. {OPTIMIZER_LABELS[setup.optimizer]}; "

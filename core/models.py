@@ -113,28 +113,27 @@ def parameter_count(spec: ModelSpec) -> int:
 
 
 def _spec(raw: Mapping[str, Any], name: str, published: int | None) -> ModelSpec:
-    fields = {
+    # check_spec checks every field's type and range once the spec is built.
+    fields: dict[str, Any] = {
         f: raw.get(f) for f in ("hidden", "layers", "heads", "kv_heads", "intermediate", "vocab", "positions")
     }
-    flags = {f: raw.get(f) for f in ("tied_embeddings", "gated_mlp", "biases", "dropout")}
+    flags: dict[str, Any] = {f: raw.get(f) for f in ("tied_embeddings", "gated_mlp", "biases", "dropout")}
     for flag, value in flags.items():
         require(isinstance(value, bool), f"Model {name!r}: {flag} must be true or false.")
     source = raw.get("source")
-    require(isinstance(source, str) and source.strip() != "", f"Model {name!r} needs a source.")
+    if not isinstance(source, str) or not source.strip():
+        raise ValueError(f"Model {name!r} needs a source.")
+    norm: Any = raw.get("norm")
     return check_spec(
-        ModelSpec(
-            name=name, norm=raw.get("norm"), published_params=published, source=source, **fields, **flags
-        )
+        ModelSpec(name=name, norm=norm, published_params=published, source=source, **fields, **flags)
     )
 
 
 def parse_preset(raw: Mapping[str, Any]) -> ModelSpec:
     """One validated preset; its architecture must reproduce its published count exactly."""
     name = raw.get("name")
-    require(
-        isinstance(name, str) and name.strip() != "" and name != CUSTOM,
-        f"A model preset has a missing or reserved name: {name!r}.",
-    )
+    if not isinstance(name, str) or not name.strip() or name == CUSTOM:
+        raise ValueError(f"A model preset has a missing or reserved name: {name!r}.")
     published = raw.get("published_params")
     require(
         isinstance(published, int) and published > 0, f"Model {name!r} needs its published parameter count."
@@ -195,14 +194,14 @@ def custom_model(*, hidden: int, layers: int, table: ModelTable | None = None) -
     """A model of the given hidden size and depth, completed by the custom recipe of `data/models.json`."""
     recipe = (table or load_models()).custom
     head_dim = recipe.get("head_dim")
-    require(
+    if not (
         isinstance(hidden, int)
         and isinstance(head_dim, int)
         and head_dim > 0
         and hidden > 0
-        and hidden % head_dim == 0,
-        f"A custom model's hidden size must be a positive multiple of {head_dim}.",
-    )
+        and hidden % head_dim == 0
+    ):
+        raise ValueError(f"A custom model's hidden size must be a positive multiple of {head_dim}.")
     raw = {
         **recipe,
         "hidden": hidden,

@@ -146,13 +146,13 @@ def _marked_lines(
     for qid in question_ids:
         question = bank.question(qid)
         given = answers.get(qid)
-        known = given in {o.id for o in question.options}
+        known = given if given in {o.id for o in question.options} else None
         lines.append(
             MarkedLine(
                 question_id=qid,
                 label=question.label,
-                answer=question.option_text(given) if known else None,
-                right=question.is_correct(given) if known else None,
+                answer=question.option_text(known) if known is not None else None,
+                right=question.is_correct(known) if known is not None else None,
             )
         )
     return tuple(lines)

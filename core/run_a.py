@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from typing import Any
 
+from core import validate
 from core.datafiles import positive_number, read_json, require
 from core.learner_text import MAX_CHARS
 from core.memory import BYTES_PER_GB, OPTIMIZER_LABELS, to_gb
@@ -37,9 +38,11 @@ class Scenario:
 
 def _scenario(raw: Mapping[str, Any]) -> Scenario:
     require(isinstance(raw, Mapping), "run_a.json needs a 'scenario' object.")
-    setup = LessonSetup(
-        **{name: raw.get(name) for name in ("hidden", "layers", "dtype", "optimizer", "batch", "seq_len")}
-    )
+    # LessonSetup checks every value's type and range itself.
+    values: dict[str, Any] = {
+        name: raw.get(name) for name in ("hidden", "layers", "dtype", "optimizer", "batch", "seq_len")
+    }
+    setup = LessonSetup(**values)
     require(setup.batch % 2 == 0, "Run A's batch must be even, so that it can be halved.")
     device_gb = positive_number(raw.get("device_gb"), "Run A's device memory")
     larger_gb = positive_number(raw.get("larger_device_gb"), "The larger device's memory")
@@ -87,8 +90,7 @@ def parse_content(raw: Any) -> RunAContent:
         isinstance(base, list) and all(e in EXPERIMENTS for e in base),
         f"The leak's base experiments must come from {', '.join(EXPERIMENTS)}.",
     )
-    measure = raw.get("measure")
-    require(isinstance(measure, list) and measure, "run_a.json needs a 'measure' table.")
+    measure = validate.items(raw.get("measure"), "run_a.json needs a 'measure' table.", at_least=1)
     rows = tuple(_texts(row, ("question", "call", "reading", "source"), "measure") for row in measure)
     causes = raw.get("leak_causes")
     require(isinstance(causes, list) and causes != [], "run_a.json needs a list of 'leak_causes'.")
@@ -157,7 +159,8 @@ def brief_figures() -> BriefFigures:
     """Run A's brief, computed: weights, what they leave unexplained, and each pass's peak."""
     timeline = run_a_timeline()
     setup, failure = timeline.setup, timeline.failure
-    require(failure is not None, "Run A's configuration no longer fails; check data/run_a.json.")
+    if failure is None:
+        raise ValueError("Run A's configuration no longer fails; check data/run_a.json.")
     terms = lesson_terms(setup)
     return BriefFigures(
         parameter_count=lesson_parameter_count(hidden=setup.hidden, layers=setup.layers),
@@ -376,7 +379,8 @@ def budget_series() -> IterationSeries:
     """Run A launched again and again: each launch asks for the same memory and dies in iteration 1."""
     content = load_content()
     failure = run_a_timeline().failure
-    require(failure is not None, "Run A's configuration no longer fails; check data/run_a.json.")
+    if failure is None:
+        raise ValueError("Run A's configuration no longer fails; check data/run_a.json.")
     launches = range(1, content.budget_launches + 1)
     return IterationSeries(
         x_label="Launch",
@@ -441,7 +445,8 @@ def _text(value: Any, *, empty: str, what: str) -> str:
 def decision_record(*, choice: str | None, why: str | None) -> dict[str, str]:
     """The `run_a.decision` record for a submitted form, or a ValueError telling the learner what is
     missing."""
-    require(choice in EXPERIMENTS, "Pick one of the four experiments first.")
+    if choice is None or choice not in EXPERIMENTS:
+        raise ValueError("Pick one of the four experiments first.")
     return {
         "choice": choice,
         "why": _text(

@@ -78,7 +78,7 @@ class Field:
         except ValueError:
             raise ValueError(f"'{self.name}' must be a number.") from None
         require(number == number and abs(number) != float("inf"), f"'{self.name}' must be a finite number.")
-        low, high, step = self._bounds()
+        low, high, step = self.bounds()
         clamped = min(max(number, low), high)
         snapped = min(low + round((clamped - low) / step) * step, high)
         return int(round(snapped)) if self.kind == "int" else snapped
@@ -91,13 +91,14 @@ class Field:
             return f"{value:g}"
         return str(value)
 
-    def _bounds(self) -> tuple[float, float, float]:
+    def bounds(self) -> tuple[float, float, float]:
+        """min, max and step of a number setting; ValueError for a choice or a true/false one."""
         if self.min is None or self.max is None or self.step is None:
             raise ValueError(f"'{self.name}' is not a number setting.")
         return self.min, self.max, self.step
 
     def _on_step(self, value: float) -> bool:
-        low, _, step = self._bounds()
+        low, _, step = self.bounds()
         steps = (value - low) / step
         return abs(steps - round(steps)) < 1e-9
 

@@ -214,8 +214,8 @@ else:
     submitted = st.file_uploader("A learner's progress file", type="json", key="verify.file")
     if submitted is not None:
         found = progress_file.inspect_file(submitted.getvalue(), bank=bank, schema=load_schema(), key=key)
-        if found.problem:
-            st.error(found.problem)
+        if found.problem or found.verdict is None:
+            st.error(found.problem or "This file could not be checked.")
         else:
             show = {Verdict.INTACT: st.success, Verdict.EDITED: st.error, Verdict.UNSIGNED: st.warning}[
                 found.verdict

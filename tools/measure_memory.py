@@ -106,6 +106,9 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
 class Attention(nn.Module):
     """Causal self-attention with one fused QKV projection, written out or through SDPA."""
 
+    cos: torch.Tensor  # rotary tables, registered as buffers when the family uses rotary positions
+    sin: torch.Tensor
+
     def __init__(self, run: Run) -> None:
         super().__init__()
         s = run.spec
@@ -323,9 +326,14 @@ def attention_kind(run: Run) -> str:
         run.batch, s.heads, run.seq_len, s.head_dim, dtype=TORCH_DTYPES[run.dtype], requires_grad=True
     )
     kv = torch.zeros(run.batch, s.kv_heads, run.seq_len, s.head_dim, dtype=q.dtype)
-    node = F.scaled_dot_product_attention(
+    grad_fn = F.scaled_dot_product_attention(
         q, kv, kv, is_causal=True, enable_gqa=s.kv_heads < s.heads
-    ).grad_fn.name()
+    ).grad_fn
+    if grad_fn is None:
+        raise RuntimeError(
+            "scaled_dot_product_attention recorded no backward node for a tensor needing grad."
+        )
+    node = grad_fn.name()
     for kernel in ("flash", "efficient"):
         if kernel in node.lower():
             return f"sdpa_{kernel}"

@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import altair as alt
 import streamlit as st
@@ -80,8 +80,8 @@ def draw(
     *,
     description: str,
     datasets: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    width: str = "stretch",
-    height: int | str = "content",
+    width: Literal["stretch", "content"] | int = "stretch",
+    height: Literal["stretch", "content"] | int = "content",
 ) -> None:
     """Draw the chart `build()` makes. `key` names every input that shapes it; with `datasets` (its rows
     by name, sent fresh every run) inputs that only change the rows stay out of `key`, so moving a slider

@@ -366,7 +366,7 @@ def result(
 
 def _capture(
     part: str,
-    settings: dict[str, Any],
+    settings: Mapping[str, Any],
     inputs: dict[str, Any],
     baseline: dict[str, Any],
     outcome: dict[str, Any],
@@ -392,7 +392,7 @@ def _capture(
 def capture(
     part: str,
     *,
-    settings: dict[str, Any],
+    settings: Mapping[str, Any],
     inputs: dict[str, Any],
     baseline: dict[str, Any],
     outcome: dict[str, Any],
@@ -402,7 +402,9 @@ def capture(
     part's evidence, then the snapshot's status."""
     text = load_scaling().parts[part]
     saved = _records(evidence.SNAPSHOTS).get(part)
-    saved_decision = saved.get("decision") if evidence.valid_snapshot(part, saved) else None
+    saved_decision = (
+        saved.get("decision") if isinstance(saved, Mapping) and evidence.valid_snapshot(part, saved) else None
+    )
     options = list(text.decisions)
     with st.form(key=f"scaling.decide.{part}.form"):
         if fixed:

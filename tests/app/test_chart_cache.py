@@ -14,7 +14,11 @@ def test_a_second_learner_gets_the_same_spec_without_rebuilding_it(monkeypatch):
     original = charts.cached_chart
 
     def counting(key, build):
-        return original(key, lambda: built.append(key) or build())
+        def build_and_count():
+            built.append(key)
+            return build()
+
+        return original(key, build_and_count)
 
     monkeypatch.setattr(charts, "cached_chart", counting)
     second = open_page("pages/four_runs.py")
@@ -81,7 +85,12 @@ def test_moving_a_slider_sends_new_rows_without_rebuilding_the_chart(monkeypatch
     at = open_page("pages/linear_layer.py")
     built = []
     original = charts._prepare
-    monkeypatch.setattr(charts, "_prepare", lambda build: built.append(build) or original(build))
+
+    def counting(build):
+        built.append(build)
+        return original(build)
+
+    monkeypatch.setattr(charts, "_prepare", counting)
     before = chart_rows(at.get("vega_lite_chart")[0], "points")
     at.slider(key="linear.batch").set_value(128).run()
     assert built == []

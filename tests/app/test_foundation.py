@@ -16,7 +16,8 @@ def _declared_pages() -> list[str]:
         for node in ast.walk(tree)
         if isinstance(node, ast.BinOp)
         and isinstance(node.right, ast.Constant)
-        and str(node.right.value).endswith(".py")
+        and isinstance(node.right.value, str)
+        and node.right.value.endswith(".py")
     ]
 
 
@@ -25,7 +26,10 @@ def _declared_url_paths() -> list[str]:
     return [
         node.value.value
         for node in ast.walk(tree)
-        if isinstance(node, ast.keyword) and node.arg == "url_path" and isinstance(node.value, ast.Constant)
+        if isinstance(node, ast.keyword)
+        and node.arg == "url_path"
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
     ]
 
 

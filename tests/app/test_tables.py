@@ -20,7 +20,7 @@ def test_rows_become_an_arrow_table_with_their_columns_in_order():
 
 
 def test_a_column_that_mixes_numbers_and_text_is_left_to_streamlit():
-    rows = [{"Value": 4}, {"Value": "none"}]
+    rows: list[dict[str, object]] = [{"Value": 4}, {"Value": "none"}]
     assert arrow_rows(rows) == rows
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -90,7 +91,7 @@ def _selectbox(widget_id: str = "g1") -> bytes:
     return msg.SerializeToString()
 
 
-def _finished(status: int = ForwardMsg.FINISHED_SUCCESSFULLY) -> bytes:
+def _finished(status: ForwardMsg.ScriptFinishedStatus.ValueType = ForwardMsg.FINISHED_SUCCESSFULLY) -> bytes:
     msg = ForwardMsg()
     msg.script_finished = status
     return msg.SerializeToString()
@@ -113,11 +114,12 @@ def _page_with_form() -> PageModel:
     return model
 
 
-def _states(model: PageModel, **kwargs: object) -> dict[str, object]:
+def _states(model: PageModel, **kwargs: Any) -> dict[str, object]:
     """widget id -> value from the rerun_script message the model builds."""
     states = {}
-    for state in model.rerun_message(**kwargs).rerun_script.widget_states.widgets:  # type: ignore[arg-type]
+    for state in model.rerun_message(**kwargs).rerun_script.widget_states.widgets:
         field = state.WhichOneof("value")
+        assert field is not None
         value = getattr(state, field)
         states[state.id] = list(value.data) if field.endswith("array_value") else value
     return states

@@ -40,6 +40,7 @@ def test_the_failure_is_marked_where_the_model_puts_it():
     timeline = run_a_timeline()
     spec = timeline_chart(timeline, title="Run A").to_dict()
     cross = rows(spec, 4)
+    assert timeline.failure is not None
     assert len(cross) == 1 and marks(spec)[4]["mark"]["color"] == FAILURE_COLOUR
     assert cross[0]["position"] == timeline.failure.position
     assert cross[0]["total_gb"] == pytest.approx(timeline.failure.total_gb)

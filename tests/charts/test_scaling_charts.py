@@ -25,7 +25,7 @@ def views(spec: dict) -> list[dict]:
 
 def title_text(spec: dict) -> str:
     title = spec.get("title")
-    return title["text"] if isinstance(title, dict) else title
+    return str(title["text"] if isinstance(title, dict) else title)
 
 
 def assert_tooltips_everywhere(spec: dict) -> None:

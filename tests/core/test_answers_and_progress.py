@@ -31,7 +31,7 @@ def test_whatever_the_sequence_the_first_answer_to_each_question_stands(attempts
     answers: dict[str, str] = {}
     for qid, option in attempts:
         answers, _ = record_first(answers, qid, option)
-    first = {}
+    first: dict[str, str] = {}
     for qid, option in attempts:
         first.setdefault(qid, option)
     assert answers == first

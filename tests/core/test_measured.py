@@ -1,6 +1,7 @@
 """PyTorch's committed measurements: the loader's checks, and figures worked by hand from the shapes."""
 
 import copy
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -162,7 +163,7 @@ def test_a_missing_term_or_column_is_refused():
     without_date = [{k: v for k, v in row.items() if k != "date"} for row in rows]
     with pytest.raises(ValueError, match="must have the columns"):
         parse_measured_rows(without_date)
-    short_row = [{**rows[0], "date": None}]
+    short_row: list[dict[str, Any]] = [{**rows[0], "date": None}]  # what csv.DictReader gives a short row
     with pytest.raises(ValueError, match=f"exactly the {len(COLUMNS)} columns"):
         parse_measured_rows(short_row)
     with pytest.raises(ValueError, match="no measurements"):

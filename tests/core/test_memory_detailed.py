@@ -58,7 +58,7 @@ def gpt3(**change) -> TrainingSetup:
 
 
 def per_layer(setup: TrainingSetup) -> float:
-    return layer_activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len)
+    return float(layer_activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len))
 
 
 def test_korthikanti_gpt3_per_layer_figures():

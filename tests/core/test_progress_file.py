@@ -2,6 +2,7 @@
 
 import copy
 import json
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -39,8 +40,8 @@ SCHEMA = {
 }
 AT = "2026-11-30T14:05:09+00:00"
 KEY = "workshop-key"
-EMPTY = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}
-FULL = {
+EMPTY: dict[str, Any] = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}
+FULL: dict[str, Any] = {
     "answers": {"r1": "mem", "r2": "mem", "q1": "b"},
     "settings": {"linear": {"batch": 64, "scale": 1.2, "dtype": "bf16", "fused": True}},
     "records": {
@@ -295,7 +296,7 @@ def test_replacing_any_part_of_a_good_file_is_refused_or_still_valid(path, value
         assert _restore(export_progress(restored.state, exported_at=AT, key=None)).state == restored.state
 
 
-TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=300)
+TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=300)
 SNAPSHOTS = st.fixed_dictionaries(
     {
         "answers": st.dictionaries(

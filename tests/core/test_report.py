@@ -196,6 +196,7 @@ def test_the_scaling_lab_joins_the_report_with_its_plan_and_literal_rationale():
     report = build_report(
         BANK, {"answers": {}, "records": {"scaling.synthesis": synthesis}}, layer=None, budget=None
     )
+    assert report.scaling is not None
     assert report.scaling.parts_current == 0 and report.scaling.parts_total == 5
     assert not report.scaling.ready  # no evidence captured yet
     markdown = render_markdown(report)

@@ -67,6 +67,7 @@ def test_the_configuration_reproduces_the_brief():
         and brief.backward_peak_gb > 24
     )
     failure = timeline.failure
+    assert failure is not None
     assert (failure.iteration, failure.phase, failure.block) == (1, "backward", BLOCKS)
     assert "`loss.backward()` of iteration 1" in brief.failure_where
     # Deterministic: the same configuration fails at the same moment every time.
@@ -106,6 +107,7 @@ def test_halving_the_batch_survives_backward_and_fails_at_the_first_step():
     # The first step creates Adam's state 0.906 GB a block on top of 7.248 × 2 + 1 = 15.496 GB:
     # 15.496 + 0.906 k > 24 first at k = 10 (24.555 GB).
     failure = timeline.failure
+    assert failure is not None
     assert (failure.iteration, failure.phase, failure.block) == (1, "step", 10)
     assert failure.total_gb == pytest.approx(2 * P_GB + W_GB + 10 * O_GB / BLOCKS)
     assert not timeline.first_iteration_completes
@@ -116,6 +118,7 @@ def test_sgd_changes_nothing_before_the_failure():
     outcome, before = run_experiment("optim"), run_a_timeline()
     assert outcome.change == "optimizer Adam → SGD"
     failure = outcome.timeline.failure
+    assert failure is not None
     assert (failure.iteration, failure.phase, failure.block) == (1, "backward", BLOCKS)
     assert [p.live for p in outcome.timeline.ran] == [p.live for p in before.ran]
     assert outcome.summary.startswith("No change where it matters")

@@ -1,6 +1,7 @@
 """Part B and D memory: the memory core's terms under TP x PP x ZeRO, worked by hand."""
 
 from itertools import pairwise
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -112,7 +113,7 @@ def test_only_the_cloud_model_is_too_big_to_replicate():
 
 def test_plan_rows_say_fits_or_out_of_memory():
     contrast = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=3, recompute="selective")
-    rows = plan_rows((contrast.baseline, contrast.result))
+    rows: list[dict[str, Any]] = plan_rows((contrast.baseline, contrast.result))
     assert [row["Outcome"] for row in rows] == ["out of memory", "fits"]
     assert rows[0]["Total (GB)"] > rows[0]["HBM (GB)"] == 80
 

@@ -1,13 +1,17 @@
 """Part C: three equal-device layouts and where each step's time goes."""
 
+from typing import Any
+
 import pytest
 
 from core.scaling.layout import fastest_layout, layout_timing, layouts
 from core.scaling.scenarios import load_scaling
 
 LAB = load_scaling().fleets["lab_64"]
-LLAMA_8B = dict(parameters=8.03e9, layers=32, hidden_size=4096)
-CASE = dict(zero_stage=3, seq_len=1024, global_batch=256, microbatch_count=8, efficiency=0.5, dtype="bf16")
+LLAMA_8B: dict[str, Any] = dict(parameters=8.03e9, layers=32, hidden_size=4096)
+CASE: dict[str, Any] = dict(
+    zero_stage=3, seq_len=1024, global_batch=256, microbatch_count=8, efficiency=0.5, dtype="bf16"
+)
 
 
 def _timing(key, fleet=LAB, **changes):

@@ -23,6 +23,7 @@ def test_run_a_climbs_to_the_device_limit_and_stops_inside_the_first_step():
     assert memory[0] == 7.0  # the weights are loaded before anything else
     assert np.all(np.diff(memory) >= 0)
     assert memory[-1] == DEVICE_GB and np.all(memory[:-1] < DEVICE_GB)
+    assert run.failure_x is not None
     assert run.frame["x"].max() == run.failure_x < 100  # ends before the step does
     assert not run.has_loss
 

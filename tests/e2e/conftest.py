@@ -17,7 +17,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Locator, Page, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Locator,
+    Page,
+    Response,
+    sync_playwright,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -127,11 +135,17 @@ class Learner:
         self.page: Page = context.new_page()
         self._console: list[str] = []
         self._missing: list[str] = []
-        self.page.on(
-            "console", lambda message: message.type == "error" and self._console.append(message.text)
-        )
+        self.page.on("console", self._on_console)
         self.page.on("pageerror", lambda error: self._console.append(str(error)))
-        self.page.on("response", lambda reply: reply.status == 404 and self._missing.append(reply.url))
+        self.page.on("response", self._on_response)
+
+    def _on_console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self._console.append(message.text)
+
+    def _on_response(self, reply: Response) -> None:
+        if reply.status == 404:
+            self._missing.append(reply.url)
 
     @property
     def console_errors(self) -> list[str]:
@@ -247,6 +261,7 @@ class Learner:
         window; for one shot the window is made as tall as that area.
         """
         size = self.page.viewport_size
+        assert size is not None, "the context is created with a viewport"
         height = self.page.locator('[data-testid="stMain"]').evaluate("main => main.scrollHeight")
         self.page.set_viewport_size(
             {"width": size["width"], "height": max(size["height"], min(height, MAX_SCREENSHOT_PX))}
