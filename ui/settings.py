@@ -14,13 +14,8 @@ from core.settings_schema import section as schema_section
 from ui import links, state
 
 
-def widget_key(section: str, name: str) -> str:
-    """The widget key for one setting (also the name tests use to find the widget)."""
-    return f"{section}.{name}"
-
-
 def _copy_back(section: str, name: str) -> None:
-    key = widget_key(section, name)
+    key = state.widget_key(section, name)
     try:
         value = schema_section(section).field(name).check(st.session_state[key])
     except ValueError:
@@ -41,7 +36,7 @@ def persistent(section: str, name: str) -> dict[str, Any]:
     if name not in state.stored_settings(section):
         # Storing the default marks the page as visited, so the report can tell.
         state.store_setting(section, name, schema_section(section).field(name).default)
-    key = widget_key(section, name)
+    key = state.widget_key(section, name)
     if key not in st.session_state:
         st.session_state[key] = state.section_settings(section)[name]
     links.mirror(section, name, st.session_state[key])

@@ -69,6 +69,11 @@ def stored_settings(section: str) -> dict[str, Any]:
     return dict(st.session_state[SETTINGS].get(section, {}))
 
 
+def widget_key(section: str, name: str) -> str:
+    """The widget key that shows the setting `section.name` (also the name tests find the widget by)."""
+    return f"{section}.{name}"
+
+
 def store_setting(section: str, name: str, value: Any) -> None:
     """Remember one setting, unless the lab is handed in."""
     ensure_state()
@@ -118,9 +123,6 @@ def restore(merged: dict[str, Any]) -> bool:
 
     Returns False (and changes nothing) once the lab is handed in.
     """
-    # Imported here: ui.settings imports this module.
-    from ui.settings import widget_key
-
     ensure_state()
     if read_only():
         return False
