@@ -2,7 +2,7 @@
 
     python -m bench.report bench/results > bench/results/summary.md
 
-Figures are reported against the issue's targets (100 sessions: p95 rerun <= 250 ms,
+Figures are reported against the workshop targets (100 sessions: p95 rerun <= 250 ms,
 no errors, no isolation mismatches, under 5 MB RSS per session); nothing is asserted.
 """
 
@@ -84,7 +84,7 @@ def ratio_table(runs: list[dict[str, Any]]) -> str:
 
 
 def targets(runs: list[dict[str, Any]]) -> str:
-    """The issue's targets at 100 sessions, one line per app run that has 100 sessions."""
+    """The workshop targets at 100 sessions, one line per app run that has 100 sessions."""
     lines = []
     for run in runs:
         c = run["config"]

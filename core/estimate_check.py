@@ -37,7 +37,8 @@ ATTENTION_OF_KIND = {
 }
 FUSED_ATTENTION_KINDS = ("sdpa_flash", "sdpa_efficient")
 
-ACTIVATION_TOLERANCE = 0.10  # the target for saved activations; model state must match exactly
+# How close the saved-activation estimate must come to PyTorch's bytes; model state must match exactly.
+ACTIVATION_TOLERANCE = 0.10
 STATE_TERMS = ("parameters", "gradients", "optimizer_state")
 ACTIVATION_TERMS = ("saved_activations_layers", "saved_activations_other")
 COMPARED_TERMS = (*STATE_TERMS, "optimizer_step_counters", *ACTIVATION_TERMS)

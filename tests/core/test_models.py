@@ -58,7 +58,7 @@ def test_every_preset_counts_to_its_published_figure(name):
     assert parameter_count(preset(name)) == PUBLISHED[name]
 
 
-def test_the_issue_lists_every_preset_and_custom():
+def test_the_model_picker_lists_every_preset_then_custom():
     assert model_names() == (*PUBLISHED, CUSTOM)
     assert load_models() is load_models()
 

@@ -27,6 +27,16 @@ rates = st.floats(min_value=1e-3, max_value=1e4, allow_nan=False)
 intensities = st.floats(min_value=1e-3, max_value=1e5, allow_nan=False)
 
 
+def test_the_ridge_point_itself_is_compute_bound():
+    # At the ridge both roofs meet, so the operation already runs at peak: compute-bound. One step
+    # below it (the next float down) is still under the sloped roof: memory-bound.
+    ridge = roof(gpu("A100 80GB SXM"), "bf16").ridge_flop_per_byte
+    assert regime(flop_per_byte=ridge, ridge_flop_per_byte=ridge) == COMPUTE_BOUND
+    below = math.nextafter(ridge, 0.0)
+    assert regime(flop_per_byte=below, ridge_flop_per_byte=ridge) == MEMORY_BOUND
+    assert regime(flop_per_byte=8.0, ridge_flop_per_byte=8.0) == COMPUTE_BOUND
+
+
 def test_ridge_points_worked_by_hand():
     # A100 80GB SXM, bf16: 312 TFLOP/s ÷ 2.039 TB/s = 153.0 FLOP/byte
     assert roof(gpu("A100 80GB SXM"), "bf16").ridge_flop_per_byte == pytest.approx(153.02, abs=0.01)
