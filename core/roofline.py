@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from core.datafiles import require
 from core.gpus import Gpu, check_dtype, gpu, peak_tflops, uses_tensor_cores
+from core.units import duration_label
 from core.workloads import (
     BYTES_PER_MB,
     FLOPS_PER_GFLOP,
@@ -122,18 +123,6 @@ def time_bound(
         memory_s=_positive(moved_bytes, "Bytes moved")
         / (_positive(bandwidth_tb_per_s, "Bandwidth (TB/s)") * _PER_TERA),
     )
-
-
-_TIME_UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
-
-
-def duration_label(seconds: float) -> str:
-    """A time for people, to three significant figures: '65.8 µs', '7.05 ms', '1.20 s'."""
-    rounded = float(f"{_positive(seconds, 'A duration'):.3g}")
-    unit, scale = next((u, s) for u, s in _TIME_UNITS if rounded >= s or u == "ns")
-    value = rounded / scale
-    decimals = max(0, 2 - int(math.floor(math.log10(value))))
-    return f"{value:,.{decimals}f} {unit}"
 
 
 @dataclass(frozen=True)

@@ -9,23 +9,17 @@ from __future__ import annotations
 from core.scaling.capacity import CapacityContrast
 from core.scaling.layout import LayoutContrast
 from core.scaling.pipeline import PipelineContrast
-from core.scaling.quality import QualityComparison, readable_duration
+from core.scaling.quality import QualityComparison
 from core.scaling.throughput import ScalingContrast
-
-
-def milliseconds(value_ms: float) -> str:
-    """A duration in ms to three significant figures, never in scientific notation (3,290 not 3.29e+03)."""
-    if value_ms >= 100:
-        return f"{float(f'{value_ms:.3g}'):,.0f}"
-    return f"{value_ms:.3g}"
+from core.units import MS_PER_S, S_PER_H, duration_label
 
 
 def scaling_summary(contrast: ScalingContrast) -> str:
     """Part A: the larger pool's step, the all-reduce's share of it, the speedup and the efficiency."""
     point, step = contrast.result, contrast.result.step
     return (
-        f"On {point.workers} GPUs a step takes {milliseconds(step.step_ms)} ms, "
-        f"{milliseconds(step.communication_ms)} ms of it "
+        f"On {point.workers} GPUs a step takes {duration_label(step.step_ms / MS_PER_S)}, "
+        f"{duration_label(step.communication_ms / MS_PER_S)} of it "
         f"the gradient all-reduce. Useful throughput is {point.speedup:,.2f}× the "
         f"{contrast.baseline.workers}-GPU "
         f"baseline: a parallel efficiency of {point.efficiency:.2f}."
@@ -91,7 +85,8 @@ def quality_summary(comparison: QualityComparison) -> str:
     """Part E: how long each straggler policy takes to reach the target, and in how many steps."""
     strict, drop = comparison.strict, comparison.drop
     return (
-        f"Strict synchronisation reaches the target in {readable_duration(strict.time_to_target_h)} "
-        f"({strict.steps:,} steps); dropping slow workers takes {readable_duration(drop.time_to_target_h)} "
+        f"Strict synchronisation reaches the target in {duration_label(strict.time_to_target_h * S_PER_H)} "
+        f"({strict.steps:,} steps); dropping slow workers takes "
+        f"{duration_label(drop.time_to_target_h * S_PER_H)} "
         f"({drop.steps:,} shorter steps)."
     )

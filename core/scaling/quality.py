@@ -107,15 +107,3 @@ def policy_record(result: PolicyResult) -> dict[str, object]:
         "steps": result.steps,
         "time_to_target_h": result.time_to_target_h,
     }
-
-
-_DURATION_UNITS = (("days", 24.0), ("h", 1.0), ("min", 1 / 60), ("s", 1 / 3600), ("ms", 1 / 3.6e6))
-
-
-def readable_duration(hours: float) -> str:
-    """A duration in the largest unit that keeps it at 1 or more, to three significant figures."""
-    require(hours >= 0, "A duration cannot be negative.")
-    for unit, unit_hours in _DURATION_UNITS:
-        if hours >= unit_hours:
-            return f"{hours / unit_hours:,.3g} {unit}"
-    return f"{hours * 3.6e6:.3g} ms"

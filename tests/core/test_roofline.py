@@ -11,7 +11,6 @@ from core.roofline import (
     COMPUTE_BOUND,
     MEMORY_BOUND,
     attainable_tflops,
-    duration_label,
     linear_layer_roofline,
     regime,
     ridge_flop_per_byte,
@@ -92,20 +91,6 @@ def test_roof_outline_runs_up_the_slope_then_along_the_ceiling():
     (x0, y0), (x1, y1), (x2, y2) = roof_outline(under, min_flop_per_byte=0.1, max_flop_per_byte=10_000)
     assert (x0, x2) == (0.1, 10_000) and y0 == pytest.approx(0.1 * 2.039)
     assert x1 == under.ridge_flop_per_byte and y1 == pytest.approx(312) and y2 == 312
-
-
-@pytest.mark.parametrize(
-    ("seconds", "label"),
-    [
-        (7.048e-3, "7.05 ms"),
-        (6.5825e-5, "65.8 µs"),
-        (1.2, "1.20 s"),
-        (999.6e-6, "1.00 ms"),
-        (3e-9, "3.00 ns"),
-    ],
-)
-def test_duration_labels(seconds, label):
-    assert duration_label(seconds) == label
 
 
 @given(intensities, rates, rates)

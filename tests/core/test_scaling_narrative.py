@@ -30,7 +30,7 @@ def test_part_a_sentence_for_tinyml_on_two_nodes():
     # 8 GPUs: 0.00388 ms + 2 x 7/8 x 400 kB / 450 GB/s = 0.00156 ms -> 0.00544 ms.
     # Speedup 0.00544 / 0.0319 = 0.170; efficiency 0.170 x 8 / 16 = 0.085.
     assert narrative.scaling_summary(_part_a("tinyml")) == (
-        "On 16 GPUs a step takes 0.0319 ms, 0.03 ms of it the gradient all-reduce. "
+        "On 16 GPUs a step takes 31.9 µs, 30.0 µs of it the gradient all-reduce. "
         "Useful throughput is 0.17× the 8-GPU baseline: a parallel efficiency of 0.09."
     )
 
@@ -139,12 +139,3 @@ def test_picker_labels_survive_pickling():
 def test_an_unknown_pool_has_no_label():
     with pytest.raises(ValueError, match="larger pool"):
         track("edge").pool_label(4)
-
-
-def test_milliseconds_keep_three_figures_without_scientific_notation():
-    from core.scaling.narrative import milliseconds
-
-    assert milliseconds(3291.7) == "3,290"
-    assert milliseconds(743.5) == "744"
-    assert milliseconds(0.03194) == "0.0319"
-    assert milliseconds(12.345) == "12.3"

@@ -1,0 +1,39 @@
+"""How the lab writes a duration for people, the same way on every page."""
+
+from __future__ import annotations
+
+import math
+
+MS_PER_S = 1_000
+S_PER_H = 3_600
+
+# Each unit and its length in seconds, largest first.
+_TIME_UNITS = (
+    ("days", 86_400.0),
+    ("h", 3_600.0),
+    ("min", 60.0),
+    ("s", 1.0),
+    ("ms", 1e-3),
+    ("µs", 1e-6),
+    ("ns", 1e-9),
+)
+
+
+def duration_label(seconds: float) -> str:
+    """A duration in the largest unit that keeps it at 1 or more, to three significant figures:
+    '65.8 µs', '7.05 ms', '1.20 s', '30.0 min', '4.17 days'."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds):
+        raise ValueError(f"A duration must be a number of seconds, got {seconds!r}.")
+    if seconds < 0:
+        raise ValueError(f"A duration cannot be negative, got {seconds:g} s.")
+    if seconds == 0:
+        return "0 s"
+    # The largest unit the time reaches, moving up one when rounding carries it over (999.6 µs).
+    index = next((i for i, (_, scale) in enumerate(_TIME_UNITS) if seconds >= scale), len(_TIME_UNITS) - 1)
+    value = float(f"{seconds / _TIME_UNITS[index][1]:.3g}")
+    if index > 0 and value * _TIME_UNITS[index][1] >= _TIME_UNITS[index - 1][1]:
+        index -= 1
+        value = float(f"{seconds / _TIME_UNITS[index][1]:.3g}")
+    unit = _TIME_UNITS[index][0]
+    decimals = max(0, 2 - math.floor(math.log10(value)))
+    return f"{value:,.{decimals}f} {unit}"

@@ -1,0 +1,32 @@
+"""One way to write a duration: the largest unit that keeps it at 1 or more, three significant figures."""
+
+import pytest
+
+from core.units import duration_label
+
+
+@pytest.mark.parametrize(
+    ("seconds", "label"),
+    [
+        (7.048e-3, "7.05 ms"),
+        (6.5825e-5, "65.8 µs"),
+        (1.2, "1.20 s"),
+        (999.6e-6, "1.00 ms"),  # rounds up into the next unit
+        (3e-9, "3.00 ns"),
+        (6.25 * 3_600, "6.25 h"),
+        (100 * 3_600, "4.17 days"),  # 100 / 24 = 4.1667
+        (0.5 * 3_600, "30.0 min"),
+        (3.2917, "3.29 s"),
+        (0.7435, "744 ms"),
+        (2_000 * 86_400, "2,000 days"),
+        (0, "0 s"),
+    ],
+)
+def test_duration_labels(seconds, label):
+    assert duration_label(seconds) == label
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf"), True, "3 s"])
+def test_a_duration_that_is_not_a_time_is_refused(bad):
+    with pytest.raises(ValueError, match="duration"):
+        duration_label(bad)
