@@ -27,7 +27,7 @@ REFLECTION_RECORD = "run_a.reflection"
 # The four first experiments offered for Run A, by the id the Run A page stores.
 FIRST_EXPERIMENTS = {
     "batch": "Halve the batch size and run it again",
-    "optim": "Swap Adam for SGD to drop the optimiser state",
+    "optim": "Swap Adam for SGD to drop the optimizer state",
     "gpu": "Move the run to a bigger GPU",
     "model": "Shrink the model until it fits",
 }
@@ -85,7 +85,7 @@ class BudgetFigures:
         return (
             f"{self.parameters_billion:,.2f}B parameters need {self.total_gb:,.1f} GB on a "
             f"{self.device_gb:,.0f} GB device: {verdict}. Activations take {self.activations_gb:,.1f} GB "
-            f"and optimiser state {self.optimizer_gb:,.1f} GB."
+            f"and optimizer state {self.optimizer_gb:,.1f} GB."
         )
 
 

@@ -98,7 +98,7 @@ def test_the_report_shows_learner_text_literally():
     assert not at.exception
     texts = [t.value for t in at.text]
     assert HOSTILE in texts
-    assert "Swap Adam for SGD to drop the optimiser state" in texts
+    assert "Swap Adam for SGD to drop the optimizer state" in texts
     assert not any("evil.example" in m.value for m in at.markdown)
 
 
@@ -126,7 +126,7 @@ def test_the_layer_and_the_budget_left_on_their_pages_appear_in_the_report():
     # × 4 bytes = 2.15 GB, workspace 1 GB: 16.0 GB on the 24 GB device.
     assert (
         "0.81B parameters need 16.0 GB on a 24 GB device: it fits. Activations take 2.1 GB and "
-        "optimiser state 6.4 GB." in shown
+        "optimizer state 6.4 GB." in shown
     )
 
 

@@ -70,7 +70,7 @@ def _radio(
     msg = ForwardMsg()
     radio = msg.delta.new_element.radio
     radio.id, radio.label, radio.form_id, radio.disabled = widget_id, "Which term grows?", form, disabled
-    radio.options[:] = ["Parameters", "Optimiser state", "Saved activations"]
+    radio.options[:] = ["Parameters", "Optimizer state", "Saved activations"]
     if default is not None:
         radio.default = default
     return msg.SerializeToString()
@@ -239,8 +239,8 @@ def test_learner_chooses_then_moves_sliders_then_answers_then_stops() -> None:
     # Slider 1..256 step 1 has 256 positions; session 1 visit 0 sits at (1*7 + 0 + 1) % 256 = 8 -> value 9.
     assert marker.values == marker.expect == (("s1", [9.0]),)
     assert form.press == "b1"
-    assert form.values == (("r1", "Optimiser state"),)
-    assert form.answers == (("Which term grows?", "Optimiser state"),)
+    assert form.values == (("r1", "Optimizer state"),)
+    assert form.answers == (("Which term grows?", "Optimizer state"),)
 
 
 def test_learner_never_presses_hand_in() -> None:

@@ -154,7 +154,7 @@ def decide_run_a(learner) -> None:
     # The timeline opens on the halved batch: Run A's batch of 10 (data/run_a.json) becomes 5.
     halved = page.get_by_text("Batch 10 → 5.", exact=True)
     expect(halved).to_be_visible()
-    learner.pick("Timeline to show", "Swap Adam for SGD to drop the optimiser state")
+    learner.pick("Timeline to show", "Swap Adam for SGD to drop the optimizer state")
     expect(halved).to_have_count(0)
     expect(page.get_by_text(re.compile(r"^Optimizer .+ → .+\.$"))).to_be_visible()
 
