@@ -124,11 +124,13 @@ def layer_activation_bytes(
     # Values kept per token: attention (norm output, Q, K, V, context), MLP (input and its
     # I-wide intermediates: 2 plain, 4 gated) and the inputs of the two norms.
     mlp_intermediates = 4 if model.gated_mlp else 2
+    # A token passes through only its routed experts (and a shared one): MoE activations follow those.
+    mlp_width = model.token_mlp_width if model.is_moe else model.intermediate
     values = (
         3 * model.hidden
         + 2 * kept_kv_width(setup)
         + model.hidden
-        + mlp_intermediates * model.intermediate
+        + mlp_intermediates * mlp_width
         + 2 * model.hidden
     )
     masks = 2 * model.hidden if model.dropout else 0  # 1-byte dropout masks after attention and MLP
