@@ -337,8 +337,8 @@ def read_config_text(text: str) -> Mapping[str, Any]:
         ) from None
     except RecursionError:
         raise ValueError(f"This config nests objects deeper than {MAX_DEPTH} levels.") from None
-    require(isinstance(data, Mapping), "A config.json must hold one JSON object, in braces.")
     require(_depth(data) <= MAX_DEPTH, f"This config nests objects deeper than {MAX_DEPTH} levels.")
+    require(isinstance(data, Mapping), "A config.json must hold one JSON object, in braces.")
     return data
 
 

@@ -62,22 +62,24 @@ def active_parameter_count(spec: ModelSpec) -> int:
     return parts.total - parts.experts + parts.experts * spec.active_experts // spec.experts
 
 
+def _text(value: object, message: str) -> str:
+    if not (isinstance(value, str) and value.strip()):
+        raise ValueError(message)
+    return value
+
+
 def parse_preset(raw: Mapping[str, Any], file_name: str) -> ModelSpec:
     """One preset: a published config.json plus `_preset` (name, published count, source); its
     architecture must reproduce the published count exactly."""
     about = raw.get("_preset")
     if not isinstance(about, Mapping):
         raise ValueError(f"{file_name} needs a _preset object with name, published_params and source.")
-    name, published, source = about.get("name"), about.get("published_params"), about.get("source")
-    require(
-        isinstance(name, str) and name.strip() != "" and name != CUSTOM,
-        f"{file_name}: a preset has a missing or reserved name: {name!r}.",
-    )
-    require(
-        isinstance(published, int) and not isinstance(published, bool) and published > 0,
-        f"Model {name!r} needs its published parameter count.",
-    )
-    require(isinstance(source, str) and source.strip() != "", f"Model {name!r} needs a source.")
+    name = _text(about.get("name"), f"{file_name}: a preset needs a name.")
+    require(name != CUSTOM, f"{file_name}: a preset cannot be called {CUSTOM!r}.")
+    published = about.get("published_params")
+    if not (isinstance(published, int) and not isinstance(published, bool) and published > 0):
+        raise ValueError(f"Model {name!r} needs its published parameter count.")
+    source = _text(about.get("source"), f"Model {name!r} needs a source.")
     spec = with_name(parse_config(raw, name=name), name=name, published_params=published, source=source)
     counted = parameter_count(spec)
     require(
