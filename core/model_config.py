@@ -194,6 +194,22 @@ def gemma3_text(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**_gemma(data, kv_default=4), "norms_per_block": 4, "qk_norm": "per_head"}
 
 
+def phi(data: Mapping[str, Any]) -> dict[str, Any]:
+    """PhiConfig: one LayerNorm a block, biases everywhere, an output bias, a QK LayerNorm if qk_layernorm."""
+    return {
+        **_attention(data, kv_default=None),
+        "positions": 0,
+        "tied_embeddings": _flag(data, "tie_word_embeddings", False),
+        "gated_mlp": False,
+        "norm": "layernorm",
+        "biases": True,
+        "dropout": False,
+        "norms_per_block": 1,
+        "qk_norm": "per_head" if _flag(data, "qk_layernorm", False) else "none",
+        "output_bias": True,
+    }
+
+
 def phi3(data: Mapping[str, Any]) -> dict[str, Any]:
     """Phi3Config: fused projections, no biases."""
     return _llama_like(data, kv_default=None)
@@ -278,6 +294,7 @@ FAMILIES = {
     "gemma": Family("Gemma", gemma),
     "gemma2": Family("Gemma 2", gemma2),
     "gemma3_text": Family("Gemma 3 (text only)", gemma3_text),
+    "phi": Family("Phi-1.5 / Phi-2", phi),
     "phi3": Family("Phi-3", phi3),
     "olmo2": Family("OLMo 2", olmo2),
 }

@@ -197,6 +197,26 @@ def phi3(spec: ModelSpec) -> Tensors:
     yield from lm_head(spec)
 
 
+def phi(spec: ModelSpec) -> Tensors:
+    """`PhiForCausalLM` (Phi-1.5, Phi-2): attention and MLP in parallel after one LayerNorm, biases
+    everywhere, an optional per-head QK LayerNorm, and an output layer with a bias."""
+    h, q, kv = spec.hidden, spec.q_width, spec.kv_width
+    yield from embedding("model.embed_tokens", spec.vocab, h)
+    for _, p in _layers(spec, "model.layers."):
+        yield from linear(f"{p}self_attn.q_proj", h, q, bias=True, part="attention")
+        yield from linear(f"{p}self_attn.k_proj", h, kv, bias=True, part="attention")
+        yield from linear(f"{p}self_attn.v_proj", h, kv, bias=True, part="attention")
+        yield from linear(f"{p}self_attn.dense", q, h, bias=True, part="attention")
+        if spec.qk_norm == "per_head":  # sized hidden // heads in transformers, even with its own head_dim
+            yield from norm(f"{p}self_attn.q_layernorm", h // spec.heads, spec.norm)
+            yield from norm(f"{p}self_attn.k_layernorm", h // spec.heads, spec.norm)
+        yield from linear(f"{p}mlp.fc1", h, spec.intermediate, bias=True, part="mlp")
+        yield from linear(f"{p}mlp.fc2", spec.intermediate, h, bias=True, part="mlp")
+        yield from norm(f"{p}input_layernorm", h, spec.norm)
+    yield from norm("model.final_layernorm", h, spec.norm)
+    yield from lm_head(spec)
+
+
 def mixtral(spec: ModelSpec) -> Tensors:
     """`MixtralForCausalLM`: Mistral's attention, then a router and the experts in every layer."""
     yield from embedding("model.embed_tokens", spec.vocab, spec.hidden)
@@ -272,6 +292,7 @@ FAMILY_TENSORS: dict[str, Callable[[ModelSpec], Tensors]] = {
     "gemma2": gemma2,
     "gemma3_text": gemma2,
     "olmo2": olmo2,
+    "phi": phi,
     "phi3": phi3,
     "mixtral": mixtral,
     "qwen2_moe": qwen2_moe,

@@ -57,6 +57,7 @@ SMALL = {
     "gemma": {"head_dim": 16},
     "gemma2": {"head_dim": 16},
     "gemma3_text": {"head_dim": 16},
+    "phi": {"qk_layernorm": True},
     "phi3": {},
     "olmo2": {"attention_bias": True},
 }
@@ -152,7 +153,7 @@ def random_configs(draw, model_type: str) -> dict:
             "tie_word_embeddings": draw(st.booleans()),
         }
     config = {"model_type": model_type, **_llama_style(draw, head_dim=model_type != "gpt_neox")}
-    flags = {"gpt_neox": "attention_bias", "qwen2_moe": "qkv_bias"}
+    flags = {"gpt_neox": "attention_bias", "qwen2_moe": "qkv_bias", "phi": "qk_layernorm"}
     for flag in (
         ("attention_bias", "mlp_bias")
         if model_type == "llama"

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from core.datafiles import DATA_DIR, read_json
 from core.model_config import parse_config
+from core.model_tensors import model_tensors
 from core.models import (
     CUSTOM,
     CUSTOM_RECIPE,
@@ -52,6 +53,7 @@ PUBLISHED = {
     "Gemma-2-9B": 9_241_705_984,
     "Gemma-2-27B": 27_227_128_320,
     "Gemma-3-1B": 999_885_952,
+    "Phi-2": 2_779_683_840,
     "Phi-3-mini-4k": 3_821_079_552,
     "OLMo-2-7B": 7_298_617_344,
 }
@@ -143,6 +145,18 @@ def test_mixture_of_experts_active_parameters_worked_by_hand():
     assert (qwen.moe_layers, qwen.token_mlp_width) == (48, 8 * 768)
     dense = preset("Llama-3-8B")
     assert active_parameter_count(dense) == parameter_count(dense)
+
+
+@pytest.mark.parametrize("name", list(PUBLISHED))
+def test_norms_per_block_counts_the_blocks_own_norms(name):
+    # The memory estimate reads norms_per_block; the tensor list is what the model builds.
+    spec = preset(name)
+    block = [
+        t for t in model_tensors(spec) if ".0." in t.name and t.part == "norms" and t.name.endswith("weight")
+    ]
+    own = [t for t in block if "self_attn" not in t.name and "attn." not in t.name]
+    assert len(own) == spec.norms_per_block
+    assert len(block) - len(own) == (0 if spec.qk_norm == "none" else 2)
 
 
 def test_unknown_presets_are_refused_readably():
