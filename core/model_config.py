@@ -53,14 +53,20 @@ def _flag(data: Mapping[str, Any], key: str, default: bool) -> bool:
 
 
 def _attention(
-    data: Mapping[str, Any], *, kv_default: int | None, head_dim_default: int | None = None
+    data: Mapping[str, Any],
+    *,
+    kv_default: int | None,
+    head_dim_default: int | None = None,
+    grouped: bool = True,
 ) -> dict[str, Any]:
-    """Sizes and heads of a Llama-style config; `None` defaults mean "as many KV heads as heads" and
-    "hidden // heads"."""
+    """Sizes and heads of a config with transformers' field names. `None` defaults mean "as many KV heads
+    as heads" and "hidden // heads"; a family that is not `grouped` reads neither field."""
     hidden = _number(data, "hidden_size", most=LIMITS["hidden"])
     heads = _number(data, "num_attention_heads", most=LIMITS["heads"])
-    kv_heads = _number(data, "num_key_value_heads", most=heads, default=kv_default or heads)
-    head_dim = _number(data, "head_dim", most=LIMITS["head_dim"], default=head_dim_default or 0) or None
+    kv_heads, head_dim = heads, None
+    if grouped:
+        kv_heads = _number(data, "num_key_value_heads", most=heads, default=kv_default or heads)
+        head_dim = _number(data, "head_dim", most=LIMITS["head_dim"], default=head_dim_default or 0) or None
     if head_dim is None:
         require(hidden % heads == 0, "The config's hidden_size must split evenly into num_attention_heads.")
     require(
@@ -77,15 +83,18 @@ def _attention(
     }
 
 
-def _rotary_gated(data: Mapping[str, Any], *, tied_default: bool, **sizes: Any) -> dict[str, Any]:
-    """What every rotary, RMSNorm, gated-MLP family shares, with the config's own sizes."""
+def _rotary(
+    data: Mapping[str, Any], sizes: dict[str, Any], *, tied_default: bool, gated: bool
+) -> dict[str, Any]:
+    """What the rotary families share: no position table; gated ones use RMSNorm and no biases, the
+    others LayerNorm and biases (each family then names its exceptions)."""
     return {
         **sizes,
         "positions": 0,
         "tied_embeddings": _flag(data, "tie_word_embeddings", tied_default),
-        "gated_mlp": True,
-        "norm": "rmsnorm",
-        "biases": False,
+        "gated_mlp": gated,
+        "norm": "rmsnorm" if gated else "layernorm",
+        "biases": not gated,
         "dropout": False,
     }
 
@@ -98,7 +107,7 @@ def _llama_like(
     tied_default: bool = False,
 ) -> dict[str, Any]:
     sizes = _attention(data, kv_default=kv_default, head_dim_default=head_dim_default)
-    return _rotary_gated(data, tied_default=tied_default, **sizes)
+    return _rotary(data, sizes, tied_default=tied_default, gated=True)
 
 
 def gpt2(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,18 +137,9 @@ def gpt2(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def gpt_neox(data: Mapping[str, Any]) -> dict[str, Any]:
     """GPTNeoXConfig: LayerNorms, a plain MLP with biases, attention biases unless attention_bias is false."""
-    sizes = _attention({**data, "num_key_value_heads": None, "head_dim": None}, kv_default=None)
-    return {
-        **sizes,
-        "positions": 0,
-        "tied_embeddings": _flag(data, "tie_word_embeddings", False),
-        "gated_mlp": False,
-        "norm": "layernorm",
-        "biases": True,
-        "qkv_bias": _flag(data, "attention_bias", True),
-        "o_bias": _flag(data, "attention_bias", True),
-        "dropout": False,
-    }
+    bias = _flag(data, "attention_bias", True)
+    sizes = _attention(data, kv_default=None, grouped=False)
+    return {**_rotary(data, sizes, tied_default=False, gated=False), "qkv_bias": bias, "o_bias": bias}
 
 
 def llama(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -197,13 +197,7 @@ def gemma3_text(data: Mapping[str, Any]) -> dict[str, Any]:
 def phi(data: Mapping[str, Any]) -> dict[str, Any]:
     """PhiConfig: one LayerNorm a block, biases everywhere, an output bias, a QK LayerNorm if qk_layernorm."""
     return {
-        **_attention(data, kv_default=None),
-        "positions": 0,
-        "tied_embeddings": _flag(data, "tie_word_embeddings", False),
-        "gated_mlp": False,
-        "norm": "layernorm",
-        "biases": True,
-        "dropout": False,
+        **_rotary(data, _attention(data, kv_default=None), tied_default=False, gated=False),
         "norms_per_block": 1,
         "qk_norm": "per_head" if _flag(data, "qk_layernorm", False) else "none",
         "output_bias": True,
