@@ -34,21 +34,27 @@ LIMITS = {
 _UNSET = object()
 
 
-def _number(data: Mapping[str, Any], key: str, *, most: int, default: Any = _UNSET, least: int = 1) -> int:
+def _shown(value: object) -> str:
+    """A learner's value as a refusal quotes it: short, so one sentence stays one line."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def _number(data: Mapping[str, Any], key: str, *, most: int, default: Any = _UNSET) -> int:
     value = data.get(key)
     if value is None:
         require(default is not _UNSET, f"The config needs {key}, a whole number.")
         return int(default)
     require(
-        isinstance(value, int) and not isinstance(value, bool) and least <= value <= most,
-        f"The config's {key} must be a whole number from {least:,} to {most:,}, not {value!r}.",
+        isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= most,
+        f"The config's {key} must be a whole number from 1 to {most:,}, not {_shown(value)}.",
     )
     return int(value)
 
 
 def _flag(data: Mapping[str, Any], key: str, default: bool) -> bool:
     value = data.get(key, default)
-    require(isinstance(value, bool), f"The config's {key} must be true or false, not {value!r}.")
+    require(isinstance(value, bool), f"The config's {key} must be true or false, not {_shown(value)}.")
     return bool(value)
 
 
@@ -300,7 +306,8 @@ def parse_config(data: Mapping[str, object], *, name: str = "pasted config") -> 
     model_type = data.get("model_type")
     require(
         isinstance(model_type, str) and model_type in FAMILIES,
-        f"The config's model_type {model_type!r} is not one we can count; supported: {', '.join(FAMILIES)}.",
+        f"The config's model_type {_shown(model_type)} is not one we can count; "
+        f"supported: {', '.join(FAMILIES)}.",
     )
     fields = FAMILIES[str(model_type)].read(data)
     spec = ModelSpec(

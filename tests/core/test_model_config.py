@@ -92,6 +92,7 @@ def test_text_that_is_not_a_config_is_refused(text, message):
             "model_type 'bert' is not one we can count; supported: gpt2, gpt_neox, llama",
         ),
         ({"model_type": None}, "model_type None is not one we can count"),
+        ({"model_type": "x" * 1000}, r"model_type 'x{36}\.\.\. is not one"),
         ({"hidden_size": None}, "needs hidden_size, a whole number"),
         ({"hidden_size": 0}, "hidden_size must be a whole number from 1 to 65,536, not 0"),
         ({"hidden_size": 64.0}, "hidden_size must be a whole number"),
