@@ -53,7 +53,9 @@ def _number(data: Mapping[str, Any], key: str, *, most: int, default: Any = _UNS
 
 
 def _flag(data: Mapping[str, Any], key: str, default: bool) -> bool:
-    value = data.get(key, default)
+    value = data.get(key)
+    if value is None:  # left out, or null as some published configs write it: the family's default
+        return default
     require(isinstance(value, bool), f"The config's {key} must be true or false, not {_shown(value)}.")
     return bool(value)
 

@@ -57,6 +57,11 @@ def test_unknown_fields_are_ignored_and_missing_ones_take_transformers_defaults(
     qwen2 = parse_config({**LLAMA, "model_type": "qwen2", "num_key_value_heads": 2})
     assert (qwen2.qkv_biased, qwen2.o_biased) == (True, False)
     assert parse_config({**LLAMA, "model_type": "gemma", "num_key_value_heads": 4}).tied_embeddings
+    # null, as some published configs write an unset field, is the same as leaving it out.
+    nulls = parse_config(
+        {**LLAMA, "num_key_value_heads": None, "head_dim": None, "tie_word_embeddings": None}
+    )
+    assert nulls == parse_config(LLAMA)
 
 
 def test_qwen_moe_layers_follow_the_sparse_step_and_the_dense_list():
