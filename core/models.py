@@ -7,15 +7,16 @@ weights. For a mixture of experts, `active_parameter_count` is what one token us
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 from core.datafiles import DATA_DIR, read_json, require
 from core.model_config import FAMILIES, parse_config, with_name
 from core.model_spec import NORMS, ModelSpec, check_spec
-from core.model_tensors import model_tensors
+from core.model_tensors import PARTS, model_tensors
 
 __all__ = ["NORMS", "ModelSpec", "check_spec"]  # re-exported: callers import the spec from here
 
@@ -41,12 +42,26 @@ class ParameterBreakdown:
         return self.embeddings + self.attention + self.mlp + self.norms + self.output_layer + self.experts
 
 
-def parameter_breakdown(spec: ModelSpec) -> ParameterBreakdown:
-    """The exact parameter count of `spec`, by part of the model."""
-    parts = dict.fromkeys(("embeddings", "attention", "mlp", "experts", "norms", "output_layer"), 0)
+def _parts(spec: ModelSpec) -> Counter[str]:
+    parts: Counter[str] = Counter()
     for tensor in model_tensors(spec):
         parts[tensor.part] += tensor.numel
-    return ParameterBreakdown(**parts)
+    return parts
+
+
+def parameter_breakdown(spec: ModelSpec) -> ParameterBreakdown:
+    """The exact parameter count of `spec`, by part of the model."""
+    # Every block of a kind holds the same tensors, so the count lists what sits outside the blocks
+    # (no layers), one block, and one dense block of an MoE model, then multiplies: a page rerun
+    # costs three short lists, not one per layer of a 126-layer model.
+    outside = _parts(replace(spec, layers=0, dense_layers=()))
+    block = _parts(replace(spec, layers=1, dense_layers=())) - outside
+    dense_block = _parts(replace(spec, layers=1, dense_layers=(0,))) - outside
+    dense = len(spec.dense_layers)
+    total = Counter(outside)
+    for part in PARTS:
+        total[part] += (spec.layers - dense) * block[part] + dense * dense_block[part]
+    return ParameterBreakdown(**{part: total[part] for part in PARTS})
 
 
 def parameter_count(spec: ModelSpec) -> int:

@@ -147,6 +147,12 @@ def test_mixture_of_experts_active_parameters_worked_by_hand():
     assert active_parameter_count(dense) == parameter_count(dense)
 
 
+@pytest.mark.parametrize("name", [*PUBLISHED, CUSTOM])
+def test_the_count_by_kind_of_block_equals_every_tensor_listed(name):
+    spec = resolve_model(name, hidden=2048, layers=16)
+    assert parameter_count(spec) == sum(t.numel for t in model_tensors(spec))
+
+
 @pytest.mark.parametrize("name", list(PUBLISHED))
 def test_norms_per_block_counts_the_blocks_own_norms(name):
     # The memory estimate reads norms_per_block; the tensor list is what the model builds.
