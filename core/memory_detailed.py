@@ -124,15 +124,19 @@ def layer_activation_bytes(
     tokens = micro_batch * seq_len
     if setup.recompute == "full":
         return tokens * model.hidden * size  # only the block's input; the rest is recomputed
-    # Values kept per token: attention (norm output, Q, K, V, context), MLP (input and its
-    # I-wide intermediates: 2 plain, 4 gated) and the inputs of the two norms.
+    # Values kept per token: attention (norm output, Q, K, V, context; Q and context are heads × head
+    # width, which a config may set apart from hidden), MLP (input and its I-wide intermediates:
+    # 2 plain, 4 gated) and the input of each of the block's norms.
     mlp_intermediates = 4 if model.gated_mlp else 2
+    # A token passes through only its routed experts (and a shared one): MoE activations follow those.
+    mlp_width = model.token_mlp_width if model.is_moe else model.intermediate
     values = (
-        3 * model.hidden
+        model.hidden
+        + 2 * model.q_width
         + 2 * kept_kv_width(setup)
         + model.hidden
-        + mlp_intermediates * model.intermediate
-        + 2 * model.hidden
+        + mlp_intermediates * mlp_width
+        + model.norms_per_block * model.hidden
     )
     masks = 2 * model.hidden if model.dropout else 0  # 1-byte dropout masks after attention and MLP
     kept = tokens * (values * size + masks)
@@ -150,7 +154,7 @@ def kept_kv_width(setup: TrainingSetup) -> int:
     # every head first and backward keeps those copies; a fused kernel reads the groups as they are, and
     # selective recomputation keeps only the projections and redoes the copying.
     expanded = setup.attention == "standard" and setup.recompute == "none"
-    return setup.model.hidden if expanded else setup.model.kv_width
+    return setup.model.q_width if expanded else setup.model.kv_width
 
 
 def output_activation_bytes(

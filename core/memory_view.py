@@ -41,7 +41,7 @@ from core.memory_lesson import (
     lesson_sweep,
     lesson_terms,
 )
-from core.models import CUSTOM, ModelSpec, parameter_count, resolve_model
+from core.models import CUSTOM, ModelSpec, active_parameter_count, parameter_count, resolve_model
 from core.settings_schema import section
 
 SECTION = "memory"
@@ -83,10 +83,11 @@ def lesson_setup(settings: Mapping[str, Any]) -> LessonSetup:
     )
 
 
-def training_setup(settings: Mapping[str, Any]) -> TrainingSetup:
-    """The detailed estimate's setup; the lesson's batch slider is the micro-batch here."""
+def training_setup(settings: Mapping[str, Any], model: ModelSpec | None = None) -> TrainingSetup:
+    """The detailed estimate's setup for `model` (default: the picked preset or custom shape); the lesson's
+    batch slider is the micro-batch here."""
     return TrainingSetup(
-        model=resolve_model(settings["model"], hidden=settings["hidden"], layers=settings["layers"]),
+        model=model or resolve_model(settings["model"], hidden=settings["hidden"], layers=settings["layers"]),
         precision=settings["precision"],
         optimizer=settings["optimizer"],
         micro_batch=settings["batch"],
@@ -132,15 +133,20 @@ def lesson_view(settings: Mapping[str, Any]) -> BudgetView:
 
 
 def _model_sentence(model: ModelSpec, count: int) -> str:
-    if model.name != CUSTOM:
+    if model.is_moe:
         return (
-            f"Parameters: {count:,}, counted from {model.name}'s architecture (the published count is "
-            f"{model.published_params:,})."
+            f"Parameters: {count:,} in {model.name}, all {model.experts} experts of each MoE layer, "
+            "which memory holds with their gradients and optimizer state; each token uses "
+            f"{active_parameter_count(model):,} of them ({model.active_experts} experts), "
+            "so activations follow the routed tokens, not the expert count."
         )
+    if model.published_params is not None:
+        return f"Parameters: {count:,}, counted from {model.name}'s architecture (the published count is {model.published_params:,})."
+    if model.name != CUSTOM:
+        return f"Parameters: {count:,}, counted tensor by tensor from {model.name} ({model.source})."
     lesson_count = lesson_parameter_count(hidden=model.hidden, layers=model.layers)
     return (
-        f"Parameters: {count:,} for a GPT-style model of this shape ({model.heads} heads, a "
-        f"{model.vocab:,}-token vocabulary); "
+        f"Parameters: {count:,} for a Llama-style model of this shape ({model.heads} heads, a {model.vocab:,}-token vocabulary); "
         f"the lesson's 12·H² rule gives {lesson_count:,}, leaving out embeddings, biases and norms."
     )
 
@@ -180,9 +186,9 @@ def _zero_sentence(zero_stage: int, gpus: int) -> str:
     )
 
 
-def detailed_view(settings: Mapping[str, Any]) -> BudgetView:
-    """The detailed, per-GPU estimate against the chosen GPU preset."""
-    setup = training_setup(settings)
+def detailed_view(settings: Mapping[str, Any], model: ModelSpec | None = None) -> BudgetView:
+    """The detailed, per-GPU estimate against the chosen GPU preset, for `model` if one is given."""
+    setup = training_setup(settings, model)
     card = gpu(settings["gpu"])
     zero_stage, gpus = settings["zero_stage"], settings["gpus"]
     terms = per_gpu_terms(setup, zero_stage=zero_stage, gpus=gpus)
@@ -230,7 +236,8 @@ def detailed_view(settings: Mapping[str, Any]) -> BudgetView:
     )
 
 
-def budget_view(stored: Mapping[str, Any]) -> BudgetView:
-    """The estimate the learner picked, for their stored settings (defaults fill the gaps)."""
+def budget_view(stored: Mapping[str, Any], *, model: ModelSpec | None = None) -> BudgetView:
+    """The estimate the learner picked, for their stored settings (defaults fill the gaps); `model`, such as
+    one read from a pasted config.json, replaces the picked one in the detailed estimate."""
     settings = page_settings(stored)
-    return detailed_view(settings) if settings["estimate"] == "detailed" else lesson_view(settings)
+    return detailed_view(settings, model) if settings["estimate"] == "detailed" else lesson_view(settings)

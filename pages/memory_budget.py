@@ -20,6 +20,7 @@ from ui.charts import draw
 from ui.estimate_check_section import estimate_check_section
 from ui.links import share_box
 from ui.marked import marked_question
+from ui.model_source import chosen_model
 from ui.settings import persistent
 
 fields = section(SECTION)
@@ -77,6 +78,7 @@ with run:
     choice(st.radio, "Device memory", "device_gb", "{} GB".format, horizontal=True)
     choice(st.radio, "Estimate", "estimate", ESTIMATE_LABELS.__getitem__, horizontal=True)
 
+model = None  # the lesson's estimate sizes the sliders' shape only
 if state.section_settings(SECTION).get("estimate") == "detailed":
     with st.container(border=True):
         st.subheader("Make it realistic")
@@ -97,11 +99,12 @@ if state.section_settings(SECTION).get("estimate") == "detailed":
             st.number_input("Data-parallel GPUs", f.min, f.max, step=f.step, **persistent(SECTION, "gpus"))
             choice(st.selectbox, "GPU", "gpu", str)
             slider("Runtime overhead (GB)", "overhead_gb")
+        model = chosen_model(SECTION)
 
 share_box(SECTION)
 
 settings = state.section_settings(SECTION)
-view = budget_view(settings)
+view = budget_view(settings, model=model)
 verdict = view.verdict
 st.metric("Parameters", f"{view.parameter_count:,}")
 bars = [(ESTIMATE_LABELS[view.estimate], view.terms)]

@@ -1,0 +1,384 @@
+"""A Hugging Face `config.json`, read into a `ModelSpec`: size and depth limits, known families, sane sizes.
+
+Each family reads the fields its transformers configuration class defines, with the same
+defaults (transformers 5.17), so a config that leaves a field out gets the value transformers
+would use. Fields a parameter count does not need are ignored. Anything refused raises a
+ValueError with one sentence that names the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from core.datafiles import require
+from core.model_spec import ModelSpec, check_spec
+
+MAX_CONFIG_CHARS = 100_000  # published config.json files are a few kB
+MAX_DEPTH = 8  # a config nests a rope_scaling or quantization object a level or two deep
+
+# Sane ranges, a little beyond the largest published models (Llama 3.1 405B: 126 layers,
+# hidden 16,384, MLP 53,248; Gemma 3: 262,208-token vocabulary).
+LIMITS = {
+    "hidden": 65_536,
+    "layers": 1_024,
+    "heads": 1_024,
+    "intermediate": 1_048_576,
+    "vocab": 4_194_304,
+    "positions": 1_048_576,
+    "head_dim": 2_048,
+    "experts": 1_024,
+}
+_UNSET = object()
+
+
+def _shown(value: object) -> str:
+    """A learner's value as a refusal quotes it: short, so one sentence stays one line."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def _number(data: Mapping[str, Any], key: str, *, most: int, default: Any = _UNSET) -> int:
+    value = data.get(key)
+    if value is None:
+        require(default is not _UNSET, f"The config needs {key}, a whole number.")
+        return int(default)
+    require(
+        isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= most,
+        f"The config's {key} must be a whole number from 1 to {most:,}, not {_shown(value)}.",
+    )
+    return int(value)
+
+
+def _flag(data: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = data.get(key)
+    if value is None:  # left out, or null as some published configs write it: the family's default
+        return default
+    require(isinstance(value, bool), f"The config's {key} must be true or false, not {_shown(value)}.")
+    return bool(value)
+
+
+def _attention(
+    data: Mapping[str, Any],
+    *,
+    kv_default: int | None,
+    head_dim_default: int | None = None,
+    grouped: bool = True,
+) -> dict[str, Any]:
+    """Sizes and heads of a config with transformers' field names. `None` defaults mean "as many KV heads
+    as heads" and "hidden // heads"; a family that is not `grouped` reads neither field."""
+    hidden = _number(data, "hidden_size", most=LIMITS["hidden"])
+    heads = _number(data, "num_attention_heads", most=LIMITS["heads"])
+    kv_heads, head_dim = heads, None
+    if grouped:
+        kv_heads = _number(data, "num_key_value_heads", most=heads, default=kv_default or heads)
+        head_dim = _number(data, "head_dim", most=LIMITS["head_dim"], default=head_dim_default or 0) or None
+    if head_dim is None:
+        require(hidden % heads == 0, "The config's hidden_size must split evenly into num_attention_heads.")
+    require(
+        heads % kv_heads == 0, "The config's num_attention_heads must split evenly into num_key_value_heads."
+    )
+    return {
+        "hidden": hidden,
+        "layers": _number(data, "num_hidden_layers", most=LIMITS["layers"]),
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "explicit_head_dim": head_dim,
+        "intermediate": _number(data, "intermediate_size", most=LIMITS["intermediate"]),
+        "vocab": _number(data, "vocab_size", most=LIMITS["vocab"]),
+    }
+
+
+def _rotary(
+    data: Mapping[str, Any], sizes: dict[str, Any], *, tied_default: bool, gated: bool
+) -> dict[str, Any]:
+    """What the rotary families share: no position table; gated ones use RMSNorm and no biases, the
+    others LayerNorm and biases (each family then names its exceptions)."""
+    return {
+        **sizes,
+        "positions": 0,
+        "tied_embeddings": _flag(data, "tie_word_embeddings", tied_default),
+        "gated_mlp": gated,
+        "norm": "rmsnorm" if gated else "layernorm",
+        "biases": not gated,
+        "dropout": False,
+    }
+
+
+def _llama_like(
+    data: Mapping[str, Any],
+    *,
+    kv_default: int | None,
+    head_dim_default: int | None = None,
+    tied_default: bool = False,
+) -> dict[str, Any]:
+    sizes = _attention(data, kv_default=kv_default, head_dim_default=head_dim_default)
+    return _rotary(data, sizes, tied_default=tied_default, gated=True)
+
+
+def gpt2(data: Mapping[str, Any]) -> dict[str, Any]:
+    """GPT2Config: n_embd, n_layer, n_head, n_inner (4·n_embd when absent), n_positions learned positions."""
+    require(
+        not _flag(data, "add_cross_attention", False),
+        "add_cross_attention: GPT-2 with cross-attention is not supported.",
+    )
+    hidden = _number(data, "n_embd", most=LIMITS["hidden"])
+    heads = _number(data, "n_head", most=LIMITS["heads"])
+    require(hidden % heads == 0, "The config's n_embd must split evenly into n_head.")
+    return {
+        "hidden": hidden,
+        "layers": _number(data, "n_layer", most=LIMITS["layers"]),
+        "heads": heads,
+        "kv_heads": heads,
+        "intermediate": _number(data, "n_inner", most=LIMITS["intermediate"], default=4 * hidden),
+        "vocab": _number(data, "vocab_size", most=LIMITS["vocab"]),
+        "positions": _number(data, "n_positions", most=LIMITS["positions"], default=1024),
+        "tied_embeddings": _flag(data, "tie_word_embeddings", True),
+        "gated_mlp": False,
+        "norm": "layernorm",
+        "biases": True,
+        "dropout": True,
+    }
+
+
+def gpt_neox(data: Mapping[str, Any]) -> dict[str, Any]:
+    """GPTNeoXConfig: LayerNorms, a plain MLP with biases, attention biases unless attention_bias is false."""
+    bias = _flag(data, "attention_bias", True)
+    sizes = _attention(data, kv_default=None, grouped=False)
+    return {**_rotary(data, sizes, tied_default=False, gated=False), "qkv_bias": bias, "o_bias": bias}
+
+
+def llama(data: Mapping[str, Any]) -> dict[str, Any]:
+    """LlamaConfig: attention_bias for q, k, v and o; mlp_bias for the MLP."""
+    return {
+        **_llama_like(data, kv_default=None),
+        "qkv_bias": _flag(data, "attention_bias", False),
+        "o_bias": _flag(data, "attention_bias", False),
+        "mlp_bias": _flag(data, "mlp_bias", False),
+    }
+
+
+def mistral(data: Mapping[str, Any]) -> dict[str, Any]:
+    """MistralConfig: no biases, 8 KV heads unless the config says otherwise."""
+    return _llama_like(data, kv_default=8)
+
+
+def qwen2(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Qwen2Config: biases on q, k and v only."""
+    return {**_llama_like(data, kv_default=32), "qkv_bias": True, "o_bias": False}
+
+
+def qwen3(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Qwen3Config: 128-wide heads by default and a per-head RMSNorm on queries and keys."""
+    bias = _flag(data, "attention_bias", False)
+    return {
+        **_llama_like(data, kv_default=32, head_dim_default=128),
+        "qkv_bias": bias,
+        "o_bias": bias,
+        "qk_norm": "per_head",
+    }
+
+
+def _gemma(data: Mapping[str, Any], *, kv_default: int) -> dict[str, Any]:
+    bias = _flag(data, "attention_bias", False)
+    spec = _llama_like(data, kv_default=kv_default, head_dim_default=256, tied_default=True)
+    return {**spec, "qkv_bias": bias, "o_bias": bias}
+
+
+def gemma(data: Mapping[str, Any]) -> dict[str, Any]:
+    """GemmaConfig: 256-wide heads, tied embeddings."""
+    return _gemma(data, kv_default=16)
+
+
+def gemma2(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Gemma2Config: Gemma's block with four norms."""
+    return {**_gemma(data, kv_default=4), "norms_per_block": 4}
+
+
+def gemma3_text(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Gemma3TextConfig: Gemma 2's four norms plus a per-head QK-norm."""
+    return {**_gemma(data, kv_default=4), "norms_per_block": 4, "qk_norm": "per_head"}
+
+
+def phi(data: Mapping[str, Any]) -> dict[str, Any]:
+    """PhiConfig: one LayerNorm a block, biases everywhere, an output bias, a QK LayerNorm if qk_layernorm."""
+    return {
+        **_rotary(data, _attention(data, kv_default=None), tied_default=False, gated=False),
+        "norms_per_block": 1,
+        "qk_norm": "per_head" if _flag(data, "qk_layernorm", False) else "none",
+        "output_bias": True,
+    }
+
+
+def phi3(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Phi3Config: fused projections, no biases."""
+    return _llama_like(data, kv_default=None)
+
+
+def olmo2(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Olmo2Config: QK-norm over the whole query and key width."""
+    bias = _flag(data, "attention_bias", False)
+    return {**_llama_like(data, kv_default=None), "qkv_bias": bias, "o_bias": bias, "qk_norm": "per_layer"}
+
+
+def _experts(data: Mapping[str, Any], *, experts_key: str, experts: int, top_k: int) -> dict[str, Any]:
+    count = _number(data, experts_key, most=LIMITS["experts"], default=experts)
+    active = _number(data, "num_experts_per_tok", most=count, default=top_k)
+    return {"experts": count, "active_experts": active}
+
+
+def mixtral(data: Mapping[str, Any]) -> dict[str, Any]:
+    """MixtralConfig: every layer routes each token to num_experts_per_tok of num_local_experts experts."""
+    spec = mistral(data)
+    routed = _experts(data, experts_key="num_local_experts", experts=8, top_k=2)
+    return {**spec, **routed, "expert_intermediate": spec["intermediate"]}
+
+
+def _dense_layers(data: Mapping[str, Any], layers: int) -> tuple[int, ...]:
+    """Layers with a dense MLP: those in mlp_only_layers and those decoder_sparse_step skips."""
+    step = _number(data, "decoder_sparse_step", most=layers, default=1)
+    only = data.get("mlp_only_layers") or []
+    require(
+        isinstance(only, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in only),
+        "The config's mlp_only_layers must be a list of layer numbers.",
+    )
+    return tuple(i for i in range(layers) if i in only or (i + 1) % step != 0)
+
+
+def _qwen_moe(
+    data: Mapping[str, Any], base: dict[str, Any], *, experts: int, top_k: int, width: int
+) -> dict[str, Any]:
+    routed = _experts(data, experts_key="num_experts", experts=experts, top_k=top_k)
+    return {
+        **base,
+        **routed,
+        "expert_intermediate": _number(
+            data, "moe_intermediate_size", most=LIMITS["intermediate"], default=width
+        ),
+        "dense_layers": _dense_layers(data, base["layers"]),
+    }
+
+
+def qwen3_moe(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Qwen3MoeConfig: Qwen3's attention; by default 128 experts 768 wide, 8 per token."""
+    bias = _flag(data, "attention_bias", False)
+    base = {**_llama_like(data, kv_default=4), "qkv_bias": bias, "o_bias": bias, "qk_norm": "per_head"}
+    return _qwen_moe(data, base, experts=128, top_k=8, width=768)
+
+
+def qwen2_moe(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Qwen2MoeConfig: by default 60 experts 1,408 wide, 4 per token, and a gated shared expert."""
+    base = {**_llama_like(data, kv_default=16), "qkv_bias": _flag(data, "qkv_bias", True), "o_bias": False}
+    shared = _number(data, "shared_expert_intermediate_size", most=LIMITS["intermediate"], default=5632)
+    return {**_qwen_moe(data, base, experts=60, top_k=4, width=1408), "shared_expert_intermediate": shared}
+
+
+@dataclass(frozen=True)
+class Family:
+    """A model_type we read: the name people know it by and the reader of its config fields."""
+
+    label: str
+    read: Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+FAMILIES = {
+    "gpt2": Family("GPT-2", gpt2),
+    "gpt_neox": Family("GPT-NeoX (Pythia)", gpt_neox),
+    "llama": Family("Llama", llama),
+    "mistral": Family("Mistral", mistral),
+    "mixtral": Family("Mixtral (mixture of experts)", mixtral),
+    "qwen2": Family("Qwen2 / Qwen2.5", qwen2),
+    "qwen2_moe": Family("Qwen2-MoE (mixture of experts, shared expert)", qwen2_moe),
+    "qwen3": Family("Qwen3", qwen3),
+    "qwen3_moe": Family("Qwen3-MoE (mixture of experts)", qwen3_moe),
+    "gemma": Family("Gemma", gemma),
+    "gemma2": Family("Gemma 2", gemma2),
+    "gemma3_text": Family("Gemma 3 (text only)", gemma3_text),
+    "phi": Family("Phi-1.5 / Phi-2", phi),
+    "phi3": Family("Phi-3", phi3),
+    "olmo2": Family("OLMo 2", olmo2),
+}
+
+
+def parse_config(data: Mapping[str, object], *, name: str = "pasted config") -> ModelSpec:
+    """The model a config.json describes; a ValueError naming any field missing, unknown or out of range."""
+    require(isinstance(data, Mapping), "A config.json must hold one JSON object.")
+    model_type = data.get("model_type")
+    require(
+        isinstance(model_type, str) and model_type in FAMILIES,
+        f"The config's model_type {_shown(model_type)} is not one we can count; "
+        f"supported: {', '.join(FAMILIES)}.",
+    )
+    fields = FAMILIES[str(model_type)].read(data)
+    spec = ModelSpec(
+        name=name,
+        published_params=None,
+        source=f"config.json, model_type {model_type}",
+        model_type=str(model_type),
+        **fields,
+    )
+    return check_spec(spec)
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, Mapping):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        require(key not in data, f"The config gives the field {key!r} twice.")
+        data[key] = value
+    return data
+
+
+def _no_constant(token: str) -> None:
+    raise ValueError(f"The config holds {token}, which is not a number JSON allows.")
+
+
+def read_config_text(text: str) -> Mapping[str, Any]:
+    """The JSON object in `text`, refused if it is too long, not JSON, nested too deep or repeats a key."""
+    require(isinstance(text, str), "A config.json must be text.")
+    require(
+        len(text) <= MAX_CONFIG_CHARS,
+        f"This config is {len(text):,} characters long; a config.json is at most {MAX_CONFIG_CHARS:,}.",
+    )
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except json.JSONDecodeError as err:
+        raise ValueError(
+            f"This is not valid JSON (line {err.lineno}, column {err.colno}): {err.msg}."
+        ) from None
+    except RecursionError:
+        raise ValueError(f"This config nests objects deeper than {MAX_DEPTH} levels.") from None
+    require(_depth(data) <= MAX_DEPTH, f"This config nests objects deeper than {MAX_DEPTH} levels.")
+    require(isinstance(data, Mapping), "A config.json must hold one JSON object, in braces.")
+    return data
+
+
+def decode_config_file(raw: bytes) -> str:
+    """The text of an uploaded config.json, refused if it is too large or not UTF-8."""
+    require(
+        len(raw) <= 4 * MAX_CONFIG_CHARS,
+        f"This file is {len(raw):,} bytes; a config.json is at most {MAX_CONFIG_CHARS:,} characters.",
+    )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError("This file is not UTF-8 text, so it cannot be a config.json.") from None
+
+
+def load_config_text(text: str, *, name: str = "pasted config") -> ModelSpec:
+    """The model described by the config.json in `text` (pasted or uploaded), validated."""
+    return parse_config(read_config_text(text), name=name)
+
+
+def with_name(spec: ModelSpec, *, name: str, published_params: int | None, source: str) -> ModelSpec:
+    """`spec` under a display name, with the count published for its weights and where that came from."""
+    return replace(spec, name=name, published_params=published_params, source=source)

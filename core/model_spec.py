@@ -1,0 +1,143 @@
+"""What a decoder-only transformer looks like: the fields its parameter count and its memory need.
+
+A `ModelSpec` is built from a preset, from the lesson's sliders or from a pasted `config.json`
+(`core/model_config.py`). The first fields are the ones every model has; the ones with defaults
+describe what real architectures vary (head width, biases per projection, norms, experts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.datafiles import require
+
+# layernorm: a weight and a bias per channel; layernorm_no_bias: the weight only; rmsnorm: a weight.
+NORMS = ("layernorm", "layernorm_no_bias", "rmsnorm")
+# QK-norm: none; per_head, one head-wide weight shared by every head (Qwen3, Gemma 3);
+# per_layer, one weight over the whole query (or key) width (OLMo 2).
+QK_NORMS = ("none", "per_head", "per_layer")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A decoder-only transformer's shape: everything its parameter count and activations need."""
+
+    name: str
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    intermediate: int  # width of a dense MLP (for Mixtral, of each expert)
+    vocab: int
+    positions: int  # rows of a learned position table; 0 when positions are rotary
+    tied_embeddings: bool
+    gated_mlp: bool
+    norm: str
+    biases: bool  # the default for every projection's bias; the three fields below override it
+    dropout: bool
+    published_params: int | None
+    source: str
+    model_type: str = ""  # the config's model_type; "" for a shape described only by these fields
+    explicit_head_dim: int | None = None  # a head width set by the config rather than hidden // heads
+    qkv_bias: bool | None = None
+    o_bias: bool | None = None
+    mlp_bias: bool | None = None
+    norms_per_block: int = 2
+    qk_norm: str = "none"
+    output_bias: bool = False
+    experts: int = 0  # routed experts in each MoE layer; 0 for a dense model
+    active_experts: int = 0  # experts each token is routed to
+    expert_intermediate: int = 0  # width of one routed expert's MLP
+    shared_expert_intermediate: int = 0  # width of the expert every token also passes through (0: none)
+    dense_layers: tuple[int, ...] = ()  # in an MoE model, the layers that keep a dense MLP
+
+    @property
+    def head_dim(self) -> int:
+        """Width of one attention head."""
+        return self.explicit_head_dim or self.hidden // self.heads
+
+    @property
+    def q_width(self) -> int:
+        """Width of the query projection (and of the attention output): heads × head width."""
+        return self.heads * self.head_dim
+
+    @property
+    def kv_width(self) -> int:
+        """Width of the key (or value) projection: narrower than the query with grouped-query attention."""
+        return self.kv_heads * self.head_dim
+
+    @property
+    def qkv_biased(self) -> bool:
+        """Whether the query, key and value projections carry biases."""
+        return self.biases if self.qkv_bias is None else self.qkv_bias
+
+    @property
+    def o_biased(self) -> bool:
+        """Whether the attention output projection carries a bias."""
+        return self.biases if self.o_bias is None else self.o_bias
+
+    @property
+    def mlp_biased(self) -> bool:
+        """Whether the MLP's projections carry biases."""
+        return self.biases if self.mlp_bias is None else self.mlp_bias
+
+    @property
+    def is_moe(self) -> bool:
+        """Whether some layers route each token to a few of many expert MLPs."""
+        return self.experts > 0
+
+    @property
+    def moe_layers(self) -> int:
+        """How many layers hold experts (the others keep a dense MLP)."""
+        return self.layers - len(self.dense_layers) if self.is_moe else 0
+
+    @property
+    def token_mlp_width(self) -> int:
+        """MLP width one token passes through in an MoE layer: its routed experts plus the shared one."""
+        return self.active_experts * self.expert_intermediate + self.shared_expert_intermediate
+
+
+def _whole(value: object, *, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def check_spec(spec: ModelSpec) -> ModelSpec:
+    """`spec` if its sizes are consistent; else a ValueError saying which one is not."""
+    where = f"Model {spec.name!r}"
+    sizes = {
+        "hidden": spec.hidden,
+        "layers": spec.layers,
+        "heads": spec.heads,
+        "kv_heads": spec.kv_heads,
+        "intermediate": spec.intermediate,
+        "vocab": spec.vocab,
+    }
+    for field, value in sizes.items():
+        require(_whole(value, least=1), f"{where}: {field} must be a positive whole number.")
+    require(_whole(spec.positions, least=0), f"{where}: positions must be 0 or more.")
+    if spec.explicit_head_dim is None:
+        require(
+            spec.hidden % spec.heads == 0,
+            f"{where}: the hidden size must split evenly into the attention heads.",
+        )
+    else:
+        require(
+            _whole(spec.explicit_head_dim, least=1), f"{where}: head_dim must be a positive whole number."
+        )
+    require(
+        spec.heads % spec.kv_heads == 0, f"{where}: the attention heads must split evenly into the KV heads."
+    )
+    require(spec.norm in NORMS, f"{where}: norm must be one of {', '.join(NORMS)}.")
+    require(spec.qk_norm in QK_NORMS, f"{where}: qk_norm must be one of {', '.join(QK_NORMS)}.")
+    require(_whole(spec.norms_per_block, least=0), f"{where}: norms_per_block must be 0 or more.")
+    if spec.is_moe:
+        require(
+            1 <= spec.active_experts <= spec.experts,
+            f"{where}: each token must be routed to between 1 and {spec.experts} experts.",
+        )
+        require(_whole(spec.expert_intermediate, least=1), f"{where}: expert_intermediate must be positive.")
+        require(
+            all(0 <= i < spec.layers for i in spec.dense_layers),
+            f"{where}: every dense layer must be one of its {spec.layers} layers.",
+        )
+    return spec

@@ -1,0 +1,305 @@
+"""Every weight tensor of a model, named and shaped the way its transformers modeling file builds it.
+
+One function per family reads like that family's `modeling_<family>.py`: the same modules, in the
+same order, with the same names, so a reader can check a count against the model file side by
+side (and the tests compare the lists with `named_parameters()` of models built on the meta
+device). The helpers at the top are what the families truly share: a linear layer, a norm, the
+Llama-style attention and gated MLP, and the output layer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from core.model_spec import ModelSpec
+
+# Where a tensor sits, for the breakdown: "experts" are the routed experts' weights, the only
+# part of an MoE model a token uses a fraction of.
+PARTS = ("embeddings", "attention", "mlp", "experts", "norms", "output_layer")
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One weight tensor: its name in the model, its shape, and which part of the model it belongs to."""
+
+    name: str
+    shape: tuple[int, ...]
+    part: str
+
+    @property
+    def numel(self) -> int:
+        """How many values it holds."""
+        return math.prod(self.shape)
+
+
+Tensors = Iterator[Tensor]
+
+
+def linear(name: str, in_features: int, out_features: int, *, bias: bool, part: str) -> Tensors:
+    """`nn.Linear(in_features, out_features, bias=bias)`: weight stored out × in."""
+    yield Tensor(f"{name}.weight", (out_features, in_features), part)
+    if bias:
+        yield Tensor(f"{name}.bias", (out_features,), part)
+
+
+def conv1d(name: str, in_features: int, out_features: int) -> Tensors:
+    """GPT-2's `Conv1D(out_features, in_features)`: a linear layer stored in × out, always with a bias."""
+    part = "attention" if ".attn." in name else "mlp"
+    yield Tensor(f"{name}.weight", (in_features, out_features), part)
+    yield Tensor(f"{name}.bias", (out_features,), part)
+
+
+def norm(name: str, width: int, kind: str) -> Tensors:
+    """A LayerNorm (weight and bias, or the weight only) or an RMSNorm (a weight) over `width` channels."""
+    yield Tensor(f"{name}.weight", (width,), "norms")
+    if kind == "layernorm":
+        yield Tensor(f"{name}.bias", (width,), "norms")
+
+
+def embedding(name: str, rows: int, width: int) -> Tensors:
+    """`nn.Embedding(rows, width)`."""
+    yield Tensor(f"{name}.weight", (rows, width), "embeddings")
+
+
+def lm_head(spec: ModelSpec) -> Tensors:
+    """The output layer, unless it shares the input embedding's weight."""
+    if not spec.tied_embeddings:
+        yield from linear("lm_head", spec.hidden, spec.vocab, bias=spec.output_bias, part="output_layer")
+    elif spec.output_bias:
+        yield Tensor("lm_head.bias", (spec.vocab,), "output_layer")
+
+
+def attention(prefix: str, spec: ModelSpec) -> Tensors:
+    """Llama-style attention: separate q, k, v and o projections, then the QK-norm if there is one."""
+    h, q, kv = spec.hidden, spec.q_width, spec.kv_width
+    yield from linear(f"{prefix}q_proj", h, q, bias=spec.qkv_biased, part="attention")
+    yield from linear(f"{prefix}k_proj", h, kv, bias=spec.qkv_biased, part="attention")
+    yield from linear(f"{prefix}v_proj", h, kv, bias=spec.qkv_biased, part="attention")
+    yield from linear(f"{prefix}o_proj", q, h, bias=spec.o_biased, part="attention")
+    if spec.qk_norm == "per_head":
+        yield from norm(f"{prefix}q_norm", spec.head_dim, spec.norm)
+        yield from norm(f"{prefix}k_norm", spec.head_dim, spec.norm)
+    elif spec.qk_norm == "per_layer":
+        yield from norm(f"{prefix}q_norm", q, spec.norm)
+        yield from norm(f"{prefix}k_norm", kv, spec.norm)
+
+
+def gated_mlp(prefix: str, hidden: int, intermediate: int, *, bias: bool) -> Tensors:
+    """Llama-style gated MLP: gate and up projections to `intermediate`, down back to `hidden`."""
+    yield from linear(f"{prefix}gate_proj", hidden, intermediate, bias=bias, part="mlp")
+    yield from linear(f"{prefix}up_proj", hidden, intermediate, bias=bias, part="mlp")
+    yield from linear(f"{prefix}down_proj", intermediate, hidden, bias=bias, part="mlp")
+
+
+def experts(prefix: str, spec: ModelSpec) -> Tensors:
+    """Routed experts stored as two 3-D tensors (gate and up fused), as transformers 5 keeps them."""
+    e, h, i = spec.experts, spec.hidden, spec.expert_intermediate
+    yield Tensor(f"{prefix}gate_up_proj", (e, 2 * i, h), "experts")
+    yield Tensor(f"{prefix}down_proj", (e, h, i), "experts")
+
+
+def router(name: str, spec: ModelSpec) -> Tensors:
+    """The router: one score per expert for each token, no bias."""
+    yield Tensor(f"{name}.weight", (spec.experts, spec.hidden), "mlp")
+
+
+def norms(prefix: str, names: tuple[str, ...], spec: ModelSpec) -> Tensors:
+    """The block's own norms over the hidden size, in the order the block creates them."""
+    for name in names:
+        yield from norm(f"{prefix}{name}", spec.hidden, spec.norm)
+
+
+LLAMA_NORMS = ("input_layernorm", "post_attention_layernorm")
+GEMMA2_NORMS = (*LLAMA_NORMS, "pre_feedforward_layernorm", "post_feedforward_layernorm")
+
+
+def _layers(spec: ModelSpec, prefix: str) -> Iterator[tuple[int, str]]:
+    for i in range(spec.layers):
+        yield i, f"{prefix}{i}."
+
+
+def gpt2(spec: ModelSpec) -> Tensors:
+    """`GPT2LMHeadModel`: learned positions, fused c_attn, LayerNorms with biases, Conv1D layers."""
+    yield from embedding("transformer.wte", spec.vocab, spec.hidden)
+    yield from embedding("transformer.wpe", spec.positions, spec.hidden)
+    for _, p in _layers(spec, "transformer.h."):
+        yield from norm(f"{p}ln_1", spec.hidden, spec.norm)
+        yield from conv1d(f"{p}attn.c_attn", spec.hidden, 3 * spec.hidden)
+        yield from conv1d(f"{p}attn.c_proj", spec.hidden, spec.hidden)
+        yield from norm(f"{p}ln_2", spec.hidden, spec.norm)
+        yield from conv1d(f"{p}mlp.c_fc", spec.hidden, spec.intermediate)
+        yield from conv1d(f"{p}mlp.c_proj", spec.intermediate, spec.hidden)
+    yield from norm("transformer.ln_f", spec.hidden, spec.norm)
+    yield from lm_head(spec)
+
+
+def gpt_neox(spec: ModelSpec) -> Tensors:
+    """`GPTNeoXForCausalLM`: fused query_key_value, plain MLP with biases, rotary positions."""
+    h = spec.hidden
+    yield from embedding("gpt_neox.embed_in", spec.vocab, h)
+    for _, p in _layers(spec, "gpt_neox.layers."):
+        yield from norms(p, LLAMA_NORMS, spec)
+        yield from linear(f"{p}attention.query_key_value", h, 3 * h, bias=spec.qkv_biased, part="attention")
+        yield from linear(f"{p}attention.dense", h, h, bias=spec.o_biased, part="attention")
+        yield from linear(f"{p}mlp.dense_h_to_4h", h, spec.intermediate, bias=spec.mlp_biased, part="mlp")
+        yield from linear(f"{p}mlp.dense_4h_to_h", spec.intermediate, h, bias=spec.mlp_biased, part="mlp")
+    yield from norm("gpt_neox.final_layer_norm", h, spec.norm)
+    yield from lm_head(spec)
+
+
+def llama(spec: ModelSpec) -> Tensors:
+    """`LlamaForCausalLM` (also Mistral, Qwen2, Qwen3, Gemma): attention, gated MLP, two norms a block."""
+    yield from embedding("model.embed_tokens", spec.vocab, spec.hidden)
+    for _, p in _layers(spec, "model.layers."):
+        yield from attention(f"{p}self_attn.", spec)
+        yield from gated_mlp(f"{p}mlp.", spec.hidden, spec.intermediate, bias=spec.mlp_biased)
+        yield from norms(p, LLAMA_NORMS, spec)
+    yield from norm("model.norm", spec.hidden, spec.norm)
+    yield from lm_head(spec)
+
+
+def gemma2(spec: ModelSpec) -> Tensors:
+    """`Gemma2ForCausalLM` (also Gemma 3): Llama's block with a norm before and after attention and MLP."""
+    yield from embedding("model.embed_tokens", spec.vocab, spec.hidden)
+    for _, p in _layers(spec, "model.layers."):
+        yield from attention(f"{p}self_attn.", spec)
+        yield from gated_mlp(f"{p}mlp.", spec.hidden, spec.intermediate, bias=spec.mlp_biased)
+        yield from norms(p, GEMMA2_NORMS, spec)
+    yield from norm("model.norm", spec.hidden, spec.norm)
+    yield from lm_head(spec)
+
+
+def olmo2(spec: ModelSpec) -> Tensors:
+    """`Olmo2ForCausalLM`: QK-norm over the whole width and norms after attention and MLP only."""
+    yield from embedding("model.embed_tokens", spec.vocab, spec.hidden)
+    for _, p in _layers(spec, "model.layers."):
+        yield from attention(f"{p}self_attn.", spec)
+        yield from gated_mlp(f"{p}mlp.", spec.hidden, spec.intermediate, bias=spec.mlp_biased)
+        yield from norms(p, ("post_attention_layernorm", "post_feedforward_layernorm"), spec)
+    yield from norm("model.norm", spec.hidden, spec.norm)
+    yield from lm_head(spec)
+
+
+def phi3(spec: ModelSpec) -> Tensors:
+    """`Phi3ForCausalLM`: fused qkv_proj and gate_up_proj, no biases."""
+    h, i = spec.hidden, spec.intermediate
+    yield from embedding("model.embed_tokens", spec.vocab, h)
+    for _, p in _layers(spec, "model.layers."):
+        yield from linear(f"{p}self_attn.o_proj", spec.q_width, h, bias=False, part="attention")
+        qkv = spec.q_width + 2 * spec.kv_width
+        yield from linear(f"{p}self_attn.qkv_proj", h, qkv, bias=False, part="attention")
+        yield from linear(f"{p}mlp.gate_up_proj", h, 2 * i, bias=False, part="mlp")
+        yield from linear(f"{p}mlp.down_proj", i, h, bias=False, part="mlp")
+        yield from norms(p, LLAMA_NORMS, spec)
+    yield from norm("model.norm", h, spec.norm)
+    yield from lm_head(spec)
+
+
+def phi(spec: ModelSpec) -> Tensors:
+    """`PhiForCausalLM` (Phi-1.5, Phi-2): attention and MLP in parallel after one LayerNorm, biases
+    everywhere, an optional per-head QK LayerNorm, and an output layer with a bias."""
+    h, q, kv = spec.hidden, spec.q_width, spec.kv_width
+    yield from embedding("model.embed_tokens", spec.vocab, h)
+    for _, p in _layers(spec, "model.layers."):
+        yield from linear(f"{p}self_attn.q_proj", h, q, bias=True, part="attention")
+        yield from linear(f"{p}self_attn.k_proj", h, kv, bias=True, part="attention")
+        yield from linear(f"{p}self_attn.v_proj", h, kv, bias=True, part="attention")
+        yield from linear(f"{p}self_attn.dense", q, h, bias=True, part="attention")
+        if spec.qk_norm == "per_head":  # sized hidden // heads in transformers, even with its own head_dim
+            yield from norm(f"{p}self_attn.q_layernorm", h // spec.heads, spec.norm)
+            yield from norm(f"{p}self_attn.k_layernorm", h // spec.heads, spec.norm)
+        yield from linear(f"{p}mlp.fc1", h, spec.intermediate, bias=True, part="mlp")
+        yield from linear(f"{p}mlp.fc2", spec.intermediate, h, bias=True, part="mlp")
+        yield from norm(f"{p}input_layernorm", h, spec.norm)
+    yield from norm("model.final_layernorm", h, spec.norm)
+    yield from lm_head(spec)
+
+
+def mixtral(spec: ModelSpec) -> Tensors:
+    """`MixtralForCausalLM`: Mistral's attention, then a router and the experts in every layer."""
+    yield from embedding("model.embed_tokens", spec.vocab, spec.hidden)
+    for _, p in _layers(spec, "model.layers."):
+        yield from attention(f"{p}self_attn.", spec)
+        yield from router(f"{p}mlp.gate", spec)
+        yield from experts(f"{p}mlp.experts.", spec)
+        yield from norms(p, LLAMA_NORMS, spec)
+    yield from norm("model.norm", spec.hidden, spec.norm)
+    yield from lm_head(spec)
+
+
+def qwen3_moe(spec: ModelSpec) -> Tensors:
+    """`Qwen3MoeForCausalLM`: Qwen3's attention; experts and router, or a dense MLP in `mlp_only_layers`."""
+    yield from embedding("model.embed_tokens", spec.vocab, spec.hidden)
+    for i, p in _layers(spec, "model.layers."):
+        yield from attention(f"{p}self_attn.", spec)
+        if i in spec.dense_layers:
+            yield from gated_mlp(f"{p}mlp.", spec.hidden, spec.intermediate, bias=False)
+        else:
+            yield from experts(f"{p}mlp.experts.", spec)
+            yield from router(f"{p}mlp.gate", spec)
+        yield from norms(p, LLAMA_NORMS, spec)
+    yield from norm("model.norm", spec.hidden, spec.norm)
+    yield from lm_head(spec)
+
+
+def qwen2_moe(spec: ModelSpec) -> Tensors:
+    """`Qwen2MoeForCausalLM`: router and experts, plus a gated shared expert every token uses."""
+    h = spec.hidden
+    yield from embedding("model.embed_tokens", spec.vocab, h)
+    for i, p in _layers(spec, "model.layers."):
+        yield from attention(f"{p}self_attn.", spec)
+        if i in spec.dense_layers:
+            yield from gated_mlp(f"{p}mlp.", h, spec.intermediate, bias=False)
+        else:
+            yield from router(f"{p}mlp.gate", spec)
+            yield from experts(f"{p}mlp.experts.", spec)
+            yield from gated_mlp(f"{p}mlp.shared_expert.", h, spec.shared_expert_intermediate, bias=False)
+            yield from linear(f"{p}mlp.shared_expert_gate", h, 1, bias=False, part="mlp")
+        yield from norms(p, LLAMA_NORMS, spec)
+    yield from norm("model.norm", h, spec.norm)
+    yield from lm_head(spec)
+
+
+def decoder(spec: ModelSpec) -> Tensors:
+    """A block described only by the spec's fields (the measuring tool's models): learned positions if
+    any, Llama-style attention, a plain or gated MLP, `norms_per_block` norms."""
+    h, i = spec.hidden, spec.intermediate
+    yield from embedding("embed_tokens", spec.vocab, h)
+    if spec.positions:
+        yield from embedding("embed_positions", spec.positions, h)
+    for _, p in _layers(spec, "layers."):
+        yield from attention(f"{p}attn.", spec)
+        if spec.gated_mlp:
+            yield from gated_mlp(f"{p}mlp.", h, i, bias=spec.mlp_biased)
+        else:
+            yield from linear(f"{p}mlp.up_proj", h, i, bias=spec.mlp_biased, part="mlp")
+            yield from linear(f"{p}mlp.down_proj", i, h, bias=spec.mlp_biased, part="mlp")
+        yield from norms(p, tuple(f"norm_{n}" for n in range(spec.norms_per_block)), spec)
+    yield from norm("norm", h, spec.norm)
+    yield from lm_head(spec)
+
+
+FAMILY_TENSORS: dict[str, Callable[[ModelSpec], Tensors]] = {
+    "gpt2": gpt2,
+    "gpt_neox": gpt_neox,
+    "llama": llama,
+    "mistral": llama,
+    "qwen2": llama,
+    "qwen3": llama,
+    "gemma": llama,
+    "gemma2": gemma2,
+    "gemma3_text": gemma2,
+    "olmo2": olmo2,
+    "phi": phi,
+    "phi3": phi3,
+    "mixtral": mixtral,
+    "qwen2_moe": qwen2_moe,
+    "qwen3_moe": qwen3_moe,
+}
+
+
+def model_tensors(spec: ModelSpec) -> Tensors:
+    """Every weight tensor of `spec`, each shared tensor once, in the order its model creates them."""
+    return FAMILY_TENSORS.get(spec.model_type, decoder)(spec)

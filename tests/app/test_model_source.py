@@ -1,0 +1,52 @@
+"""Pasting a config.json on the Memory budget page: a valid one is sized, a bad one is refused in one sentence."""
+
+import json
+
+from core.datafiles import DATA_DIR
+from tests.app.conftest import open_page
+
+PAGE = "pages/memory_budget.py"
+MIXTRAL = (DATA_DIR / "models" / "mixtral-8x7b-v0.1.json").read_text()
+
+
+def parameters_shown(at):
+    return next(m.value for m in at.metric if m.label == "Parameters")
+
+
+def paste(at, text):
+    at.text_area(key="model_source.paste").input(text).run()
+    [button] = [b for b in at.button if b.label == "Use this config"]
+    return button.click().run()
+
+
+def detailed_page():
+    at = open_page(PAGE)
+    return at.radio(key="memory.estimate").set_value("detailed").run()
+
+
+def test_a_pasted_config_is_sized_and_stays_until_the_learner_stops_using_it():
+    at = detailed_page()
+    default_count = parameters_shown(at)
+    at = paste(at, MIXTRAL)
+    assert not at.exception
+    assert parameters_shown(at) == "46,702,792,704"
+    texts = [t.value for t in at.text]
+    assert any("12,879,925,248 active per token (2 of 8 experts)" in t for t in texts)
+    assert any("all 8 experts of each MoE layer" in line.value for line in at.markdown)
+    [stop] = [b for b in at.button if b.label == "Stop using my config.json"]
+    at = stop.click().run()
+    assert parameters_shown(at) == default_count
+
+
+def test_a_refused_config_names_the_field_and_keeps_the_previous_model():
+    at = paste(detailed_page(), MIXTRAL)
+    at = paste(at, json.dumps({**json.loads(MIXTRAL), "hidden_size": -1}))
+    assert not at.exception
+    assert [e.value for e in at.error][0] == "That config was not used; the model stays as it was."
+    assert "The config's hidden_size must be a whole number from 1 to 65,536, not -1." in [
+        t.value for t in at.text
+    ]
+    assert parameters_shown(at) == "46,702,792,704"
+    at = paste(at, '{"model_type": "t5"}')
+    assert any("model_type 't5' is not one we can count; supported: gpt2" in t.value for t in at.text)
+    assert parameters_shown(at) == "46,702,792,704"

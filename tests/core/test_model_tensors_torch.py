@@ -1,0 +1,184 @@
+"""Our tensor lists against transformers itself: every family built from its config on the meta device.
+
+The meta device gives each parameter a shape and no storage, so even a 30B model is built in a
+moment. For each family we compare names, shapes and the total with `named_parameters()`.
+"""
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+torch = pytest.importorskip(
+    "torch", reason="PyTorch is a test-only dependency (pip install -r requirements-torch.txt)."
+)
+transformers = pytest.importorskip(
+    "transformers", reason="transformers is a test-only dependency (pip install -r requirements-torch.txt)."
+)
+
+from core.datafiles import DATA_DIR  # noqa: E402
+from core.model_config import FAMILIES, parse_config  # noqa: E402
+from core.model_tensors import model_tensors  # noqa: E402
+from core.models import parameter_count  # noqa: E402
+
+pytestmark = pytest.mark.torch
+transformers.logging.set_verbosity_error()  # tiny random vocabularies draw warnings about token ids
+
+# One small config per family; the shapes make every width different so a swapped one shows.
+SMALL = {
+    "gpt2": {"n_embd": 48, "n_layer": 2, "n_head": 4, "n_inner": 80, "n_positions": 40, "vocab_size": 101},
+    "gpt_neox": {
+        "hidden_size": 48,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "intermediate_size": 80,
+        "vocab_size": 101,
+        "attention_bias": False,
+    },
+    "llama": {"attention_bias": True, "mlp_bias": True, "head_dim": 16, "tie_word_embeddings": True},
+    "mistral": {},
+    "mixtral": {"num_local_experts": 4, "num_experts_per_tok": 2},
+    "qwen2": {},
+    "qwen2_moe": {
+        "num_experts": 4,
+        "num_experts_per_tok": 2,
+        "moe_intermediate_size": 24,
+        "shared_expert_intermediate_size": 40,
+        "decoder_sparse_step": 2,
+    },
+    "qwen3": {"head_dim": 16},
+    "qwen3_moe": {
+        "num_experts": 4,
+        "num_experts_per_tok": 2,
+        "moe_intermediate_size": 24,
+        "mlp_only_layers": [0],
+    },
+    "gemma": {"head_dim": 16},
+    "gemma2": {"head_dim": 16},
+    "gemma3_text": {"head_dim": 16},
+    "phi": {"qk_layernorm": True},
+    "phi3": {},
+    "olmo2": {"attention_bias": True},
+}
+LLAMA_STYLE = {
+    "hidden_size": 48,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "intermediate_size": 80,
+    "vocab_size": 101,
+}
+NO_SPECIAL_TOKENS = {"pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
+
+
+def small_config(model_type: str) -> dict:
+    """A small config of `model_type`, as its config.json would hold it."""
+    base = {} if model_type in ("gpt2", "gpt_neox") else LLAMA_STYLE
+    return {"model_type": model_type, **base, **SMALL[model_type]}
+
+
+def hf_model(config: dict):
+    """The transformers model for `config`, built on the meta device (shapes only, no memory)."""
+    fields = {k: v for k, v in config.items() if not k.startswith("_")}
+    hf_config = transformers.AutoConfig.for_model(**{**fields, **NO_SPECIAL_TOKENS})
+    with torch.device("meta"):
+        return transformers.AutoModelForCausalLM.from_config(hf_config)
+
+
+def hf_tensors(model) -> dict[str, tuple[int, ...]]:
+    return {name: tuple(p.shape) for name, p in model.named_parameters()}
+
+
+def ours(config: dict) -> dict[str, tuple[int, ...]]:
+    return {t.name: t.shape for t in model_tensors(parse_config(config))}
+
+
+def test_every_family_has_a_small_config():
+    assert set(SMALL) == set(FAMILIES)
+
+
+@pytest.mark.parametrize("model_type", list(SMALL))
+def test_each_family_lists_the_tensors_transformers_builds(model_type):
+    config = small_config(model_type)
+    model = hf_model(config)
+    assert ours(config) == hf_tensors(model)
+    assert parameter_count(parse_config(config)) == sum(p.numel() for p in model.parameters())
+
+
+# Presets small enough to build at full size quickly; every preset is checked against its
+# published count when it loads (tests/core/test_models.py).
+FULL_SIZE = ("gpt2.json", "pythia-160m.json", "qwen2.5-0.5b.json", "qwen3-0.6b.json", "gemma-3-1b-pt.json")
+
+
+@pytest.mark.parametrize("file_name", FULL_SIZE)
+def test_published_configs_at_full_size_match_transformers(file_name):
+    config = json.loads((DATA_DIR / "models" / file_name).read_text())
+    model = hf_model(config)
+    assert parameter_count(parse_config(config)) == sum(p.numel() for p in model.parameters())
+    assert parameter_count(parse_config(config)) == config["_preset"]["published_params"]
+
+
+def _llama_style(draw, *, head_dim: bool) -> dict:
+    kv_heads = draw(st.integers(1, 4))
+    heads = kv_heads * draw(st.integers(1, 3))
+    width = draw(st.integers(1, 6)) * 2  # rotary embeddings need an even head width
+    config = {
+        "hidden_size": heads * width,
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv_heads,
+        "intermediate_size": draw(st.integers(1, 40)),
+        "vocab_size": draw(st.integers(1, 60)),
+        "tie_word_embeddings": draw(st.booleans()),
+    }
+    if head_dim:
+        config["head_dim"] = draw(st.integers(1, 8)) * 2
+    return config
+
+
+@st.composite
+def random_configs(draw, model_type: str) -> dict:
+    """A random valid config of `model_type`: small sizes, every option the family reads."""
+    if model_type == "gpt2":
+        heads = draw(st.integers(1, 4))
+        return {
+            "model_type": "gpt2",
+            "n_embd": heads * draw(st.integers(1, 8)),
+            "n_layer": draw(st.integers(1, 3)),
+            "n_head": heads,
+            "n_inner": draw(st.none() | st.integers(1, 40)),
+            "n_positions": draw(st.integers(1, 64)),
+            "vocab_size": draw(st.integers(1, 60)),
+            "tie_word_embeddings": draw(st.booleans()),
+        }
+    config = {"model_type": model_type, **_llama_style(draw, head_dim=model_type != "gpt_neox")}
+    flags = {"gpt_neox": "attention_bias", "qwen2_moe": "qkv_bias", "phi": "qk_layernorm"}
+    for flag in (
+        ("attention_bias", "mlp_bias")
+        if model_type == "llama"
+        else (flags.get(model_type, "attention_bias"),)
+    ):
+        config[flag] = draw(st.booleans())
+    if model_type in ("mixtral", "qwen2_moe", "qwen3_moe"):
+        experts = draw(st.integers(1, 4))
+        key = "num_local_experts" if model_type == "mixtral" else "num_experts"
+        config.update({key: experts, "num_experts_per_tok": draw(st.integers(1, experts))})
+    if model_type in ("qwen2_moe", "qwen3_moe"):
+        layers = config["num_hidden_layers"]
+        config["moe_intermediate_size"] = draw(st.integers(1, 24))
+        config["decoder_sparse_step"] = draw(st.integers(1, layers))
+        config["mlp_only_layers"] = draw(st.lists(st.integers(0, layers - 1), unique=True))
+    if model_type == "qwen2_moe":
+        config["shared_expert_intermediate_size"] = draw(st.integers(1, 24))
+    return config
+
+
+@pytest.mark.parametrize("model_type", list(FAMILIES))
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_random_configs_of_every_family_agree_with_transformers(model_type, data):
+    config = data.draw(random_configs(model_type))
+    model = hf_model(config)
+    assert ours(config) == hf_tensors(model)
+    assert parameter_count(parse_config(config)) == sum(p.numel() for p in model.parameters())

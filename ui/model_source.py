@@ -1,0 +1,77 @@
+"""The model the Memory budget page sizes: a preset, the custom sliders' shape, or the learner's config.json.
+
+The config.json in use is kept as validated text in this session only (it is not a setting, so
+share links and progress files do not carry it) and read again each run through `core`.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.model_config import FAMILIES, decode_config_file, load_config_text
+from core.model_spec import ModelSpec
+from core.models import active_parameter_count, parameter_count, resolve_model
+from ui import state
+
+CONFIG_KEY = "model_source.config_text"  # the config.json in use, already validated
+REFUSAL_KEY = "model_source.refusal"  # why the last config was not used
+PASTE_KEY = "model_source.paste"
+UPLOAD_KEY = "model_source.upload"
+NAME = "your config.json"
+
+
+def _use_config() -> None:
+    """Validate what the learner pasted or uploaded; keep the previous model if it is refused."""
+    if state.read_only():
+        return
+    upload = st.session_state.get(UPLOAD_KEY)
+    try:
+        text = (
+            decode_config_file(upload.getvalue())
+            if upload is not None
+            else st.session_state.get(PASTE_KEY, "")
+        )
+        load_config_text(text, name=NAME)
+    except ValueError as err:
+        st.session_state[REFUSAL_KEY] = str(err)
+        return
+    st.session_state[CONFIG_KEY] = text
+    st.session_state.pop(REFUSAL_KEY, None)
+
+
+def _stop_using() -> None:
+    if not state.read_only():
+        st.session_state.pop(CONFIG_KEY, None)
+
+
+def _in_use_line(model: ModelSpec) -> str:
+    line = f"In use: {NAME} ({FAMILIES[model.model_type].label}), {parameter_count(model):,} parameters"
+    if model.is_moe:
+        routed = f"{model.active_experts} of {model.experts} experts"
+        line += f", {active_parameter_count(model):,} active per token ({routed})"
+    return line + ". The Model picker above is set aside until you stop using it."
+
+
+def chosen_model(section: str) -> ModelSpec:
+    """Draw the config.json box; the learner's config if one is in use, else the picked preset or shape."""
+    locked = state.read_only()
+    with st.expander("Paste or upload your config.json", expanded=CONFIG_KEY in st.session_state):
+        st.caption(
+            "The config.json a Hugging Face model ships describes its architecture. "
+            f"Supported model_type values: {', '.join(FAMILIES)}. Fields we do not need are ignored."
+        )
+        st.text_area("config.json text", key=PASTE_KEY, height=150, disabled=locked)
+        st.file_uploader("or upload the file", type="json", key=UPLOAD_KEY, disabled=locked)
+        st.button("Use this config", on_click=_use_config, disabled=locked)
+        refusal = st.session_state.get(REFUSAL_KEY)
+        if refusal:
+            st.error("That config was not used; the model stays as it was.", icon=":material/error:")
+            st.text(refusal)
+    text = st.session_state.get(CONFIG_KEY)
+    if text is None:
+        settings = state.section_settings(section)
+        return resolve_model(settings["model"], hidden=settings["hidden"], layers=settings["layers"])
+    model = load_config_text(text, name=NAME)
+    st.text(_in_use_line(model))
+    st.button("Stop using my config.json", on_click=_stop_using, disabled=locked)
+    return model
