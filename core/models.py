@@ -36,6 +36,9 @@ class ModelSpec:
     dropout: bool
     published_params: int | None
     source: str
+    qkv_bias_only: bool = (
+        False  # Qwen2: biases on the query, key and value projections only (overrides `biases`)
+    )
 
     @property
     def head_dim(self) -> int:
@@ -93,8 +96,11 @@ def check_spec(spec: ModelSpec) -> ModelSpec:
 
 def parameter_breakdown(spec: ModelSpec) -> ParameterBreakdown:
     """The exact parameter count of `spec`, by part of the model."""
-    h, bias = spec.hidden, spec.biases
-    attention = 2 * h * h + 2 * h * spec.kv_width + (2 * h + 2 * spec.kv_width if bias else 0)
+    h, bias = spec.hidden, spec.biases and not spec.qkv_bias_only
+    attention_biases = (
+        2 * h + 2 * spec.kv_width if bias else (h + 2 * spec.kv_width if spec.qkv_bias_only else 0)
+    )
+    attention = 2 * h * h + 2 * h * spec.kv_width + attention_biases
     mlp_matrices = 3 if spec.gated_mlp else 2
     mlp = mlp_matrices * h * spec.intermediate + (spec.intermediate + h if bias else 0)
     per_norm = 2 * h if spec.norm == "layernorm" else h
