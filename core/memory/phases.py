@@ -171,7 +171,8 @@ def _backward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) 
     candidates.append(
         PhasePeak(
             "backward",
-            "at its end: every gradient, and the embedding's being added in",
+            "at its end: every gradient"
+            + (", and the embedding's being added in" if m.tied_embeddings else ""),
             {
                 **base,
                 "gradients": float(all_grads),
