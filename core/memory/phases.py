@@ -115,36 +115,57 @@ def _activations(count: ActivationCount, setup: StepSetup, blocks_kept: int, *, 
     return blocks_kept * per_block + (outside if loss else 0.0)
 
 
-def _forward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) -> PhasePeak:
+@dataclass(frozen=True)
+class Moment:
+    """One moment of a step: its phase, the block in progress (None outside the blocks), what is live."""
+
+    phase: str
+    block: int | None
+    what: str
+    terms: Mapping[str, float]
+
+    @property
+    def total_bytes(self) -> float:
+        """Allocated bytes at this moment."""
+        return float(sum(self.terms.values()))
+
+
+def _forward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) -> list[Moment]:
     layers = setup.model.layers
-    in_blocks = _activations(count, setup, layers, loss=False)
     redo = count.block_bytes - count.block_input_bytes if setup.recompute == "full" else 0.0
-    block_moment = count.forward_block_transient_bytes + count.forward_shared_bytes + redo
-    loss_moment = count.outside_bytes - count.outside.get("loss", 0.0)
-    loss = count.outside.get("loss", 0.0) + count.loss_forward_transient_bytes
-    if block_moment >= loss_moment + loss:
-        return PhasePeak(
+    busy = count.forward_block_transient_bytes + count.forward_shared_bytes + redo
+    moments = [
+        Moment(
             "forward",
-            f"in block {layers} of {layers}",
-            {**base, "activations": in_blocks, "workspace": block_moment},
+            block,
+            f"in block {block} of {layers}",
+            {**base, "activations": _activations(count, setup, block, loss=False), "workspace": busy},
         )
-    return PhasePeak(
-        "forward",
-        "in the loss: logits, their FP32 copy and its log-softmax",
-        {**base, "activations": in_blocks + loss_moment, "loss": loss},
+        for block in range(1, layers + 1)
+    ]
+    loss = count.outside.get("loss", 0.0) + count.loss_forward_transient_bytes
+    moments.append(
+        Moment(
+            "forward",
+            None,
+            "in the loss: logits, their FP32 copy and its log-softmax",
+            {**base, "activations": _activations(count, setup, layers, loss=True), "loss": loss},
+        )
     )
+    return moments
 
 
-def _backward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) -> PhasePeak:
+def _backward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) -> list[Moment]:
     m, c = setup.model, setup.convention
     layers = m.layers
     block_grads = setup.block_parameters * c.gradient_bytes
     all_grads = setup.parameters * c.gradient_bytes
     head_grads = m.vocab * m.hidden * c.gradient_bytes  # the output layer's (tied: the embedding's) gradient
     saved = count.outside.get("loss", 0.0)
-    candidates = [
-        PhasePeak(
+    moments = [
+        Moment(
             "backward",
+            None,
             "at its start: the loss's gradients beside everything forward kept",
             {
                 **base,
@@ -154,23 +175,25 @@ def _backward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) 
         )
     ]
     redo = count.block_bytes - count.block_input_bytes if setup.recompute == "full" else 0.0
-    for block in range(layers, 0, -1):
-        candidates.append(
-            PhasePeak(
-                "backward",
-                f"in block {block} of {layers} (backward runs from the last block)",
-                {
-                    **base,
-                    "gradients": float(head_grads + (layers - block) * block_grads),
-                    "activations": _activations(count, setup, block, loss=False) + redo,
-                    "workspace": count.backward_block_transient_bytes,
-                },
-            )
-        )
-    # The embedding's gradient comes last; tied to the output layer, it is made apart and then added in.
-    candidates.append(
-        PhasePeak(
+    moments += [
+        Moment(
             "backward",
+            block,
+            f"in block {block} of {layers} (backward runs from the last block)",
+            {
+                **base,
+                "gradients": float(head_grads + (layers - block) * block_grads),
+                "activations": _activations(count, setup, block, loss=False) + redo,
+                "workspace": count.backward_block_transient_bytes,
+            },
+        )
+        for block in range(layers, 0, -1)
+    ]
+    # The embedding's gradient comes last; tied to the output layer, it is made apart and then added in.
+    moments.append(
+        Moment(
+            "backward",
+            None,
             "at its end: every gradient"
             + (", and the embedding's being added in" if m.tied_embeddings else ""),
             {
@@ -180,7 +203,7 @@ def _backward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) 
             },
         )
     )
-    return max(candidates, key=lambda p: p.peak_bytes)
+    return moments
 
 
 def _optimizer_transient(setup: StepSetup) -> float:
@@ -195,35 +218,49 @@ def _optimizer_transient(setup: StepSetup) -> float:
     return float(2 * setup.largest_tensor_parameters * state_bytes)  # sqrt, then the division, of one tensor
 
 
-def _optimizer_step(setup: StepSetup) -> PhasePeak:
+def _optimizer_step(setup: StepSetup) -> list[Moment]:
     moment = "while it creates the optimizer state" if setup.first_step else "updating the weights"
-    return PhasePeak(
-        "optimizer_step",
-        moment,
-        {
-            **_state(setup, state_exists=True),
-            "gradients": float(setup.parameters * setup.convention.gradient_bytes),
-            "optimizer_transient": _optimizer_transient(setup),
-        },
-    )
+    return [
+        Moment(
+            "optimizer_step",
+            None,
+            moment,
+            {
+                **_state(setup, state_exists=True),
+                "gradients": float(setup.parameters * setup.convention.gradient_bytes),
+                "optimizer_transient": _optimizer_transient(setup),
+            },
+        )
+    ]
+
+
+def step_moments(setup: StepSetup) -> tuple[Moment, ...]:
+    """Every moment of one step of `setup` in order: each forward block and the loss, backward from the loss
+    through the blocks to the embedding, then the optimizer step."""
+    count = activation_count(setup)
+    base = _state(setup, state_exists=not setup.first_step)
+    return tuple(_forward(setup, count, base) + _backward(setup, count, base) + _optimizer_step(setup))
+
+
+def _peak(moments: tuple[Moment, ...], phase: str) -> PhasePeak:
+    top = max((m for m in moments if m.phase == phase), key=lambda m: m.total_bytes)
+    return PhasePeak(phase, top.what, top.terms)
 
 
 def step_phases(setup: StepSetup) -> StepPhases:
-    """The phase model of one training step of `setup`."""
+    """The phase model of one training step of `setup`: each phase's peak is its busiest moment."""
     count = activation_count(setup)
+    moments = step_moments(setup)
     base = _state(setup, state_exists=not setup.first_step)
-    after_forward = (
-        sum(base.values())
-        + _activations(count, setup, setup.model.layers, loss=True)
-        + count.outside.get("loss", 0.0)
-    )
+    after_forward = sum(base.values()) + _activations(count, setup, setup.model.layers, loss=True)
+    after_forward += count.outside.get("loss", 0.0)
     if setup.recompute == "full":
         after_forward -= count.outside.get("weight_copies", 0.0)
     return StepPhases(
         setup=setup,
         count=count,
-        forward=_forward(setup, count, base),
-        backward=_backward(setup, count, base),
-        optimizer_step=_optimizer_step(setup),
+        forward=_peak(moments, "forward"),
+        backward=_peak(moments, "backward"),
+        optimizer_step=_peak(moments, "optimizer_step"),
         after_forward_bytes=float(after_forward),
     )

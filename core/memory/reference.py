@@ -171,3 +171,21 @@ def cuda_context_bytes() -> int:
     rows = read_json(f"{FOLDER}/context.json")["rows"]
     after_init = next(r for r in rows if str(r[0]).startswith("after CUDA init"))
     return int(after_init[1]) - int(after_init[4])
+
+
+def matching_run_a(setup: StepSetup, cap_gib: float) -> RunAMeasurement | None:
+    """The H200 run of exactly this Run A setup and cap in run_a.csv (FP32 Adam or SGD), if there is one."""
+    if setup.precision != "fp32" or setup.optimizer not in ("adam", "sgd") or setup.stack != "hf":
+        return None
+    for row in run_a_measurements():
+        shape = (row.batch, row.seq, row.attn, row.optim, row.layers, row.cap_gib)
+        if shape == (
+            setup.batch,
+            setup.seq_len,
+            setup.attention,
+            setup.optimizer,
+            setup.model.layers,
+            cap_gib,
+        ):
+            return row
+    return None

@@ -1,0 +1,97 @@
+"""What the memory pages show: three answers to "how much memory does this step need?" side by side.
+
+The seed's rough rule (kept exactly as the lesson has it), the careful phase model, and the H200's
+measurement where the reference ran the same setup, each with one sentence on why it differs.
+"""
+
+from __future__ import annotations
+
+from core.memory.budget import to_gb
+from core.memory.phases import PHASE_LABELS, step_phases
+from core.memory.reference import matching_run_a, matching_step
+from core.memory.setup import StepSetup
+from core.memory.timeline import step_timeline
+from core.memory.verdict import GIB, Capacity
+from core.memory_lesson import LessonSetup, lesson_parameter_count, lesson_terms
+
+_LESSON_OPTIMIZER = {"adamw": "adam", "adam": "adam", "sgd_momentum": "sgd_momentum", "sgd": "sgd"}
+
+
+def lesson_setup_of(setup: StepSetup) -> LessonSetup:
+    """The lesson's six sliders for the same shape and run (2-byte values unless FP32)."""
+    return LessonSetup(
+        hidden=setup.model.hidden,
+        layers=setup.model.layers,
+        dtype="fp32" if setup.precision == "fp32" else "bf16",
+        optimizer=_LESSON_OPTIMIZER[setup.optimizer],
+        batch=setup.batch,
+        seq_len=setup.seq_len,
+    )
+
+
+def _verdict(need_bytes: float, capacity: Capacity) -> str:
+    """Fits or out of memory against the device, with the margin in GB."""
+    margin = to_gb(capacity.total_bytes - need_bytes)
+    return f"fits, {margin:.2f} GB spare" if margin >= 0 else f"out of memory by {-margin:.2f} GB"
+
+
+def _row(answer: str, peak_bytes: float | None, verdict: str, why: str) -> dict[str, str]:
+    shown = "—" if peak_bytes is None else f"{to_gb(peak_bytes):.2f}"
+    shown_gib = "—" if peak_bytes is None else f"{peak_bytes / GIB:.2f}"
+    return {"Answer": answer, "Peak (GB)": shown, "Peak (GiB)": shown_gib, "Verdict": verdict, "Why": why}
+
+
+def _measured_row(setup: StepSetup, capacity: Capacity) -> dict[str, str]:
+    cap_gib = capacity.total_bytes / GIB
+    run = matching_run_a(setup, cap_gib) if capacity.context_bytes == 0 else None
+    if run is not None:
+        verdict = "ran" if run.outcome == "ok" else f"out of memory in {run.outcome}"
+        why = (
+            "A real run with the same cap: the allocator's peak when it stopped, which for a failed run is "
+            "where it was refused, not what the step needed."
+        )
+        return _row("H200 measurement (run_a.csv)", run.peak_allocated, verdict, why)
+    row = matching_step(setup)
+    if row is None:
+        return _row("H200 measurement", None, "not measured", "The reference did not run this setup.")
+    why = (
+        f"torch.cuda.max_memory_allocated() over one step on an H200; the allocator reserved "
+        f"{to_gb(row.reserved_peak - row.peak_step):.2f} GB more than that."
+    )
+    return _row("H200 measurement (memory.csv)", row.peak_step, _verdict(row.peak_step, capacity), why)
+
+
+def three_answers_rows(setup: StepSetup, *, capacity: Capacity) -> list[dict[str, str]]:
+    """The rough rule, the careful count and the H200 measurement of `setup`, judged against `capacity`."""
+    lesson = lesson_setup_of(setup)
+    rough = lesson_terms(lesson).total_bytes
+    missing = setup.parameters - lesson_parameter_count(hidden=lesson.hidden, layers=lesson.layers)
+    phases = step_phases(setup)
+    peak = phases.peak_bytes
+    moment = phases.own(phases.peak_phase).moment
+    failure = step_timeline(setup, capacity=capacity).failure
+    careful = (
+        _verdict(peak + capacity.overhead_bytes, capacity)
+        if failure is None
+        else f"out of memory in {failure.where(setup.model.layers)}, asking {failure.total_gb:.2f} GB"
+    )
+    return [
+        _row(
+            "The lesson's rough rule",
+            rough,
+            _verdict(rough, capacity),
+            f"12·H² weights a block ({missing:,} parameters short: no embeddings), "
+            "four B·S·H tensors a block "
+            "and a flat 1 GB: no score matrix, no logits, no optimizer temporaries.",
+        ),
+        _row(
+            "The careful count (phase model)",
+            peak,
+            careful,
+            "Every tensor the code keeps, the loss's FP32 logits and each phase's temporaries; "
+            "the peak is in "
+            f"{PHASE_LABELS[phases.peak_phase]}, {moment}; the verdict adds "
+            f"{to_gb(capacity.overhead_bytes):.2f} GB the device cannot give to tensors.",
+        ),
+        _measured_row(setup, capacity),
+    ]
