@@ -5,7 +5,7 @@ the phase model against; nothing is fitted to them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from core.datafiles import read_csv_rows, read_json, require
@@ -119,9 +119,16 @@ def matching_step(setup: StepSetup) -> MeasuredStep | None:
     if setup.stack != "hf" or setup.optimizer != "adamw" or setup.first_step:
         return None
     for row in measured_steps():
-        if reference_model(row.model) == setup.model and setup_of(row) == setup:
+        measured = setup_of(row)
+        if same_architecture(measured.model, setup.model) and replace(measured, model=setup.model) == setup:
             return row
     return None
+
+
+def same_architecture(a: ModelSpec, b: ModelSpec) -> bool:
+    """Whether two specs describe the same network, whatever they are called or cite."""
+    label = {"name": "", "source": "", "published_params": None}
+    return replace(a, **label) == replace(b, **label)
 
 
 @dataclass(frozen=True)

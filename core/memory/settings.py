@@ -68,3 +68,8 @@ CONVENTIONS = {
 }
 PRECISIONS = tuple(CONVENTIONS)
 COMPUTE_BYTES = {"fp32": 4, "bf16": 2, "amp": 2}  # bytes of a matmul output in each code path
+
+
+def precision_label(name: str) -> str:
+    """The words a page shows for a precision convention."""
+    return CONVENTIONS[name].label

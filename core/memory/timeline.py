@@ -5,6 +5,7 @@ A run fails at the first moment whose live memory, with the device's overheads, 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from core.memory.budget import BYTES_PER_GB, MemoryTerms
@@ -121,7 +122,8 @@ class StepTimeline:
         )
 
 
-def _live(moment_terms: dict[str, float], overhead_bytes: float) -> MemoryTerms:
+def chart_terms(moment_terms: Mapping[str, float], *, overhead_bytes: float) -> MemoryTerms:
+    """A moment's terms as the memory charts stack them; the context and allocator reserve as overhead."""
     sizes: dict[str, float] = {"runtime_overhead": overhead_bytes}
     for term, size in moment_terms.items():
         name = _CHART_TERM[term]
@@ -153,7 +155,7 @@ def step_timeline(setup: StepSetup, *, capacity: Capacity) -> StepTimeline:
                 phase=phase,
                 block=block,
                 position=iteration - 1 + i / len(moments),
-                live=_live(terms, capacity.overhead_bytes),
+                live=chart_terms(terms, overhead_bytes=capacity.overhead_bytes),
                 what=what,
             )
             for i, (phase, block, what, terms) in enumerate(moments)

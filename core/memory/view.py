@@ -6,13 +6,19 @@ measurement where the reference ran the same setup, each with one sentence on wh
 
 from __future__ import annotations
 
-from core.memory.budget import to_gb
-from core.memory.phases import PHASE_LABELS, step_phases
-from core.memory.reference import matching_run_a, matching_step
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.gpus import Gpu
+from core.memory.budget import MemoryTerms, to_gb
+from core.memory.phases import PHASE_LABELS, PHASES, StepPhases, step_phases
+from core.memory.reference import cuda_context_bytes, matching_run_a, matching_step
 from core.memory.setup import StepSetup
-from core.memory.timeline import step_timeline
-from core.memory.verdict import GIB, Capacity
+from core.memory.timeline import chart_terms, step_timeline
+from core.memory.verdict import GIB, Capacity, whole_card
 from core.memory_lesson import LessonSetup, lesson_parameter_count, lesson_terms
+from core.models import ModelSpec
 
 _LESSON_OPTIMIZER = {"adamw": "adam", "adam": "adam", "sgd_momentum": "sgd_momentum", "sgd": "sgd"}
 
@@ -95,3 +101,75 @@ def three_answers_rows(setup: StepSetup, *, capacity: Capacity) -> list[dict[str
         ),
         _measured_row(setup, capacity),
     ]
+
+
+@dataclass(frozen=True)
+class PhaseView:
+    """The careful count for the memory page: each phase's terms, its table, the verdict and three answers."""
+
+    setup: StepSetup
+    phases: StepPhases
+    capacity: Capacity
+    bars: tuple[tuple[str, MemoryTerms], ...]
+    rows: tuple[dict[str, str], ...]
+    answers: tuple[dict[str, str], ...]
+    verdict: str
+
+
+def phase_setup(settings: Mapping[str, Any], model: ModelSpec) -> StepSetup:
+    """The step the memory page's careful-count controls describe, for `model`."""
+    return StepSetup(
+        model=model,
+        batch=settings["batch"],
+        seq_len=settings["seq_len"],
+        precision=settings["phase_precision"],
+        attention=settings["phase_attention"],
+        recompute=settings["phase_recompute"],
+        optimizer=settings["phase_optimizer"],
+        optimizer_impl=settings["optimizer_impl"],
+        stack=settings["stack"],
+    )
+
+
+def _phase_rows(phases: StepPhases) -> tuple[dict[str, str], ...]:
+    reported = phases.reported_bytes
+    return tuple(
+        {
+            "Phase": PHASE_LABELS[phase],
+            "Its own peak (GB)": f"{to_gb(phases.own(phase).peak_bytes):.2f}",
+            "Its own peak (GiB)": f"{phases.own(phase).peak_bytes / GIB:.2f}",
+            "max_memory_allocated() after it (GB)": f"{to_gb(reported[phase]):.2f}",
+            "When": phases.own(phase).moment,
+        }
+        for phase in PHASES
+    )
+
+
+def phase_view(settings: Mapping[str, Any], *, model: ModelSpec, card: Gpu) -> PhaseView:
+    """The careful count of the page's step on `card` (its context and the allocator's reserve counted)."""
+    setup = phase_setup(settings, model)
+    phases = step_phases(setup)
+    capacity = whole_card(card.name, card.memory_bytes, context_bytes=cuda_context_bytes())
+    overhead = capacity.overhead_bytes
+    bars = tuple(
+        (PHASE_LABELS[phase], chart_terms(phases.own(phase).terms, overhead_bytes=overhead))
+        for phase in PHASES
+    )
+    need = phases.peak_bytes + overhead
+    where = f"{PHASE_LABELS[phases.peak_phase]}, {phases.own(phases.peak_phase).moment}"
+    verdict = (
+        f"Fits: the step peaks at {to_gb(need):.2f} GB with the CUDA context and the allocator's reserve, "
+        f"in {where}; the {card.name} reports {card.memory_gib:.1f} GiB ({card.memory_gb:.2f} GB)."
+        if need <= capacity.total_bytes
+        else f"Out of memory: the step needs {to_gb(need):.2f} GB at its peak, in {where}; the {card.name} "
+        f"reports {card.memory_gib:.1f} GiB ({card.memory_gb:.2f} GB)."
+    )
+    return PhaseView(
+        setup=setup,
+        phases=phases,
+        capacity=capacity,
+        bars=bars,
+        rows=_phase_rows(phases),
+        answers=tuple(three_answers_rows(setup, capacity=capacity)),
+        verdict=verdict,
+    )
