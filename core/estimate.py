@@ -78,8 +78,8 @@ def estimate_table(phases: StepPhases) -> str:
     lines = [f"{phases.setup.model.name}: {phases.parameters:,} parameters"]
     for phase in PHASES:
         own = phases.own(phase)
-        size = f"{own.peak_bytes / 1e9:8.2f} GB {own.peak_bytes / 2**30:8.2f} GiB"
-        lines.append(f"{PHASE_LABELS[phase]:<18} {size}  ({own.moment})")
+        shown = f"{own.peak_bytes / 1e9:8.2f} GB {own.peak_bytes / 2**30:8.2f} GiB"
+        lines.append(f"{PHASE_LABELS[phase]:<18} {shown}  ({own.moment})")
         for term, size in own.terms.items():
             if size:
                 lines.append(f"    {TERM_LABELS[term]:<36} {size / 1e9:8.2f} GB")

@@ -48,12 +48,17 @@ class Scenario:
 
 def _scenario(raw: Mapping[str, Any]) -> Scenario:
     require(isinstance(raw, Mapping), "run_a.json needs a 'scenario' object.")
+    config = raw.get("config")
+    if not isinstance(config, Mapping):
+        raise ValueError("run_a.json: the scenario needs a 'config' object (a config.json).")
     setup = StepSetup(
-        model=parse_config(raw.get("config")),
-        **{
-            name: raw.get(name)
-            for name in ("batch", "seq_len", "precision", "attention", "optimizer", "optimizer_impl")
-        },
+        model=parse_config(config),
+        batch=raw.get("batch"),  # type: ignore[arg-type]  # StepSetup checks every value itself
+        seq_len=raw.get("seq_len"),  # type: ignore[arg-type]
+        precision=raw.get("precision"),  # type: ignore[arg-type]
+        attention=raw.get("attention"),  # type: ignore[arg-type]
+        optimizer=raw.get("optimizer"),  # type: ignore[arg-type]
+        optimizer_impl=raw.get("optimizer_impl"),  # type: ignore[arg-type]
     )
     device_gib = positive_number(raw.get("device_gib"), "Run A's device memory")
     larger_gib = positive_number(raw.get("larger_device_gib"), "The larger device's memory")
@@ -172,7 +177,8 @@ def brief_figures() -> BriefFigures:
     """Run A's brief, computed: weights, what they leave unexplained, and each pass's peak."""
     timeline = run_a_timeline()
     failure = timeline.failure
-    require(failure is not None, "Run A's configuration no longer fails; check data/run_a.json.")
+    if failure is None:
+        raise ValueError("Run A's configuration no longer fails; check data/run_a.json.")
     start = timeline.points[0]
     backward = timeline.peak_point(iteration=1, phase="backward")
     forward_end = next(p for p in timeline.points if p.phase == "forward" and p.block == timeline.layers)

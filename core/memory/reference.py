@@ -127,8 +127,9 @@ def matching_step(setup: StepSetup) -> MeasuredStep | None:
 
 def same_architecture(a: ModelSpec, b: ModelSpec) -> bool:
     """Whether two specs describe the same network, whatever they are called or cite."""
-    label = {"name": "", "source": "", "published_params": None}
-    return replace(a, **label) == replace(b, **label)
+    return replace(a, name="", source="", published_params=None) == replace(
+        b, name="", source="", published_params=None
+    )
 
 
 @dataclass(frozen=True)
