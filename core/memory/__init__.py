@@ -1,7 +1,8 @@
-"""Training memory, in the order data flows: budget terms (`budget`), the settings a step is run with
-(`settings`), one training step's setup (`setup`), the count per implementation stack (`hf_stack`,
-`fused_stack`), the phases of a step (`phases`), the verdict against a device (`verdict`) and what a
-page shows (`view`). Each module imports only the ones before it.
+"""Training memory, modules in the order data flows, none reaching back up: `budget` (the terms every
+estimate fills) → `settings` (stacks, precision conventions, optimizers) → `setup` (one training step)
+→ `count`, `hf_stack`, `fused_stack` (what a step keeps, per stack) → `phases` (forward, backward,
+optimizer step) → `timeline` (moment by moment) → `verdict` (a device's capacity) → `reference` (the
+H200 measurements) → `view` (what the pages show).
 
 The budget terms are re-exported here, so `from core.memory import MemoryTerms` keeps working.
 """
