@@ -9,7 +9,7 @@ import pandas as pd
 
 from charts.memory import FAILURE_COLOUR, TOTAL_COLOUR, device_marks, device_rows, term_colour_scale
 from core.memory import TERM_LABELS, TERMS, to_gb
-from core.run_a import PHASE_LABELS, IterationSeries, StepTimeline, TimelinePoint
+from core.run_a import PHASE_LABELS, IterationSeries, MapCell, StepTimeline, TimelinePoint
 
 PLANNED_COLOUR = "#8c8c8c"
 PHASE_COLOUR = "#bdbdbd"
@@ -137,7 +137,7 @@ def timeline_chart(
         ]
         layers += [
             _total_line(unreached, colour=PLANNED_COLOUR, note="Planned, never reached"),
-            _failure_marker(failure, failure.where(timeline.setup.layers)),
+            _failure_marker(failure, failure.where(timeline.layers)),
         ]
     layers += _device_marks_at(timeline.device_gb)
     return alt.LayerChart(layer=layers).properties(title=title, height=440)
@@ -145,7 +145,7 @@ def timeline_chart(
 
 def _device_marks_at(device_gb: float) -> tuple[alt.Chart, alt.Chart]:
     """The device's memory as a horizontal rule, labelled with its size."""
-    return device_marks("y", alt.InlineData(values=device_rows(device_gb, f"{device_gb:g} GB device")))
+    return device_marks("y", alt.InlineData(values=device_rows(device_gb, f"{device_gb:.2f} GB device")))
 
 
 def series_frame(series: IterationSeries) -> pd.DataFrame:
@@ -185,6 +185,39 @@ def iterations_chart(series: IterationSeries, *, title: str) -> alt.LayerChart:
         .mark_point(shape="cross", size=220, filled=True, color=FAILURE_COLOUR)
         .encode(x="x:Q", y="peak_gb:Q", tooltip=tooltip)
     )
-    return alt.LayerChart(layer=[line, cross, *_device_marks_at(series.device_gb)]).properties(
-        title=title, height=320
+    return alt.layer(line, cross, *_device_marks_at(series.device_gb)).properties(title=title, height=320)
+
+
+OUTCOME_ORDER = ("ok", "step 1 optimizer.step", "step 1 backward", "step 1 forward")
+OUTCOME_COLOURS = ("#4caf50", "#ffb300", "#e53935", "#6d4c41")
+
+
+def map_frame(cells: Sequence[MapCell]) -> pd.DataFrame:
+    """One row per grid cell and source: the H200's outcome and the phase model's, side by side."""
+    rows = [
+        {"batch": c.batch, "seq_len": c.seq_len, "attention": c.attention, "source": src, "outcome": outcome}
+        for c in cells
+        for src, outcome in (("Measured on the H200", c.measured), ("Phase model", c.estimated))
+    ]
+    return pd.DataFrame(rows)
+
+
+def outcome_map_chart(cells: Sequence[MapCell], *, title: str) -> alt.FacetChart:
+    """Where Run A's shape dies on a batch × sequence grid, measured beside estimated, by attention."""
+    chart = (
+        alt.Chart(map_frame(cells))
+        .mark_square(size=260)
+        .encode(
+            x=alt.X("seq_len:O", title="Sequence length (tokens)"),
+            y=alt.Y("batch:O", title="Batch", sort="descending"),
+            color=alt.Color(
+                "outcome:N",
+                title="Where it stops",
+                scale=alt.Scale(domain=list(OUTCOME_ORDER), range=list(OUTCOME_COLOURS)),
+            ),
+            tooltip=["source:N", "attention:N", "batch:O", "seq_len:O", "outcome:N"],
+        )
+        .properties(width=260, height=150)
     )
+    facets = {"column": alt.Column("source:N", title=None), "row": alt.Row("attention:N", title=None)}
+    return chart.facet(**facets).properties(title=title)

@@ -21,12 +21,22 @@ class Gpu:
     """One GPU preset: memory, bandwidth and peak rates, with where the figures come from."""
 
     name: str
-    memory_gb: float
+    memory_bytes: int  # as the device reports it (torch.cuda.get_device_properties(0).total_memory)
     bandwidth_tb_per_s: float
     bf16_tflops: float
     fp32_tflops: float
     has_bf16: bool
     source: str
+
+    @property
+    def memory_gb(self) -> float:
+        """Device memory in decimal GB (1e9 bytes)."""
+        return self.memory_bytes / 1e9
+
+    @property
+    def memory_gib(self) -> float:
+        """Device memory in GiB (2^30 bytes), the unit PyTorch's messages use."""
+        return self.memory_bytes / 2**30
 
 
 def _flag(text: str, what: str) -> bool:
@@ -41,7 +51,7 @@ def _parse_row(row: dict[str, str]) -> Gpu:
     require(bool(source), f"GPU {name} needs a source for its figures.")
     return Gpu(
         name=name,
-        memory_gb=positive_number(row.get("memory_gb"), f"{name} memory_gb"),
+        memory_bytes=int(positive_number(row.get("memory_bytes"), f"{name} memory_bytes")),
         bandwidth_tb_per_s=positive_number(row.get("bandwidth_tb_per_s"), f"{name} bandwidth_tb_per_s"),
         bf16_tflops=positive_number(row.get("bf16_tflops"), f"{name} bf16_tflops"),
         fp32_tflops=positive_number(row.get("fp32_tflops"), f"{name} fp32_tflops"),

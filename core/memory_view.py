@@ -230,7 +230,7 @@ def detailed_view(settings: Mapping[str, Any], model: ModelSpec | None = None) -
         terms=terms,
         verdict=budget_verdict(terms, device_gb=card.memory_gb),
         sweep=sweep,
-        device_label=f"{card.name} ({card.memory_gb:g} GB)",
+        device_label=f"{card.name} ({card.memory_gib:g} GiB = {card.memory_gb:.1f} GB)",
         effective_batch=batch,
         assumptions=assumptions,
     )

@@ -26,8 +26,8 @@ REFLECTION_RECORD = "run_a.reflection"
 
 # The four first experiments offered for Run A, by the id the Run A page stores.
 FIRST_EXPERIMENTS = {
-    "batch": "Halve the batch size and run it again",
-    "optim": "Swap Adam for SGD to drop the optimizer state",
+    "batch": "Halve the tokens per step (batch × sequence) and run it again",
+    "optim": "Swap Adam for SGD to drop the optimiser state",
     "gpu": "Move the run to a bigger GPU",
     "model": "Shrink the model until it fits",
 }
@@ -123,6 +123,7 @@ class Report:
     not_done: tuple[str, ...]
     handed_in_at: str | None
     scaling: EvidenceSummary | None
+    run_a_brief: str = ""  # Run A's figures as the Run A page computes them (core.run_a.brief_sentence)
 
     def marked_rows(self) -> list[dict[str, str]]:
         """Checks then quiz, one row per question, as a table for display."""
@@ -172,6 +173,7 @@ def build_report(
     *,
     layer: LayerFigures | None,
     budget: BudgetFigures | None,
+    run_a_brief: str = "",
 ) -> Report:
     """The report for a state snapshot (answers, settings, records, handed_in_at)."""
     answers = snapshot.get("answers") or {}
@@ -191,6 +193,7 @@ def build_report(
         not_done=tuple(s.title for s in part_statuses(bank, answers, records) if not s.complete),
         handed_in_at=snapshot.get("handed_in_at"),
         scaling=evidence_summary(records, (snapshot.get("settings") or {}).get("scaling") or {}),
+        run_a_brief=run_a_brief,
     )
 
 
@@ -308,6 +311,7 @@ def render_markdown(report: Report) -> str:
         "",
         "## Run A: my first experiment",
         "",
+        *([report.run_a_brief, ""] if report.run_a_brief else []),
         experiment or NOT_DONE,
         "",
         "My reasoning:",

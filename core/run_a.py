@@ -1,8 +1,9 @@
 """Run A, the out-of-memory run: its configuration, the four first experiments run on the model,
 budget against leak, and the learner's decision and reflection.
 
-Every figure comes from the lesson's five-term budget (`core.memory_lesson`) played out moment
-by moment (`core.step_timeline`); the page's texts come from `data/run_a.json`.
+Every figure comes from the phase model (`core.memory.phases`) played out moment by moment
+(`core.memory.timeline`) on the Hugging Face stack Run A was run with; what the H200 really did comes
+from the reference's run_a.csv (`core.memory.reference`); the page's texts come from `data/run_a.json`.
 """
 
 from __future__ import annotations
@@ -15,39 +16,55 @@ from typing import Any
 from core import validate
 from core.datafiles import positive_number, read_json, require
 from core.learner_text import MAX_CHARS
-from core.memory import BYTES_PER_GB, OPTIMIZER_LABELS, to_gb
-from core.memory_lesson import LessonSetup, lesson_parameter_count, lesson_terms
+from core.memory import BYTES_PER_GB, to_gb
+from core.memory.reference import matching_run_a, run_a_measurements
+from core.memory.settings import COMPUTE_BYTES, OPTIMIZER_LABELS
+from core.memory.setup import StepSetup
+from core.memory.timeline import ITERATIONS, PHASE_LABELS, PHASES, StepTimeline, TimelinePoint, step_timeline
+from core.memory.verdict import Capacity, capped
+from core.model_config import parse_config
 from core.report import FIRST_EXPERIMENTS
-from core.step_timeline import ITERATIONS, PHASE_LABELS, PHASES, StepTimeline, TimelinePoint, step_timeline
 from core.workloads import BYTES_PER_MB
 
 EXPERIMENTS = tuple(FIRST_EXPERIMENTS)  # batch, optim, gpu, model: the ids the report reads
 MAX_TEXT_CHARS = MAX_CHARS
 REPLACEMENT_OPTIMIZER = "sgd"
+FEEDBACK_FIGURES = ("weights_gb", "device_gb", "device_gib", "other_gb", "activations_gb", "backward_peak_gb")
 _PHASE_WORDS = {"forward": "the forward pass", "backward": "`loss.backward()`", "step": "`optimizer.step()`"}
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """Run A's configuration: the model and how it is run, and the two device sizes in play."""
+    """Run A's configuration: the model and how it is run, and the two memory caps in play (GiB)."""
 
-    setup: LessonSetup
-    device_gb: float
-    larger_device_gb: float
+    setup: StepSetup
+    device_gib: float
+    larger_device_gib: float
+
+    @property
+    def capacity(self) -> Capacity:
+        """Run A's device: the H200 run capped at `device_gib`."""
+        return capped(self.device_gib)
 
 
 def _scenario(raw: Mapping[str, Any]) -> Scenario:
     require(isinstance(raw, Mapping), "run_a.json needs a 'scenario' object.")
-    # LessonSetup checks every value's type and range itself.
-    values: dict[str, Any] = {
-        name: raw.get(name) for name in ("hidden", "layers", "dtype", "optimizer", "batch", "seq_len")
-    }
-    setup = LessonSetup(**values)
-    require(setup.batch % 2 == 0, "Run A's batch must be even, so that it can be halved.")
-    device_gb = positive_number(raw.get("device_gb"), "Run A's device memory")
-    larger_gb = positive_number(raw.get("larger_device_gb"), "The larger device's memory")
-    require(larger_gb > device_gb, "The larger device must hold more memory than Run A's.")
-    return Scenario(setup=setup, device_gb=device_gb, larger_device_gb=larger_gb)
+    config = raw.get("config")
+    if not isinstance(config, Mapping):
+        raise ValueError("run_a.json: the scenario needs a 'config' object (a config.json).")
+    setup = StepSetup(
+        model=parse_config(config),
+        batch=raw.get("batch"),  # type: ignore[arg-type]  # StepSetup checks every value itself
+        seq_len=raw.get("seq_len"),  # type: ignore[arg-type]
+        precision=raw.get("precision"),  # type: ignore[arg-type]
+        attention=raw.get("attention"),  # type: ignore[arg-type]
+        optimizer=raw.get("optimizer"),  # type: ignore[arg-type]
+        optimizer_impl=raw.get("optimizer_impl"),  # type: ignore[arg-type]
+    )
+    device_gib = positive_number(raw.get("device_gib"), "Run A's device memory")
+    larger_gib = positive_number(raw.get("larger_device_gib"), "The larger device's memory")
+    require(larger_gib > device_gib, "The larger device must hold more memory than Run A's.")
+    return Scenario(setup=setup, device_gib=device_gib, larger_device_gib=larger_gib)
 
 
 def _prose(value: Any, what: str) -> str:
@@ -118,7 +135,7 @@ def parse_content(raw: Any) -> RunAContent:
     )
     for choice in EXPERIMENTS:  # every placeholder must be one we fill
         try:
-            content.feedback[choice].format(weights_gb=1.0, device_gb=1.0, other_gb=1.0)
+            content.feedback[choice].format(**{name: 1.0 for name in FEEDBACK_FIGURES})
         except (KeyError, IndexError, ValueError) as err:
             raise ValueError(
                 f"run_a.json: the feedback for '{choice}' names a figure we do not compute: {err}."
@@ -136,7 +153,7 @@ def load_content() -> RunAContent:
 def run_a_timeline() -> StepTimeline:
     """Run A as briefed: its configuration on its own device."""
     scenario = load_content().scenario
-    return step_timeline(scenario.setup, device_gb=scenario.device_gb)
+    return step_timeline(scenario.setup, capacity=scenario.capacity)
 
 
 @dataclass(frozen=True)
@@ -146,33 +163,47 @@ class BriefFigures:
     parameter_count: int
     weights_gb: float
     device_gb: float
+    device_gib: float
     other_gb: float  # what the weights leave unexplained: device minus weights
     forward_peak_gb: float
     backward_peak_gb: float
-    activations_gb: float
-    workspace_gb: float
-    first_gradients_gb: float  # the gradients of the first block backward visits
+    activations_gb: float  # saved by the blocks, all still held when backward starts
+    loss_gb: float  # the loss's FP32 log-softmax and, at backward's start, its two gradients
+    overhead_gb: float  # the allocator reserve the cap also has to hold
     failure_where: str
 
 
 def brief_figures() -> BriefFigures:
     """Run A's brief, computed: weights, what they leave unexplained, and each pass's peak."""
     timeline = run_a_timeline()
-    setup, failure = timeline.setup, timeline.failure
+    failure = timeline.failure
     if failure is None:
         raise ValueError("Run A's configuration no longer fails; check data/run_a.json.")
-    terms = lesson_terms(setup)
+    start = timeline.points[0]
+    backward = timeline.peak_point(iteration=1, phase="backward")
+    forward_end = next(p for p in timeline.points if p.phase == "forward" and p.block == timeline.layers)
     return BriefFigures(
-        parameter_count=lesson_parameter_count(hidden=setup.hidden, layers=setup.layers),
-        weights_gb=to_gb(terms.parameters_bytes),
+        parameter_count=timeline.setup.parameters,
+        weights_gb=to_gb(start.live.parameters_bytes),
         device_gb=timeline.device_gb,
-        other_gb=timeline.device_gb - to_gb(terms.parameters_bytes),
+        device_gib=timeline.capacity.total_gib,
+        other_gb=timeline.device_gb - to_gb(start.live.parameters_bytes),
         forward_peak_gb=timeline.phase_peak_gb(iteration=1, phase="forward"),
-        backward_peak_gb=timeline.phase_peak_gb(iteration=1, phase="backward"),
-        activations_gb=to_gb(terms.activations_bytes),
-        workspace_gb=to_gb(terms.workspace_bytes),
-        first_gradients_gb=to_gb(failure.live.gradients_bytes),
-        failure_where=failure.where(setup.layers),
+        backward_peak_gb=backward.total_gb,
+        activations_gb=to_gb(forward_end.live.activations_bytes),
+        loss_gb=to_gb(backward.live.activations_bytes - forward_end.live.activations_bytes),
+        overhead_gb=to_gb(timeline.capacity.overhead_bytes),
+        failure_where=failure.where(timeline.layers),
+    )
+
+
+def brief_sentence() -> str:
+    """Run A in one sentence, with the figures every page shows (Home, Four runs, Run A, the report)."""
+    brief = brief_figures()
+    return (
+        f"Run A: {brief.weights_gb:.2f} GB of weights on a {brief.device_gib:g} GiB "
+        f"({brief.device_gb:.2f} GB) device; forward peaks at {brief.forward_peak_gb:.2f} GB, then it dies in {brief.failure_where}, "
+        f"asking for {brief.backward_peak_gb:.2f} GB."
     )
 
 
@@ -218,13 +249,14 @@ def measure_rows() -> list[dict[str, str]]:
 
 @dataclass(frozen=True)
 class ExperimentOutcome:
-    """One first experiment, run on the model: what changed and where the run gets to now."""
+    """One first experiment, run on the model: what changed, where the run gets to now, and what the H200 did."""
 
     experiment: str
     label: str
     change: str  # lower case, for use inside a sentence
     timeline: StepTimeline
     summary: str
+    measured: str | None  # the H200's outcome for the same run ("ok", "step 1 backward", ...), if it was run
 
     @property
     def change_title(self) -> str:
@@ -238,58 +270,71 @@ def _same_moment(a: TimelinePoint | None, b: TimelinePoint | None) -> bool:
     )
 
 
-def _shrunk(scenario: Scenario, setup: LessonSetup, device_gb: float) -> tuple[LessonSetup, float]:
+def _with_layers(setup: StepSetup, layers: int) -> StepSetup:
+    return replace(setup, model=replace(setup.model, layers=layers))
+
+
+def _shrunk(scenario: Scenario, setup: StepSetup, gib: float) -> tuple[StepSetup, float]:
     """The deepest model with fewer blocks that runs steadily (one block if none does)."""
-    for layers in range(setup.layers - 1, 0, -1):
-        candidate = replace(setup, layers=layers)
-        if step_timeline(candidate, device_gb=device_gb).failure is None:
-            return candidate, device_gb
-    return replace(setup, layers=1), device_gb
+    for layers in range(setup.model.layers - 1, 0, -1):
+        candidate = _with_layers(setup, layers)
+        if step_timeline(candidate, capacity=capped(gib)).failure is None:
+            return candidate, gib
+    return _with_layers(setup, 1), gib
 
 
-# Each experiment changes one thing about a run: (setup, device_gb) -> (setup, device_gb).
-_CHANGES: dict[str, Callable[[Scenario, LessonSetup, float], tuple[LessonSetup, float]]] = {
-    "batch": lambda scenario, setup, device: (replace(setup, batch=setup.batch // 2), device),
-    "optim": lambda scenario, setup, device: (replace(setup, optimizer=REPLACEMENT_OPTIMIZER), device),
-    "gpu": lambda scenario, setup, device: (setup, scenario.larger_device_gb),
+def _halved(setup: StepSetup) -> StepSetup:
+    """Half the tokens of a step: half the batch when it is even, else half the sequence."""
+    if setup.batch % 2 == 0:
+        return replace(setup, batch=setup.batch // 2)
+    return replace(setup, seq_len=setup.seq_len // 2)
+
+
+# Each experiment changes one thing about a run: (setup, cap in GiB) -> (setup, cap in GiB).
+_CHANGES: dict[str, Callable[[Scenario, StepSetup, float], tuple[StepSetup, float]]] = {
+    "batch": lambda scenario, setup, gib: (_halved(setup), gib),
+    "optim": lambda scenario, setup, gib: (replace(setup, optimizer=REPLACEMENT_OPTIMIZER), gib),
+    "gpu": lambda scenario, setup, gib: (setup, scenario.larger_device_gib),
     "model": _shrunk,
 }
 
 
-def applied(experiments: Sequence[str], scenario: Scenario) -> tuple[LessonSetup, float]:
-    """Run A's setup and device after `experiments`, applied in order."""
-    setup, device_gb = scenario.setup, scenario.device_gb
+def applied(experiments: Sequence[str], scenario: Scenario) -> tuple[StepSetup, float]:
+    """Run A's setup and memory cap (GiB) after `experiments`, applied in order."""
+    setup, gib = scenario.setup, scenario.device_gib
     for experiment in experiments:
         require(
             experiment in _CHANGES,
             f"Unknown experiment {experiment!r}: pick one of {', '.join(EXPERIMENTS)}.",
         )
-        setup, device_gb = _CHANGES[experiment](scenario, setup, device_gb)
-    return setup, device_gb
+        setup, gib = _CHANGES[experiment](scenario, setup, gib)
+    return setup, gib
 
 
-def _change(before: LessonSetup, after: LessonSetup, before_gb: float, after_gb: float) -> str:
-    """What differs between two runs, as a lower-case phrase ("batch 10 → 5, device 24 GB → 40 GB")."""
+def _optimizer_name(optimizer: str) -> str:
+    return OPTIMIZER_LABELS[optimizer].split(" (")[0]
+
+
+def _change(before: StepSetup, after: StepSetup, before_gib: float, after_gib: float) -> str:
+    """What differs between two runs, as a lower-case phrase ("tokens 1 × 1,536 → 1 × 768, ...")."""
     words = []
-    if after.batch != before.batch:
-        words.append(f"batch {before.batch} → {after.batch}")
+    if (after.batch, after.seq_len) != (before.batch, before.seq_len):
+        words.append(f"tokens {before.batch} × {before.seq_len:,} → {after.batch} × {after.seq_len:,}")
     if after.optimizer != before.optimizer:
+        words.append(f"optimizer {_optimizer_name(before.optimizer)} → {_optimizer_name(after.optimizer)}")
+    if after_gib != before_gib:
+        words.append(f"memory {before_gib:g} GiB → {after_gib:g} GiB")
+    if after.model.layers != before.model.layers:
+        weights = [s.parameters * s.convention.weight_bytes / BYTES_PER_GB for s in (before, after)]
         words.append(
-            f"optimizer {OPTIMIZER_LABELS[before.optimizer].split(',')[0]} → "
-            f"{OPTIMIZER_LABELS[after.optimizer].split(',')[0]}"
-        )
-    if after_gb != before_gb:
-        words.append(f"device {before_gb:g} GB → {after_gb:g} GB")
-    if after.layers != before.layers:
-        weights = [to_gb(lesson_terms(s).parameters_bytes) for s in (before, after)]
-        words.append(
-            f"blocks {before.layers} → {after.layers} (weights {weights[0]:.2f} GB → {weights[1]:.2f} GB)"
+            f"blocks {before.model.layers} → {after.model.layers} (weights {weights[0]:.2f} GB → {weights[1]:.2f} GB)"
         )
     return ", ".join(words) or "nothing changes"
 
 
 def _summary(timeline: StepTimeline, baseline: StepTimeline) -> str:
-    failure, layers, device = timeline.failure, timeline.setup.layers, timeline.device_gb
+    failure, layers = timeline.failure, timeline.layers
+    device = f"{timeline.device_gb:.2f} GB"
     if failure is None:
         steady, first = timeline.iteration_peak_gb(ITERATIONS), timeline.iteration_peak_gb(1)
         later = (
@@ -298,11 +343,8 @@ def _summary(timeline: StepTimeline, baseline: StepTimeline) -> str:
             if steady > first
             else ""
         )
-        return (
-            f"Iteration 1 completes, and so does every later one: the peak is {steady:.2f} GB of "
-            f"{device:g} GB, {device - steady:.2f} GB to spare.{later}"
-        )
-    asked = f"asking for {failure.total_gb:.2f} GB of {device:g} GB"
+        return f"Iteration 1 completes, and so does every later one: the peak is {steady:.2f} GB of {device}, {timeline.device_gb - steady:.2f} GB to spare.{later}"
+    asked = f"asking for {failure.total_gb:.2f} GB of {device}"
     if _same_moment(failure, baseline.failure):
         return (
             f"No change where it matters: it still fails in {failure.where(layers)}, {asked}, exactly as "
@@ -323,19 +365,29 @@ def _summary(timeline: StepTimeline, baseline: StepTimeline) -> str:
     )
 
 
+def estimated_outcome(timeline: StepTimeline) -> str:
+    """The estimate's outcome in run_a.csv's words: "ok", or "step N forward/backward/optimizer.step"."""
+    failure = timeline.failure
+    if failure is None:
+        return "ok"
+    phase = "optimizer.step" if failure.phase == "step" else failure.phase
+    return f"step {failure.iteration} {phase}"
+
+
 @cache
 def run_experiment(experiment: str) -> ExperimentOutcome:
-    """Run A with one first experiment applied, recomputed from the budget (once per process: it depends on
-    data only)."""
+    """Run A with one first experiment applied, recomputed from the phase model (once per process)."""
     scenario = load_content().scenario
-    setup, device_gb = applied((experiment,), scenario)
-    timeline = step_timeline(setup, device_gb=device_gb)
+    setup, gib = applied((experiment,), scenario)
+    timeline = step_timeline(setup, capacity=capped(gib))
+    measured = matching_run_a(setup, gib)
     return ExperimentOutcome(
         experiment=experiment,
         label=FIRST_EXPERIMENTS[experiment],
-        change=_change(scenario.setup, setup, scenario.device_gb, device_gb),
+        change=_change(scenario.setup, setup, scenario.device_gib, gib),
         timeline=timeline,
         summary=_summary(timeline, run_a_timeline()),
+        measured=measured.outcome if measured else None,
     )
 
 
@@ -346,10 +398,11 @@ def outcome_rows(outcomes: Sequence[ExperimentOutcome]) -> list[dict[str, str]]:
             "Experiment": o.label,
             "Change": o.change_title,
             "Iteration 1 completes": "yes" if o.timeline.first_iteration_completes else "no",
-            "First failure": o.timeline.failure.where(o.timeline.setup.layers)
+            "First failure": o.timeline.failure.where(o.timeline.layers)
             if o.timeline.failure
             else "none: it keeps running",
             "Peak needed (GB)": f"{o.timeline.peak_reached_gb:.2f}",
+            "On the H200 (run_a.csv)": o.measured or "not run",
         }
         for o in outcomes
     ]
@@ -386,7 +439,7 @@ def budget_series() -> IterationSeries:
         x_label="Launch",
         x=tuple(launches),
         peak_gb=tuple(failure.total_gb for _ in launches),
-        device_gb=content.scenario.device_gb,
+        device_gb=run_a_timeline().device_gb,
     )
 
 
@@ -405,12 +458,13 @@ def leak() -> Leak:
     """The leak example: a fitting run (Run A after the data file's experiments) that keeps one B·S·H tensor
     per step."""
     content = load_content()
-    setup, device_gb = applied(content.leak_experiments, content.scenario)
-    timeline = step_timeline(setup, device_gb=device_gb)
+    setup, gib = applied(content.leak_experiments, content.scenario)
+    timeline = step_timeline(setup, capacity=capped(gib))
+    device_gb = timeline.device_gb
     require(
         timeline.failure is None, "The leak example must start from a run that fits; check data/run_a.json."
     )
-    retained_bytes = setup.batch * setup.seq_len * setup.hidden * setup.precision.activation_bytes
+    retained_bytes = setup.tokens * setup.model.hidden * COMPUTE_BYTES[setup.convention.compute]
     peaks: list[float] = []
     for iteration in range(1, content.leak_max_iterations + 1):
         planned = timeline.iteration_peak_gb(min(iteration, ITERATIONS))
@@ -425,7 +479,7 @@ def leak() -> Leak:
         "The leak example never fails within its iterations; check data/run_a.json.",
     )
     return Leak(
-        change=_change(content.scenario.setup, setup, content.scenario.device_gb, device_gb),
+        change=_change(content.scenario.setup, setup, content.scenario.device_gib, gib),
         steady_peak_gb=timeline.iteration_peak_gb(ITERATIONS),
         retained_mb_per_iteration=retained_bytes / BYTES_PER_MB,
         series=series,
@@ -481,7 +535,42 @@ def feedback(choice: str) -> str:
     require(choice in EXPERIMENTS, f"Unknown experiment {choice!r}: pick one of {', '.join(EXPERIMENTS)}.")
     figures = brief_figures()
     return (
-        load_content()
-        .feedback[choice]
-        .format(weights_gb=figures.weights_gb, device_gb=figures.device_gb, other_gb=figures.other_gb)
+        load_content().feedback[choice].format(**{name: getattr(figures, name) for name in FEEDBACK_FIGURES})
     )
+
+
+@dataclass(frozen=True)
+class MapCell:
+    """One run of the H200's Run A grid: where it died, and where the phase model says it dies."""
+
+    batch: int
+    seq_len: int
+    attention: str
+    measured: str
+    estimated: str
+
+
+@cache
+def outcome_map() -> tuple[MapCell, ...]:
+    """Run A's shape at every batch × sequence the H200 ran with Adam on the scenario's cap, both ways."""
+    scenario = load_content().scenario
+    base = scenario.setup
+    cells = []
+    for row in run_a_measurements():
+        if (
+            row.optim != base.optimizer
+            or row.cap_gib != scenario.device_gib
+            or row.layers != base.model.layers
+        ):
+            continue
+        model = replace(base.model, positions=max(base.model.positions, row.seq))
+        setup = replace(base, model=model, batch=row.batch, seq_len=row.seq, attention=row.attn)
+        timeline = step_timeline(setup, capacity=scenario.capacity)
+        cells.append(MapCell(row.batch, row.seq, row.attn, row.outcome, estimated_outcome(timeline)))
+    return tuple(cells)
+
+
+def map_agreement() -> tuple[int, int]:
+    """How many cells of the map the estimate places in the same phase as the H200, out of how many."""
+    cells = outcome_map()
+    return sum(c.measured == c.estimated for c in cells), len(cells)

@@ -63,27 +63,22 @@ def _decay(steps: np.ndarray, start: float, end: float, total: float) -> np.ndar
     return end + (start - end) * np.exp(-4.0 * steps / total)
 
 
-def _oom(recipe: dict[str, Any], device_gb: float) -> tuple[pd.DataFrame, float, str]:
-    # One step, sampled as percent of its planned duration: forward fills the first half,
-    # backward keeps climbing until the allocator refuses at `fail_fraction`.
-    fail = recipe["fail_fraction"]
-    x = np.linspace(0.0, fail, recipe["samples"])
-    weights, peak = recipe["weights_gb"], recipe["forward_peak_gb"]
-    forward = weights + (peak - weights) * np.minimum(x / 0.5, 1.0)
-    backward = np.where(x > 0.5, (device_gb - peak) * (x - 0.5) / (fail - 0.5), 0.0)
-    memory = np.minimum(forward + backward, device_gb)
-    memory[-1] = device_gb
+def _oom(device_gb: float) -> tuple[pd.DataFrame, float, str]:
+    # Run A's first step as the phase model plays it out (core.run_a), sampled at every moment it reaches:
+    # x is the percent of the step's planned moments, so the curve stops where the allocator refused.
+    from core.run_a import run_a_timeline  # Run A is one run: the Four runs card reads the Run A page's model
+
+    timeline = run_a_timeline()
+    points = [p for p in timeline.ran if p.iteration == 1]
+    x = np.array([100 * p.position for p in points])
+    memory = np.minimum([p.total_gb for p in points], device_gb)
     utilisation = np.clip(94 + _noise(1, x.size, 2.0), 0, 100)
     frame = pd.DataFrame(
-        {
-            "x": x * 100,
-            "memory_gb": memory,
-            "utilisation_pct": utilisation,
-            "loss": np.nan,
-            "accuracy_pct": np.nan,
-        }
+        {"x": x, "memory_gb": memory, "utilisation_pct": utilisation, "loss": np.nan, "accuracy_pct": np.nan}
     )
-    return frame, fail * 100, "out of memory in backward"
+    failure = timeline.failure
+    phase = "in backward" if failure is not None and failure.phase == "backward" else "in step 1"
+    return frame, float(x[-1]), f"out of memory {phase}"
 
 
 def _training(recipe: dict[str, Any], device_gb: float, seed: int) -> pd.DataFrame:
@@ -117,7 +112,7 @@ def telemetry(run: Run, device_memory_gb: float) -> Telemetry:
     recipe, seed = run.recipe, ord(run.id)
     kind = recipe["kind"]
     if kind == "oom":
-        frame, failure_x, label = _oom(recipe, device_memory_gb)
+        frame, failure_x, label = _oom(device_memory_gb)
         return Telemetry(
             run.id, "time through step 1 (%)", device_memory_gb, frame, failure_x, label, IN_STEP_ONE
         )
@@ -159,9 +154,9 @@ def _run(raw: dict[str, Any]) -> Run:
 
 @lru_cache(maxsize=1)
 def load_runs() -> tuple[tuple[Run, ...], float]:
-    """The four runs from `data/runs.json` and the device memory they ran on (GB), validated once."""
+    """The four runs from `data/runs.json` and the device memory they ran on (decimal GB), validated once."""
     raw = read_json("runs.json")
-    device_gb = positive_number(raw.get("device_memory_gb"), "runs.json: device_memory_gb")
+    device_gb = positive_number(raw.get("device_memory_gib"), "runs.json: device_memory_gib") * 2**30 / 1e9
     runs = tuple(_run(r) for r in raw.get("runs", []))
     ids = [r.id for r in runs]
     require(len(runs) == 4 and len(set(ids)) == 4, "runs.json must describe four distinct runs.")

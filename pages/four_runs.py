@@ -5,6 +5,7 @@ from functools import partial
 import streamlit as st
 
 from charts.telemetry import telemetry_chart
+from core.run_a import brief_sentence
 from core.telemetry import load_runs, recorded
 from ui.charts import draw
 from ui.marked import marked_question
@@ -25,8 +26,7 @@ for column, run in zip(columns, runs, strict=True):
 
 st.header("What the dashboards recorded")
 st.caption(
-    f"Simulated telemetry on a {device_gb:g} GB card. The red rules mark the device limit and the "
-    "moment things went wrong."
+    f"Simulated telemetry on a {device_gb * 1e9 / 2**30:g} GiB card ({device_gb:.2f} GB). The red rules mark the device limit and the moment things went wrong."
 )
 for run in runs:
     series = recorded(run.id)
@@ -39,6 +39,8 @@ for run in runs:
     st.caption(
         f"{run.title}: {series.failure_text or 'no single failure point; look at the level of each line'}."
     )
+    if run.id == "A":  # the same run as the Run A page, with the same figures
+        st.caption(brief_sentence())
 
 st.header("Sort them")
 st.markdown(

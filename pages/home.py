@@ -4,6 +4,7 @@ import streamlit as st
 
 from core.progress import checks_score, overall_score, part_statuses, quiz_score
 from core.questions import load_bank
+from core.run_a import brief_figures
 from ui import state
 from ui.tables import arrow_rows
 
@@ -12,10 +13,12 @@ answers = state.answers()
 statuses = part_statuses(bank, answers, state.snapshot()[state.RECORDS])
 
 st.title("Reading a Training Run")
+brief = brief_figures()
 st.markdown(
-    "A job on a 24 GB GPU holds 7 GB of weights. The forward pass finishes, then `loss.backward()` "
-    "stops with `CUDA out of memory`. The error does not say where the other 17 GB went. This lab "
-    "teaches you to find out, and to design the experiment that proves it."
+    f"A job on a {brief.device_gib:g} GiB GPU ({brief.device_gb:.2f} GB) holds {brief.weights_gb:.2f} GB of weights. "
+    "The forward pass finishes, then `loss.backward()` stops with `CUDA out of memory`. The error does not say "
+    f"where the other {brief.other_gb:.2f} GB went. This lab teaches you to find out, and to design the "
+    "experiment that proves it."
 )
 st.info(
     'The question behind it all: *"My training job is slow and keeps dying with out-of-memory '

@@ -10,6 +10,7 @@ from core.memory_view import SECTION as MEMORY_SECTION
 from core.memory_view import budget_view
 from core.progress import quiz_ids
 from core.questions import load_bank
+from core.run_a import brief_sentence
 from core.report import (
     NOT_DONE,
     SCALING_NOT_STARTED,
@@ -100,7 +101,9 @@ st.header("Quiz")
 for question_id in quiz_ids(bank):
     marked_question(question_id)
 
-report = build_report(bank, state.snapshot(), layer=layer_figures(), budget=budget_figures())
+report = build_report(
+    bank, state.snapshot(), layer=layer_figures(), budget=budget_figures(), run_a_brief=brief_sentence()
+)
 st.header("Your report")
 st.caption(report.handed_in_text)
 scores = st.columns(3)
@@ -112,8 +115,9 @@ st.subheader("The layer you built")
 st.markdown(report.layer.sentence() if report.layer else NOT_DONE)
 st.subheader("The memory budget you left")
 st.markdown(report.budget.sentence() if report.budget else NOT_DONE)
-# Everything below comes from what the learner typed, so it is shown as plain text only.
 st.subheader("Run A: your first experiment and why")
+st.caption(report.run_a_brief)
+# Everything below comes from what the learner typed, so it is shown as plain text only.
 st.text(report.first_experiment or NOT_DONE)
 st.text(report.reasoning or NOT_DONE)
 st.subheader("Run B: what you would measure")

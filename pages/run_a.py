@@ -3,9 +3,9 @@ out."""
 
 import streamlit as st
 
-from charts.run_a import iterations_chart, timeline_chart
-from core.memory import OPTIMIZER_LABELS
-from core.memory_lesson import DTYPE_LABELS
+from charts.run_a import iterations_chart, outcome_map_chart, timeline_chart
+from core.memory.settings import ATTENTION_LABELS, CONVENTIONS, OPTIMIZER_LABELS
+from core.memory.view import three_answers_rows
 from core.report import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD
 from core.run_a import (
     EXPERIMENTS,
@@ -16,7 +16,9 @@ from core.run_a import (
     feedback,
     leak,
     load_content,
+    map_agreement,
     measure_rows,
+    outcome_map,
     outcome_rows,
     phase_rows,
     reflection_record,
@@ -48,32 +50,38 @@ st.title("Run A, properly")
 st.markdown("Back to the first run of the lab, now with a memory budget to read it by.")
 with st.container(border=True):
     st.markdown(
-        f"**The brief.** A {brief.device_gb:g} GB device and {brief.weights_gb:.0f} GB of weights. "
-        "Forward finishes on "
-        "every attempt. Then `CUDA out of memory` inside `loss.backward()`: same point, first "
-        "iteration, every launch."
+        f"**The brief.** A {brief.device_gib:g} GiB device ({brief.device_gb:.2f} GB) and {brief.weights_gb:.2f} GB "
+        "of weights. Forward finishes on every attempt. Then `CUDA out of memory` inside `loss.backward()`: same "
+        "point, first iteration, every launch."
     )
 st.caption(
-    f"Behind it: {brief.parameter_count:,} parameters (12 × {setup.hidden:,}² × {setup.layers} blocks), "
-    f"{DTYPE_LABELS[setup.dtype]}, {OPTIMIZER_LABELS[setup.optimizer]}, batch {setup.batch} × "
-    f"{setup.seq_len:,} tokens. "
-    "Every figure on this page comes from the memory page's five-term estimate."
+    f"Behind it: a Hugging Face GPT-2 of {brief.parameter_count:,} parameters ({setup.model.hidden:,} wide, "
+    f"{setup.model.layers} blocks), {CONVENTIONS[setup.precision].label}, {OPTIMIZER_LABELS[setup.optimizer]}, "
+    f"{ATTENTION_LABELS[setup.attention].split(':')[0]} attention, batch {setup.batch} × {setup.seq_len:,} tokens. "
+    "Every figure on this page comes from the memory page's phase model; this exact run was also run on an "
+    "H200 capped at the same memory, and the tables show what it did."
 )
 
 st.header("What the brief already tells you")
 st.markdown(
-    f"- **{brief.weights_gb:.2f} GB of weights cannot explain a failure at {brief.device_gb:g} GB.** "
+    f"- **{brief.weights_gb:.2f} GB of weights cannot explain a failure at {brief.device_gb:.2f} GB.** "
     f"The other {brief.other_gb:.2f} GB went to something else.\n"
     f"- **Forward completed.** Its peak, {brief.forward_peak_gb:.2f} GB, fitted, so what forward "
     "needs is not "
     "the problem. What breaks is what only training adds: the saved activations "
-    f"({brief.activations_gb:.2f} GB) are all still held when backward starts, and backward adds its "
-    "workspace "
-    f"({brief.workspace_gb:.0f} GB) and the gradients of the first block it reaches "
-    f"({brief.first_gradients_gb:.2f} GB): "
-    f"{brief.backward_peak_gb:.2f} GB asked of a {brief.device_gb:g} GB device.\n\n"
+    f"({brief.activations_gb:.2f} GB) are all still held when backward starts, and backward begins by adding "
+    f"the loss's two FP32 gradients, each as large as the logits ({brief.loss_gb:.2f} GB for the loss in all): "
+    f"{brief.backward_peak_gb:.2f} GB asked of a {brief.device_gb:.2f} GB device, counting the "
+    f"{brief.overhead_gb:.2f} GB the allocator holds but cannot hand out.\n\n"
     "That is a hypothesis, not yet a diagnosis. Watch one step, then choose an experiment and say beforehand "
     "what each result would mean."
+)
+
+st.subheader("Three answers to the same question")
+st.table(
+    arrow_rows(three_answers_rows(setup, capacity=run_a.capacity)),
+    hide_index=True,
+    alt="The lesson's rough rule, the careful count and the H200 measurement of Run A, side by side.",
 )
 
 st.header("One training step, moment by moment")
@@ -93,6 +101,21 @@ st.table(
     arrow_rows(phase_rows(run_a)),
     hide_index=True,
     alt="Each phase of Run A's first step, what is live at its peak and how it ends.",
+)
+
+st.subheader("Where Run A's shape dies: measured and estimated")
+draw(
+    ("run_a.map",),
+    lambda: outcome_map_chart(outcome_map(), title="Run A's shape on a batch × sequence grid"),
+    description="Two grids of coloured squares: where each run stopped on the H200 and where the phase model says.",
+)
+agree, total = map_agreement()
+st.caption(
+    f"Each square is one run of Run A's shape with Adam, capped at {brief.device_gib:g} GiB: on the left what the "
+    f"H200 did, on the right the phase model; they agree on {agree} of {total}. The band where a run dies inside "
+    "backward is narrow: backward's start adds only the loss's two logit-sized gradients to what forward already "
+    f"held ({brief.backward_peak_gb - brief.forward_peak_gb:.2f} GB here), so a few hundred tokens separate "
+    "'forward does not fit' from 'backward fits, the first optimizer step does not'."
 )
 
 st.header("Your first experiment")

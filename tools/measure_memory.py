@@ -9,6 +9,7 @@ Where a GPU is present, torch.cuda.max_memory_allocated over a step is added.
 Run from the repository root (needs requirements-torch.txt):
     python3 -m tools.measure_memory            # writes data/measured_memory.csv
     python3 -m tools.measure_memory --explain ID   # what layer 0 of one configuration keeps
+    python3 -m tools.measure_memory --gpu      # Hugging Face models phase by phase on a CUDA GPU
 """
 
 from __future__ import annotations
@@ -408,8 +409,19 @@ def main() -> None:
     parser.add_argument(
         "--explain", metavar="CONFIG_ID", help="list what block 0 of this configuration keeps, write nothing"
     )
-    parser.add_argument("--output", type=Path, default=OUTPUT_PATH, help="where to write the CSV")
+    parser.add_argument("--output", type=Path, default=None, help="where to write the CSV")
+    parser.add_argument(
+        "--gpu",
+        action="store_true",
+        help="measure the H200 reference setups phase by phase on a CUDA GPU (tools/measure_gpu.py)",
+    )
     args = parser.parse_args()
+    if args.gpu:
+        from tools.measure_gpu import GPU_OUTPUT_PATH, measure_reference
+
+        output = args.output or GPU_OUTPUT_PATH
+        print(f"Wrote {measure_reference(output)} setups to {output}")
+        return
     torch.set_num_threads(1)  # the tensors are tiny: more threads only fight over a shared machine's cores
     runs = {run.config_id: run for run in all_runs()}
     if args.explain:
@@ -422,8 +434,8 @@ def main() -> None:
         if torch.cuda.is_available():
             terms["cuda_peak_allocated"] = cuda_peak_bytes(run)
         rows += csv_rows(run, terms, date=date)
-    write_csv(rows, args.output)
-    print(f"Wrote {len(rows)} rows for {len(runs)} configurations to {args.output}")
+    write_csv(rows, args.output or OUTPUT_PATH)
+    print(f"Wrote {len(rows)} rows for {len(runs)} configurations to {args.output or OUTPUT_PATH}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
+from core.telemetry import recorded
 from tests.app.conftest import HOME, answer, open_page
 
 
@@ -16,7 +17,8 @@ def test_four_runs_shows_four_cards_and_a_chart_per_run():
     titles = [json.loads(c.proto.spec)["title"] for c in charts]
     assert titles[0]["text"] if isinstance(titles[0], dict) else titles[0]
     captions = [c.value for c in at.caption]
-    assert "Run A: out of memory in backward 80% of the way through step 1." in captions
+    assert f"Run A: {recorded('A').failure_text}." in captions
+    assert recorded("A").failure_text.startswith("out of memory in backward")
     assert "Run C: loss becomes nan at step 2,000." in captions
 
 

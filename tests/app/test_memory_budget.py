@@ -74,7 +74,7 @@ def test_the_default_is_the_lessons_budget_worked_in_the_lesson():
     assert text.startswith("**Fits:** 16.0 GB on the 24 GB device, with 8.0 GB to spare")
     assert "**optimizer state** at 6.4 GB (40% of the total)" in text
     assert parameters_shown(at) == "805,306,368"
-    assert len(at.get("vega_lite_chart")) == 3  # budget, sweep, and the estimate against PyTorch
+    assert len(at.get("vega_lite_chart")) == 4  # budget, sweep, the phases, and the estimate against PyTorch
     assert {"marked.c3.choice", "marked.c4.choice"} <= {r.key for r in at.radio}
 
 
@@ -156,10 +156,10 @@ def test_both_marked_questions_lock_once_answered():
 
 def assert_check_shown(at, config_id):
     view = check_view(config_id)
-    assert at.table[0].value.to_dict("records") == list(view.table)
+    assert at.table[2].value.to_dict("records") == list(view.table)
     assert view.gap_text in [m.value for m in at.markdown]
     assert view.setup_text in [c.value for c in at.caption]
-    chart = json.loads(at.get("vega_lite_chart")[2].proto.spec)
+    chart = json.loads(at.get("vega_lite_chart")[3].proto.spec)
     assert chart["title"] == "Estimate and PyTorch, term by term (bytes)"
 
 
@@ -171,9 +171,9 @@ def test_how_close_is_this_estimate_follows_the_picked_run_and_keeps_it():
     default = section(SECTION).field("measured_config").default
     assert picker.value == default
     assert_check_shown(at, default)
-    assert any("-20.9%" in row["Relative error"] for row in at.table[0].value.to_dict("records"))
+    assert any("-20.9%" in row["Relative error"] for row in at.table[2].value.to_dict("records"))
     assert check_view(default).summary_text in [i.value for i in at.info]
-    assert at.table[1].value.to_dict("records") == list(check_view(default).worst_table)
+    assert at.table[3].value.to_dict("records") == list(check_view(default).worst_table)
     gpt2 = "gpt2-h64-l2-s128-b2-bf16-adam-none-sdpa"
     picker.set_value(gpt2).run()
     assert not at.exception
@@ -183,3 +183,28 @@ def test_how_close_is_this_estimate_follows_the_picked_run_and_keeps_it():
     open_page(PAGE, at=at)
     assert at.selectbox(key=f"{SECTION}.measured_config").value == gpt2
     assert_check_shown(at, gpt2)
+
+
+def test_the_careful_count_shows_each_phase_and_three_answers():
+    at = open_page(PAGE)
+    assert "Phase by phase: the careful count" in [h.value for h in at.header]
+    phases = at.table[0].value
+    assert list(phases["Phase"]) == ["Forward", "loss.backward()", "optimizer.step()"]
+    answers = at.table[1].value
+    assert list(answers["Answer"]) == [
+        "The lesson's rough rule",
+        "The careful count (phase model)",
+        "H200 measurement (memory.csv)",
+    ]
+    # GPT-2 small, 4 × 1024, autocast, SDPA: the H200 measured 7,498,999,296 bytes at the step's peak.
+    assert list(answers["Peak (GB)"])[2] == "7.50"
+    at.radio(key=f"{SECTION}.stack").set_value("fused").run()
+    assert not at.exception
+    assert list(at.table[1].value["Answer"])[2] == "H200 measurement"  # no reference for fused kernels
+
+
+def test_a_sequence_longer_than_the_model_allows_is_a_sentence():
+    at = open_page(PAGE)
+    at.slider(key=f"{SECTION}.seq_len").set_value(4096).run()
+    assert not at.exception
+    assert any("learned positions" in w.value for w in at.warning)

@@ -44,15 +44,18 @@ def test_the_brief_is_computed_and_experiments_wait_for_a_decision():
     assert not at.exception
     brief = brief_figures()
     text = markdown_text(at)
-    assert f"A 24 GB device and {brief.weights_gb:.0f} GB of weights" in text
+    assert f"A 24 GiB device ({brief.device_gb:.2f} GB) and {brief.weights_gb:.2f} GB of weights" in text
     assert f"Its peak, {brief.forward_peak_gb:.2f} GB, fitted" in text
-    assert f"{brief.backward_peak_gb:.2f} GB asked of a 24 GB device" in text
+    assert f"{brief.backward_peak_gb:.2f} GB asked of a {brief.device_gb:.2f} GB device" in text
     assert at.radio(key="run_a.decision.choice").value is None  # nothing chosen for the learner
     assert "run_a.experiment" not in [r.key for r in at.radio]
     assert any("Save a decision" in i.value for i in at.info)
     timeline = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     assert timeline["title"] == "Run A: memory in use through the first step"
-    assert len(at.table) == 2  # the phases, and measure rather than guess
+    assert len(at.table) == 3  # three answers, the phases, and measure rather than guess
+    answers = at.table[0].value
+    assert list(answers["Answer"])[0] == "The lesson's rough rule"
+    assert "out of memory in step 1 backward" in list(answers["Verdict"])
 
 
 def test_a_choice_and_reasoning_are_both_required():
@@ -111,7 +114,7 @@ def test_each_experiment_shows_its_computed_outcome(experiment):
     assert f"**{outcome.change_title}.** {outcome.summary}" in markdown_text(at)
     charts = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
     assert f"{outcome.label}: memory in use" in [c.get("title") for c in charts]
-    table = at.table[1].value
+    table = at.table[2].value
     assert list(table["Experiment"]) == [run_experiment(e).label for e in EXPERIMENTS]
     assert at.session_state["settings"]["run_a"]["experiment"] == experiment
 

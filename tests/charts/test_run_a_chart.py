@@ -11,10 +11,10 @@ from tests.charts.test_memory_chart import mark_type, marks, rows
 
 LIVE_IN_RUN_A = [
     "parameters",
-    "gradients",
     "activations",
     "workspace",
-]  # Adam's state never exists before the failure
+    "runtime_overhead",
+]  # it dies as backward starts: no gradient and no Adam state exists yet
 
 
 def test_run_a_timeline_stacks_terms_in_the_shared_colours():
@@ -49,7 +49,7 @@ def test_the_failure_is_marked_where_the_model_puts_it():
     assert unreached[0]["position"] == timeline.failure.position
     assert max(r["total_gb"] for r in unreached) == pytest.approx(timeline.iteration_peak_gb(1))
     assert all(r["position"] < 1 for r in unreached)
-    assert rows(spec, 5) == [{"gb": 24.0, "label": "24 GB device"}]
+    assert rows(spec, 5) == [{"gb": timeline.device_gb, "label": "25.77 GB device"}]  # 24 GiB
     # The area stops at the failure.
     assert max(timeline_frame(timeline)["position"]) == timeline.failure.position
 
@@ -70,7 +70,7 @@ def test_an_experiment_that_runs_shows_two_iterations_against_run_a():
     assert len(rows(spec, 3)) == len(before.ran) and {r["note"] for r in rows(spec, 3)} == {
         "Run A as briefed"
     }
-    assert rows(spec, 4) == [{"gb": 40.0, "label": "40 GB device"}]
+    assert rows(spec, 4) == [{"gb": 40 * 2**30 / 1e9, "label": "42.95 GB device"}]  # 40 GiB
     # Adam's state appears in the second iteration, in its own colour.
     colours = dict(
         zip(
@@ -109,4 +109,18 @@ def test_leak_chart_crosses_only_where_it_dies():
     spec = iterations_chart(series, title="Leak").to_dict()
     assert [r["x"] for r in rows(spec, 1)] == [series.failed_at]
     assert len(rows(spec, 0)) == len(series.x)
-    assert rows(spec, 2) == [{"gb": 40.0, "label": "40 GB device"}]
+    assert rows(spec, 2) == [{"gb": 40 * 2**30 / 1e9, "label": "42.95 GB device"}]  # 40 GiB
+
+
+def test_outcome_map_shows_the_h200_beside_the_phase_model():
+    from charts.run_a import OUTCOME_ORDER, map_frame, outcome_map_chart
+    from core.run_a import outcome_map
+
+    cells = outcome_map()
+    spec = outcome_map_chart(cells, title="Map").to_dict()
+    assert spec["title"] == "Map"
+    assert spec["facet"]["column"]["field"] == "source" and spec["facet"]["row"]["field"] == "attention"
+    assert spec["spec"]["encoding"]["color"]["scale"]["domain"] == list(OUTCOME_ORDER)
+    frame = map_frame(cells)
+    assert len(frame) == 2 * len(cells)
+    assert set(frame["source"]) == {"Measured on the H200", "Phase model"}

@@ -31,7 +31,7 @@ REQUIRED = (
 
 GOOD_ROW = {
     "name": "Card",
-    "memory_gb": "16",
+    "memory_bytes": "17179869184",
     "bandwidth_tb_per_s": "0.5",
     "bf16_tflops": "100",
     "fp32_tflops": "10",
@@ -50,7 +50,7 @@ def test_load_is_cached():
 
 
 @pytest.mark.parametrize(
-    ("name", "memory_gb", "bandwidth_tb_per_s", "bf16_tflops", "fp32_tflops"),
+    ("name", "memory_gib", "bandwidth_tb_per_s", "bf16_tflops", "fp32_tflops"),
     [
         # NVIDIA A100 datasheet: 624 TFLOPS BF16 with sparsity, so 312 dense; HBM2e 2,039 GB/s.
         ("A100 80GB SXM", 80, 2.039, 312, 19.5),
@@ -62,10 +62,10 @@ def test_load_is_cached():
         ("L4", 24, 0.3, 121, 30.3),
     ],
 )
-def test_datasheet_figures_are_dense(name, memory_gb, bandwidth_tb_per_s, bf16_tflops, fp32_tflops):
+def test_datasheet_figures_are_dense(name, memory_gib, bandwidth_tb_per_s, bf16_tflops, fp32_tflops):
     card = gpu(name)
-    assert (card.memory_gb, card.bandwidth_tb_per_s, card.bf16_tflops, card.fp32_tflops) == (
-        memory_gb,
+    assert (card.memory_gib, card.bandwidth_tb_per_s, card.bf16_tflops, card.fp32_tflops) == (
+        memory_gib,
         bandwidth_tb_per_s,
         bf16_tflops,
         fp32_tflops,
@@ -100,7 +100,7 @@ def test_unknown_names_and_formats_are_refused_readably():
         bytes_per_value("fp8")
 
 
-@pytest.mark.parametrize("column", ["memory_gb", "bandwidth_tb_per_s", "bf16_tflops", "fp32_tflops"])
+@pytest.mark.parametrize("column", ["memory_bytes", "bandwidth_tb_per_s", "bf16_tflops", "fp32_tflops"])
 @pytest.mark.parametrize("bad", ["0", "-3", "", "fast", "nan", "inf"])
 def test_rows_with_bad_numbers_are_refused(column, bad):
     with pytest.raises(ValueError, match=column):
@@ -130,3 +130,10 @@ def test_the_linear_page_settings_offer_what_core_knows():
     fields = section("linear")
     assert fields.field("dtype").choices == DTYPES
     assert fields.field("gpu").choices == gpu_names() and fields.field("gpu").default == "A100 80GB SXM"
+
+
+def test_capacities_are_bytes_as_devices_report_them():
+    # An "80GB" A100 reports 80 GiB; the H200 what torch reported in the H200 reference.
+    assert gpu("A100 80GB SXM").memory_bytes == 85_899_345_920
+    assert gpu("H200").memory_bytes == 150_109_880_320
+    assert gpu("A100 80GB SXM").memory_gb == pytest.approx(85.899345920)

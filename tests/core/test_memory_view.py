@@ -53,11 +53,11 @@ def test_the_detailed_view_follows_the_preset_gpu_and_sharding():
     )
     assert (view.parameter_count, view.device_label, view.effective_batch) == (
         6_738_415_616,
-        "H100 SXM (80 GB)",
+        "H100 SXM (80 GiB = 85.9 GB)",
         4 * 4 * 8,
     )
     assert view.terms.parameters_bytes == 2 * 6_738_415_616 / 8
-    assert view.verdict.device_gb == 80
+    assert view.verdict.device_gb == pytest.approx(80 * 2**30 / 1e9)  # 80 GiB
     text = " ".join(view.assumptions)
     assert "published count is 6,738,415,616" in text
     assert "ZeRO stage 3 over 8 GPUs" in text and "already counts bytes" in text
@@ -67,7 +67,7 @@ def test_the_detailed_view_follows_the_preset_gpu_and_sharding():
 def test_custom_detailed_view_compares_with_the_lessons_rule():
     view = budget_view({"estimate": "detailed", "hidden": 1024, "layers": 4})
     assert "the lesson's 12·H² rule gives 50,331,648" in view.assumptions[0]
-    assert view.device_label == "RTX 4090 (24 GB)"
+    assert view.device_label == "RTX 4090 (24 GiB = 25.8 GB)"
 
 
 def test_stored_settings_are_checked_against_the_schema():

@@ -69,7 +69,7 @@ def test_a_partial_session_scores_what_was_answered():
     assert report.checks_score.answered == 2
     assert [line.mark for line in report.checks[:3]] == ["right", "wrong", "not answered"]
     assert report.checks[1].answer == BANK.question("r2").option_text("mem")
-    assert report.first_experiment == "Halve the batch size and run it again"
+    assert report.first_experiment == "Halve the tokens per step (batch × sequence) and run it again"
     assert report.run_b_measure is None
     assert "Run A experiment" in report.not_done and "Four runs" in report.not_done
     assert "1.07 GFLOPs" in render_markdown(report)

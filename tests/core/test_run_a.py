@@ -1,25 +1,29 @@
-"""Run A: the brief reproduced by the lesson's budget, each experiment worked by hand, the timeline's
-invariants."""
+"""Run A: the brief from the phase model, each experiment against the H200's run_a.csv, the timeline's invariants."""
 
 import copy
 from dataclasses import replace
 from itertools import pairwise
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.datafiles import read_json
-from core.memory_lesson import LessonSetup, lesson_terms
+from core.memory.setup import StepSetup
+from core.memory.timeline import PHASES, step_timeline
+from core.memory.verdict import capped
+from core.model_config import parse_config
 from core.run_a import (
     EXPERIMENTS,
     MAX_TEXT_CHARS,
     brief_figures,
     budget_series,
     decision_record,
+    estimated_outcome,
     feedback,
     leak,
     load_content,
+    map_agreement,
     outcome_rows,
     parse_content,
     phase_rows,
@@ -29,193 +33,143 @@ from core.run_a import (
     saved_choice_index,
     stored_text,
 )
-from core.step_timeline import PHASES, step_timeline
 
-# Run A by hand (decimal GB). 12 × 3072² × 16 = 1,811,939,328 parameters.
-P_GB = 1_811_939_328 * 4 / 1e9  # FP32 weights: 7.248 GB; the gradients are the same size
-O_GB = 1_811_939_328 * 8 / 1e9  # Adam's two FP32 moments: 14.496 GB
-A_GB = 10 * 2048 * 3072 * 16 * 4 * 4 / 1e9  # B·S·H·layers·4 tensors·4 bytes: 16.106 GB
-W_GB = 1.0  # the lesson's flat workspace
-BLOCKS = 16
-
-setups = st.builds(
-    LessonSetup,
-    hidden=st.sampled_from(range(1024, 8193, 1024)),
-    layers=st.integers(1, 24),
-    dtype=st.sampled_from(["fp32", "bf16"]),
-    optimizer=st.sampled_from(["sgd", "sgd_momentum", "adam"]),
-    batch=st.integers(1, 32),
-    seq_len=st.sampled_from(range(512, 8193, 512)),
-)
-devices = st.floats(1, 200)
+# Run A as the H200 ran it: GPT-2 layout, 3072 wide, 16 blocks, 24 heads, 2048 positions, FP32, Adam.
+# Parameters: 50,257·3072 + 2048·3072 + 16·(12·3072² + 13·3072) + 2·3072 = 1,973,265,408 (run_a.csv's n_params).
+PARAMETERS = 1_973_265_408
+CAP_GB = 24 * 2**30 / 1e9  # 25.769803776
 
 
 def test_the_configuration_reproduces_the_brief():
-    timeline, brief = run_a_timeline(), brief_figures()
-    assert brief.parameter_count == 1_811_939_328
-    assert brief.device_gb == 24
-    assert round(brief.weights_gb) == 7 and brief.weights_gb == pytest.approx(
-        P_GB
-    )  # 7.25 GB: "7 GB" within rounding
-    assert brief.other_gb == pytest.approx(24 - P_GB)  # 16.75 GB the weights cannot explain
-    # Forward peak: weights + every saved activation = 7.248 + 16.106 = 23.354 GB, under 24.
-    assert brief.forward_peak_gb == pytest.approx(P_GB + A_GB) and brief.forward_peak_gb < 24
-    # Backward's first block: + 1 GB workspace + that block's gradients (7.248 / 16 = 0.453) = 24.807 GB, over
-    # 24.
-    assert (
-        brief.backward_peak_gb == pytest.approx(P_GB + A_GB + W_GB + P_GB / BLOCKS)
-        and brief.backward_peak_gb > 24
-    )
-    failure = timeline.failure
-    assert failure is not None
-    assert (failure.iteration, failure.phase, failure.block) == (1, "backward", BLOCKS)
-    assert "`loss.backward()` of iteration 1" in brief.failure_where
-    # Deterministic: the same configuration fails at the same moment every time.
-    assert run_a_timeline().failure == step_timeline(timeline.setup, device_gb=24).failure == failure
+    brief = brief_figures()
+    assert brief.parameter_count == PARAMETERS
+    assert brief.weights_gb == pytest.approx(PARAMETERS * 4 / 1e9)  # 7.893 GB
+    assert brief.device_gb == pytest.approx(CAP_GB) and brief.device_gib == 24
+    assert brief.other_gb == pytest.approx(CAP_GB - PARAMETERS * 4 / 1e9)
+    assert brief.forward_peak_gb < CAP_GB < brief.backward_peak_gb  # forward fits, backward does not
+    assert brief.failure_where == "`loss.backward()` of iteration 1, at its start"
 
 
-def test_adams_state_does_not_exist_before_the_first_step():
-    first = [p for p in run_a_timeline().points if p.iteration == 1 and p.phase != "step"]
-    assert all(p.live.optimizer_state_bytes == 0 for p in first)
-    later = [p for p in run_a_timeline().points if p.iteration == 2]
-    assert all(p.live.optimizer_state_bytes == pytest.approx(O_GB * 1e9) for p in later)
+def test_run_a_and_its_four_experiments_end_where_the_h200_ended():
+    assert estimated_outcome(run_a_timeline()) == "step 1 backward"
+    measured = {e: run_experiment(e).measured for e in EXPERIMENTS}
+    assert measured == {
+        "batch": "step 1 optimizer.step",
+        "optim": "step 1 backward",
+        "gpu": "ok",
+        "model": "ok",
+    }
+    assert {e: estimated_outcome(run_experiment(e).timeline) for e in EXPERIMENTS} == measured
+
+
+def test_the_estimate_places_every_run_of_the_grid_where_the_h200_died():
+    agree, total = map_agreement()
+    assert total == 51 and agree == total
+
+
+def test_shrinking_the_model_keeps_nine_blocks_as_the_h200_run_did():
+    assert run_experiment("model").timeline.setup.model.layers == 9
 
 
 def test_phase_table_of_run_a():
-    rows = {r["Phase"]: r for r in phase_rows(run_a_timeline())}
-    assert [r["Outcome"] for r in rows.values()] == [
+    rows = phase_rows(run_a_timeline())
+    assert [r["Outcome"] for r in rows] == [
         "fits",
         "fits",
         "over the device: the run dies here",
         "never reached",
     ]
-    # The first step would need everything but activations: 7.248 × 2 + 14.496 + 1 = 29.99 GB.
-    assert rows["optimizer.step()"]["Peak needed (GB)"] == f"{2 * P_GB + O_GB + W_GB:.2f}" == "29.99"
-    assert rows["optimizer.step()"]["Live at its peak"] == "Parameters, Gradients, Optimizer state, Workspace"
-    assert rows["Forward"]["Live at its peak"] == "Parameters, Saved activations"
 
 
-def test_halving_the_batch_survives_backward_and_fails_at_the_first_step():
-    outcome = run_experiment("batch")
-    half_a = A_GB / 2  # 8.053 GB
-    timeline = outcome.timeline
-    assert outcome.change == "batch 10 → 5"
-    # Backward now peaks at 7.248 + 8.053 + 1 + 0.453 = 16.754 GB: fits.
-    assert timeline.phase_peak_gb(iteration=1, phase="backward") == pytest.approx(
-        P_GB + half_a + W_GB + P_GB / BLOCKS
-    )
-    # The first step creates Adam's state 0.906 GB a block on top of 7.248 × 2 + 1 = 15.496 GB:
-    # 15.496 + 0.906 k > 24 first at k = 10 (24.555 GB).
-    failure = timeline.failure
-    assert failure is not None
-    assert (failure.iteration, failure.phase, failure.block) == (1, "step", 10)
-    assert failure.total_gb == pytest.approx(2 * P_GB + W_GB + 10 * O_GB / BLOCKS)
-    assert not timeline.first_iteration_completes
-    assert "survives the forward pass and `loss.backward()`" in outcome.summary
-
-
-def test_sgd_changes_nothing_before_the_failure():
-    outcome, before = run_experiment("optim"), run_a_timeline()
-    assert outcome.change == "optimizer Adam → SGD"
-    failure = outcome.timeline.failure
-    assert failure is not None
-    assert (failure.iteration, failure.phase, failure.block) == (1, "backward", BLOCKS)
-    assert [p.live for p in outcome.timeline.ran] == [p.live for p in before.ran]
-    assert outcome.summary.startswith("No change where it matters")
-
-
-def test_the_larger_device_runs_with_little_to_spare():
-    outcome = run_experiment("gpu")
-    timeline = outcome.timeline
-    assert outcome.change == "device 24 GB → 40 GB" and timeline.failure is None
-    # Iteration 1 peaks at the end of the first step: 29.99 GB.
-    assert timeline.iteration_peak_gb(1) == pytest.approx(2 * P_GB + O_GB + W_GB)
-    # Later iterations keep Adam's state through backward: 7.248 + 14.496 + 16.106 + 1 + 0.453 = 39.303 GB of
-    # 40.
-    assert timeline.iteration_peak_gb(2) == pytest.approx(P_GB + O_GB + A_GB + W_GB + P_GB / BLOCKS)
-    assert "0.70 GB to spare" in outcome.summary
-
-
-def test_shrinking_the_model_until_it_fits_takes_seven_blocks_off():
-    outcome = run_experiment("model")
-    # Per block: weights 0.453, Adam 0.906, activations 1.007 GB. The steady backward peak with L blocks is
-    # 2.366 L + 1 + 0.453: 25.11 GB at L = 10 (fails), 22.74 GB at L = 9 (fits).
-    per_block = (P_GB + O_GB + A_GB) / BLOCKS
-    assert outcome.timeline.setup.layers == 9 and outcome.timeline.failure is None
-    assert outcome.timeline.iteration_peak_gb(2) == pytest.approx(9 * per_block + W_GB + P_GB / BLOCKS)
-    assert 10 * per_block + W_GB + P_GB / BLOCKS > 24
-    assert outcome.change == "blocks 16 → 9 (weights 7.25 GB → 4.08 GB)"
-
-
-def test_outcome_table_has_one_row_per_experiment():
+def test_outcome_table_has_one_row_per_experiment_with_the_measurement():
     rows = outcome_rows([run_experiment(e) for e in EXPERIMENTS])
-    assert [r["Iteration 1 completes"] for r in rows] == ["no", "no", "yes", "yes"]
-    assert [r["Peak needed (GB)"] for r in rows] == ["24.56", "24.81", "39.30", "22.74"]
+    assert [r["On the H200 (run_a.csv)"] for r in rows] == [
+        "step 1 optimizer.step",
+        "step 1 backward",
+        "ok",
+        "ok",
+    ]
 
 
 def test_budget_series_is_flat_and_fails_every_launch():
     series = budget_series()
-    assert series.x == (1, 2, 3, 4)
-    assert len(set(series.peak_gb)) == 1 and series.peak_gb[0] == pytest.approx(
-        P_GB + A_GB + W_GB + P_GB / BLOCKS
-    )
-    assert all(series.fails) and series.failed_at == 1
+    assert len(set(series.peak_gb)) == 1 and all(series.fails)
 
 
 def test_leak_series_rises_until_it_fails():
     example = leak()
+    assert example.change == "tokens 1 × 1,536 → 1 × 768, memory 24 GiB → 40 GiB"
+    assert example.retained_mb_per_iteration == pytest.approx(768 * 3072 * 4 / 1e6)  # one FP32 B·S·H tensor
     series = example.series
-    assert example.change == "batch 10 → 5, device 24 GB → 40 GB"
-    # One B·S·H FP32 tensor kept per step: 5 × 2048 × 3072 × 4 = 125.8 MB.
-    assert example.retained_mb_per_iteration == pytest.approx(125.82912)
-    # Steady peak 7.248 + 14.496 + 8.053 + 1 + 0.453 = 31.249 GB; + 0.1258 (k − 1) > 40 first at k = 71.
-    assert example.steady_peak_gb == pytest.approx(P_GB + O_GB + A_GB / 2 + W_GB + P_GB / BLOCKS)
-    assert series.failed_at == 71 == series.x[-1]
-    assert all(later > earlier for earlier, later in pairwise(series.peak_gb))
-    assert series.fails == (False,) * 70 + (True,)
+    assert series.failed_at == series.x[-1] and series.fails[-1] and not any(series.fails[:-1])
+    assert all(later > earlier for earlier, later in zip(series.peak_gb, series.peak_gb[1:], strict=False))
 
 
-@given(setups, devices)
-def test_timeline_invariants(setup, device_gb):
-    timeline = step_timeline(setup, device_gb=device_gb)
-    total_gb = lesson_terms(setup).total_gb
+setups = st.builds(
+    lambda hidden, layers, batch, seq, attention, optimizer: StepSetup(
+        model=parse_config(
+            {
+                "model_type": "gpt2",
+                "n_embd": hidden,
+                "n_layer": layers,
+                "n_head": hidden // 64,
+                "n_positions": 1024,
+                "vocab_size": 50257,
+            }
+        ),
+        batch=batch,
+        seq_len=seq,
+        precision="fp32",
+        attention=attention,
+        optimizer=optimizer,
+    ),  # fmt: skip
+    st.sampled_from([256, 512, 1024]),
+    st.integers(1, 6),
+    st.integers(1, 4),
+    st.sampled_from([128, 256, 512]),
+    st.sampled_from(["eager", "sdpa"]),
+    st.sampled_from(["adam", "sgd", "sgd_momentum"]),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(setups, st.floats(0.5, 40))
+def test_timeline_invariants(setup, gib):
+    timeline = step_timeline(setup, capacity=capped(gib))
     for iteration in (1, 2):
         points = [p for p in timeline.points if p.iteration == iteration]
         assert [p.phase for p in points] == sorted((p.phase for p in points), key=PHASES.index)
-        forward = [p.total_gb for p in points if p.phase == "forward"]
-        assert all(b > a for a, b in pairwise(forward))  # forward only ever saves more
-        backward = [p.live for p in points if p.phase == "backward"]
+        forward = [p.live.activations_bytes for p in points if p.phase == "forward" and p.block]
+        assert all(b > a for a, b in zip(forward, forward[1:], strict=False))  # forward only ever saves more
+        blocks = [p.live for p in points if p.phase == "backward" and p.block]
         assert all(
             b.activations_bytes < a.activations_bytes and b.gradients_bytes > a.gradients_bytes
-            for a, b in pairwise(backward)
+            for a, b in zip(blocks, blocks[1:], strict=False)
         )
-        steps = [p.live.optimizer_state_bytes for p in points if p.phase == "step"]
-        assert all(b > a for a, b in pairwise(steps))
-    # No moment holds more than the five-term total, which counts every term at once.
-    assert max(p.total_gb for p in timeline.points) <= total_gb + 1e-9
     failure = timeline.failure
     if failure is None:
-        assert all(p.total_gb <= device_gb for p in timeline.points)
+        assert all(p.total_gb <= timeline.device_gb for p in timeline.points)
     else:
-        assert timeline.ran[-1] == failure and failure.total_gb > device_gb
-        assert all(p.total_gb <= device_gb for p in timeline.ran[:-1])
+        assert timeline.ran[-1] == failure and failure.total_gb > timeline.device_gb
+        assert all(p.total_gb <= timeline.device_gb for p in timeline.ran[:-1])
 
 
-@given(setups, devices)
-def test_halving_the_batch_never_needs_more_and_sgd_never_changes_the_first_backward(setup, device_gb):
-    base = step_timeline(setup, device_gb=device_gb)
+@settings(max_examples=30, deadline=None)
+@given(setups, st.floats(0.5, 40))
+def test_fewer_tokens_never_need_more_and_sgd_never_changes_the_first_backward(setup, gib):
+    base = step_timeline(setup, capacity=capped(gib))
     if setup.batch >= 2:
-        halved = step_timeline(replace(setup, batch=setup.batch // 2), device_gb=device_gb)
-        assert all(h.total_gb <= b.total_gb for h, b in zip(halved.points, base.points, strict=True))
-    sgd = step_timeline(replace(setup, optimizer="sgd"), device_gb=device_gb)
+        halved = step_timeline(replace(setup, batch=setup.batch // 2), capacity=capped(gib))
+        assert all(h.total_gb <= b.total_gb + 1e-9 for h, b in zip(halved.points, base.points, strict=True))
+    sgd = step_timeline(replace(setup, optimizer="sgd"), capacity=capped(gib))
     until_step = [p.live for p in base.points if p.iteration == 1 and p.phase != "step"]
     assert until_step == [p.live for p in sgd.points if p.iteration == 1 and p.phase != "step"]
 
 
-@pytest.mark.parametrize("device_gb", [0, -1, float("nan"), float("inf")])
-def test_a_device_must_hold_some_memory(device_gb):
-    with pytest.raises(ValueError, match="Device memory"):
-        step_timeline(run_a_timeline().setup, device_gb=device_gb)
+@pytest.mark.parametrize("gib", [0, -1])
+def test_a_device_must_hold_some_memory(gib):
+    with pytest.raises(ValueError, match="positive"):
+        capped(gib)
 
 
 def test_decision_records_and_their_messages():
@@ -257,12 +211,28 @@ def test_forms_refill_from_records():
 
 
 def test_feedback_fills_its_figures_from_the_brief():
-    assert "blames the 7 GB of weights for a failure at 24 GB" in feedback("model")
-    assert "about 17 GB went to something else" in feedback("model")  # 24 − 7.25 = 16.75
+    brief = brief_figures()
+    assert f"blames the {brief.weights_gb:.1f} GB of weights" in feedback("model")
+    assert f"about {brief.other_gb:.0f} GB went to something else" in feedback("model")  # 25.77 − 7.89
     assert "first `optimizer.step()`" in feedback("optim")
     assert all(feedback(e) for e in EXPERIMENTS)
     with pytest.raises(ValueError, match="Unknown experiment"):
         feedback("pray")
+
+
+def test_every_feedback_claim_agrees_with_the_experiment_table():
+    base = run_a_timeline().failure
+    halved, sgd = run_experiment("batch").timeline, run_experiment("optim").timeline
+    assert "it does pass backward" in feedback("batch") and "first optimizer.step()" in feedback("batch")
+    assert halved.failure.phase == "step" and halved.failure.iteration == 1
+    assert "dies in exactly the same place" in feedback("optim")
+    assert (sgd.failure.iteration, sgd.failure.phase, sgd.failure.block) == (
+        base.iteration,
+        base.phase,
+        base.block,
+    )
+    assert feedback("gpu").startswith("It runs") and run_experiment("gpu").timeline.failure is None
+    assert "the run does fit" in feedback("model") and run_experiment("model").timeline.failure is None
 
 
 def _edited(path, value):
@@ -277,9 +247,10 @@ def _edited(path, value):
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        (("scenario", "batch"), 9, "must be even"),
-        (("scenario", "larger_device_gb"), 16, "larger device must hold more"),
-        (("scenario", "device_gb"), "big", "must be a number"),
+        (("scenario", "batch"), 0, "at least 1"),
+        (("scenario", "larger_device_gib"), 16, "larger device must hold more"),
+        (("scenario", "device_gib"), "big", "must be a number"),
+        (("scenario", "config"), {"model_type": "bert"}, "model_type"),
         (("feedback",), {"batch": "x"}, "needs exactly these entries"),
         (("feedback", "gpu"), "Costs {price} dollars", "we do not compute: 'price'"),
         (("leak", "base_experiments"), ["pray"], "base experiments"),

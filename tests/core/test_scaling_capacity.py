@@ -115,7 +115,7 @@ def test_plan_rows_say_fits_or_out_of_memory():
     contrast = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=3, recompute="selective")
     rows: list[dict[str, Any]] = plan_rows((contrast.baseline, contrast.result))
     assert [row["Outcome"] for row in rows] == ["out of memory", "fits"]
-    assert rows[0]["Total (GB)"] > rows[0]["HBM (GB)"] == 80
+    assert rows[0]["Total (GB)"] > rows[0]["HBM (GB)"] == pytest.approx(80 * 2**30 / 1e9)
 
 
 def test_bad_splits_are_refused():

@@ -48,11 +48,11 @@ def test_part_b_sentence_for_70b_under_zero_1():
     # 8: 4.41 + 8.82 GB, so 51.6 GB. The 2-byte weights (17.6 GB) now come first, tied with gradients.
     contrast = capacity.capacity_contrast(fleet=LAB, cases=CASES, zero_stage=1, recompute="full")
     assert narrative.capacity_summary(contrast) == (
-        "Replicated state needs 144.2 GB per GPU; ZeRO-1 needs 51.6 GB of 80 GB and fits. "
+        "Replicated state needs 144.2 GB per GPU; ZeRO-1 needs 51.6 GB of 86 GB and fits. "
         "Its largest term is now parameters (17.6 GB)."
     )
     assert narrative.memory_chart_description(contrast) == (
-        "Per-GPU memory of replicated state and ZeRO-1, term by term, against 80 GB of HBM."
+        "Per-GPU memory of replicated state and ZeRO-1, term by term, against 86 GB of HBM."
     )
 
 
@@ -97,7 +97,7 @@ def test_part_d_sentence_for_eight_microbatches():
         "The bubble goes from 0.778 to 0.467 of the step, while the first stage holds 8 microbatches of "
         "activations instead of 2: 99.9 GB per GPU against 38.7 GB."
     )
-    assert narrative.pipeline_chart_description(contrast).endswith("against 80 GB of HBM.")
+    assert narrative.pipeline_chart_description(contrast).endswith("against 86 GB of HBM.")  # 80 GiB
 
 
 def test_part_e_sentence_for_cloud_on_32_gpus():

@@ -5,33 +5,38 @@ import math
 import numpy as np
 import pytest
 
+from core.run_a import brief_figures, run_a_timeline
 from core.telemetry import load_runs, recorded, telemetry
 
 RUNS, DEVICE_GB = load_runs()
 BY_ID = {run.id: telemetry(run, DEVICE_GB) for run in RUNS}
 
 
-def test_runs_are_the_lessons_four_on_a_24_gb_card():
+def test_runs_are_the_lessons_four_on_a_24_gib_card():
     assert [r.id for r in RUNS] == ["A", "B", "C", "D"]
     assert [r.question_id for r in RUNS] == ["r1", "r2", "r3", "r4"]
-    assert DEVICE_GB == 24
+    assert DEVICE_GB == 24 * 2**30 / 1e9 == run_a_timeline().device_gb
 
 
-def test_run_a_climbs_to_the_device_limit_and_stops_inside_the_first_step():
-    run = BY_ID["A"]
+def test_run_a_is_the_run_a_page_timeline_up_to_its_failure():
+    run, timeline = BY_ID["A"], run_a_timeline()
     memory = run.frame["memory_gb"].to_numpy()
-    assert memory[0] == 7.0  # the weights are loaded before anything else
-    assert np.all(np.diff(memory) >= 0)
+    reached = [p for p in timeline.ran if p.iteration == 1]
+    assert memory.tolist() == pytest.approx([min(p.total_gb, DEVICE_GB) for p in reached])
+    assert memory[0] == pytest.approx(
+        timeline.points[0].total_gb
+    )  # the weights (and the allocator's reserve)
     assert memory[-1] == DEVICE_GB and np.all(memory[:-1] < DEVICE_GB)
     assert run.failure_x is not None
     assert run.frame["x"].max() == run.failure_x < 100  # ends before the step does
+    assert run.failure_label == "out of memory in backward"
     assert not run.has_loss
 
 
-def test_run_a_forward_half_fits_and_backward_breaks_it():
-    frame = BY_ID["A"].frame
-    forward = frame[frame["x"] <= 50]["memory_gb"]
-    assert forward.max() == 19.5 < DEVICE_GB
+def test_run_a_forward_fits_and_backward_breaks_it():
+    frame, brief = BY_ID["A"].frame, brief_figures()
+    assert frame["memory_gb"].iloc[:-1].max() == pytest.approx(brief.forward_peak_gb)
+    assert brief.forward_peak_gb < DEVICE_GB < brief.backward_peak_gb
 
 
 def test_run_b_hovers_near_a_quarter_utilisation_at_sixty_percent_memory():
@@ -78,7 +83,7 @@ def test_recorded_names_the_runs_when_asked_for_one_that_does_not_exist():
 
 def test_each_failure_is_told_in_words_where_it_happened():
     assert [recorded(run.id).failure_text for run in RUNS] == [
-        "out of memory in backward 80% of the way through step 1",
+        "out of memory in backward 49% of the way through step 1",  # moment 18 of 37: backward's start
         None,
         "loss becomes nan at step 2,000",
         "loss stops moving at step 50",

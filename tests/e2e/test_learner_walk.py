@@ -148,7 +148,7 @@ def decide_run_a(learner) -> None:
     )
     # The page's two forms in page order (their labels are prose that may be reworded).
     expect(page.get_by_test_id("stForm")).to_have_count(2)
-    learner.submit_form(0, why, option="Halve the batch size and run it again")
+    learner.submit_form(0, why, option="Halve the tokens per step (batch × sequence) and run it again")
     learner.submit_form(1, reflection)
     expect(page.get_by_test_id("stText")).to_have_text([why, reflection])
     # The timeline opens on the halved batch: Run A's batch of 10 (data/run_a.json) becomes 5.

@@ -1,0 +1,120 @@
+"""Command-line memory estimate of one training step from a Hugging Face config.json.
+
+    python -m core.estimate --config FILE --batch B --seq S --precision amp --attention sdpa \
+        --recompute none --optimizer-impl foreach [--optimizer adamw] [--stack hf] [--json]
+
+`phases` are what `torch.cuda.max_memory_allocated()` would read at the end of forward, backward and
+the optimizer step (peak reset at the start of the step); `terms` break each phase's own peak down.
+Bad input prints one line on stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from core.memory.count import KIND_LABELS
+from core.memory.phases import PHASE_LABELS, PHASES, TERM_LABELS, StepPhases, step_phases
+from core.memory.settings import ATTENTIONS, OPTIMIZER_IMPLS, OPTIMIZERS, PRECISIONS, RECOMPUTES, STACKS
+from core.memory.setup import StepSetup
+from core.model_config import load_config_text
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print `message` as one line and exit with status 2."""
+        _fail(message)
+
+
+def _fail(message: str) -> NoReturn:
+    sys.stderr.write(f"core.estimate: {' '.join(message.split())}\n")
+    raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python -m core.estimate", description="Memory of one training step, phase by phase."
+    )
+    parser.add_argument("--config", required=True, help="a Hugging Face config.json")
+    parser.add_argument("--batch", required=True, type=int, help="micro-batch (sequences)")
+    parser.add_argument("--seq", required=True, type=int, help="sequence length (tokens)")
+    parser.add_argument("--precision", default="bf16", choices=PRECISIONS)
+    parser.add_argument("--attention", default="sdpa", choices=ATTENTIONS)
+    parser.add_argument("--recompute", default="none", choices=RECOMPUTES)
+    parser.add_argument("--optimizer-impl", default="foreach", choices=OPTIMIZER_IMPLS)
+    parser.add_argument("--optimizer", default="adamw", choices=OPTIMIZERS)
+    parser.add_argument("--stack", default="hf", choices=STACKS)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return parser
+
+
+def estimate_json(phases: StepPhases) -> dict[str, Any]:
+    """The estimate as the JSON contract gives it: parameters, peak, phases and terms (bytes)."""
+    count = phases.count
+    return {
+        "parameters": phases.parameters,
+        "peak_bytes": int(round(phases.peak_bytes)),
+        "peak_phase": phases.peak_phase,
+        "phases": {p: int(round(v)) for p, v in phases.reported_bytes.items()},
+        "phase_own_peaks": {p: int(round(phases.own(p).peak_bytes)) for p in PHASES},
+        "terms": {p: {t: int(round(b)) for t, b in phases.own(p).terms.items()} for p in PHASES},
+        "moments": {p: phases.own(p).moment for p in PHASES},
+        "activations_per_block": {k: int(round(b)) for k, b in count.block.items() if b},
+        "activations_outside_blocks": {k: int(round(b)) for k, b in count.outside.items() if b},
+        "allocated_after_forward": int(round(phases.after_forward_bytes)),
+    }
+
+
+def estimate_table(phases: StepPhases) -> str:
+    """The estimate as a readable table, in GB (1e9 bytes) and GiB (2^30 bytes)."""
+    lines = [f"{phases.setup.model.name}: {phases.parameters:,} parameters"]
+    for phase in PHASES:
+        own = phases.own(phase)
+        shown = f"{own.peak_bytes / 1e9:8.2f} GB {own.peak_bytes / 2**30:8.2f} GiB"
+        lines.append(f"{PHASE_LABELS[phase]:<18} {shown}  ({own.moment})")
+        for term, size in own.terms.items():
+            if size:
+                lines.append(f"    {TERM_LABELS[term]:<36} {size / 1e9:8.2f} GB")
+    peak = f"{phases.peak_bytes / 1e9:.2f} GB ({phases.peak_bytes / 2**30:.2f} GiB)"
+    lines.append(f"Step peak: {peak} in {PHASE_LABELS[phases.peak_phase]}")
+    lines.append("Saved activations of one block:")
+    lines += [f"    {KIND_LABELS[k]:<44} {b / 1e9:8.3f} GB" for k, b in phases.count.block.items() if b]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        text = Path(args.config).read_text(encoding="utf-8")
+    except OSError as err:
+        _fail(f"cannot read {args.config}: {err.strerror or err}.")
+    try:
+        setup = StepSetup(
+            model=load_config_text(text),
+            batch=args.batch,
+            seq_len=args.seq,
+            precision=args.precision,
+            attention=args.attention,
+            recompute=args.recompute,
+            optimizer=args.optimizer,
+            optimizer_impl=args.optimizer_impl,
+            stack=args.stack,
+        )
+    except ValueError as err:
+        _fail(str(err))
+    phases = step_phases(setup)
+    print(json.dumps(estimate_json(phases), indent=2) if args.json else estimate_table(phases))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""The choices one training step is run with: implementation stack, precision convention, attention,
+recomputation and optimizer, each with the words a page shows for it.
+
+Byte sizes here are facts about the conventions, not estimates: a BF16 value is 2 bytes, Adam keeps two
+moments per parameter, `torch.optim` creates them in the parameters' dtype.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STACKS = ("hf", "fused")
+STACK_LABELS = {
+    "hf": "PyTorch + Hugging Face transformers",
+    "fused": "Fused kernels (Megatron / Transformer Engine style)",
+}
+ATTENTIONS = ("sdpa", "eager")
+ATTENTION_LABELS = {
+    "sdpa": "SDPA: torch's scaled_dot_product_attention (no score matrix kept on a GPU)",
+    "eager": "Eager: transformers' Python attention (the score matrix is kept)",
+}
+RECOMPUTES = ("none", "full")
+RECOMPUTE_LABELS = {
+    "none": "None: keep every saved tensor",
+    "full": "Full: gradient checkpointing keeps each block's input and redoes the block in backward",
+}
+OPTIMIZERS = ("adamw", "adam", "sgd_momentum", "sgd")
+OPTIMIZER_LABELS = {
+    "adamw": "AdamW (two moments per parameter)",
+    "adam": "Adam (two moments per parameter)",
+    "sgd_momentum": "SGD with momentum (one buffer per parameter)",
+    "sgd": "SGD without momentum (no state)",
+}
+STATE_VALUES = {"adamw": 2, "adam": 2, "sgd_momentum": 1, "sgd": 0}
+OPTIMIZER_IMPLS = ("foreach", "fused", "loop")
+OPTIMIZER_IMPL_LABELS = {
+    "foreach": "foreach (PyTorch's default on a GPU: whole lists of tensors at once)",
+    "fused": "fused=True (one kernel, no temporaries)",
+    "loop": "for-loop (foreach=False: one tensor at a time)",
+}
+
+
+@dataclass(frozen=True)
+class Convention:
+    """Bytes per parameter for each copy of model state, and the code path the forward runs."""
+
+    label: str
+    weight_bytes: int
+    gradient_bytes: int
+    master_bytes: int  # FP32 copies the optimizer keeps beside 2-byte weights (0 when weights are FP32)
+    state_bytes: int  # bytes per optimizer-state value
+    compute: str  # "fp32", "bf16" (model cast to BF16) or "amp" (torch.autocast over FP32 weights)
+
+
+CONVENTIONS = {
+    "fp32": Convention("FP32: everything in 4 bytes", 4, 4, 0, 4, "fp32"),
+    "amp": Convention(
+        "torch.autocast BF16: FP32 weights, gradients and AdamW state; BF16 matmuls", 4, 4, 0, 4, "amp"
+    ),
+    "bf16": Convention("Pure BF16: model cast to BF16, AdamW state in BF16", 2, 2, 0, 2, "bf16"),
+    "mixed16": Convention(
+        "16 bytes/parameter (ZeRO paper): BF16 weights and gradients, FP32 master", 2, 2, 4, 4, "bf16"
+    ),
+    "mixed18": Convention("18 bytes/parameter: BF16 weights, FP32 gradients and master", 2, 4, 4, 4, "bf16"),
+    "mixed20": Convention(
+        "20 bytes/parameter: BF16 weights and gradients, FP32 copies of both", 2, 2, 8, 4, "bf16"
+    ),
+}
+PRECISIONS = tuple(CONVENTIONS)
+COMPUTE_BYTES = {"fp32": 4, "bf16": 2, "amp": 2}  # bytes of a matmul output in each code path
+
+
+def precision_label(name: str) -> str:
+    """The words a page shows for a precision convention."""
+    return CONVENTIONS[name].label

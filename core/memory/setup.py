@@ -1,0 +1,88 @@
+"""One training step as the phase model reads it: the model, how much it processes at once, and the
+settings of `core.memory.settings`, validated together."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.datafiles import require
+from core.memory.budget import check_choice, check_whole
+from core.memory.settings import (
+    ATTENTIONS,
+    CONVENTIONS,
+    OPTIMIZER_IMPLS,
+    OPTIMIZERS,
+    RECOMPUTES,
+    STACKS,
+    STATE_VALUES,
+    Convention,
+)
+from core.models import ModelSpec, check_spec, parameter_breakdown, parameter_count
+
+
+@dataclass(frozen=True)
+class StepSetup:
+    """A training step on one GPU: model, micro-batch × sequence, and every setting that changes memory.
+
+    `first_step` is the very first step, whose `optimizer.step()` creates the optimizer state;
+    later steps start with it already resident.
+    """
+
+    model: ModelSpec
+    batch: int
+    seq_len: int
+    precision: str = "bf16"
+    attention: str = "sdpa"
+    recompute: str = "none"
+    optimizer: str = "adamw"
+    optimizer_impl: str = "foreach"
+    stack: str = "hf"
+    first_step: bool = False
+
+    def __post_init__(self) -> None:
+        check_spec(self.model)
+        check_whole(self.batch, "The micro-batch")
+        check_whole(self.seq_len, "The sequence length")
+        check_choice(self.precision, CONVENTIONS, "precision")
+        check_choice(self.attention, ATTENTIONS, "attention")
+        check_choice(self.recompute, RECOMPUTES, "recomputation")
+        check_choice(self.optimizer, OPTIMIZERS, "optimizer")
+        check_choice(self.optimizer_impl, OPTIMIZER_IMPLS, "optimizer implementation")
+        check_choice(self.stack, STACKS, "implementation stack")
+        require(
+            self.model.positions == 0 or self.seq_len <= self.model.positions,
+            f"{self.model.name} has {self.model.positions:,} learned positions; a sequence of "
+            f"{self.seq_len:,} tokens does not fit.",
+        )
+
+    @property
+    def convention(self) -> Convention:
+        """The precision convention's bytes per parameter and code path."""
+        return CONVENTIONS[self.precision]
+
+    @property
+    def tokens(self) -> int:
+        """Tokens in one micro-batch."""
+        return self.batch * self.seq_len
+
+    @property
+    def parameters(self) -> int:
+        """Every parameter of the model, counted exactly."""
+        return parameter_count(self.model)
+
+    @property
+    def state_values(self) -> int:
+        """Optimizer-state values kept per parameter."""
+        return STATE_VALUES[self.optimizer]
+
+    @property
+    def block_parameters(self) -> int:
+        """Parameters of one transformer block (attention, MLP, its two norms)."""
+        parts = parameter_breakdown(self.model)
+        per_norm = 2 * self.model.hidden if self.model.norm == "layernorm" else self.model.hidden
+        return (parts.attention + parts.mlp) // self.model.layers + 2 * per_norm
+
+    @property
+    def largest_tensor_parameters(self) -> int:
+        """Values in the largest single weight tensor (the embedding table, or the widest MLP matrix)."""
+        return max(self.model.vocab * self.model.hidden, self.model.hidden * self.model.intermediate)

@@ -1,0 +1,50 @@
+"""In a real browser: the careful count's stack picker and three answers, and Run A's timeline."""
+
+import pytest
+from playwright.sync_api import expect
+
+from core.gpus import gpu
+from core.memory.view import phase_view
+from core.memory_view import page_settings
+from core.models import preset
+from core.run_a import brief_figures
+
+pytestmark = pytest.mark.e2e
+
+
+def _answers(page) -> str:
+    table = page.locator('[data-testid="stTable"]').filter(has_text="The careful count (phase model)")
+    expect(table).to_be_visible()
+    return table.inner_text()
+
+
+def test_memory_budget_stack_picker_and_three_answers(learner):
+    page = learner.open("memory-budget")
+    expect(page.get_by_role("heading", name="Phase by phase: the careful count")).to_be_visible()
+    defaults = page_settings({})
+    view = phase_view(defaults, model=preset(defaults["phase_model"]), card=gpu(defaults["phase_gpu"]))
+    shown = _answers(page)
+    # The three answers, each with the figure core computes: rough rule, careful count, H200 (7.50 GB).
+    for row in view.answers:
+        assert row["Answer"] in shown and row["Peak (GB)"] in shown
+    assert "H200 measurement (memory.csv)" in shown and "7.50" in shown
+    learner.pick("Implementation stack", "Fused kernels (Megatron / Transformer Engine style)")
+    fused = _answers(page)
+    assert fused != shown and "The reference did not run this setup." in fused
+    learner.pick("Implementation stack", "PyTorch + Hugging Face transformers")
+    assert "H200 measurement (memory.csv)" in _answers(page)
+    assert learner.exceptions() == [] and learner.console_errors == []
+    learner.screenshot("memory-three-answers")
+
+
+def test_run_a_timeline_and_where_it_dies(learner):
+    page = learner.open("run-a")
+    brief = brief_figures()
+    expect(page.get_by_text(f"{brief.weights_gb:.2f} GB of weights", exact=False).first).to_be_visible()
+    timeline = page.locator('[data-testid="stVegaLiteChart"]').first
+    expect(timeline).to_be_visible()
+    expect(page.get_by_text("Run A's shape on a batch × sequence grid", exact=False).first).to_be_attached()
+    answers = page.locator('[data-testid="stTable"]').filter(has_text="H200 measurement (run_a.csv)")
+    expect(answers).to_contain_text("out of memory in step 1 backward")
+    assert learner.exceptions() == [] and learner.console_errors == []
+    learner.screenshot("run-a-timeline")
