@@ -12,10 +12,11 @@ from core.datafiles import read_json, require
 
 @dataclass(frozen=True)
 class Option:
-    """One answer a learner can pick."""
+    """One answer a learner can pick; a wrong one names the misconception that would choose it."""
 
     id: str
     text: str
+    misconception: str | None = None
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,13 @@ class Question:
     def is_correct(self, option_id: str) -> bool:
         """Whether `option_id` is the right answer."""
         return option_id == self.correct
+
+    def misconception(self, option_id: str) -> str | None:
+        """The misconception behind a wrong option (None for the right one)."""
+        for option in self.options:
+            if option.id == option_id:
+                return option.misconception
+        raise ValueError(f"Question {self.id} has no option {option_id!r}.")
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,19 @@ def _text(raw: Mapping[str, Any], field: str, where: str) -> str:
     return value
 
 
+def _option(raw: Mapping[str, Any], where: str, correct: str) -> Option:
+    """One option; every wrong option must say which misconception would pick it, the right one none."""
+    option_id = _text(raw, "id", where)
+    if option_id == correct:
+        require("misconception" not in raw, f"{where}: the correct option {option_id!r} has a misconception.")
+        return Option(id=option_id, text=_text(raw, "text", where))
+    return Option(
+        id=option_id,
+        text=_text(raw, "text", where),
+        misconception=_text(raw, "misconception", f"{where}, option {option_id}"),
+    )
+
+
 def _question(raw: Mapping[str, Any], part_ids: set[str]) -> Question:
     qid = _text(raw, "id", "A question")
     where = f"Question {qid}"
@@ -85,11 +106,11 @@ def _question(raw: Mapping[str, Any], part_ids: set[str]) -> Question:
     require(part in part_ids, f"{where}: part {part!r} is not one of the lab's parts.")
     raw_options = raw.get("options")
     require(isinstance(raw_options, list) and len(raw_options) >= 2, f"{where}: needs at least two options.")
-    options = tuple(Option(id=_text(o, "id", where), text=_text(o, "text", where)) for o in raw_options)
-    option_ids = [o.id for o in options]
+    option_ids = [_text(o, "id", where) for o in raw_options]
     require(len(set(option_ids)) == len(option_ids), f"{where}: option ids repeat.")
     correct = _text(raw, "correct", where)
     require(correct in option_ids, f"{where}: the correct option {correct!r} is not among its options.")
+    options = tuple(_option(o, where, correct) for o in raw_options)
     return Question(
         id=qid,
         part=part,

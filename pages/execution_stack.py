@@ -24,6 +24,9 @@ for depth, layer in enumerate(stack.layers, start=1):
         name_column.markdown(f"**{depth}. {layer.name}**")
         text_column.markdown(f"{layer.holds}  \nFor example: {layer.example}")
 
+st.header("Before you trace one")
+marked_question("c1")
+
 st.header("From a symptom to a layer")
 st.markdown(
     "Pick a symptom. The layers that could produce it light up, with the one measurement that tells them apart."
@@ -45,6 +48,3 @@ for layer in stack.layers:
         st.container(border=True).caption(f"{layer.name}: an unlikely origin for this symptom.")
 st.info(f"**Measure first:** {symptom.first_measurement}", icon=":material/straighten:")
 share_box("stack")
-
-st.header("Check yourself")
-marked_question("c1")

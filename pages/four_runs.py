@@ -10,8 +10,8 @@ from ui.marked import marked_question
 st.title("Four runs, four different problems")
 st.markdown(
     "Every run below started, claimed GPU memory, kept the GPU busy for a while and printed numbers. "
-    '"It launched" is true of all four, and it tells you nothing. Read each run\'s card and its '
-    "dashboard, then say what kind of failure it is. You get one answer per run."
+    '"It launched" is true of all four, and it tells you nothing. Read each run\'s card and say what kind of failure it is, one locked answer per run; '
+    "the dashboards that show what happened come after."
 )
 
 runs, device_gb = load_runs()
@@ -21,7 +21,15 @@ for column, run in zip(columns, runs):
         st.subheader(run.title)
         st.markdown("\n".join(f"- {fact}" for fact in run.facts))
 
+st.header("Sort them")
+st.markdown(
+    "Each run fits exactly one of four kinds: **resource**, **throughput**, **numerical** or **correctness**."
+)
+for run in runs:
+    marked_question(run.question_id)
+
 st.header("What the dashboards recorded")
+st.markdown("Now check your sorting against what each run's dashboard recorded.")
 st.caption(
     f"Simulated telemetry on a {device_gb:g} GB card. The red rules mark the device limit and the moment things went wrong."
 )
@@ -36,10 +44,3 @@ for run in runs:
     st.caption(
         f"{run.title}: {series.failure_text or 'no single failure point; look at the level of each line'}."
     )
-
-st.header("Sort them")
-st.markdown(
-    "Each run fits exactly one of four kinds: **resource**, **throughput**, **numerical** or **correctness**."
-)
-for run in runs:
-    marked_question(run.question_id)

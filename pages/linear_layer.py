@@ -76,6 +76,8 @@ st.info(
 )
 
 st.header("FLOPs do not tell you the runtime")
+st.markdown("Answer this before reading on: the rest of the page explains it.")
+marked_question("c2")
 matmul, gelu, layer_point = view.matmul, view.gelu, view.layer_point
 st.markdown(
     f"At {roof.dtype} the {roof.gpu_name} can do {roof.peak_tflops:,.1f} trillion FLOPs a second, so your "
@@ -151,6 +153,3 @@ st.markdown(
     "FlashAttention computes the scores tile by tile in on-chip memory and never stores the full matrix. "
     "It does no fewer FLOPs; it moves far fewer bytes."
 )
-
-st.header("Check yourself")
-marked_question("c2")

@@ -42,6 +42,7 @@ st.markdown(
 )
 
 st.header("Training keeps what inference throws away")
+marked_question("c3")
 st.markdown(
     "During inference each intermediate tensor is dead as soon as the next operation has read it, so "
     "the framework frees it at once; `torch.no_grad()` is the promise that nothing will need it later.\n\n"
@@ -54,9 +55,9 @@ st.markdown(
     "sequences enlarge every saved tensor. **Activation checkpointing** is the deliberate trade: keep "
     "only a few tensors, recompute the others during backward. Memory drops sharply for roughly 30% more compute."
 )
-marked_question("c3")
 
 st.header("Where the memory goes")
+marked_question("c4")
 st.markdown(
     "Weights are only one claim on the device: parameters, gradients, optimizer state, saved activations "
     "and workspace all need room at the same time. Which term dominates depends on the model and on how "
@@ -176,6 +177,5 @@ st.markdown(
     "An estimate tells you which terms to count and which one to cut first. The real numbers come from "
     "measuring: `torch.cuda.max_memory_allocated()` and the memory snapshot tools."
 )
-marked_question("c4")
 
 estimate_check_section()
