@@ -6,6 +6,7 @@ from core.settings_schema import section
 from core.stack import load_stack
 from ui.links import share_box
 from ui.marked import marked_question
+from ui.nav import next_link
 from ui.settings import persistent
 
 stack = load_stack()
@@ -48,3 +49,4 @@ for layer in stack.layers:
         st.container(border=True).caption(f"{layer.name}: an unlikely origin for this symptom.")
 st.info(f"**Measure first:** {symptom.first_measurement}", icon=":material/straighten:")
 share_box("stack")
+next_link("pages/execution_stack.py")

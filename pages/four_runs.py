@@ -6,6 +6,7 @@ from charts.telemetry import telemetry_chart
 from core.telemetry import load_runs, recorded
 from ui.charts import draw
 from ui.marked import marked_question
+from ui.nav import next_link
 
 st.title("Four runs, four different problems")
 st.markdown(
@@ -44,3 +45,4 @@ for run in runs:
     st.caption(
         f"{run.title}: {series.failure_text or 'no single failure point; look at the level of each line'}."
     )
+next_link("pages/four_runs.py")

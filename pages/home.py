@@ -5,6 +5,7 @@ import streamlit as st
 from core.progress import checks_score, overall_score, part_statuses, quiz_score
 from core.questions import load_bank
 from ui import state
+from ui.nav import next_link, title_of
 from ui.tables import arrow_rows
 
 bank = load_bank()
@@ -57,8 +58,12 @@ with right:
 st.subheader("Start here")
 for part in bank.parts:
     if part.page:
-        st.page_link(part.page, label=part.title, icon=":material/arrow_forward:")
+        st.page_link(part.page, label=title_of(part.page), icon=":material/arrow_forward:")
 
 st.subheader("Then, a second lab")
-st.page_link("pages/scaling.py", label="Scaling out: when do more GPUs stop helping?", icon=":material/hub:")
-st.caption("It stands on its own: predictions, evidence and a plan, not marked like the questions above.")
+st.page_link("pages/scaling.py", label=title_of("pages/scaling.py"), icon=":material/hub:")
+st.caption(
+    "When do more GPUs stop helping? It stands on its own: predictions, evidence and a plan, "
+    "not marked like the questions above."
+)
+next_link("pages/home.py")

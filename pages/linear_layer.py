@@ -10,6 +10,7 @@ from ui import state
 from ui.charts import draw
 from ui.links import share_box
 from ui.marked import marked_question
+from ui.nav import next_link
 from ui.settings import persistent
 from ui.tables import arrow_rows
 
@@ -153,3 +154,4 @@ st.markdown(
     "FlashAttention computes the scores tile by tile in on-chip memory and never stores the full matrix. "
     "It does no fewer FLOPs; it moves far fewer bytes."
 )
+next_link("pages/linear_layer.py")

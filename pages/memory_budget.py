@@ -20,6 +20,7 @@ from ui.charts import draw
 from ui.estimate_check_section import estimate_check_section
 from ui.links import share_box
 from ui.marked import marked_question
+from ui.nav import next_link
 from ui.settings import persistent
 
 fields = section(SECTION)
@@ -179,3 +180,4 @@ st.markdown(
 )
 
 estimate_check_section()
+next_link("pages/memory_budget.py")

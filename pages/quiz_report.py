@@ -26,6 +26,7 @@ from core.signing import Verdict
 from core.workloads import linear_layer
 from ui import state
 from ui.marked import marked_question
+from ui.nav import next_link
 from ui.tables import arrow_rows
 
 FLASH_KEY = "quiz_report.flash"
@@ -219,3 +220,4 @@ else:
                 found.verdict
             ]
             show(f"**{found.verdict.value.capitalize()}.** {found.summary}")
+next_link("pages/quiz_report.py")

@@ -8,6 +8,7 @@ from core.settings_schema import section
 from ui import scaling_parts as parts
 from ui import state
 from ui.links import share_box
+from ui.nav import next_link
 from ui.settings import persistent
 
 st.title("Scaling out: when do more GPUs stop helping?")
@@ -38,3 +39,4 @@ with tab_e:
 with tab_synthesis:
     parts.synthesis(chosen, settings)
 share_box("scaling")
+next_link("pages/scaling.py")
