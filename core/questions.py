@@ -51,6 +51,38 @@ class Question:
 
 
 @dataclass(frozen=True)
+class Prediction:
+    """A locked guess made before a page shows the result; what is true depends on the learner's settings.
+
+    Options are in order; a guess within `tolerance` options of the truth holds (for ordered scales).
+    """
+
+    id: str
+    part: str
+    label: str
+    prompt: str
+    options: tuple[Option, ...]
+    tolerance: int = 0
+
+    def option_ids(self) -> tuple[str, ...]:
+        """The option ids in order."""
+        return tuple(o.id for o in self.options)
+
+    def option_text(self, option_id: str) -> str:
+        """The text of one of this prediction's options."""
+        for option in self.options:
+            if option.id == option_id:
+                return option.text
+        raise ValueError(f"Prediction {self.id} has no option {option_id!r}.")
+
+    def holds(self, choice: str, actual: str) -> bool:
+        """Whether the guess `choice` counts as right when `actual` is what happened."""
+        ids = self.option_ids()
+        require(choice in ids and actual in ids, f"Prediction {self.id} was given an option it does not have.")
+        return abs(ids.index(choice) - ids.index(actual)) <= self.tolerance
+
+
+@dataclass(frozen=True)
 class Part:
     """A section of the lab and what completes it: its questions and the records it needs."""
 
@@ -67,6 +99,14 @@ class Bank:
 
     parts: tuple[Part, ...]
     questions: tuple[Question, ...]
+    predictions: tuple[Prediction, ...] = ()
+
+    def prediction(self, prediction_id: str) -> Prediction:
+        """The prediction with this id."""
+        for prediction in self.predictions:
+            if prediction.id == prediction_id:
+                return prediction
+        raise ValueError(f"There is no prediction called {prediction_id!r}.")
 
     def question(self, question_id: str) -> Question:
         """The question with this id."""
@@ -122,6 +162,30 @@ def _question(raw: Mapping[str, Any], part_ids: set[str]) -> Question:
     )
 
 
+def _prediction(raw: Mapping[str, Any], part_ids: set[str]) -> Prediction:
+    pid = _text(raw, "id", "A prediction")
+    where = f"Prediction {pid}"
+    part = _text(raw, "part", where)
+    require(part in part_ids, f"{where}: part {part!r} is not one of the lab's parts.")
+    raw_options = raw.get("options")
+    require(isinstance(raw_options, list) and len(raw_options) >= 2, f"{where}: needs at least two options.")
+    options = tuple(Option(id=_text(o, "id", where), text=_text(o, "text", where)) for o in raw_options)
+    require(len({o.id for o in options}) == len(options), f"{where}: option ids repeat.")
+    tolerance = raw.get("tolerance", 0)
+    require(
+        isinstance(tolerance, int) and not isinstance(tolerance, bool) and 0 <= tolerance < len(options) - 1,
+        f"{where}: 'tolerance' must be a whole number of options, at least 0 and fewer than the options.",
+    )
+    return Prediction(
+        id=pid,
+        part=part,
+        label=_text(raw, "label", where),
+        prompt=_text(raw, "prompt", where),
+        options=options,
+        tolerance=tolerance,
+    )
+
+
 def parse_bank(raw: Mapping[str, Any]) -> Bank:
     """Build and validate a bank from its JSON form; any problem raises ValueError."""
     require(isinstance(raw, Mapping), "The question bank must be a JSON object.")
@@ -145,7 +209,13 @@ def parse_bank(raw: Mapping[str, Any]) -> Bank:
         )
         for p in raw_parts
     )
-    return Bank(parts=parts, questions=questions)
+    raw_predictions = raw.get("predictions", [])
+    require(isinstance(raw_predictions, list), "The question bank's 'predictions' must be a list.")
+    predictions = tuple(_prediction(p, set(part_ids)) for p in raw_predictions)
+    prediction_ids = [p.id for p in predictions]
+    repeated = sorted({i for i in prediction_ids if prediction_ids.count(i) > 1})
+    require(not repeated, f"Duplicate prediction ids: {', '.join(repeated)}.")
+    return Bank(parts=parts, questions=questions, predictions=predictions)
 
 
 def _records(raw_part: Mapping[str, Any]) -> Sequence[str]:

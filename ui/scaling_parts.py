@@ -3,6 +3,7 @@ built from locked predictions, results, snapshots and their status."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from core.scaling.scenarios import PARTS, Track, load_scaling
 from core.settings_schema import section
 from ui import state
 from ui.charts import draw
+from ui.prediction import prediction_form
 from ui.settings import persistent
 from ui.tables import arrow_rows
 
@@ -290,12 +292,7 @@ def locked_prediction(part: str) -> str | None:
     return evidence.prediction_of(state.record(evidence.PREDICTIONS), part)
 
 
-def _lock(part: str) -> None:
-    choice = st.session_state.get(f"scaling.predict.{part}")
-    if choice is None:
-        st.session_state[_flash(part)] = "Pick one of the options first, then lock it."
-        return
-    st.session_state.pop(_flash(part), None)
+def _lock(part: str, choice: str) -> None:
     updated, accepted = evidence.lock_prediction(_records(evidence.PREDICTIONS), part, choice)
     if accepted:
         state.store_record(evidence.PREDICTIONS, updated)
@@ -308,24 +305,7 @@ def prediction_gate(part: str) -> bool:
     if locked is not None:
         st.caption(f":material/lock: Your locked prediction: **{text.options[locked]}**")
         return True
-    with st.form(key=f"scaling.predict.{part}.form"):
-        st.radio(
-            text.prompt,
-            list(text.options),
-            index=None,
-            format_func=text.options.get,
-            key=f"scaling.predict.{part}",
-            disabled=state.read_only(),
-        )
-        st.form_submit_button(
-            "Lock prediction",
-            on_click=_lock,
-            args=(part,),
-            key=f"scaling.lock.{part}",
-            disabled=state.read_only(),
-        )
-    if flash := st.session_state.get(_flash(part)):
-        st.info(flash)
+    prediction_form(f"scaling.predict.{part}", text.prompt, text.options, functools.partial(_lock, part))
     st.caption(
         "The result stays hidden until you lock a prediction. One prediction per part; it cannot be changed later."
     )

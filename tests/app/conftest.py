@@ -40,6 +40,20 @@ def answer(at: AppTest, question_id: str, option_id: str) -> AppTest:
     return at.run()
 
 
+def predict(at: AppTest, prediction_id: str, option_id: str) -> AppTest:
+    """Pick an option of a lesson prediction and lock it."""
+    at.radio(key=f"predict.{prediction_id}").set_value(option_id)
+    at.button(key=f"predict.{prediction_id}.lock").click()
+    return at.run()
+
+
+def reveal_roofline(at: AppTest) -> AppTest:
+    """Lock the Linear layer page's three placements (all memory-bound), which reveals the roofline."""
+    for prediction_id in ("linear.layer", "linear.matmul", "linear.gelu"):
+        predict(at, prediction_id, "memory-bound")
+    return at
+
+
 @pytest.fixture
 def fresh():
     """A new learner session on the Home page."""

@@ -26,7 +26,7 @@ def _chart_titles(at):
 
 def _lock(at, part, option):
     at.radio(key=f"scaling.predict.{part}").set_value(option)
-    at.button(key=f"scaling.lock.{part}").click()
+    at.button(key=f"scaling.predict.{part}.lock").click()
     return at.run()
 
 
@@ -63,7 +63,7 @@ def test_results_stay_hidden_until_a_prediction_is_locked():
 
 def test_locking_without_choosing_says_so_and_stores_nothing():
     at = open_page(PAGE)
-    at.button(key="scaling.lock.B").click()
+    at.button(key="scaling.predict.B.lock").click()
     at.run()
     assert any("Pick one of the options" in i.value for i in at.info)
     assert PREDICTIONS not in at.session_state["records"]
@@ -135,5 +135,7 @@ def test_after_hand_in_nothing_on_the_page_can_change():
     at = open_page(PAGE)
     at.session_state["handed_in_at"] = "2026-01-01T00:00:00"
     at.run()
-    assert at.button(key="scaling.lock.A").disabled and at.button(key="scaling.synthesis.save").disabled
+    assert (
+        at.button(key="scaling.predict.A.lock").disabled and at.button(key="scaling.synthesis.save").disabled
+    )
     assert at.selectbox(key="scaling.track").disabled and at.radio(key="scaling.predict.B").disabled
