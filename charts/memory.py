@@ -26,6 +26,7 @@ TERM_COLOURS = {
 DEVICE_COLOUR = "#8c8c8c"
 TOTAL_COLOUR = "#17becf"
 FAILURE_COLOUR = "#d62728"
+GUESS_COLOUR = "#9467bd"
 DEVICE_DATA = alt.NamedData(name="device")
 
 
@@ -136,15 +137,21 @@ def _sweep_rows(sweep: MemorySweep) -> list[dict]:
     ]
 
 
-def sweep_shape(sweep: MemorySweep) -> tuple[str, bool]:
-    """What the sweep chart's layout depends on: the swept setting and whether some value fails."""
-    return sweep.axis_label, sweep.first_failing is not None
+def sweep_shape(sweep: MemorySweep, *, guessed: bool = False) -> tuple[str, bool, bool]:
+    """What the sweep chart's layout depends on: the swept setting, whether some value fails and whether
+    the learner's guess is drawn."""
+    return sweep.axis_label, sweep.first_failing is not None, guessed
 
 
-def sweep_datasets(sweep: MemorySweep, *, device_label: str) -> dict[str, list[dict]]:
-    """The sweep chart's rows by dataset name: "sweep", "device" and, when a value fails, "breaking"."""
+def sweep_datasets(
+    sweep: MemorySweep, *, device_label: str, guess: int | None = None
+) -> dict[str, list[dict]]:
+    """The sweep chart's rows by dataset name: "sweep", "device", "breaking" when a value fails, and
+    "guess" when the learner's guessed breaking point is given."""
     rows = _sweep_rows(sweep)
     datasets = {"sweep": rows, "device": device_rows(sweep.device_gb, device_label)}
+    if guess is not None:
+        datasets["guess"] = [{"value": guess, "label": f"your guess: {guess:,}"}]
     if sweep.first_failing is not None:
         datasets["breaking"] = [
             {**row, "note": "first value that does not fit"}
@@ -154,9 +161,22 @@ def sweep_datasets(sweep: MemorySweep, *, device_label: str) -> dict[str, list[d
     return datasets
 
 
-def sweep_chart(sweep: MemorySweep, *, device_label: str, title: str) -> alt.LayerChart:
-    """Peak memory against the swept setting, the device as a rule and the first value that fails marked."""
-    axis_label, breaks = sweep_shape(sweep)
+def _guess_marks() -> tuple[alt.Chart, alt.Chart]:
+    guess = alt.Chart(alt.NamedData(name="guess"))
+    tooltip = [alt.Tooltip("label:N", title="Your prediction")]
+    rule = guess.mark_rule(color=GUESS_COLOUR, strokeWidth=2).encode(x="value:Q", tooltip=tooltip)
+    text = guess.mark_text(color=GUESS_COLOUR, align="left", dx=4, dy=8, fontWeight="bold").encode(
+        x="value:Q", y=alt.value(0), text="label:N", tooltip=tooltip
+    )
+    return rule, text
+
+
+def sweep_chart(
+    sweep: MemorySweep, *, device_label: str, title: str, guess: int | None = None
+) -> alt.LayerChart:
+    """Peak memory against the swept setting, the device as a rule, the first value that fails marked and,
+    when given, the learner's guess as a solid rule the line is drawn over."""
+    axis_label, breaks, guessed = sweep_shape(sweep, guessed=guess is not None)
     tooltip = [
         alt.Tooltip("value:Q", title=axis_label, format=","),
         alt.Tooltip("total_gb:Q", title="Peak memory (GB)", format=".1f"),
@@ -171,7 +191,7 @@ def sweep_chart(sweep: MemorySweep, *, device_label: str, title: str) -> alt.Lay
             tooltip=tooltip,
         )
     )
-    layers = [line, *device_marks("y")]
+    layers = [*(_guess_marks() if guessed else ()), line, *device_marks("y")]
     if breaks:
         marker = (
             alt.Chart(alt.NamedData(name="breaking"))
@@ -182,5 +202,5 @@ def sweep_chart(sweep: MemorySweep, *, device_label: str, title: str) -> alt.Lay
         )
         layers.append(marker)
     return alt.layer(*layers).properties(
-        title=title, height=280, datasets=sweep_datasets(sweep, device_label=device_label)
+        title=title, height=280, datasets=sweep_datasets(sweep, device_label=device_label, guess=guess)
     )

@@ -78,7 +78,9 @@ class Prediction:
     def holds(self, choice: str, actual: str) -> bool:
         """Whether the guess `choice` counts as right when `actual` is what happened."""
         ids = self.option_ids()
-        require(choice in ids and actual in ids, f"Prediction {self.id} was given an option it does not have.")
+        require(
+            choice in ids and actual in ids, f"Prediction {self.id} was given an option it does not have."
+        )
         return abs(ids.index(choice) - ids.index(actual)) <= self.tolerance
 
 

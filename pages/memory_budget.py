@@ -13,7 +13,15 @@ from charts.memory import (
 from core.memory import OPTIMIZER_LABELS, SWEEP_AXIS_LABELS
 from core.memory_detailed import ATTENTION_LABELS, RECOMPUTE_LABELS, precision_label
 from core.memory_lesson import DTYPE_LABELS
-from core.memory_view import ESTIMATE_LABELS, SECTION, budget_view
+from core.memory_view import (
+    ESTIMATE_LABELS,
+    SECTION,
+    BudgetView,
+    budget_view,
+    bytes_per_parameter_card,
+    lesson_outcomes,
+    lesson_two_byte_adam_bytes,
+)
 from core.settings_schema import section
 from ui import state
 from ui.charts import draw
@@ -21,6 +29,7 @@ from ui.estimate_check_section import estimate_check_section
 from ui.links import share_box
 from ui.marked import marked_question
 from ui.nav import next_link
+from ui.prediction import lesson_prediction
 from ui.settings import persistent
 
 fields = section(SECTION)
@@ -33,6 +42,91 @@ def slider(label: str, name: str, **extra) -> None:
 
 def choice(widget, label: str, name: str, format_func, **extra) -> None:
     widget(label, fields.field(name).choices, format_func=format_func, **extra, **persistent(SECTION, name))
+
+
+def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> None:
+    """The budget bar, its verdict and sums, the bytes-per-parameter card, then the sweep over the guess."""
+    verdict = view.verdict
+    st.metric("Parameters", f"{view.parameter_count:,}")
+    bars = [(ESTIMATE_LABELS[view.estimate], view.terms)]
+    draw(
+        ("memory.budget", *budget_shape(bars)),
+        lambda: budget_chart(
+            bars,
+            device_gb=verdict.device_gb,
+            device_label=view.device_label,
+            title="Peak training memory per GPU",
+        ),
+        datasets=budget_datasets(bars, device_gb=verdict.device_gb, device_label=view.device_label),
+        description=f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, against the {view.device_label}.",
+    )
+    st.caption(
+        f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the {view.device_label}."
+    )
+    if verdict.fits:
+        st.success(
+            f"**Fits:** {verdict.total_gb:.1f} GB on the {view.device_label}, with {verdict.headroom_gb:.1f} GB to spare. "
+            f"The largest term is **{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB "
+            f"({verdict.largest_share_percent:.0f}% of the total); if it has to shrink, {verdict.lever}.",
+            icon=":material/check_circle:",
+        )
+    else:
+        st.error(
+            f"**Out of memory:** this needs {verdict.total_gb:.1f} GB, {verdict.over_gb:.1f} GB more than the "
+            f"{view.device_label} holds. The largest term is **{verdict.largest_label.lower()}** at "
+            f"{verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}% of the total), so cut that first: {verdict.lever}.",
+            icon=":material/error:",
+        )
+    with st.expander("The sums behind this budget", expanded=True):
+        st.markdown("\n".join(f"- {line}" for line in view.assumptions))
+    with st.container(border=True):
+        st.markdown(
+            "**Bytes per parameter: the conventions you will meet** (model state only, before activations)"
+        )
+        st.markdown(
+            "\n".join(f"- **{row.bytes_per_parameter}**: {row.meaning}" for row in bytes_per_parameter_card())
+        )
+        st.caption(
+            f"This page's lesson estimate follows the source lesson's convention: the optimizer state stays in FP32 "
+            f"and there is no FP32 master copy, so a 2-byte dtype with Adam counts "
+            f"{lesson_two_byte_adam_bytes()} bytes a parameter (2 + 2 + 8). Real mixed-precision training keeps the "
+            "master copy; the detailed estimate counts it."
+        )
+    if view.estimate == "lesson":
+        st.caption(
+            "Try it: double the sequence length twice with the model unchanged and watch which bar grows; then "
+            "switch to a 2-byte dtype and see that the optimizer state stays the same size."
+        )
+
+    st.header("Where does it break?")
+    choice(st.radio, "Grow", "sweep_axis", SWEEP_AXIS_LABELS.__getitem__, horizontal=True)
+    sweep = view.sweep
+    # The guess is a sequence length, so it is drawn only on the sequence-length sweep.
+    guess = int(guessed_break) if guessed_break.isdigit() and settings["sweep_axis"] == "seq_len" else None
+    draw(
+        ("memory.sweep", *sweep_shape(sweep, guessed=guess is not None)),
+        lambda: sweep_chart(
+            sweep,
+            device_label=view.device_label,
+            title=f"Peak memory as {sweep.axis_label.lower()} grows",
+            guess=guess,
+        ),
+        datasets=sweep_datasets(sweep, device_label=view.device_label, guess=guess),
+        description=f"Peak memory against {sweep.axis_label.lower()}, with the device line and the breaking point.",
+    )
+    if sweep.first_failing is None:
+        st.caption(
+            f"Line of peak memory against {sweep.axis_label.lower()}: it stays under the device line up to {sweep.values[-1]:,}."
+        )
+    elif sweep.largest_fitting is None:
+        st.caption(
+            f"Line of peak memory against {sweep.axis_label.lower()}: even {sweep.values[0]:,} is over the device line."
+        )
+    else:
+        st.caption(
+            f"Line of peak memory against {sweep.axis_label.lower()}: it crosses the device line between "
+            f"{sweep.largest_fitting:,} (fits) and {sweep.first_failing:,} (marked, out of memory), everything else as above."
+        )
 
 
 st.title("Memory budget")
@@ -65,23 +159,29 @@ st.markdown(
     "you run it. Hidden size and depth decide how many parameters exist; batch and sequence length leave "
     "the model exactly as it is."
 )
+# The detailed estimate takes its number format and device from its own controls below, so the
+# lesson's two radios are hidden there rather than left live and ignored.
+detailed = state.section_settings(SECTION).get("estimate") == "detailed"
 shape, run = st.columns(2)
 with shape:
     slider("Hidden size (H)", "hidden")
     slider("Layers", "layers")
-    choice(st.radio, "Parameter and activation dtype", "dtype", DTYPE_LABELS.__getitem__)
+    if not detailed:
+        choice(st.radio, "Parameter and activation dtype", "dtype", DTYPE_LABELS.__getitem__)
     choice(st.radio, "Optimizer", "optimizer", OPTIMIZER_LABELS.__getitem__)
 with run:
     slider("Batch (B)", "batch")
     slider("Sequence length (S)", "seq_len")
-    choice(st.radio, "Device memory", "device_gb", "{} GB".format, horizontal=True)
+    if not detailed:
+        choice(st.radio, "Device memory", "device_gb", "{} GB".format, horizontal=True)
     choice(st.radio, "Estimate", "estimate", ESTIMATE_LABELS.__getitem__, horizontal=True)
 
-if state.section_settings(SECTION).get("estimate") == "detailed":
+if detailed:
     with st.container(border=True):
         st.subheader("Make it realistic")
         st.caption(
-            "The detailed estimate replaces the dtype and device above; B is now the micro-batch one GPU processes at once."
+            "Number format and device come from the mixed-precision and GPU choices here; B is now the "
+            "micro-batch one GPU processes at once."
         )
         left, right = st.columns(2)
         with left:
@@ -101,69 +201,19 @@ share_box(SECTION)
 
 settings = state.section_settings(SECTION)
 view = budget_view(settings)
-verdict = view.verdict
-st.metric("Parameters", f"{view.parameter_count:,}")
-bars = [(ESTIMATE_LABELS[view.estimate], view.terms)]
-draw(
-    ("memory.budget", *budget_shape(bars)),
-    lambda: budget_chart(
-        bars,
-        device_gb=verdict.device_gb,
-        device_label=view.device_label,
-        title="Peak training memory per GPU",
-    ),
-    datasets=budget_datasets(bars, device_gb=verdict.device_gb, device_label=view.device_label),
-    description=f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, against the {view.device_label}.",
-)
-st.caption(
-    f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the {view.device_label}."
-)
-if verdict.fits:
-    st.success(
-        f"**Fits:** {verdict.total_gb:.1f} GB on the {view.device_label}, with {verdict.headroom_gb:.1f} GB to spare. "
-        f"The largest term is **{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB "
-        f"({verdict.largest_share_percent:.0f}% of the total); if it has to shrink, {verdict.lever}.",
-        icon=":material/check_circle:",
-    )
-else:
-    st.error(
-        f"**Out of memory:** this needs {verdict.total_gb:.1f} GB, {verdict.over_gb:.1f} GB more than the "
-        f"{view.device_label} holds. The largest term is **{verdict.largest_label.lower()}** at "
-        f"{verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}% of the total), so cut that first: {verdict.lever}.",
-        icon=":material/error:",
-    )
-with st.expander("The sums behind this budget", expanded=True):
-    st.markdown("\n".join(f"- {line}" for line in view.assumptions))
-if view.estimate == "lesson":
-    st.caption(
-        "Try it: double the sequence length twice with the model unchanged and watch which bar grows; then "
-        "switch to a 2-byte dtype and see that the optimizer state stays the same size."
-    )
 
-st.header("Where does it break?")
-choice(st.radio, "Grow", "sweep_axis", SWEEP_AXIS_LABELS.__getitem__, horizontal=True)
-sweep = view.sweep
-draw(
-    ("memory.sweep", *sweep_shape(sweep)),
-    lambda: sweep_chart(
-        sweep, device_label=view.device_label, title=f"Peak memory as {sweep.axis_label.lower()} grows"
-    ),
-    datasets=sweep_datasets(sweep, device_label=view.device_label),
-    description=f"Peak memory against {sweep.axis_label.lower()}, with the device line and the breaking point.",
+st.subheader("Sketch, then see")
+st.markdown(
+    "Before the budget is drawn, commit to two guesses about the lesson estimate of the model set above "
+    "(on the device chosen in the lesson estimate). The sweep further down is drawn over your second guess."
 )
-if sweep.first_failing is None:
-    st.caption(
-        f"Line of peak memory against {sweep.axis_label.lower()}: it stays under the device line up to {sweep.values[-1]:,}."
-    )
-elif sweep.largest_fitting is None:
-    st.caption(
-        f"Line of peak memory against {sweep.axis_label.lower()}: even {sweep.values[0]:,} is over the device line."
-    )
+dominant, breaks = lesson_outcomes(settings)
+guessed_term = lesson_prediction("memory.dominant", dominant)
+guessed_break = lesson_prediction("memory.breaks", breaks, scale=True)
+if guessed_term is None or guessed_break is None:
+    st.info("The budget and the sweep appear once both guesses are locked.", icon=":material/lock:")
 else:
-    st.caption(
-        f"Line of peak memory against {sweep.axis_label.lower()}: it crosses the device line between "
-        f"{sweep.largest_fitting:,} (fits) and {sweep.first_failing:,} (marked, out of memory), everything else as above."
-    )
+    budget_and_sweep(view, settings, guessed_break[0])
 
 st.header("What this still leaves out")
 st.markdown(

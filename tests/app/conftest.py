@@ -41,8 +41,10 @@ def answer(at: AppTest, question_id: str, option_id: str) -> AppTest:
 
 
 def predict(at: AppTest, prediction_id: str, option_id: str) -> AppTest:
-    """Pick an option of a lesson prediction and lock it."""
-    at.radio(key=f"predict.{prediction_id}").set_value(option_id)
+    """Pick an option of a lesson prediction (a list or a slider) and lock it."""
+    key = f"predict.{prediction_id}"
+    [widget] = [w for kind in (at.radio, at.select_slider) for w in kind if w.key == key]
+    widget.set_value(option_id)
     at.button(key=f"predict.{prediction_id}.lock").click()
     return at.run()
 
@@ -52,6 +54,12 @@ def reveal_roofline(at: AppTest) -> AppTest:
     for prediction_id in ("linear.layer", "linear.matmul", "linear.gelu"):
         predict(at, prediction_id, "memory-bound")
     return at
+
+
+def sketch_budget(at: AppTest, term: str = "activations", breaks: str = "4096") -> AppTest:
+    """Lock the Memory page's two guesses, which reveals the budget and the sweep."""
+    predict(at, "memory.dominant", term)
+    return predict(at, "memory.breaks", breaks)
 
 
 @pytest.fixture

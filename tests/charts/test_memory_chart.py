@@ -105,3 +105,11 @@ def test_sweep_chart_without_a_breaking_point_has_no_marker():
     assert [
         mark_type(v) for v in marks(sweep_chart(sweep, device_label="80 GB device", title="Sweep").to_dict())
     ] == ["line", "rule", "text"]
+
+
+def test_the_guess_is_drawn_first_so_the_sweep_line_sits_over_it():
+    sweep = lesson_sweep(SETUP, axis="seq_len", values=range(512, 8193, 512), device_gb=24)
+    spec = sweep_chart(sweep, device_label="24 GB device", title="Sweep", guess=4096).to_dict()
+    views = marks(spec)
+    assert [mark_type(v) for v in views] == ["rule", "text", "line", "rule", "text", "point"]
+    assert rows(spec, 0) == [{"value": 4096, "label": "your guess: 4,096"}]
