@@ -42,11 +42,15 @@ chosen = st.radio(
 )
 symptom = stack.symptom(chosen)
 causes = {cause.layer_id: cause.how for cause in symptom.causes}
-for layer in stack.layers:
+for layer in stack.places():
     if layer.id in causes:
         st.error(f"**{layer.name}**: {causes[layer.id]}", icon=":material/warning:")
-    else:
+    elif layer in stack.layers:
         st.container(border=True).caption(f"{layer.name}: an unlikely origin for this symptom.")
 st.info(f"**Measure first:** {symptom.first_measurement}", icon=":material/straighten:")
+if symptom.fork is not None:
+    idle, busy = st.columns(2)
+    idle.warning(f"**The GPU is idle.** {symptom.fork.idle}", icon=":material/hourglass_empty:")
+    busy.warning(f"**The GPU is busy.** {symptom.fork.busy}", icon=":material/speed:")
 share_box("stack")
 next_link("pages/execution_stack.py")

@@ -34,7 +34,7 @@ def test_picking_a_symptom_changes_the_layers_that_light_up():
     at = open_page("pages/execution_stack.py")
     assert len(at.error) == 4  # out of memory: model, operations, tensors, hardware
     at.radio(key="stack.symptom").set_value("low_util").run()
-    assert [e.value.split("**")[1] for e in at.error] == ["Model", "Kernels", "Hardware"]
+    assert [e.value.split("**")[1] for e in at.error] == ["Host and input pipeline", "Model", "Kernels"]
     assert "torch.profiler" in at.info[0].value
 
 
@@ -45,6 +45,15 @@ def test_the_chosen_symptom_survives_a_page_switch():
     open_page("pages/execution_stack.py", at=at)
     assert at.radio(key="stack.symptom").value == "nan"
     assert at.session_state["settings"]["stack"] == {"symptom": "nan"}
+
+
+def test_training_is_slow_shows_both_sides_of_the_fork():
+    at = open_page("pages/execution_stack.py")
+    at.radio(key="stack.symptom").set_value("slow").run()
+    assert "Tensors" in [e.value.split("**")[1] for e in at.error]
+    forks = [w.value for w in at.warning]
+    assert any(text.startswith("**The GPU is idle.** Look upward") for text in forks)
+    assert any(text.startswith("**The GPU is busy.**") for text in forks)
 
 
 def test_the_stack_page_asks_the_training_is_slow_question():
