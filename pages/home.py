@@ -23,6 +23,18 @@ st.info(
     icon=":material/help:",
 )
 
+st.subheader("Before we start")
+st.markdown(
+    "A run that does not crash, keeps the GPU warm and brings the loss down has proved very little. "
+    "All of these look exactly like that from the outside:\n"
+    "- a run that uses an eighth of the card you are paying for;\n"
+    "- a run 200 tokens of sequence length away from running out of memory;\n"
+    "- a run whose gradients are about to overflow FP16;\n"
+    "- a run that is learning nothing at all.\n\n"
+    "None of them says so. Each turns up weeks later as a vague complaint, and the job is to get from "
+    "that complaint to one number you can measure."
+)
+
 left, right = st.columns([3, 2])
 with left:
     st.subheader("After this lab you can")

@@ -56,6 +56,7 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
             device_gb=verdict.device_gb,
             device_label=view.device_label,
             title="Peak training memory per GPU",
+            gb_legend=True,
         ),
         datasets=budget_datasets(bars, device_gb=verdict.device_gb, device_label=view.device_label),
         description=f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, against the {view.device_label}.",
@@ -85,6 +86,13 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
         )
         st.markdown(
             "\n".join(f"- **{row.bytes_per_parameter}**: {row.meaning}" for row in bytes_per_parameter_card())
+        )
+        st.markdown(
+            f"A rule of thumb worth keeping: FP32 Adam costs **{bytes_per_parameter_card()[3].bytes_per_parameter} bytes "
+            "per parameter**, so a billion parameters need about 16 GB before a single activation is saved. "
+            "Then remember the five terms, not the 16: activations and workspace come on top, and which term "
+            "dominates depends on the run. A small model on long sequences is mostly saved activations; a "
+            "large model on short sequences is mostly optimizer state."
         )
         st.caption(
             f"This page's lesson estimate follows the source lesson's convention: the optimizer state stays in FP32 "

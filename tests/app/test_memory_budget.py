@@ -225,3 +225,12 @@ def test_how_close_is_this_estimate_follows_the_picked_run_and_keeps_it():
     _open(at)
     assert at.selectbox(key=f"{SECTION}.measured_config").value == gpt2
     assert_check_shown(at, gpt2)
+
+
+def test_the_lessons_rule_of_thumb_and_the_gb_legend_are_on_the_page():
+    at = _open()
+    prose = " ".join(m.value for m in at.markdown)
+    assert "FP32 Adam costs **16 bytes per parameter**" in prose and "the five terms, not the 16" in prose
+    assert "small model on long sequences is mostly saved activations" in prose and "exp_avg_sq" in prose
+    budget = at.get("vega_lite_chart")[0]
+    assert "vconcat" in json.loads(budget.proto.spec)

@@ -28,3 +28,9 @@ def test_home_links_use_the_menu_titles():
 def test_an_unknown_page_is_a_readable_error():
     with pytest.raises(ValueError, match="not a page of this lab"):
         title_of("pages/nowhere.py")
+
+
+def test_home_sets_out_the_four_quiet_failures_before_we_start():
+    prose = " ".join(m.value for m in open_page("pages/home.py").markdown)
+    for fragment in ("an eighth of the card", "200 tokens", "overflow FP16", "learning nothing"):
+        assert fragment in prose

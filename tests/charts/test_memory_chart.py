@@ -1,5 +1,7 @@
 """Memory charts: fixed term colours, the device rule, tooltips on every mark, the breaking point."""
 
+import pytest
+
 from charts.memory import TERM_COLOURS, budget_chart, sweep_chart
 from core.memory import TERM_LABELS, TERMS, MemoryTerms
 from core.memory_lesson import LessonSetup, lesson_sweep, lesson_terms
@@ -113,3 +115,21 @@ def test_the_guess_is_drawn_first_so_the_sweep_line_sits_over_it():
     views = marks(spec)
     assert [mark_type(v) for v in views] == ["rule", "text", "line", "rule", "text", "point"]
     assert rows(spec, 0) == [{"value": 4096, "label": "your guess: 4,096"}]
+
+
+def test_a_single_budget_can_carry_its_gb_in_the_legend():
+    terms = lesson_terms(SETUP)
+    spec = budget_chart(
+        [("Budget", terms)], device_gb=24, device_label="24 GB", title="T", gb_legend=True
+    ).to_dict()
+    bars, legend = spec["vconcat"]
+    assert bars["layer"][0]["encoding"]["color"]["legend"] is None  # the GB legend replaces the colour legend
+    swatch, text = legend["layer"]
+    assert (
+        "format(datum.gb" in text["transform"][0]["calculate"] and text["encoding"]["text"]["field"] == "text"
+    )
+    assert swatch["encoding"]["color"]["scale"]["range"][0] == TERM_COLOURS["parameters"]
+    with pytest.raises(ValueError, match="exactly one bar"):
+        budget_chart(
+            [("A", terms), ("B", terms)], device_gb=24, device_label="24 GB", title="T", gb_legend=True
+        )
