@@ -25,8 +25,8 @@ st.info(
 
 st.subheader("Before we start")
 st.markdown(
-    "A run that does not crash, keeps the GPU warm and brings the loss down has proved very little. "
-    "All of these look exactly like that from the outside:\n"
+    "Healthy-looking is not the same as healthy. A job that stays up, keeps utilisation high and shows a falling loss "
+    "could still be any of these:\n"
     "- a run that uses an eighth of the card you are paying for;\n"
     "- a run 200 tokens of sequence length away from running out of memory;\n"
     "- a run whose gradients are about to overflow FP16;\n"
