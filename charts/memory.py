@@ -97,21 +97,12 @@ def budget_datasets(
     return {"terms": _term_rows(bars), "device": device_rows(device_gb, device_label)}
 
 
-def _gb_legend(present: tuple[str, ...]) -> alt.LayerChart:
-    """A legend drawn from the terms' own rows: a swatch per term with its GB beside it."""
-    base = alt.Chart(alt.NamedData(name="terms")).transform_calculate(
-        text="datum.label + ': ' + format(datum.gb, ',.2f') + ' GB'"
-    )
-    y = alt.Y("label:N", sort=[TERM_LABELS[t] for t in present], axis=None, title=None)
-    tooltip = [alt.Tooltip("label:N", title="Term"), alt.Tooltip("gb:Q", title="Memory (GB)", format=".2f")]
-    swatch = base.mark_square(size=140).encode(
-        y=y,
-        x=alt.value(8),
-        color=alt.Color("label:N", scale=term_colour_scale(present), legend=None),
-        tooltip=tooltip,
-    )
-    text = base.mark_text(align="left", dx=0).encode(y=y, x=alt.value(20), text="text:N", tooltip=tooltip)
-    return alt.layer(swatch, text).properties(height=alt.Step(20))
+# A legend label that reads the term's GB from the chart's own "terms" rows (the rows are unique by
+# label when there is one bar), so the spec stays the same while sliders change the GB.
+GB_LABEL_EXPR = (
+    "datum.label + ': ' + format(pluck(data('terms'), 'gb')"
+    "[indexof(pluck(data('terms'), 'label'), datum.label)], ',.2f') + ' GB'"
+)
 
 
 def budget_chart(
@@ -121,10 +112,10 @@ def budget_chart(
     device_label: str,
     title: str,
     gb_legend: bool = False,
-) -> alt.LayerChart | alt.VConcatChart:
+) -> alt.LayerChart:
     """Stacked horizontal bars of the terms, one bar per budget, with the device's memory as a rule.
 
-    With `gb_legend` (one bar only) the legend under the bar gives each term's GB, not only its colour."""
+    With `gb_legend` (one bar only) each legend label gives its term's GB, not only its colour."""
     names, present = budget_shape(bars)
     require(not gb_legend or len(names) == 1, "A legend with GB per term needs exactly one bar.")
     stacked = (
@@ -138,7 +129,12 @@ def budget_chart(
                 title="Term",
                 scale=term_colour_scale(present),
                 sort=[TERM_LABELS[t] for t in present],
-                legend=None if gb_legend else alt.Legend(orient="bottom", columns=4),
+                legend=alt.Legend(
+                    orient="bottom",
+                    columns=2 if gb_legend else 4,
+                    labelLimit=260,
+                    **({"labelExpr": GB_LABEL_EXPR} if gb_legend else {}),
+                ),
             ),
             order=alt.Order("order:Q"),
             tooltip=[
@@ -148,12 +144,12 @@ def budget_chart(
             ],
         )
     )
-    datasets = budget_datasets(bars, device_gb=device_gb, device_label=device_label)
     # A height per bar (a step): Streamlit draws band-scale bars with a fixed pixel height as slivers.
-    budget = alt.layer(stacked, *device_marks("x")).properties(height=alt.Step(56))
-    if gb_legend:
-        return alt.vconcat(budget, _gb_legend(present)).properties(title=title, datasets=datasets)
-    return budget.properties(title=title, datasets=datasets)
+    return alt.layer(stacked, *device_marks("x")).properties(
+        title=title,
+        height=alt.Step(56),
+        datasets=budget_datasets(bars, device_gb=device_gb, device_label=device_label),
+    )
 
 
 def _sweep_rows(sweep: MemorySweep) -> list[dict]:

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from charts.telemetry import telemetry_chart
+from charts.telemetry import PANELS_PER_ROW, panel_count, telemetry_panels
 from core.telemetry import load_runs, recorded
 from ui.charts import draw
 from ui.marked import marked_question
@@ -36,13 +36,20 @@ st.caption(
 )
 for run in runs:
     series = recorded(run.id)
-    draw(
-        ("telemetry", run.id, device_gb),
-        lambda: telemetry_chart(series),
-        width="content",
-        description=f"{run.title}: GPU memory, utilisation and loss recorded over the run.",
-    )
+    st.subheader(f"{run.title}: what the dashboard recorded")
+    count = panel_count(series)
+    for row_start in range(0, count, PANELS_PER_ROW):
+        # A new row of columns each time: side by side on a laptop, stacked in order on a phone.
+        for index, column in enumerate(st.columns(PANELS_PER_ROW), start=row_start):
+            if index < count:
+                with column:
+                    draw(
+                        ("telemetry", run.id, device_gb, index),
+                        lambda index=index: telemetry_panels(series)[index],
+                        description=f"{run.title}: one panel of its recorded telemetry.",
+                    )
     st.caption(
         f"{run.title}: {series.failure_text or 'no single failure point; look at the level of each line'}."
     )
+
 next_link("pages/four_runs.py")
