@@ -105,6 +105,12 @@ GB_LABEL_EXPR = (
 )
 
 
+def _legend(gb_legend: bool) -> alt.Legend:
+    if gb_legend:
+        return alt.Legend(orient="bottom", columns=2, labelLimit=260, labelExpr=GB_LABEL_EXPR)
+    return alt.Legend(orient="bottom", columns=4)
+
+
 def budget_chart(
     bars: Sequence[tuple[str, MemoryTerms]],
     *,
@@ -129,12 +135,7 @@ def budget_chart(
                 title="Term",
                 scale=term_colour_scale(present),
                 sort=[TERM_LABELS[t] for t in present],
-                legend=alt.Legend(
-                    orient="bottom",
-                    columns=2 if gb_legend else 4,
-                    labelLimit=260,
-                    **({"labelExpr": GB_LABEL_EXPR} if gb_legend else {}),
-                ),
+                legend=_legend(gb_legend),
             ),
             order=alt.Order("order:Q"),
             tooltip=[

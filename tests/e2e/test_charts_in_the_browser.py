@@ -48,7 +48,7 @@ def test_the_memory_budget_bar_is_drawn_and_grows_with_the_batch(learner):
     assert after > before * 1.2
     # The legend reads each term's GB from the drawn rows: 6 sequences of 1,024 tokens keep 3.22 GB.
     legend = (
-        learner.page.locator('[data-testid="stVegaLiteChart"]').first.locator("svg text").all_inner_texts()
+        learner.page.locator('[data-testid="stVegaLiteChart"]').first.locator("svg text").all_text_contents()
     )
     assert "Saved activations: 3.22 GB" in legend and "Optimizer state: 6.44 GB" in legend
     assert learner.exceptions() == [] and learner.console_errors == []
