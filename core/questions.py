@@ -19,6 +19,13 @@ class Option:
     misconception: str | None = None
 
 
+def _find_option(options: tuple[Option, ...], option_id: str, owner: str) -> Option:
+    for option in options:
+        if option.id == option_id:
+            return option
+    raise ValueError(f"{owner} has no option {option_id!r}.")
+
+
 @dataclass(frozen=True)
 class Question:
     """A marked question: one answer, then the explanation."""
@@ -33,10 +40,7 @@ class Question:
 
     def option_text(self, option_id: str) -> str:
         """The text of one of this question's options."""
-        for option in self.options:
-            if option.id == option_id:
-                return option.text
-        raise ValueError(f"Question {self.id} has no option {option_id!r}.")
+        return _find_option(self.options, option_id, f"Question {self.id}").text
 
     def is_correct(self, option_id: str) -> bool:
         """Whether `option_id` is the right answer."""
@@ -44,10 +48,7 @@ class Question:
 
     def misconception(self, option_id: str) -> str | None:
         """The misconception behind a wrong option (None for the right one)."""
-        for option in self.options:
-            if option.id == option_id:
-                return option.misconception
-        raise ValueError(f"Question {self.id} has no option {option_id!r}.")
+        return _find_option(self.options, option_id, f"Question {self.id}").misconception
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,7 @@ class Prediction:
 
     def option_text(self, option_id: str) -> str:
         """The text of one of this prediction's options."""
-        for option in self.options:
-            if option.id == option_id:
-                return option.text
-        raise ValueError(f"Prediction {self.id} has no option {option_id!r}.")
+        return _find_option(self.options, option_id, f"Prediction {self.id}").text
 
     def holds(self, choice: str, actual: str) -> bool:
         """Whether the guess `choice` counts as right when `actual` is what happened."""
