@@ -12,6 +12,7 @@ from typing import Any
 
 import altair as alt
 
+from core.datafiles import require
 from core.memory import TERM_LABELS, TERMS, MemorySweep, MemoryTerms
 
 TERM_COLOURS = {
@@ -27,6 +28,7 @@ TERM_COLOURS = {
 DEVICE_COLOUR = "#8c8c8c"
 TOTAL_COLOUR = "#17becf"
 FAILURE_COLOUR = "#d62728"
+GUESS_COLOUR = "#9467bd"
 DEVICE_DATA = alt.NamedData(name="device")
 
 
@@ -99,11 +101,33 @@ def budget_datasets(
     return {"terms": _term_rows(bars), "device": device_rows(device_gb, device_label)}
 
 
+# A legend label that reads the term's GB from the chart's own "terms" rows (the rows are unique by
+# label when there is one bar), so the spec stays the same while sliders change the GB.
+GB_LABEL_EXPR = (
+    "datum.label + ': ' + format(pluck(data('terms'), 'gb')"
+    "[indexof(pluck(data('terms'), 'label'), datum.label)], ',.2f') + ' GB'"
+)
+
+
+def _legend(gb_legend: bool) -> alt.Legend:
+    if gb_legend:
+        return alt.Legend(orient="bottom", columns=2, labelLimit=260, labelExpr=GB_LABEL_EXPR)
+    return alt.Legend(orient="bottom", columns=4)
+
+
 def budget_chart(
-    bars: Sequence[tuple[str, MemoryTerms]], *, device_gb: float, device_label: str, title: str
+    bars: Sequence[tuple[str, MemoryTerms]],
+    *,
+    device_gb: float,
+    device_label: str,
+    title: str,
+    gb_legend: bool = False,
 ) -> alt.LayerChart:
-    """Stacked horizontal bars of the terms, one bar per budget, with the device's memory as a rule."""
+    """Stacked horizontal bars of the terms, one bar per budget, with the device's memory as a rule.
+
+    With `gb_legend` (one bar only) each legend label gives its term's GB, not only its colour."""
     names, present = budget_shape(bars)
+    require(not gb_legend or len(names) == 1, "A legend with GB per term needs exactly one bar.")
     stacked = (
         alt.Chart(alt.NamedData(name="terms"))
         .mark_bar()
@@ -115,7 +139,7 @@ def budget_chart(
                 title="Term",
                 scale=term_colour_scale(present),
                 sort=[TERM_LABELS[t] for t in present],
-                legend=alt.Legend(orient="bottom", columns=4),
+                legend=_legend(gb_legend),
             ),
             order=alt.Order("order:Q"),
             tooltip=[
@@ -140,15 +164,21 @@ def _sweep_rows(sweep: MemorySweep) -> list[dict]:
     ]
 
 
-def sweep_shape(sweep: MemorySweep) -> tuple[str, bool]:
-    """What the sweep chart's layout depends on: the swept setting and whether some value fails."""
-    return sweep.axis_label, sweep.first_failing is not None
+def sweep_shape(sweep: MemorySweep, *, guessed: bool = False) -> tuple[str, bool, bool]:
+    """What the sweep chart's layout depends on: the swept setting, whether some value fails and whether
+    the learner's guess is drawn."""
+    return sweep.axis_label, sweep.first_failing is not None, guessed
 
 
-def sweep_datasets(sweep: MemorySweep, *, device_label: str) -> dict[str, list[dict]]:
-    """The sweep chart's rows by dataset name: "sweep", "device" and, when a value fails, "breaking"."""
+def sweep_datasets(
+    sweep: MemorySweep, *, device_label: str, guess: int | None = None
+) -> dict[str, list[dict]]:
+    """The sweep chart's rows by dataset name: "sweep", "device", "breaking" when a value fails, and
+    "guess" when the learner's guessed breaking point is given."""
     rows = _sweep_rows(sweep)
     datasets = {"sweep": rows, "device": device_rows(sweep.device_gb, device_label)}
+    if guess is not None:
+        datasets["guess"] = [{"value": guess, "label": f"your guess: {guess:,}"}]
     if sweep.first_failing is not None:
         datasets["breaking"] = [
             {**row, "note": "first value that does not fit"}
@@ -158,9 +188,22 @@ def sweep_datasets(sweep: MemorySweep, *, device_label: str) -> dict[str, list[d
     return datasets
 
 
-def sweep_chart(sweep: MemorySweep, *, device_label: str, title: str) -> alt.LayerChart:
-    """Peak memory against the swept setting, the device as a rule and the first value that fails marked."""
-    axis_label, breaks = sweep_shape(sweep)
+def _guess_marks() -> tuple[alt.Chart, alt.Chart]:
+    guess = alt.Chart(alt.NamedData(name="guess"))
+    tooltip = [alt.Tooltip("label:N", title="Your prediction")]
+    rule = guess.mark_rule(color=GUESS_COLOUR, strokeWidth=2).encode(x="value:Q", tooltip=tooltip)
+    text = guess.mark_text(color=GUESS_COLOUR, align="left", dx=4, dy=8, fontWeight="bold").encode(
+        x="value:Q", y=alt.value(0), text="label:N", tooltip=tooltip
+    )
+    return rule, text
+
+
+def sweep_chart(
+    sweep: MemorySweep, *, device_label: str, title: str, guess: int | None = None
+) -> alt.LayerChart:
+    """Peak memory against the swept setting, the device as a rule, the first value that fails marked and,
+    when given, the learner's guess as a solid rule the line is drawn over."""
+    axis_label, breaks, guessed = sweep_shape(sweep, guessed=guess is not None)
     tooltip = [
         alt.Tooltip("value:Q", title=axis_label, format=","),
         alt.Tooltip("total_gb:Q", title="Peak memory (GB)", format=".1f"),
@@ -175,7 +218,7 @@ def sweep_chart(sweep: MemorySweep, *, device_label: str, title: str) -> alt.Lay
             tooltip=tooltip,
         )
     )
-    layers = [line, *device_marks("y")]
+    layers = [*(_guess_marks() if guessed else ()), line, *device_marks("y")]
     if breaks:
         marker = (
             alt.Chart(alt.NamedData(name="breaking"))
@@ -185,6 +228,6 @@ def sweep_chart(sweep: MemorySweep, *, device_label: str, title: str) -> alt.Lay
             )
         )
         layers.append(marker)
-    return alt.LayerChart(layer=layers).properties(
-        title=title, height=280, datasets=sweep_datasets(sweep, device_label=device_label)
+    return alt.layer(*layers).properties(
+        title=title, height=280, datasets=sweep_datasets(sweep, device_label=device_label, guess=guess)
     )

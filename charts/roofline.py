@@ -17,6 +17,7 @@ RIDGE_COLOUR = "#e8710a"
 # One colour per operation, in the order the page lists them (layer, matmul, GELU, LayerNorm).
 POINT_COLOURS = ("#4c8bf5", "#34a853", "#d93025", "#a142f4")
 REGIME_SHAPES = {"memory-bound": "triangle-up", "compute-bound": "circle"}
+MEASURED_COLOUR = "#f9ab00"
 
 HEIGHT = 400
 # Room Streamlit must reserve for the plot plus its title and legend; without it the title is cut off.
@@ -121,26 +122,59 @@ def _point_layer(names: tuple[str, ...]) -> alt.Chart:
     )
 
 
-def roofline_shape(roof: Roof, points: tuple[RooflinePoint, ...]) -> tuple[str, str, tuple[str, ...]]:
-    """What the roofline's layout depends on: the GPU and number format in its title, and the operations'
-    names."""
-    return roof.gpu_name, roof.dtype, tuple(point.name for point in points)
+def _measured_layer() -> alt.Chart:
+    return (
+        alt.Chart(alt.NamedData(name="measured"))
+        .mark_point(shape="square", size=70, filled=False, strokeWidth=2, color=MEASURED_COLOUR)
+        .encode(
+            x=_x("FLOP/byte"),
+            y=_y("Achieved TFLOP/s"),
+            tooltip=[
+                alt.Tooltip("Measured:N", title="Measured on the H200"),
+                alt.Tooltip("FLOP/byte:Q", title="Intensity (FLOP/byte)", format=",.3g"),
+                alt.Tooltip("Achieved TFLOP/s:Q", format=",.3g"),
+                alt.Tooltip("% of peak:Q", format=".2g"),
+                alt.Tooltip("% of roof:Q", format=".2g"),
+                alt.Tooltip("Time (µs):Q", format=",.3g"),
+            ],
+        )
+    )
 
 
-def roofline_datasets(roof: Roof, points: tuple[RooflinePoint, ...]) -> dict[str, list[dict]]:
-    """The roofline's rows by dataset name: "roof" (its outline), "ridge" and "points" (the table's rows)."""
-    return {"roof": _roof_rows(roof), "ridge": _ridge_rows(roof), "points": roofline_rows(points)}
+def roofline_shape(
+    roof: Roof, points: tuple[RooflinePoint, ...], *, measured: bool = False
+) -> tuple[str, str, tuple[str, ...], bool]:
+    """What the roofline's layout depends on: the GPU and number format in its title, the operations'
+    names, and whether measured kernels are drawn."""
+    return roof.gpu_name, roof.dtype, tuple(point.name for point in points), measured
 
 
-def roofline_chart(roof: Roof, points: tuple[RooflinePoint, ...]) -> alt.LayerChart:
-    """Log–log roofline of `roof` with `points` on it; axes fixed so sliders move marks, not axes."""
+def roofline_datasets(
+    roof: Roof, points: tuple[RooflinePoint, ...], measured: list[dict] | None = None
+) -> dict[str, list[dict]]:
+    """The roofline's rows by dataset name: "roof" (its outline), "ridge", "points" (the table's rows)
+    and, when given, "measured" (kernel times as `core.kernel_times.measured_rows` makes them)."""
+    datasets = {"roof": _roof_rows(roof), "ridge": _ridge_rows(roof), "points": roofline_rows(points)}
+    if measured:
+        datasets["measured"] = measured
+    return datasets
+
+
+def roofline_chart(
+    roof: Roof, points: tuple[RooflinePoint, ...], measured: list[dict] | None = None
+) -> alt.LayerChart:
+    """Log–log roofline of `roof` with `points` on it, and measured kernels as hollow squares when given;
+    axes fixed so sliders move marks, not axes."""
     require(
         len(points) <= len(POINT_COLOURS),
         f"The roofline chart has colours for {len(POINT_COLOURS)} operations, got {len(points)}.",
     )
-    gpu_name, dtype, names = roofline_shape(roof, points)
-    return alt.LayerChart(layer=[_roof_layer(), _ridge_layers(), _point_layer(names)]).properties(
+    gpu_name, dtype, names, has_measured = roofline_shape(roof, points, measured=bool(measured))
+    layers = [_roof_layer(), _ridge_layers(), _point_layer(names)]
+    if has_measured:
+        layers.append(_measured_layer())
+    return alt.layer(*layers).properties(
         title=alt.Title(f"Roofline: {gpu_name}, {dtype}", anchor="start"),
         height=HEIGHT,
-        datasets=roofline_datasets(roof, points),
+        datasets=roofline_datasets(roof, points, measured),
     )

@@ -12,7 +12,7 @@ import pandas as pd
 
 from charts.memory import DEVICE_COLOUR, TOTAL_COLOUR
 
-WIDTH, HEIGHT = 520, 280
+HEIGHT = 280
 MODE_COLOURS = ("#4a78b5", "#e8710a")
 OVERHEAD_COLOURS = {
     "DP communication": "#4a78b5",
@@ -36,11 +36,17 @@ def efficiency_chart(rows: Rows) -> alt.LayerChart:
     """Parallel efficiency against workers, one line per scaling mode, with ideal scaling at 1."""
     frame = pd.DataFrame(rows)
     modes = list(dict.fromkeys(frame["Mode"]))
+    workers = sorted({int(w) for w in frame["Workers"]})  # ticks at the pools themselves, not 10, 15, 20
     lines = (
         alt.Chart(frame)
         .mark_line(point=alt.OverlayMarkDef(size=70, filled=True))
         .encode(
-            x=alt.X("Workers:Q", title="GPUs in the pool (log scale)", scale=alt.Scale(type="log", base=2)),
+            x=alt.X(
+                "Workers:Q",
+                title="GPUs in the pool (log scale)",
+                scale=alt.Scale(type="log", base=2, domain=[workers[0], workers[-1]]),
+                axis=alt.Axis(values=workers, format="d"),
+            ),
             y=alt.Y(
                 "Parallel efficiency:Q",
                 title="Parallel efficiency (1 = ideal)",
@@ -72,8 +78,9 @@ def efficiency_chart(rows: Rows) -> alt.LayerChart:
             y="Parallel efficiency:Q", tooltip=[alt.Tooltip("Line:N"), alt.Tooltip("Parallel efficiency:Q")]
         )
     )
-    return alt.LayerChart(layer=[lines, ideal]).properties(
-        title="Parallel efficiency as the pool grows", width=WIDTH, height=HEIGHT
+    return alt.layer(lines, ideal).properties(
+        title=alt.Title("Parallel efficiency as the pool grows", subtitle="1 = every added GPU pays in full"),
+        height=HEIGHT,
     )
 
 
@@ -85,18 +92,19 @@ def _hbm_rule(hbm_gb: float, field: str = "Memory (GB)") -> alt.Chart:
     )
 
 
-def overhead_chart(rows: Rows) -> alt.Chart:
-    """Exposed overhead per layout: DP and TP communication and the pipeline bubble, stacked."""
+def overhead_chart(rows: Rows) -> alt.LayerChart:
+    """Exposed overhead per layout as horizontal stacked bars (DP and TP communication, the pipeline
+    bubble), each bar labelled with its total so a short one still reads."""
     frame = pd.DataFrame(rows)
     kinds = list(OVERHEAD_COLOURS)
-    return (
-        alt.Chart(frame, title="Time added on top of compute, per step", width=WIDTH, height=HEIGHT)
+    layouts = list(dict.fromkeys(frame["Layout"]))
+    y = alt.Y("Layout:N", title=None, sort=layouts, axis=alt.Axis(labelLimit=260))
+    bars = (
+        alt.Chart(frame)
         .mark_bar()
         .encode(
-            x=alt.X(
-                "Layout:N", title=None, sort=list(dict.fromkeys(frame["Layout"])), axis=alt.Axis(labelAngle=0)
-            ),
-            y=alt.Y("Time (ms):Q", title="Exposed overhead per step (ms)", stack="zero"),
+            y=y,
+            x=alt.X("Time (ms):Q", title="Exposed overhead per step (ms)", stack="zero"),
             color=alt.Color(
                 "Overhead:N",
                 scale=alt.Scale(domain=kinds, range=[OVERHEAD_COLOURS[k] for k in kinds]),
@@ -105,46 +113,82 @@ def overhead_chart(rows: Rows) -> alt.Chart:
             tooltip=_tooltips(frame, {"Time (ms)": ",.1f", "Step (ms)": ",.1f"}),
         )
     )
+    totals = (
+        alt.Chart(frame)
+        .transform_aggregate(total="sum(Time (ms))", groupby=["Layout"])
+        .transform_calculate(label="format(datum.total, ',.1f') + ' ms'")
+        .mark_text(align="left", dx=4)
+        .encode(
+            y=y,
+            x="total:Q",
+            text="label:N",
+            tooltip=[alt.Tooltip("Layout:N"), alt.Tooltip("label:N", title="Total")],
+        )
+    )
+    return alt.layer(bars, totals).properties(
+        title="Time added on top of compute, per step", height=alt.Step(48)
+    )
 
 
-def pipeline_chart(rows: Rows, *, hbm_gb: float) -> alt.HConcatChart:
-    """Two linked panels over the microbatch count: bubble fraction, and the worst stage's memory."""
+def pipeline_chart(rows: Rows, *, hbm_gb: float) -> alt.LayerChart:
+    """Over the microbatch count: the bubble fraction (left axis) and the worst stage's memory against HBM
+    (right axis), in one panel so it narrows with the screen instead of running off it."""
     frame = pd.DataFrame(rows)
     x = alt.X("Microbatches:Q", title="Microbatches per step")
     tooltip = _tooltips(
         frame, {"Bubble fraction": ".3f", "Retained activations (GB)": ",.1f", "Memory (GB)": ",.1f"}
     )
-    base = alt.Chart(frame, width=WIDTH // 2 + 20, height=HEIGHT)
+    base = alt.Chart(frame)
     bubble = base.mark_line(
         color=BUBBLE_COLOUR, point=alt.OverlayMarkDef(size=60, filled=True, color=BUBBLE_COLOUR)
     ).encode(
         x=x,
-        y=alt.Y("Bubble fraction:Q", title="Bubble fraction (idle share)", scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y(
+            "Bubble fraction:Q",
+            title="Bubble fraction (idle share)",
+            scale=alt.Scale(domain=[0, 1]),
+            axis=alt.Axis(titleColor=BUBBLE_COLOUR, orient="left"),
+        ),
         tooltip=tooltip,
     )
     memory = base.mark_line(
         color=TOTAL_COLOUR, point=alt.OverlayMarkDef(size=60, filled=True, color=TOTAL_COLOUR)
-    ).encode(x=x, y=alt.Y("Memory (GB):Q", title="Worst stage's memory per GPU (GB)"), tooltip=tooltip)
-    return alt.hconcat(
-        bubble.properties(title="The bubble shrinks"),
-        alt.LayerChart(layer=[memory, _hbm_rule(hbm_gb)]).properties(title="The worst stage holds more"),
-    ).properties(title="More microbatches of a fixed size")
+    ).encode(
+        x=x,
+        y=alt.Y(
+            "Memory (GB):Q",
+            title="Worst stage's memory per GPU (GB)",
+            axis=alt.Axis(titleColor=TOTAL_COLOUR, orient="right"),
+        ),
+        tooltip=tooltip,
+    )
+    return (
+        alt.layer(bubble, alt.layer(memory, _hbm_rule(hbm_gb)))
+        .resolve_scale(y="independent")
+        .properties(
+            title=alt.Title(
+                "More microbatches of a fixed size",
+                subtitle="The bubble shrinks (left axis); the worst stage holds more (right axis)",
+            ),
+            height=HEIGHT,
+        )
+    )
 
 
 def time_to_target_chart(rows: Rows) -> alt.Chart:
     """Hours to the same quality target under each straggler policy (illustrative)."""
     frame = pd.DataFrame(rows)
     policies = list(frame["Policy"])
+    unit = str(frame["Unit"].iloc[0])
     return (
         alt.Chart(
             frame,
             title="Time to the same target (illustrative assumptions)",
-            width=WIDTH,
             height=HEIGHT * 2 // 3,
         )
         .mark_bar()
         .encode(
-            x=alt.X("Time to target (h):Q", title="Time to target (hours)"),
+            x=alt.X("Time to target:Q", title=f"Time to target ({unit})"),
             y=alt.Y("Policy:N", title=None, sort=policies),
             color=alt.Color(
                 "Policy:N",
@@ -157,7 +201,8 @@ def time_to_target_chart(rows: Rows) -> alt.Chart:
                     "Global batch": ",.0f",
                     "Step (ms)": ",.2f",
                     "Steps to target": ",.0f",
-                    "Time to target (h)": ",.2f",
+                    "Time to target (h)": ",.3g",
+                    "Time to target": ",.3g",
                 },
             ),
         )

@@ -7,9 +7,9 @@ import pandas as pd
 
 from core.telemetry import Telemetry
 
-PANEL_WIDTH = 240
 PANEL_HEIGHT = 150
-# Two panels a row: four in a row ran past the right edge of a 1,400-pixel window.
+# Each panel is its own chart as wide as its container: the page puts two in a row, and Streamlit
+# stacks the columns on a phone, so a dashboard never runs past the edge of the screen.
 PANELS_PER_ROW = 2
 LINE_COLOUR = "#4a78b5"
 ALERT_COLOUR = "#d1495b"
@@ -25,7 +25,7 @@ def _panel(
 ) -> alt.Chart:
     y_scale = alt.Scale(domain=y_domain) if y_domain else alt.Scale(zero=False)
     return (
-        alt.Chart(frame, title=title, width=PANEL_WIDTH, height=PANEL_HEIGHT)
+        alt.Chart(frame, title=title, height=PANEL_HEIGHT)
         .mark_line(color=LINE_COLOUR, point=alt.OverlayMarkDef(size=8, color=LINE_COLOUR))
         .encode(
             x=alt.X("x:Q", title=x_title),
@@ -65,8 +65,14 @@ def _device_rule(run: Telemetry) -> alt.Chart:
     )
 
 
-def telemetry_chart(run: Telemetry) -> alt.ConcatChart:
-    """Two to four panels, two a row; the device limit and the failure point are drawn as rules."""
+def panel_count(run: Telemetry) -> int:
+    """How many panels `telemetry_panels` draws for this run (without building them)."""
+    return 4 if run.has_loss else 2
+
+
+def telemetry_panels(run: Telemetry) -> list[alt.Chart | alt.LayerChart]:
+    """Two to four panels (memory, utilisation, then loss and accuracy when logged), each titled with the
+    run; the device limit and the failure point are drawn as rules."""
     frame = run.frame
     memory = _panel(
         frame, run.x_label, "memory_gb", "GPU memory (GB)", "GPU memory", [0, run.device_memory_gb * 1.05]
@@ -74,13 +80,10 @@ def telemetry_chart(run: Telemetry) -> alt.ConcatChart:
     utilisation = _panel(
         frame, run.x_label, "utilisation_pct", "GPU utilisation (%)", "GPU utilisation", [0, 100]
     )
-    layers = [[memory, _device_rule(run)], [utilisation]]
+    panels: list[alt.Chart | alt.LayerChart] = [memory, utilisation]
     if run.has_loss:
         layers.append([_panel(frame, run.x_label, "loss", "training loss", "Loss")])
         layers.append([_panel(frame, run.x_label, "accuracy_pct", "accuracy (%)", "Accuracy", [0, 100])])
     if run.failure_x is not None:
-        layers = [[*panel, _failure_rule(run)] for panel in layers]
-    panels = [alt.LayerChart(layer=panel) if len(panel) > 1 else panel[0] for panel in layers]
-    return alt.concat(*panels, columns=PANELS_PER_ROW).properties(
-        title=f"Run {run.run_id}: what the dashboard recorded"
-    )
+        panels = [panel + _failure_rule(run) for panel in panels]
+    return panels

@@ -241,3 +241,54 @@ def budget_view(stored: Mapping[str, Any], *, model: ModelSpec | None = None) ->
     one read from a pasted config.json, replaces the picked one in the detailed estimate."""
     settings = page_settings(stored)
     return detailed_view(settings, model) if settings["estimate"] == "detailed" else lesson_view(settings)
+
+
+def lesson_outcomes(stored: Mapping[str, Any]) -> tuple[str, str]:
+    """What the lesson estimate says for these settings: its largest term, and the first sequence length
+    on the sweep that does not fit ("never" when all of them fit). The Memory page's predictions are
+    scored against these."""
+    settings = {**page_settings(stored), "estimate": "lesson", "sweep_axis": "seq_len"}
+    view = lesson_view(settings)
+    breaks = view.sweep.first_failing
+    return view.verdict.largest_term, "never" if breaks is None else str(breaks)
+
+
+@dataclass(frozen=True)
+class BytesPerParameter:
+    """One common convention for the model state a parameter costs in training, in bytes."""
+
+    bytes_per_parameter: int
+    meaning: str
+
+
+def bytes_per_parameter_card() -> tuple[BytesPerParameter, ...]:
+    """The usual 4 / 8 / 12 / 16 / 18 / 20 bytes per parameter, each computed from the precision it names."""
+    fp32 = precision("fp32")
+    return (
+        BytesPerParameter(fp32.weight_bytes, "FP32 weights alone: inference, nothing to train."),
+        BytesPerParameter(fp32.state_bytes_per_parameter("sgd"), "FP32 weights and gradients, plain SGD."),
+        BytesPerParameter(
+            fp32.state_bytes_per_parameter("sgd_momentum"),
+            "FP32 weights and gradients plus one momentum buffer (SGD with momentum).",
+        ),
+        BytesPerParameter(
+            fp32.state_bytes_per_parameter("adam"),
+            "FP32 Adam: 4 + 4 + 8 for its two moments, `exp_avg` and `exp_avg_sq`; also 2-byte weights and "
+            "gradients with an FP32 master copy.",
+        ),
+        BytesPerParameter(
+            precision("mixed18").state_bytes_per_parameter("adam"),
+            "2-byte weights, FP32 gradients and FP32 master weights, Adam.",
+        ),
+        BytesPerParameter(
+            precision("mixed20").state_bytes_per_parameter("adam"),
+            "2-byte weights and gradients with FP32 copies of both, Adam.",
+        ),
+    )
+
+
+def lesson_two_byte_adam_bytes() -> int:
+    """The lesson calculator's count for a 2-byte dtype with Adam: 2 + 2 + 8, no FP32 master copy."""
+    return lesson_setup(
+        {**page_settings({}), "dtype": "bf16", "optimizer": "adam"}
+    ).precision.state_bytes_per_parameter("adam")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.learner_text import MAX_CHARS
+from core.predictions import record_fields, record_names
 from core.questions import Bank
 from core.report import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD, build_report, readable_time
 from core.scaling.evidence import PREDICTIONS, SNAPSHOTS, SYNTHESIS
@@ -64,8 +65,8 @@ def _refuse(condition: bool, message: str) -> None:
 
 
 def known_records(bank: Bank) -> tuple[str, ...]:
-    """Every record name a progress file may carry: each part's records, then EXTRA_RECORDS."""
-    return tuple(name for part in bank.parts for name in part.records) + EXTRA_RECORDS
+    """Every record name a progress file may carry: each part's records, EXTRA_RECORDS, then the predictions."""
+    return tuple(name for part in bank.parts for name in part.records) + EXTRA_RECORDS + record_names(bank)
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -191,9 +192,9 @@ def _settings(raw: Any, schema: Mapping[str, Section]) -> dict[str, dict[str, An
     return checked
 
 
-def _record(name: str, value: Any) -> Any:
+def _record(name: str, value: Any, known_fields: Mapping[str, Mapping[str, Any]]) -> Any:
     _bounded(value, f"The record {name}")
-    fields = RECORD_FIELDS.get(name)
+    fields = known_fields.get(name)
     if fields is None:
         return value
     record = _object(value, f"The record {name}")
@@ -208,7 +209,8 @@ def _record(name: str, value: Any) -> Any:
 def _records(raw: Any, bank: Bank) -> dict[str, Any]:
     records = _object(raw, "The records")
     _refuse(set(records) <= set(known_records(bank)), "The file has a record this lab does not know.")
-    return {name: _record(name, value) for name, value in records.items()}
+    known_fields = {**RECORD_FIELDS, **record_fields(bank)}
+    return {name: _record(name, value, known_fields) for name, value in records.items()}
 
 
 def parse_document(document: Any, *, bank: Bank, schema: Mapping[str, Section]) -> dict[str, Any]:

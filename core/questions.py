@@ -13,10 +13,18 @@ from core.datafiles import read_json, require
 
 @dataclass(frozen=True)
 class Option:
-    """One answer a learner can pick."""
+    """One answer a learner can pick; a wrong one names the misconception that would choose it."""
 
     id: str
     text: str
+    misconception: str | None = None
+
+
+def _find_option(options: tuple[Option, ...], option_id: str, owner: str) -> Option:
+    for option in options:
+        if option.id == option_id:
+            return option
+    raise ValueError(f"{owner} has no option {option_id!r}.")
 
 
 @dataclass(frozen=True)
@@ -33,14 +41,46 @@ class Question:
 
     def option_text(self, option_id: str) -> str:
         """The text of one of this question's options."""
-        for option in self.options:
-            if option.id == option_id:
-                return option.text
-        raise ValueError(f"Question {self.id} has no option {option_id!r}.")
+        return _find_option(self.options, option_id, f"Question {self.id}").text
 
     def is_correct(self, option_id: str) -> bool:
         """Whether `option_id` is the right answer."""
         return option_id == self.correct
+
+    def misconception(self, option_id: str) -> str | None:
+        """The misconception behind a wrong option (None for the right one)."""
+        return _find_option(self.options, option_id, f"Question {self.id}").misconception
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A locked guess made before a page shows the result; what is true depends on the learner's settings.
+
+    Options are in order; a guess within `tolerance` options of the truth holds (for ordered scales).
+    """
+
+    id: str
+    part: str
+    label: str
+    prompt: str
+    options: tuple[Option, ...]
+    tolerance: int = 0
+
+    def option_ids(self) -> tuple[str, ...]:
+        """The option ids in order."""
+        return tuple(o.id for o in self.options)
+
+    def option_text(self, option_id: str) -> str:
+        """The text of one of this prediction's options."""
+        return _find_option(self.options, option_id, f"Prediction {self.id}").text
+
+    def holds(self, choice: str, actual: str) -> bool:
+        """Whether the guess `choice` counts as right when `actual` is what happened."""
+        ids = self.option_ids()
+        require(
+            choice in ids and actual in ids, f"Prediction {self.id} was given an option it does not have."
+        )
+        return abs(ids.index(choice) - ids.index(actual)) <= self.tolerance
 
 
 @dataclass(frozen=True)
@@ -60,6 +100,14 @@ class Bank:
 
     parts: tuple[Part, ...]
     questions: tuple[Question, ...]
+    predictions: tuple[Prediction, ...] = ()
+
+    def prediction(self, prediction_id: str) -> Prediction:
+        """The prediction with this id."""
+        for prediction in self.predictions:
+            if prediction.id == prediction_id:
+                return prediction
+        raise ValueError(f"There is no prediction called {prediction_id!r}.")
 
     def question(self, question_id: str) -> Question:
         """The question with this id."""
@@ -69,19 +117,31 @@ class Bank:
         raise ValueError(f"There is no marked question called {question_id!r}.")
 
 
+def _option(raw: Mapping[str, Any], where: str, correct: str) -> Option:
+    """One option; every wrong option must say which misconception would pick it, the right one none."""
+    option_id = _text(raw, "id", where)
+    if option_id == correct:
+        require("misconception" not in raw, f"{where}: the correct option {option_id!r} has a misconception.")
+        return Option(id=option_id, text=_text(raw, "text", where))
+    return Option(
+        id=option_id,
+        text=_text(raw, "text", where),
+        misconception=_text(raw, "misconception", f"{where}, option {option_id}"),
+    )
+
+
 def _question(raw: Mapping[str, Any], part_ids: set[str]) -> Question:
     qid = validate.text(raw, "id", "A question")
     where = f"Question {qid}"
     part = validate.text(raw, "part", where)
     require(part in part_ids, f"{where}: part {part!r} is not one of the lab's parts.")
-    raw_options = validate.items(raw.get("options"), f"{where}: needs at least two options.", at_least=2)
-    options = tuple(
-        Option(id=validate.text(o, "id", where), text=validate.text(o, "text", where)) for o in raw_options
-    )
-    option_ids = [o.id for o in options]
+    raw_options = raw.get("options")
+    require(isinstance(raw_options, list) and len(raw_options) >= 2, f"{where}: needs at least two options.")
+    option_ids = [_text(o, "id", where) for o in raw_options]
     require(len(set(option_ids)) == len(option_ids), f"{where}: option ids repeat.")
     correct = validate.text(raw, "correct", where)
     require(correct in option_ids, f"{where}: the correct option {correct!r} is not among its options.")
+    options = tuple(_option(o, where, correct) for o in raw_options)
     return Question(
         id=qid,
         part=part,
@@ -90,6 +150,30 @@ def _question(raw: Mapping[str, Any], part_ids: set[str]) -> Question:
         options=options,
         correct=correct,
         explanation=validate.text(raw, "explanation", where),
+    )
+
+
+def _prediction(raw: Mapping[str, Any], part_ids: set[str]) -> Prediction:
+    pid = _text(raw, "id", "A prediction")
+    where = f"Prediction {pid}"
+    part = _text(raw, "part", where)
+    require(part in part_ids, f"{where}: part {part!r} is not one of the lab's parts.")
+    raw_options = raw.get("options")
+    require(isinstance(raw_options, list) and len(raw_options) >= 2, f"{where}: needs at least two options.")
+    options = tuple(Option(id=_text(o, "id", where), text=_text(o, "text", where)) for o in raw_options)
+    require(len({o.id for o in options}) == len(options), f"{where}: option ids repeat.")
+    tolerance = raw.get("tolerance", 0)
+    require(
+        isinstance(tolerance, int) and not isinstance(tolerance, bool) and 0 <= tolerance < len(options) - 1,
+        f"{where}: 'tolerance' must be a whole number of options, at least 0 and fewer than the options.",
+    )
+    return Prediction(
+        id=pid,
+        part=part,
+        label=_text(raw, "label", where),
+        prompt=_text(raw, "prompt", where),
+        options=options,
+        tolerance=tolerance,
     )
 
 
@@ -114,7 +198,13 @@ def parse_bank(raw: Mapping[str, Any]) -> Bank:
         )
         for p in raw_parts
     )
-    return Bank(parts=parts, questions=questions)
+    raw_predictions = raw.get("predictions", [])
+    require(isinstance(raw_predictions, list), "The question bank's 'predictions' must be a list.")
+    predictions = tuple(_prediction(p, set(part_ids)) for p in raw_predictions)
+    prediction_ids = [p.id for p in predictions]
+    repeated = sorted({i for i in prediction_ids if prediction_ids.count(i) > 1})
+    require(not repeated, f"Duplicate prediction ids: {', '.join(repeated)}.")
+    return Bank(parts=parts, questions=questions, predictions=predictions)
 
 
 def _records(raw_part: Mapping[str, Any]) -> Sequence[str]:

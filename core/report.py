@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from core.predictions import PredictionLine, prediction_lines, predictions_score
 from core.progress import Score, check_ids, checks_score, overall_score, part_statuses, quiz_ids, quiz_score
 from core.questions import Bank
 from core.scaling.evidence import EvidenceSummary, evidence_summary
@@ -55,8 +56,27 @@ class LayerFigures:
         """One line describing the layer and its cost."""
         return (
             f"A {self.n_in:,} → {self.m_out:,} linear layer at batch {self.batch:,} does "
-            f"{self.gflops:,.2f} GFLOPs in one forward pass."
+            f"{readable_flops(self.flops)} in one forward pass."
         )
+
+
+FLOP_UNITS = ((1e12, "TFLOPs"), (1e9, "GFLOPs"), (1e6, "MFLOPs"), (1e3, "kFLOPs"))
+
+
+def readable_flops(flops: float) -> str:
+    """A FLOP count to three significant figures in the largest unit it fills, e.g. `131 MFLOPs`."""
+    if not (flops >= 0 and flops != float("inf")):
+        raise ValueError(f"A FLOP count must be a finite number of at least zero, got {flops!r}.")
+    for size, unit in FLOP_UNITS:
+        if flops >= size:
+            return f"{_significant(flops / size)} {unit}"
+    return f"{_significant(flops)} FLOPs"
+
+
+def _significant(value: float) -> str:
+    """Three significant figures without scientific notation (1.07, 13.4, 537)."""
+    digits = max(0, 2 - int(f"{value:e}".split("e")[1])) if value else 0
+    return f"{value:,.{digits}f}"
 
 
 @dataclass(frozen=True)
@@ -97,6 +117,9 @@ class MarkedLine:
     label: str
     answer: str | None
     right: bool | None
+    correct: str = ""  # the right option's text
+    misconception: str | None = None  # what a wrong answer suggests the learner believed
+    page: str | None = None  # the page that teaches this question, for a link back
 
     @property
     def mark(self) -> str:
@@ -124,12 +147,37 @@ class Report:
     handed_in_at: str | None
     scaling: EvidenceSummary | None
     run_a_brief: str = ""  # Run A's figures as the Run A page computes them (core.run_a.brief_sentence)
+    predictions: tuple[PredictionLine, ...] = ()
+    predictions_score: Score = Score(right=0, answered=0, total=0)
 
     def marked_rows(self) -> list[dict[str, str]]:
-        """Checks then quiz, one row per question, as a table for display."""
+        """Checks then quiz, one row per question, as a table for display; a wrong answer shows the right
+        one and the misconception it suggests."""
         return [
-            {"Question": line.label, "Your answer": line.answer or "—", "Mark": line.mark}
+            {
+                "Question": line.label,
+                "Your answer": line.answer or "—",
+                "Mark": line.mark,
+                "Right answer": line.correct if line.right is False else "",
+                "What it suggests": line.misconception or "",
+            }
             for line in self.checks + self.quiz
+        ]
+
+    def wrong(self) -> tuple[MarkedLine, ...]:
+        """The marked questions answered wrongly, in lesson order (each with its page, for a link back)."""
+        return tuple(line for line in self.checks + self.quiz if line.right is False)
+
+    def prediction_rows(self) -> list[dict[str, str]]:
+        """One row per lesson prediction: the guess, what happened and whether it held."""
+        return [
+            {
+                "Prediction": line.label,
+                "Your guess": line.guess or "—",
+                "What happened": line.actual or "—",
+                "Mark": line.mark,
+            }
+            for line in self.predictions
         ]
 
     @property
@@ -147,13 +195,17 @@ def _marked_lines(
     for qid in question_ids:
         question = bank.question(qid)
         given = answers.get(qid)
-        known = given if given in {o.id for o in question.options} else None
+        known = given in {o.id for o in question.options}
+        page = next((part.page for part in bank.parts if part.id == question.part), None)
         lines.append(
             MarkedLine(
                 question_id=qid,
                 label=question.label,
-                answer=question.option_text(known) if known is not None else None,
-                right=question.is_correct(known) if known is not None else None,
+                answer=question.option_text(given) if known else None,
+                right=question.is_correct(given) if known else None,
+                correct=question.option_text(question.correct),
+                misconception=question.misconception(given) if known else None,
+                page=page,
             )
         )
     return tuple(lines)
@@ -194,6 +246,8 @@ def build_report(
         handed_in_at=snapshot.get("handed_in_at"),
         scaling=evidence_summary(records, (snapshot.get("settings") or {}).get("scaling") or {}),
         run_a_brief=run_a_brief,
+        predictions=prediction_lines(bank, records),
+        predictions_score=predictions_score(bank, records),
     )
 
 
@@ -245,8 +299,20 @@ def _cell(text: str) -> str:
 
 
 def _marked_table(lines: tuple[MarkedLine, ...]) -> list[str]:
-    rows = ["| Question | Your answer | Mark |", "| --- | --- | --- |"]
-    rows += [f"| {_cell(line.label)} | {_cell(line.answer or '—')} | {line.mark} |" for line in lines]
+    rows = ["| Question | Your answer | Mark | Right answer |", "| --- | --- | --- | --- |"]
+    rows += [
+        f"| {_cell(line.label)} | {_cell(line.answer or '—')} | {line.mark} | "
+        f"{_cell(line.correct) if line.right is False else ''} |"
+        for line in lines
+    ]
+    return rows
+
+
+def _predictions_table(report: Report) -> list[str]:
+    rows = ["| Prediction | Your guess | What happened | Mark |", "| --- | --- | --- | --- |"]
+    rows += [
+        "| " + " | ".join(_cell(value) for value in row.values()) + " |" for row in report.prediction_rows()
+    ]
     return rows
 
 
@@ -292,6 +358,7 @@ def render_markdown(report: Report) -> str:
         f"| Marked checks | {report.checks_score.label} |",
         f"| Quiz | {report.quiz_score.label} |",
         f"| Overall | {report.overall_score.label} |",
+        f"| Predictions that held (not marked) | {report.predictions_score.label} |",
         "",
         "## Marked checks",
         "",
@@ -300,6 +367,10 @@ def render_markdown(report: Report) -> str:
         "## Quiz",
         "",
         *_marked_table(report.quiz),
+        "",
+        "## Predictions",
+        "",
+        *_predictions_table(report),
         "",
         "## The layer I built",
         "",

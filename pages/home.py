@@ -6,6 +6,7 @@ from core.progress import checks_score, overall_score, part_statuses, quiz_score
 from core.questions import load_bank
 from core.run_a import brief_figures
 from ui import state
+from ui.nav import next_link, title_of
 from ui.tables import arrow_rows
 
 bank = load_bank()
@@ -24,6 +25,18 @@ st.info(
     'The question behind it all: *"My training job is slow and keeps dying with out-of-memory '
     'errors. Which number should I look at first?"*',
     icon=":material/help:",
+)
+
+st.subheader("Before we start")
+st.markdown(
+    "Healthy-looking is not the same as healthy. A job that stays up, keeps utilisation high and shows a falling loss "
+    "could still be any of these:\n"
+    "- a run that uses an eighth of the card you are paying for;\n"
+    "- a run 200 tokens of sequence length away from running out of memory;\n"
+    "- a run whose gradients are about to overflow FP16;\n"
+    "- a run that is learning nothing at all.\n\n"
+    "None of them says so. Each turns up weeks later as a vague complaint, and the job is to get from "
+    "that complaint to one number you can measure."
 )
 
 left, right = st.columns([3, 2])
@@ -61,8 +74,12 @@ with right:
 st.subheader("Start here")
 for part in bank.parts:
     if part.page:
-        st.page_link(part.page, label=part.title, icon=":material/arrow_forward:")
+        st.page_link(part.page, label=title_of(part.page), icon=":material/arrow_forward:")
 
 st.subheader("Then, a second lab")
-st.page_link("pages/scaling.py", label="Scaling out: when do more GPUs stop helping?", icon=":material/hub:")
-st.caption("It stands on its own: predictions, evidence and a plan, not marked like the questions above.")
+st.page_link("pages/scaling.py", label=title_of("pages/scaling.py"), icon=":material/hub:")
+st.caption(
+    "When do more GPUs stop helping? It stands on its own: predictions, evidence and a plan, "
+    "not marked like the questions above."
+)
+next_link("pages/home.py")

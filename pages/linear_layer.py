@@ -3,13 +3,17 @@
 import streamlit as st
 
 from charts.roofline import FRAME_HEIGHT_PX, roofline_chart, roofline_datasets, roofline_shape
+from core.kernel_times import REFERENCE_GPU, fusion_times, measured_points, measured_rows
 from core.roofline import linear_layer_roofline, roofline_rows
 from core.settings_schema import section
 from core.workloads import GELU_FLOPS_PER_ELEMENT, TRAINING_FLOPS_PER_FORWARD
 from ui import state
 from ui.charts import draw
+from ui.kernel_times_section import kernel_times_section, measured_precision
 from ui.links import share_box
 from ui.marked import marked_question
+from ui.nav import next_link
+from ui.prediction import lesson_prediction
 from ui.settings import persistent
 from ui.tables import arrow_rows
 
@@ -17,8 +21,8 @@ fields = section("linear")
 
 st.title("What a linear layer costs")
 st.markdown(
-    "`torch.nn.Linear(n, m)` computes $y = \\sigma(Wx + b)$ with a weight matrix $W$ of shape "
-    "$m \\times n$. Read it as a job for the GPU instead of a formula: how much arithmetic does it "
+    "`torch.nn.Linear(n, m)` computes $y = Wx + b$ with a weight matrix $W$ of shape "
+    "$m \\times n$ and a bias $b$ of length $m$; it applies no activation (GELU or ReLU is a module of its own). Read it as a job for the GPU instead of a formula: how much arithmetic does it "
     "create, and how much data must it fetch to do that arithmetic?\n\n"
     "Each of the $m$ outputs is a dot product over the $n$ inputs, so it costs $n$ multiplications "
     "and $n$ additions. One multiplication paired with one addition is a **MAC** "
@@ -79,6 +83,24 @@ st.info(
 )
 
 st.header("FLOPs do not tell you the runtime")
+st.markdown("Answer this before reading on: the rest of the page explains it.")
+marked_question("c2")
+
+st.subheader("Place three operations before the roofline does")
+st.markdown(
+    f"On the **{roof.gpu_name}** at **{roof.dtype}**, will each of these wait for memory or for arithmetic? "
+    "Lock a guess for each; the roofline below appears once all three are locked."
+)
+guesses = [
+    lesson_prediction(prediction_id, point.regime)
+    for prediction_id, point in zip(
+        ("linear.layer", "linear.matmul", "linear.gelu"), view.points, strict=False
+    )
+]
+if None in guesses:
+    st.info("The roofline stays hidden until you have placed all three.", icon=":material/lock:")
+    next_link("pages/linear_layer.py")
+    st.stop()
 matmul, gelu, layer_point = view.matmul, view.gelu, view.layer_point
 st.markdown(
     f"At {roof.dtype} the {roof.gpu_name} can do {roof.peak_tflops:,.1f} trillion FLOPs a second, so your "
@@ -114,20 +136,22 @@ st.markdown(
     f"is arithmetic. They meet at the **ridge point**, {roof.ridge_flop_per_byte:,.1f} FLOP/byte. "
     "Anything left of it is memory-bound, whatever its FLOP count."
 )
+on_h200 = roof.gpu_name == REFERENCE_GPU
 chart_column, table_column = st.columns(2)
 with chart_column:
+    measured = measured_rows(measured_points(measured_precision(roof.dtype))) if on_h200 else None
     draw(
-        ("roofline", *roofline_shape(roof, view.points)),
-        lambda: roofline_chart(roof, view.points),
-        datasets=roofline_datasets(roof, view.points),
+        ("roofline", *roofline_shape(roof, view.points, measured=on_h200)),
+        lambda: roofline_chart(roof, view.points, measured),
+        datasets=roofline_datasets(roof, view.points, measured),
         height=FRAME_HEIGHT_PX,
         description=(
             f"Log-log roofline of the {roof.gpu_name} at {roof.dtype} with four operations placed under it."
         ),
     )
     st.caption(
-        f"Grey line: the roof. Orange diamond: the ridge at {roof.ridge_flop_per_byte:,.1f} "
-        "FLOP/byte. Triangles are memory-bound, circles compute-bound."
+        f"Grey line: the roof. Orange diamond: the ridge at {roof.ridge_flop_per_byte:,.1f} FLOP/byte. Triangles are memory-bound, circles compute-bound."
+        + (" Hollow squares: kernels measured on a real H200." if on_h200 else "")
     )
 with table_column:
     st.dataframe(
@@ -145,6 +169,8 @@ with table_column:
         "TFLOP/s is the best rate the roof allows. Fastest = the larger of FLOPs ÷ peak and bytes "
         "moved ÷ bandwidth; real kernels are slower."
     )
+
+kernel_times_section(roof.dtype)
 
 st.header("Fusion: same arithmetic, fewer bytes")
 separate, fused = view.fusion_points
@@ -166,6 +192,14 @@ st.markdown(
     "FlashAttention computes the scores tile by tile in on-chip memory and never stores the full matrix. "
     "It does no fewer FLOPs; it moves far fewer bytes."
 )
-
-st.header("Check yourself")
-marked_question("c2")
+timed = fusion_times()
+st.info(
+    f"**Measured on an H200.** Scale, shift and GELU over "
+    f"{timed.chain_values / 1e6:,.0f} million FP32 values took {timed.separate_us:,.0f} µs as "
+    f"{timed.separate_kernels} kernels and {timed.fused_us:,.0f} µs as one kernel from `torch.compile`. Attention over "
+    f"{timed.attention_tokens:,} tokens (16 heads, BF16) took {timed.eager_ms:.2f} ms and {timed.eager_extra_gb:.2f} GB "
+    f"extra written out eagerly, {timed.sdpa_ms:.2f} ms and {timed.sdpa_extra_mb:,.0f} MB with "
+    "`scaled_dot_product_attention`.",
+    icon=":material/timer:",
+)
+next_link("pages/linear_layer.py")

@@ -10,14 +10,18 @@ from charts.memory import (
     sweep_datasets,
     sweep_shape,
 )
-from core.gpus import gpu
 from core.memory import OPTIMIZER_LABELS, SWEEP_AXIS_LABELS
-from core.memory import settings as phase_choices
-from core.memory.view import phase_view
 from core.memory_detailed import ATTENTION_LABELS, RECOMPUTE_LABELS, precision_label
 from core.memory_lesson import DTYPE_LABELS
-from core.memory_view import ESTIMATE_LABELS, SECTION, budget_view
-from core.models import resolve_model
+from core.memory_view import (
+    ESTIMATE_LABELS,
+    SECTION,
+    BudgetView,
+    budget_view,
+    bytes_per_parameter_card,
+    lesson_outcomes,
+    lesson_two_byte_adam_bytes,
+)
 from core.settings_schema import section
 from ui import state
 from ui.charts import draw
@@ -25,8 +29,10 @@ from ui.estimate_check_section import estimate_check_section
 from ui.links import share_box
 from ui.marked import marked_question
 from ui.model_source import chosen_model
+from ui.nav import next_link
+from ui.phase_section import phase_section
+from ui.prediction import lesson_prediction
 from ui.settings import persistent
-from ui.tables import arrow_rows
 
 fields = section(SECTION)
 
@@ -40,6 +46,99 @@ def choice(widget, label: str, name: str, format_func, **extra) -> None:
     widget(label, fields.field(name).choices, format_func=format_func, **extra, **persistent(SECTION, name))
 
 
+def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> None:
+    """The budget bar, its verdict and sums, the bytes-per-parameter card, then the sweep over the guess."""
+    verdict = view.verdict
+    st.metric("Parameters", f"{view.parameter_count:,}")
+    bars = [(ESTIMATE_LABELS[view.estimate], view.terms)]
+    draw(
+        ("memory.budget", *budget_shape(bars)),
+        lambda: budget_chart(
+            bars,
+            device_gb=verdict.device_gb,
+            device_label=view.device_label,
+            title="Peak training memory per GPU",
+            gb_legend=True,
+        ),
+        datasets=budget_datasets(bars, device_gb=verdict.device_gb, device_label=view.device_label),
+        description=f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, against the {view.device_label}.",
+    )
+    st.caption(
+        f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the {view.device_label}."
+    )
+    if verdict.fits:
+        st.success(
+            f"**Fits:** {verdict.total_gb:.1f} GB on the {view.device_label}, with {verdict.headroom_gb:.1f} GB to spare. "
+            f"The largest term is **{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB "
+            f"({verdict.largest_share_percent:.0f}% of the total); if it has to shrink, {verdict.lever}.",
+            icon=":material/check_circle:",
+        )
+    else:
+        st.error(
+            f"**Out of memory:** this needs {verdict.total_gb:.1f} GB, {verdict.over_gb:.1f} GB more than the "
+            f"{view.device_label} holds. The largest term is **{verdict.largest_label.lower()}** at "
+            f"{verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}% of the total), so cut that first: {verdict.lever}.",
+            icon=":material/error:",
+        )
+    with st.expander("The sums behind this budget", expanded=True):
+        st.markdown("\n".join(f"- {line}" for line in view.assumptions))
+    with st.container(border=True):
+        st.markdown(
+            "**Bytes per parameter: the conventions you will meet** (model state only, before activations)"
+        )
+        st.markdown(
+            "\n".join(f"- **{row.bytes_per_parameter}**: {row.meaning}" for row in bytes_per_parameter_card())
+        )
+        st.markdown(
+            f"A rule of thumb worth keeping: FP32 Adam costs **{bytes_per_parameter_card()[3].bytes_per_parameter} bytes "
+            "per parameter**, so a billion parameters need about 16 GB before a single activation is saved. "
+            "Then remember the five terms, not the 16: activations and workspace come on top, and which term "
+            "dominates depends on the run. A small model on long sequences is mostly saved activations; a "
+            "large model on short sequences is mostly optimizer state."
+        )
+        st.caption(
+            f"This page's lesson estimate follows the source lesson's convention: the optimizer state stays in FP32 "
+            f"and there is no FP32 master copy, so a 2-byte dtype with Adam counts "
+            f"{lesson_two_byte_adam_bytes()} bytes a parameter (2 + 2 + 8). Real mixed-precision training keeps the "
+            "master copy; the detailed estimate counts it."
+        )
+    if view.estimate == "lesson":
+        st.caption(
+            "Try it: double the sequence length twice with the model unchanged and watch which bar grows; then "
+            "switch to a 2-byte dtype and see that the optimizer state stays the same size."
+        )
+
+    st.header("Where does it break?")
+    choice(st.radio, "Grow", "sweep_axis", SWEEP_AXIS_LABELS.__getitem__, horizontal=True)
+    sweep = view.sweep
+    # The guess is a sequence length, so it is drawn only on the sequence-length sweep.
+    guess = int(guessed_break) if guessed_break.isdigit() and settings["sweep_axis"] == "seq_len" else None
+    draw(
+        ("memory.sweep", *sweep_shape(sweep, guessed=guess is not None)),
+        lambda: sweep_chart(
+            sweep,
+            device_label=view.device_label,
+            title=f"Peak memory as {sweep.axis_label.lower()} grows",
+            guess=guess,
+        ),
+        datasets=sweep_datasets(sweep, device_label=view.device_label, guess=guess),
+        description=f"Peak memory against {sweep.axis_label.lower()}, with the device line and the breaking point.",
+    )
+    if sweep.first_failing is None:
+        st.caption(
+            f"Line of peak memory against {sweep.axis_label.lower()}: it stays under the device line up to {sweep.values[-1]:,}."
+        )
+    elif sweep.largest_fitting is None:
+        st.caption(
+            f"Line of peak memory against {sweep.axis_label.lower()}: even {sweep.values[0]:,} is over the device line."
+        )
+    else:
+        st.caption(
+            f"Line of peak memory against {sweep.axis_label.lower()}: it crosses the device line between "
+            f"{sweep.largest_fitting:,} (fits) and {sweep.first_failing:,} (marked, out of memory), everything else as above."
+        )
+
+
 st.title("Memory budget")
 st.markdown(
     "A model that serves predictions comfortably on one GPU can fail to train on the same GPU. "
@@ -48,6 +147,7 @@ st.markdown(
 )
 
 st.header("Training keeps what inference throws away")
+marked_question("c3")
 st.markdown(
     "During inference each intermediate tensor is dead as soon as the next operation has read it, so "
     "the framework frees it at once; `torch.no_grad()` is the promise that nothing will need it later.\n\n"
@@ -55,41 +155,44 @@ st.markdown(
     "$\\partial L/\\partial W = x^\\top \\, \\partial L/\\partial y$: the backward pass needs the input $x$ "
     "that the forward pass saw. Autograd therefore keeps $x$ from the moment forward makes it until "
     "backward gets back to that layer, which is most of the step. No tensor is bigger than at inference; "
-    "they live much longer, so more of them exist at the same moment, and the allocator fails at "
-    "that peak.\n\n"
+    "they live much longer, so more of them exist at the same moment, and the allocator fails at that peak.\n\n"
     "That is also why a run can go out of memory with the model untouched: a larger batch or longer "
     "sequences enlarge every saved tensor. **Activation checkpointing** is the deliberate trade: keep "
-    "only a few tensors, recompute the others during backward. Memory drops sharply for roughly 30% "
-    "more compute."
+    "only a few tensors, recompute the others during backward. Memory drops sharply for roughly 30% more compute."
 )
-marked_question("c3")
 
 st.header("Where the memory goes")
+marked_question("c4")
 st.markdown(
     "Weights are only one claim on the device: parameters, gradients, optimizer state, saved activations "
     "and workspace all need room at the same time. Which term dominates depends on the model and on how "
     "you run it. Hidden size and depth decide how many parameters exist; batch and sequence length leave "
     "the model exactly as it is."
 )
+# The detailed estimate takes its number format and device from its own controls below, so the
+# lesson's two radios are hidden there rather than left live and ignored.
+detailed = state.section_settings(SECTION).get("estimate") == "detailed"
 shape, run = st.columns(2)
 with shape:
     slider("Hidden size (H)", "hidden")
     slider("Layers", "layers")
-    choice(st.radio, "Parameter and activation dtype", "dtype", DTYPE_LABELS.__getitem__)
+    if not detailed:
+        choice(st.radio, "Parameter and activation dtype", "dtype", DTYPE_LABELS.__getitem__)
     choice(st.radio, "Optimizer", "optimizer", OPTIMIZER_LABELS.__getitem__)
 with run:
     slider("Batch (B)", "batch")
     slider("Sequence length (S)", "seq_len")
-    choice(st.radio, "Device memory", "device_gb", "{} GB".format, horizontal=True)
+    if not detailed:
+        choice(st.radio, "Device memory", "device_gb", "{} GB".format, horizontal=True)
     choice(st.radio, "Estimate", "estimate", ESTIMATE_LABELS.__getitem__, horizontal=True)
 
 model = None  # the lesson's estimate sizes the sliders' shape only
-if state.section_settings(SECTION).get("estimate") == "detailed":
+if detailed:
     with st.container(border=True):
         st.subheader("Make it realistic")
         st.caption(
-            "The detailed estimate replaces the dtype and device above; B is now the micro-batch one "
-            "GPU processes at once."
+            "Number format and device come from the mixed-precision and GPU choices here; B is now the "
+            "micro-batch one GPU processes at once."
         )
         left, right = st.columns(2)
         with left:
@@ -110,135 +213,21 @@ share_box(SECTION)
 
 settings = state.section_settings(SECTION)
 view = budget_view(settings, model=model)
-verdict = view.verdict
-st.metric("Parameters", f"{view.parameter_count:,}")
-bars = [(ESTIMATE_LABELS[view.estimate], view.terms)]
-draw(
-    ("memory.budget", *budget_shape(bars)),
-    lambda: budget_chart(
-        bars,
-        device_gb=verdict.device_gb,
-        device_label=view.device_label,
-        title="Peak training memory per GPU",
-    ),
-    datasets=budget_datasets(bars, device_gb=verdict.device_gb, device_label=view.device_label),
-    description=f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, against the "
-    f"{view.device_label}.",
-)
-st.caption(
-    f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the "
-    f"{view.device_label}."
-)
-if verdict.fits:
-    st.success(
-        f"**Fits:** {verdict.total_gb:.1f} GB on the {view.device_label}, with "
-        f"{verdict.headroom_gb:.1f} GB to spare. "
-        f"The largest term is **{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB "
-        f"({verdict.largest_share_percent:.0f}% of the total); if it has to shrink, {verdict.lever}.",
-        icon=":material/check_circle:",
-    )
-else:
-    st.error(
-        f"**Out of memory:** this needs {verdict.total_gb:.1f} GB, {verdict.over_gb:.1f} GB more than the "
-        f"{view.device_label} holds. The largest term is **{verdict.largest_label.lower()}** at "
-        f"{verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}% of the total), so cut "
-        f"that first: {verdict.lever}.",
-        icon=":material/error:",
-    )
-with st.expander("The sums behind this budget", expanded=True):
-    st.markdown("\n".join(f"- {line}" for line in view.assumptions))
-if view.estimate == "lesson":
-    st.caption(
-        "Try it: double the sequence length twice with the model unchanged and watch which bar grows; then "
-        "switch to a 2-byte dtype and see that the optimizer state stays the same size."
-    )
 
-st.header("Where does it break?")
-choice(st.radio, "Grow", "sweep_axis", SWEEP_AXIS_LABELS.__getitem__, horizontal=True)
-sweep = view.sweep
-draw(
-    ("memory.sweep", *sweep_shape(sweep)),
-    lambda: sweep_chart(
-        sweep, device_label=view.device_label, title=f"Peak memory as {sweep.axis_label.lower()} grows"
-    ),
-    datasets=sweep_datasets(sweep, device_label=view.device_label),
-    description=(
-        f"Peak memory against {sweep.axis_label.lower()}, with the device line and the breaking point."
-    ),
-)
-if sweep.first_failing is None:
-    st.caption(
-        f"Line of peak memory against {sweep.axis_label.lower()}: it stays under the device line up "
-        f"to {sweep.values[-1]:,}."
-    )
-elif sweep.largest_fitting is None:
-    st.caption(
-        f"Line of peak memory against {sweep.axis_label.lower()}: even {sweep.values[0]:,} is over "
-        "the device line."
-    )
-else:
-    st.caption(
-        f"Line of peak memory against {sweep.axis_label.lower()}: it crosses the device line between "
-        f"{sweep.largest_fitting:,} (fits) and {sweep.first_failing:,} (marked, out of memory), "
-        "everything else as above."
-    )
-
-st.header("Phase by phase: the careful count")
+st.subheader("Sketch, then see")
 st.markdown(
-    "The rough rule adds every term as if all were alive at once. A real step is three phases, and each has "
-    "its own peak: forward keeps activations and ends in the loss, which upcasts the logits to FP32; backward "
-    "starts with two more logit-sized gradients and trades activations for gradients block by block; the "
-    "optimizer step holds weights, gradients and state, plus its own temporaries. Pick the code you would "
-    "really run: the count follows it tensor by tensor. The batch and sequence length are the sliders above."
+    "Before the budget is drawn, commit to two guesses about the lesson estimate of the model set above "
+    "(on the device chosen in the lesson estimate). The sweep further down is drawn over your second guess."
 )
-left, right = st.columns(2)
-with left:
-    choice(st.radio, "Implementation stack", "stack", phase_choices.STACK_LABELS.__getitem__)
-    choice(st.selectbox, "Model", "phase_model", str, help="custom uses the hidden size and layers above.")
-    choice(st.selectbox, "Precision", "phase_precision", phase_choices.precision_label)
-    choice(st.radio, "Attention", "phase_attention", phase_choices.ATTENTION_LABELS.__getitem__)
-with right:
-    choice(st.radio, "Recomputation", "phase_recompute", phase_choices.RECOMPUTE_LABELS.__getitem__)
-    choice(st.selectbox, "Optimizer", "phase_optimizer", phase_choices.OPTIMIZER_LABELS.__getitem__)
-    choice(
-        st.selectbox,
-        "Optimizer implementation",
-        "optimizer_impl",
-        phase_choices.OPTIMIZER_IMPL_LABELS.__getitem__,
-    )
-    choice(st.selectbox, "GPU", "phase_gpu", str)
-settings = state.section_settings(SECTION)
-model = resolve_model(settings["phase_model"], hidden=settings["hidden"], layers=settings["layers"])
-try:
-    phases = phase_view(settings, model=model, card=gpu(settings["phase_gpu"]))
-except ValueError as err:
-    st.warning(str(err), icon=":material/warning:")
+dominant, breaks = lesson_outcomes(settings)
+guessed_term = lesson_prediction("memory.dominant", dominant)
+guessed_break = lesson_prediction("memory.breaks", breaks, scale=True)
+if guessed_term is None or guessed_break is None:
+    st.info("The budget and the sweep appear once both guesses are locked.", icon=":material/lock:")
 else:
-    draw(
-        ("memory.phases", *budget_shape(phases.bars)),
-        lambda: budget_chart(
-            phases.bars,
-            device_gb=phases.capacity.total_gb,
-            device_label=phases.capacity.label,
-            title="Memory at each phase's peak",
-        ),
-        datasets=budget_datasets(
-            phases.bars, device_gb=phases.capacity.total_gb, device_label=phases.capacity.label
-        ),
-        description="Three stacked bars, one per phase of a training step, against the device.",
-    )
-    (st.success if phases.verdict.startswith("Fits") else st.error)(phases.verdict)
-    st.table(arrow_rows(list(phases.rows)), hide_index=True, alt="Each phase's own peak and when it happens.")
-    st.subheader("Three answers")
-    st.markdown(
-        "The same question answered three ways: the lesson's rough rule, the careful count above, and what an "
-        "H200 measured when the reference ran this exact setup."
-    )
-    st.table(
-        arrow_rows(list(phases.answers)),
-        hide_index=True,
-        alt="The rough rule, the careful count and the H200 measurement side by side.",
-    )
+    budget_and_sweep(view, settings, guessed_break[0])
+
+phase_section(choice)
 
 st.header("What this still leaves out")
 st.markdown(
@@ -253,6 +242,6 @@ st.markdown(
     "An estimate tells you which terms to count and which one to cut first. The real numbers come from "
     "measuring: `torch.cuda.max_memory_allocated()` and the memory snapshot tools."
 )
-marked_question("c4")
 
 estimate_check_section()
+next_link("pages/memory_budget.py")

@@ -27,6 +27,7 @@ from core.signing import Verdict
 from core.workloads import linear_layer
 from ui import state
 from ui.marked import marked_question
+from ui.nav import next_link, title_of
 from ui.tables import arrow_rows
 
 FLASH_KEY = "quiz_report.flash"
@@ -106,11 +107,21 @@ report = build_report(
 )
 st.header("Your report")
 st.caption(report.handed_in_text)
-scores = st.columns(3)
+scores = st.columns(4)
 scores[0].metric("Marked checks", report.checks_score.label)
 scores[1].metric("Quiz", report.quiz_score.label)
 scores[2].metric("Overall", report.overall_score.label)
-st.dataframe(arrow_rows(report.marked_rows()), hide_index=True, width="stretch")
+scores[3].metric(
+    "Predictions held", report.predictions_score.label, help="Kept apart: predictions are not marked."
+)
+# A static table: every row shown and every cell wrapped, never a scrolled or truncated grid.
+st.table(arrow_rows(report.marked_rows()), hide_index=True)
+for line in report.wrong():
+    if line.page:
+        st.page_link(line.page, label=f"Back to {title_of(line.page)}: {line.label}", icon=":material/undo:")
+st.subheader("Your predictions")
+st.caption("Each was locked before the page showed the result. They are kept, not marked.")
+st.table(arrow_rows(report.prediction_rows()), hide_index=True)
 st.subheader("The layer you built")
 st.markdown(report.layer.sentence() if report.layer else NOT_DONE)
 st.subheader("The memory budget you left")
@@ -225,3 +236,4 @@ else:
                 found.verdict
             ]
             show(f"**{found.verdict.value.capitalize()}.** {found.summary}")
+next_link("pages/quiz_report.py")

@@ -31,6 +31,7 @@ from core.settings_schema import section
 from ui import state
 from ui.charts import draw
 from ui.links import share_box
+from ui.nav import next_link
 from ui.settings import persistent
 from ui.tables import arrow_rows
 
@@ -253,3 +254,4 @@ if (reflection := state.record(REFLECTION_RECORD)) is not None:
     st.text(reflection["text"])
 if locked:
     st.caption("The lab is handed in: the decision and the answer above are final.")
+next_link("pages/run_a.py")

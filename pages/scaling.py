@@ -3,11 +3,12 @@
 import streamlit as st
 
 from core.scaling.evidence import current_settings
-from core.scaling.scenarios import track, track_label
+from core.scaling.scenarios import load_scaling, track, track_label
 from core.settings_schema import section
 from ui import scaling_parts as parts
 from ui import state
 from ui.links import share_box
+from ui.nav import next_link
 from ui.settings import persistent
 
 st.title("Scaling out: when do more GPUs stop helping?")
@@ -17,6 +18,9 @@ st.markdown(
     "where each kind of parallelism should run, how to feed a pipeline, and what to do about slow workers. "
     "Predict each result before you see it, capture the evidence, then defend a plan."
 )
+lab = load_scaling().lab
+st.caption(f":material/schedule: {lab.minutes.capitalize()}. After it you can:")
+st.markdown("\n".join(f"{number}. {objective}" for number, objective in enumerate(lab.objectives, start=1)))
 tracks = section("scaling").field("track").choices
 st.selectbox("Training context", tracks, format_func=track_label, **persistent("scaling", "track"))
 settings = current_settings(state.section_settings("scaling"))
@@ -38,3 +42,6 @@ with tab_e:
 with tab_synthesis:
     parts.synthesis(chosen, settings)
 share_box("scaling")
+st.subheader("Three things to keep")
+st.markdown("\n".join(f"- {takeaway}" for takeaway in lab.takeaways))
+next_link("pages/scaling.py")

@@ -31,7 +31,9 @@ def _feedback(question: Question, given: str) -> None:
     else:
         right = question.option_text(question.correct)
         st.warning(
-            f"**Not quite.** The answer is: *{right}*.\n\n{question.explanation}", icon=":material/info:"
+            f"**Not quite.** The answer is: *{right}*.\n\nThe trap: {question.misconception(given)}\n\n"
+            f"{question.explanation}",
+            icon=":material/info:",
         )
 
 

@@ -3,6 +3,7 @@ built from locked predictions, results, snapshots and their status."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from core.scaling.scenarios import PARTS, Track, load_scaling
 from core.settings_schema import section
 from ui import state
 from ui.charts import draw
+from ui.prediction import prediction_form
 from ui.settings import persistent
 from ui.tables import arrow_rows
 
@@ -54,7 +56,7 @@ def context(track: Track) -> None:
     """The chosen track in a box: what it deploys to, what it trains and on which fleet, and whether a
     replica of its training state fits one GPU."""
     fleet, card = track.fleet, track.fleet.card
-    replica_gb = capacity.replica_state_gb(parameters=track.model.parameters, cases=load_scaling().cases)
+    _, replica_gb = replica_fits(track)
     with st.container(border=True):
         left, middle, right = st.columns(3)
         left.markdown(f"**Deployed to**  \n{track.deployment_target}")
@@ -72,8 +74,22 @@ def context(track: Track) -> None:
 
 
 def tab_titles() -> list[str]:
-    """One tab per part, in lesson order, then the synthesis."""
-    return [*(part.title for part in load_scaling().parts.values()), "Synthesis"]
+    """One short tab label per part, in lesson order, then the synthesis: short enough that all six fit
+    a laptop's tab strip."""
+    return [*(part.tab for part in load_scaling().parts.values()), "Synthesis"]
+
+
+def heading(part: str) -> None:
+    """The part's full title and how long it takes."""
+    text = load_scaling().parts[part]
+    st.subheader(text.title)
+    st.caption(f":material/schedule: About {text.minutes} minutes.")
+
+
+def replica_fits(track: Track) -> tuple[bool, float]:
+    """Whether a full replica of the track's training state fits one GPU, and its size in GB."""
+    replica_gb = capacity.replica_state_gb(parameters=track.model.parameters, cases=load_scaling().cases)
+    return replica_gb <= track.fleet.card.memory_gb, replica_gb
 
 
 def strong_vs_weak(track: Track, settings: Mapping[str, Any]) -> throughput.ScalingContrast:
@@ -87,10 +103,20 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any]) -> throughput.Scal
         efficiency=cases.compute_efficiency,
         dtype=cases.dtype,
     )
+    heading("A")
     st.markdown(
         f"The {track.model.name} job starts on **{track.base_workers} GPUs**. "
         "Choose what stays fixed as the pool grows and how large the larger pool is."
     )
+    fits, replica_gb = replica_fits(track)
+    if not fits:
+        st.warning(
+            f"Plain data parallelism cannot run this model: a full replica of its training state is "
+            f"{replica_gb:,.0f} GB and one {track.fleet.card.name} holds {track.fleet.card.memory_gb:,.0f} GB. "
+            "Read this part as the gradient traffic of sharded data parallelism (ZeRO-1 and ZeRO-2 all-reduce the "
+            "same gradient bytes each step); part B shows how sharding makes a model fit.",
+            icon=":material/warning:",
+        )
     _setting_radio("Hold fixed", "mode", labels=throughput.MODE_LABELS.get)
     st.selectbox("Larger pool", track.pools, format_func=track.pool_label, **persistent(SECTION, "pool"))
     if prediction_gate("A"):
@@ -102,6 +128,7 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any]) -> throughput.Scal
             formats=SCALING_FORMATS,
         )
         verdict("A", contrast.outcome, narrative.scaling_summary(contrast))
+        _contrast_note(track)
         capture(
             "A",
             settings=settings,
@@ -113,12 +140,29 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any]) -> throughput.Scal
     return contrast
 
 
+def _contrast_note(track: Track) -> None:
+    """Point the learner at the other end of the scale: the tiny model after the big one, and back."""
+    if track.key == "cloud":
+        st.info(
+            "**Now try TinyML.** Switch the training context at the top to TinyML and predict again: the same "
+            "question with a 200-thousand-parameter model, where fixed costs (kernel launches, link latency) "
+            "matter more than bytes.",
+            icon=":material/compare_arrows:",
+        )
+    else:
+        st.caption(
+            f":material/compare_arrows: Set this beside the Cloud track: the same experiment on an 8B model, "
+            f"where the gradients, not fixed costs, set the pace. {track.label} answers from its own numbers."
+        )
+
+
 def making_it_fit(track: Track, settings: Mapping[str, Any]) -> None:
     """Part B: the 70B capacity case, replicated state against a ZeRO stage and a recomputation choice."""
     cases, fleet = load_scaling().cases, track.fleet
     contrast = capacity.capacity_contrast(
         fleet=fleet, cases=cases, zero_stage=settings["zero_stage"], recompute=settings["recompute"]
     )
+    heading("B")
     st.markdown(
         f"A capacity case on the same fleet: **{cases.capacity.model}**, one "
         f"{cases.capacity.seq_len:,}-token "
@@ -149,6 +193,7 @@ def making_it_fit(track: Track, settings: Mapping[str, Any]) -> None:
             inputs={"zero_stage": settings["zero_stage"], "recompute": settings["recompute"]},
             baseline=capacity.terms_record(contrast.baseline.terms, contrast.baseline.verdict),
             outcome=capacity.terms_record(contrast.result.terms, contrast.result.verdict),
+            refused=contrast.refused_decisions(),
         )
 
 
@@ -157,6 +202,7 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any]) -> None:
     stages."""
     cases, fleet = load_scaling().cases, track.fleet
     case = cases.layout
+    heading("C")
     contrast = layout.layout_contrast(
         fleet=fleet,
         case=case,
@@ -196,6 +242,7 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any]) -> None:
     """Part D: more fixed-size microbatches shrink the bubble but fill the first stage's memory."""
     cases, fleet = load_scaling().cases, track.fleet
     case = cases.pipeline
+    heading("D")
     contrast = pipeline.pipeline_contrast(fleet=fleet, cases=cases, microbatches=settings["microbatches"])
     st.markdown(
         f"{case.model} cut into **{contrast.stages} pipeline stages** (tensor parallel {contrast.tp}, "
@@ -227,6 +274,7 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any]) -> None:
 
 def stragglers(track: Track, settings: Mapping[str, Any], part_a: throughput.ScalingContrast) -> None:
     """Part E: from part A's larger pool, strict synchronisation against dropping slow workers."""
+    heading("E")
     step = part_a.result.step
     comparison = quality.compare_policies(
         step_ms=step.step_ms,
@@ -295,12 +343,7 @@ def locked_prediction(part: str) -> str | None:
     return evidence.prediction_of(state.record(evidence.PREDICTIONS), part)
 
 
-def _lock(part: str) -> None:
-    choice = st.session_state.get(f"scaling.predict.{part}")
-    if choice is None:
-        st.session_state[_flash(part)] = "Pick one of the options first, then lock it."
-        return
-    st.session_state.pop(_flash(part), None)
+def _lock(part: str, choice: str) -> None:
     updated, accepted = evidence.lock_prediction(_records(evidence.PREDICTIONS), part, choice)
     if accepted:
         state.store_record(evidence.PREDICTIONS, updated)
@@ -313,24 +356,7 @@ def prediction_gate(part: str) -> bool:
     if locked is not None:
         st.caption(f":material/lock: Your locked prediction: **{text.options[locked]}**")
         return True
-    with st.form(key=f"scaling.predict.{part}.form"):
-        st.radio(
-            text.prompt,
-            list(text.options),
-            index=None,
-            format_func=text.options.get,
-            key=f"scaling.predict.{part}",
-            disabled=state.read_only(),
-        )
-        st.form_submit_button(
-            "Lock prediction",
-            on_click=_lock,
-            args=(part,),
-            key=f"scaling.lock.{part}",
-            disabled=state.read_only(),
-        )
-    if flash := st.session_state.get(_flash(part)):
-        st.info(flash)
+    prediction_form(f"scaling.predict.{part}", text.prompt, text.options, functools.partial(_lock, part))
     st.caption(
         "The result stays hidden until you lock a prediction. One prediction per part; it cannot be "
         "changed later."
@@ -371,8 +397,12 @@ def _capture(
     baseline: dict[str, Any],
     outcome: dict[str, Any],
     fixed: str | None,
+    refused: Mapping[str, str],
 ) -> None:
     decision = fixed or st.session_state.get(f"scaling.decide.{part}")
+    if decision in refused:
+        st.session_state[_flash(part)] = refused[decision]
+        return
     if decision is None:
         st.session_state[_flash(part)] = "Choose a decision before capturing the snapshot."
         return
@@ -397,9 +427,10 @@ def capture(
     baseline: dict[str, Any],
     outcome: dict[str, Any],
     fixed: str | None = None,
+    refused: Mapping[str, str] | None = None,
 ) -> None:
     """The decision (or the `fixed` one the controls already made) and the button that saves this
-    part's evidence, then the snapshot's status."""
+    part's evidence, then the snapshot's status. A decision in `refused` is not saved; its reason is shown."""
     text = load_scaling().parts[part]
     saved = _records(evidence.SNAPSHOTS).get(part)
     saved_decision = (
@@ -422,7 +453,7 @@ def capture(
             "Capture snapshot",
             icon=":material/photo_camera:",
             on_click=_capture,
-            args=(part, settings, inputs, baseline, outcome, fixed),
+            args=(part, settings, inputs, baseline, outcome, fixed, dict(refused or {})),
             key=f"scaling.capture.{part}",
             disabled=state.read_only(),
         )
@@ -540,14 +571,18 @@ def assumptions(track: Track) -> None:
     with st.expander("How the numbers are made, and what they leave out", icon=":material/functions:"):
         st.markdown(
             f"""
-- **Compute.** A training step costs three forward passes (the backward pass is about twice the forward).
-  Each GPU runs at {cases.compute_efficiency:.0%} of the {card.name}'s {cases.dtype} peak of {peak:,.0f}
-  TFLOP/s.
-- **Links.** A ring all-reduce moves 2 (N − 1) / N times the data through every GPU. A group that fits in
-  one node runs at {fleet.intra_node_gb_per_s:,.0f} GB/s each way ({fleet.intra_node_link}); once it spans
-  nodes every GPU is held to {fleet.inter_node_gb_per_s:,.1f} GB/s ({fleet.inter_node_link}). Gradients
-  travel in {cases.dtype} ({bytes_per_value(cases.dtype)} bytes a value). Latency, contention and any
-  overlap with compute are left out: compute and communication run back to back, which is the worst case.
+- **Compute.** A training step costs three forward passes (the backward pass is about twice the forward). Each GPU
+  runs at {cases.compute_efficiency:.0%} of the {card.name}'s {cases.dtype} peak of {peak:,.0f} TFLOP/s.
+- **Links.** A ring all-reduce moves 2 (N − 1) / N times the data through every GPU. A group that fits in one node
+  runs at {fleet.intra_node_gb_per_s:,.0f} GB/s each way ({fleet.intra_node_link}); once it spans nodes every GPU is
+  held to {fleet.inter_node_gb_per_s:,.1f} GB/s ({fleet.inter_node_link}). Gradients travel in {cases.dtype}
+  ({bytes_per_value(cases.dtype)} bytes a value). Each all-reduce also pays a fixed latency per hop, 2 (N − 1) hops
+  of {fleet.intra_node_latency_us:g} µs inside a node or {fleet.inter_node_latency_us:g} µs across nodes (the α–β
+  model). Contention and any overlap with compute are left out: compute and communication run back to back, which
+  is the worst case.
+- **Kernel-launch floor.** A step never computes faster than its {track.model.kernels_per_step:,} kernels one after
+  another at {throughput.launch_floor_ms(1) * 1e3:.1f} µs each, the smallest kernel time measured on an H200: for a
+  small model this floor, not the arithmetic, sets the compute time. {load_scaling().lab.latency_note}
 - **Memory (parts B and D)** comes from the same model as the Memory budget page:
   {precision_label(cases.precision)}, {cases.optimizer} state, saved activations counted after Korthikanti
   et al. with standard attention, 1 GB of workspace and 1 GB of runtime overhead. Tensor parallel and

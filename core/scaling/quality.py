@@ -86,7 +86,10 @@ POLICY_LABELS = {"strict": "Strict synchronisation", "drop": "Drop slow workers"
 
 
 def quality_rows(comparison: QualityComparison) -> list[dict[str, object]]:
-    """One table row per policy: step, steps to target and hours to target."""
+    """One table row per policy: step, steps to target and hours to target, plus the time in the one unit
+    (`Unit`) that suits the longer of the two, for a chart axis that reads in whole numbers."""
+    results = (comparison.strict, comparison.drop)
+    unit, unit_hours = duration_unit(max(r.time_to_target_h for r in results))
     return [
         {
             "Policy": POLICY_LABELS[result.policy],
@@ -94,8 +97,10 @@ def quality_rows(comparison: QualityComparison) -> list[dict[str, object]]:
             "Step (ms)": result.step_ms,
             "Steps to target": result.steps,
             "Time to target (h)": result.time_to_target_h,
+            "Time to target": result.time_to_target_h / unit_hours,
+            "Unit": unit,
         }
-        for result in (comparison.strict, comparison.drop)
+        for result in results
     ]
 
 
@@ -107,3 +112,21 @@ def policy_record(result: PolicyResult) -> dict[str, object]:
         "steps": result.steps,
         "time_to_target_h": result.time_to_target_h,
     }
+
+
+_DURATION_UNITS = (("days", 24.0), ("h", 1.0), ("min", 1 / 60), ("s", 1 / 3600), ("ms", 1 / 3.6e6))
+
+
+def duration_unit(hours: float) -> tuple[str, float]:
+    """The largest unit that keeps `hours` at 1 or more (ms below that), and its length in hours."""
+    require(hours >= 0, "A duration cannot be negative.")
+    for unit, unit_hours in _DURATION_UNITS:
+        if hours >= unit_hours:
+            return unit, unit_hours
+    return _DURATION_UNITS[-1]
+
+
+def readable_duration(hours: float) -> str:
+    """A duration in the largest unit that keeps it at 1 or more, to three significant figures."""
+    unit, unit_hours = duration_unit(hours)
+    return f"{hours / unit_hours:,.3g} {unit}"

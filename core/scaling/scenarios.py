@@ -36,6 +36,8 @@ class Fleet:
     intra_node_gb_per_s: float
     inter_node_link: str
     inter_node_gb_per_s: float
+    intra_node_latency_us: float
+    inter_node_latency_us: float
     source: str
 
     @property
@@ -52,6 +54,10 @@ class Fleet:
         """Per-GPU bandwidth one way: the node link, or the fabric once a group leaves the node."""
         return self.inter_node_gb_per_s if spans_nodes else self.intra_node_gb_per_s
 
+    def latency_us(self, *, spans_nodes: bool) -> float:
+        """The fixed cost of one hop of a collective (its α): the node link's, or the fabric's."""
+        return self.inter_node_latency_us if spans_nodes else self.intra_node_latency_us
+
 
 @dataclass(frozen=True)
 class TrackModel:
@@ -61,6 +67,7 @@ class TrackModel:
     name: str
     parameters: float
     train_gflop_per_sample: float
+    kernels_per_step: int
     source: str
 
 
@@ -173,6 +180,8 @@ class PartText:
     """A part's title, its prediction question and its decision, with option ids and labels."""
 
     key: str
+    tab: str
+    minutes: int
     title: str
     prompt: str
     options: dict[str, str]
@@ -203,6 +212,16 @@ class SynthesisText:
 
 
 @dataclass(frozen=True)
+class LabText:
+    """What the lab says about itself: how long it takes, what it teaches, what to keep."""
+
+    minutes: str
+    objectives: tuple[str, ...]
+    takeaways: tuple[str, ...]
+    latency_note: str
+
+
+@dataclass(frozen=True)
 class ScalingData:
     """Everything in the scaling data file, validated."""
 
@@ -211,6 +230,7 @@ class ScalingData:
     cases: Cases
     parts: dict[str, PartText]
     synthesis: SynthesisText
+    lab: LabText
 
 
 def _labels(raw: Any, where: str) -> dict[str, str]:
@@ -235,7 +255,13 @@ def parse_fleet(raw: Mapping[str, Any]) -> Fleet:
         intra_node_gb_per_s=positive_number(raw.get("intra_node_gb_per_s"), f"{where} intra_node_gb_per_s"),
         inter_node_link=validate.text(raw, "inter_node_link", where),
         inter_node_gb_per_s=positive_number(raw.get("inter_node_gb_per_s"), f"{where} inter_node_gb_per_s"),
-        source=validate.text(raw, "source", where),
+        intra_node_latency_us=positive_number(
+            raw.get("intra_node_latency_us"), f"{where} intra_node_latency_us"
+        ),
+        inter_node_latency_us=positive_number(
+            raw.get("inter_node_latency_us"), f"{where} inter_node_latency_us"
+        ),
+        source=_text(raw, "source", where),
     )
     gpu(fleet.gpu_name)  # an unknown preset raises ValueError at load time, not mid-lesson
     require(
@@ -264,7 +290,8 @@ def parse_track_model(raw: Mapping[str, Any]) -> TrackModel:
         name=validate.text(raw, "name", where),
         parameters=parameters,
         train_gflop_per_sample=TRAIN_TO_FORWARD_FLOP * forward_gflop,
-        source=validate.text(raw, "source", where),
+        kernels_per_step=_whole(raw, "kernels_per_step", where),
+        source=_text(raw, "source", where),
     )
 
 
@@ -386,8 +413,10 @@ def parse_part(raw: Mapping[str, Any]) -> PartText:
     where = f"Part {key}"
     return PartText(
         key=key,
-        title=validate.text(raw, "title", where),
-        prompt=validate.text(raw, "prompt", where),
+        tab=_text(raw, "tab", where),
+        minutes=_whole(raw, "minutes", where),
+        title=_text(raw, "title", where),
+        prompt=_text(raw, "prompt", where),
         options=_labels(raw.get("options"), f"{where} prediction"),
         decision_prompt=validate.text(raw, "decision_prompt", where),
         decisions=_labels(raw.get("decisions"), f"{where} decision"),
@@ -417,6 +446,26 @@ def parse_scaling(raw: Any) -> ScalingData:
         cases=parse_cases(raw.get("cases")),
         parts=parts,
         synthesis=parse_synthesis(raw.get("synthesis") or {}),
+        lab=parse_lab(raw.get("lab") or {}),
+    )
+
+
+def _sentences(raw: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    items = raw.get(name)
+    require(
+        isinstance(items, list) and len(items) == 3 and all(isinstance(i, str) and i.strip() for i in items),
+        f"The lab needs exactly three {name}.",
+    )
+    return tuple(items)
+
+
+def parse_lab(raw: Mapping[str, Any]) -> LabText:
+    """The lab's time guidance, its three objectives and its three takeaways."""
+    return LabText(
+        minutes=_text(raw, "minutes", "The lab"),
+        objectives=_sentences(raw, "objectives"),
+        takeaways=_sentences(raw, "takeaways"),
+        latency_note=_text(raw, "latency_note", "The lab"),
     )
 
 

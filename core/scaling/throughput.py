@@ -1,8 +1,10 @@
 """Part A: data-parallel step time, speedup and parallel efficiency under strong and weak scaling.
 
 Step time = local compute + a ring all-reduce of the gradients, with no overlap between the two.
-The ring moves 2 (N - 1) / N times the gradient bytes through each GPU's link; a pool that fits in
-one node uses the node link, a larger one is held back by the slower link between nodes.
+The all-reduce follows the α–β model: 2 (N - 1) hops that each cost the link's latency α, plus
+2 (N - 1) / N times the gradient bytes through each GPU's link at bandwidth β; a pool that fits in
+one node uses the node link, a larger one is held back by the slower link between nodes. Compute
+never takes less than the model's kernels per step times the measured floor of one small kernel.
 """
 
 from __future__ import annotations
@@ -12,18 +14,29 @@ from dataclasses import dataclass
 
 from core.datafiles import require
 from core.gpus import bytes_per_value, peak_tflops
+from core.kernel_times import small_kernel_floor_us
 from core.scaling.scenarios import Track
 
 MODES = ("strong", "weak")
 
 
-def ring_allreduce_ms(*, payload_bytes: float, workers: int, link_gb_per_s: float) -> float:
-    """Time for a ring all-reduce of `payload_bytes` over `workers` GPUs: 2 (N-1)/N x bytes / bandwidth."""
+def ring_allreduce_ms(
+    *, payload_bytes: float, workers: int, link_gb_per_s: float, latency_us: float = 0.0
+) -> float:
+    """Time for a ring all-reduce of `payload_bytes` over `workers` GPUs (α–β model):
+    2 (N-1) hops of `latency_us` each, plus 2 (N-1)/N x bytes / bandwidth."""
     require(payload_bytes >= 0, "The payload of an all-reduce cannot be negative.")
     require(isinstance(workers, int) and workers >= 1, "An all-reduce needs at least one worker.")
     require(link_gb_per_s > 0, "Link bandwidth must be positive.")
+    require(latency_us >= 0, "Link latency cannot be negative.")
     moved_bytes = 2 * (workers - 1) / workers * payload_bytes
-    return moved_bytes / (link_gb_per_s * 1e9) * 1e3
+    return 2 * (workers - 1) * latency_us / 1e3 + moved_bytes / (link_gb_per_s * 1e9) * 1e3
+
+
+def launch_floor_ms(kernels: int) -> float:
+    """The least time `kernels` kernels can take, one after another, at the measured small-kernel floor."""
+    require(isinstance(kernels, int) and kernels >= 0, "A number of kernels is a whole number.")
+    return kernels * small_kernel_floor_us() / 1e3
 
 
 def compute_ms(*, flop: float, peak_tflops: float, efficiency: float) -> float:
@@ -81,20 +94,22 @@ def data_parallel_step(track: Track, *, workers: int, mode: str, efficiency: flo
         global_batch, local_batch = float(track.global_batch), track.global_batch / workers
     else:
         global_batch, local_batch = float(track.local_batch * workers), float(track.local_batch)
-    link = fleet.link_gb_per_s(spans_nodes=workers > fleet.gpus_per_node)
+    spans_nodes = workers > fleet.gpus_per_node
+    arithmetic_ms = compute_ms(
+        flop=local_batch * track.model.train_gflop_per_sample * 1e9,
+        peak_tflops=peak_tflops(fleet.card, dtype),
+        efficiency=efficiency,
+    )
     return StepTime(
         workers=workers,
         local_batch=local_batch,
         global_batch=global_batch,
-        compute_ms=compute_ms(
-            flop=local_batch * track.model.train_gflop_per_sample * 1e9,
-            peak_tflops=peak_tflops(fleet.card, dtype),
-            efficiency=efficiency,
-        ),
+        compute_ms=max(arithmetic_ms, launch_floor_ms(track.model.kernels_per_step)),
         communication_ms=ring_allreduce_ms(
             payload_bytes=track.model.parameters * bytes_per_value(dtype),
             workers=workers,
-            link_gb_per_s=link,
+            link_gb_per_s=fleet.link_gb_per_s(spans_nodes=spans_nodes),
+            latency_us=fleet.latency_us(spans_nodes=spans_nodes),
         ),
     )
 

@@ -40,6 +40,28 @@ def answer(at: AppTest, question_id: str, option_id: str) -> AppTest:
     return at.run()
 
 
+def predict(at: AppTest, prediction_id: str, option_id: str) -> AppTest:
+    """Pick an option of a lesson prediction (a list or a slider) and lock it."""
+    key = f"predict.{prediction_id}"
+    [widget] = [w for kind in (at.radio, at.select_slider) for w in kind if w.key == key]
+    widget.set_value(option_id)
+    at.button(key=f"predict.{prediction_id}.lock").click()
+    return at.run()
+
+
+def reveal_roofline(at: AppTest) -> AppTest:
+    """Lock the Linear layer page's three placements (all memory-bound), which reveals the roofline."""
+    for prediction_id in ("linear.layer", "linear.matmul", "linear.gelu"):
+        predict(at, prediction_id, "memory-bound")
+    return at
+
+
+def sketch_budget(at: AppTest, term: str = "activations", breaks: str = "4096") -> AppTest:
+    """Lock the Memory page's two guesses, which reveals the budget and the sweep."""
+    predict(at, "memory.dominant", term)
+    return predict(at, "memory.breaks", breaks)
+
+
 @pytest.fixture
 def fresh():
     """A new learner session on the Home page."""

@@ -11,11 +11,12 @@ from tests.app.conftest import HOME, answer, open_page
 def test_four_runs_shows_four_cards_and_a_chart_per_run():
     at = open_page("pages/four_runs.py")
     assert not at.exception
-    assert [h.value for h in at.subheader] == ["Run A", "Run B", "Run C", "Run D"]
+    assert [h.value for h in at.subheader][:4] == ["Run A", "Run B", "Run C", "Run D"]
     charts = at.get("vega_lite_chart")
-    assert len(charts) == 4
+    # Run A logs only memory and utilisation; B, C and D add loss and accuracy: 2 + 4 + 4 + 4 panels.
+    assert len(charts) == 14
     titles = [json.loads(c.proto.spec)["title"] for c in charts]
-    assert titles[0]["text"] if isinstance(titles[0], dict) else titles[0]
+    assert all(title["text"] if isinstance(title, dict) else title for title in titles)
     captions = [c.value for c in at.caption]
     assert f"Run A: {recorded('A').failure_text}." in captions
     assert recorded("A").failure_text.startswith("out of memory in backward")
@@ -36,7 +37,7 @@ def test_picking_a_symptom_changes_the_layers_that_light_up():
     at = open_page("pages/execution_stack.py")
     assert len(at.error) == 4  # out of memory: model, operations, tensors, hardware
     at.radio(key="stack.symptom").set_value("low_util").run()
-    assert [e.value.split("**")[1] for e in at.error] == ["Model", "Kernels", "Hardware"]
+    assert [e.value.split("**")[1] for e in at.error] == ["Host and input pipeline", "Model", "Kernels"]
     assert "torch.profiler" in at.info[0].value
 
 
@@ -47,6 +48,15 @@ def test_the_chosen_symptom_survives_a_page_switch():
     open_page("pages/execution_stack.py", at=at)
     assert at.radio(key="stack.symptom").value == "nan"
     assert at.session_state["settings"]["stack"] == {"symptom": "nan"}
+
+
+def test_training_is_slow_shows_both_sides_of_the_fork():
+    at = open_page("pages/execution_stack.py")
+    at.radio(key="stack.symptom").set_value("slow").run()
+    assert "Tensors" in [e.value.split("**")[1] for e in at.error]
+    forks = [w.value for w in at.warning]
+    assert any(text.startswith("**The GPU is idle.** Look upward") for text in forks)
+    assert any(text.startswith("**The GPU is busy.**") for text in forks)
 
 
 def test_the_stack_page_asks_the_training_is_slow_question():

@@ -6,9 +6,14 @@ import pytest
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import HOME, answer, open_page
+from tests.app.conftest import HOME, answer, open_page, predict, reveal_roofline
 
 PAGE = "pages/linear_layer.py"
+
+
+def _open() -> AppTest:
+    """The page with its three placements locked, so the roofline shows."""
+    return reveal_roofline(open_page(PAGE))
 
 
 def _tiles(at):
@@ -27,7 +32,7 @@ def _chart_rows(at):
 
 
 def test_defaults_agree_with_the_lesson():
-    at = open_page(PAGE)
+    at = _open()
     assert not at.exception
     assert _tiles(at) == {
         "MACs (forward)": "536,870,912",
@@ -48,7 +53,7 @@ def test_defaults_agree_with_the_lesson():
 
 
 def test_moving_the_batch_changes_the_tiles_and_the_chart():
-    at = open_page(PAGE)
+    at = _open()
     before = _chart_rows(at)[2][0]["FLOP/byte"]
     at.slider(key="linear.batch").set_value(64).run()
     assert _tiles(at)["MACs (forward)"] == "1,073,741,824"  # 64 × 4096 × 4096
@@ -58,7 +63,7 @@ def test_moving_the_batch_changes_the_tiles_and_the_chart():
 
 
 def test_gpu_and_dtype_move_the_roof():
-    at = open_page(PAGE)
+    at = _open()
     at.selectbox(key="linear.gpu").set_value("H100 SXM").run()
     at.selectbox(key="linear.dtype").set_value("bf16").run()
     roof, [ridge], _ = _chart_rows(at)
@@ -74,7 +79,7 @@ def test_gpu_and_dtype_move_the_roof():
     [(256, 256, 1, "fp32", "L4"), (8192, 8192, 256, "fp16", "H200"), (256, 8192, 256, "bf16", "T4")],
 )
 def test_no_exception_at_the_slider_extremes(n_in, m_out, batch, dtype, gpu):
-    at = open_page(PAGE)
+    at = _open()
     at.slider(key="linear.n_in").set_value(n_in)
     at.slider(key="linear.m_out").set_value(m_out)
     at.slider(key="linear.batch").set_value(batch)
@@ -116,3 +121,39 @@ def test_a_share_link_opens_the_page_with_its_setup():
     assert at.selectbox(key="linear.dtype").value == "bf16"
     assert any("adjusted to 8192" in w.value for w in at.warning)
     assert "n_in=1024" in at.code[0].value and "m_out=8192" in at.code[0].value
+
+
+def test_the_roofline_waits_for_three_locked_placements_and_keeps_them():
+    at = open_page(PAGE)
+    assert not at.get("vega_lite_chart") and "stays hidden" in at.info[-1].value
+    predict(at, "linear.layer", "memory-bound")
+    predict(at, "linear.matmul", "compute-bound")
+    assert not at.get("vega_lite_chart")
+    predict(at, "linear.gelu", "memory-bound")
+    assert at.get("vega_lite_chart")
+    # Defaults (A100 80GB, fp32): layer and matmul compute-bound, GELU memory-bound.
+    records = at.session_state["records"]
+    assert records["predict.linear.layer"] == {"choice": "memory-bound", "actual": "compute-bound"}
+    assert records["predict.linear.gelu"] == {"choice": "memory-bound", "actual": "memory-bound"}
+    at.selectbox(key="linear.gpu").set_value("H200").run()  # a later change never rewrites a locked guess
+    assert at.session_state["records"]["predict.linear.layer"]["actual"] == "compute-bound"
+
+
+def test_on_the_h200_the_measured_kernels_sit_under_the_roof():
+    at = _open()
+    at.selectbox(key="linear.gpu").set_value("H200").run()
+    at.selectbox(key="linear.dtype").set_value("bf16").run()
+    layers = _chart_rows(at)
+    measured, roof = layers[-1], layers[0]
+    assert len(measured) == 22  # BF16: 7 linear layers, 5 matmuls, 5 GELUs, 5 LayerNorms
+    peak = max(r["TFLOP/s"] for r in roof)
+    assert all(r["Achieved TFLOP/s"] < peak for r in measured)
+    prose = " ".join(m.value for m in at.markdown)
+    assert "matmul reached **745 TFLOP/s** (75% of the 989 TFLOP/s peak)" in prose
+    assert "reached **2.9 TFLOP/s**" in prose
+    assert "under 13.5 µs" in prose and "TF32 is opt-in" in prose
+
+
+def test_nn_linear_is_wx_plus_b_with_no_activation():
+    prose = open_page(PAGE).markdown[0].value
+    assert "$y = Wx + b$" in prose and "no activation" in prose and "sigma" not in prose

@@ -9,14 +9,21 @@ from core.estimate_check import check_view, config_label
 from core.measured import measured_ids
 from core.memory_view import SECTION, budget_view
 from core.settings_schema import section
-from tests.app.conftest import answer, chart_rows, open_page
+from tests.app.conftest import answer, chart_rows, open_page, sketch_budget
 
 PAGE = "pages/memory_budget.py"
+
+
+def _open(at=None):
+    """The page with both guesses locked (once per session), so the budget and the sweep are drawn."""
+    at = open_page(PAGE, at=at)
+    return at if "predict.memory.breaks" in at.session_state["records"] else sketch_budget(at)
+
+
 NUMERIC = ("hidden", "layers", "batch", "seq_len", "accumulation", "zero_stage", "gpus", "overhead_gb")
+LESSON_ONLY = ("dtype", "device_gb")  # the detailed estimate takes these from its own controls
 CHOICES = (
-    "dtype",
     "optimizer",
-    "device_gb",
     "model",
     "precision",
     "recompute",
@@ -67,7 +74,7 @@ def assert_verdict_matches_core(at):
 
 
 def test_the_default_is_the_lessons_budget_worked_in_the_lesson():
-    at = open_page(PAGE)
+    at = _open()
     assert not at.exception
     text = callout(at)
     # 3.22 + 3.22 + 6.44 + 2.15 + 1 = 16.0 GB of 24 GB: 8.0 GB spare; Adam's state is the largest term.
@@ -81,7 +88,7 @@ def test_the_default_is_the_lessons_budget_worked_in_the_lesson():
 @pytest.mark.parametrize("estimate", ["lesson", "detailed"])
 @pytest.mark.parametrize("end", ["min", "max"])
 def test_every_control_at_its_extremes(estimate, end):
-    at = open_page(PAGE)
+    at = _open()
     widget(at, "estimate").set_value(estimate).run()
     fields = section(SECTION)
     names = NUMERIC if estimate == "detailed" else NUMERIC[:4]
@@ -94,7 +101,7 @@ def test_every_control_at_its_extremes(estimate, end):
 
 
 def test_every_option_of_every_choice_renders():
-    at = open_page(PAGE)
+    at = _open()
     widget(at, "estimate").set_value("detailed").run()
     fields = section(SECTION)
     for turn in range(max(len(fields.field(name).choices) for name in CHOICES)):
@@ -106,8 +113,44 @@ def test_every_option_of_every_choice_renders():
         assert_verdict_matches_core(at)
 
 
-def test_the_sweep_follows_the_chosen_setting_and_marks_the_break():
+def test_the_lesson_only_radios_act_in_the_lesson_and_are_hidden_in_the_detailed_estimate():
+    at = _open()
+    widget(at, "dtype").set_value("bf16").run()
+    widget(at, "device_gb").set_value("40").run()
+    assert_verdict_matches_core(at)
+    assert "40 GB device" in callout(at)
+    widget(at, "estimate").set_value("detailed").run()
+    keys = {w.key for kind in (at.radio, at.selectbox) for w in kind}
+    assert not {f"{SECTION}.{name}" for name in LESSON_ONLY} & keys
+    assert_verdict_matches_core(at)
+
+
+def test_the_guesses_gate_the_budget_and_the_sweep_is_drawn_over_the_guess():
     at = open_page(PAGE)
+    assert len(at.get("vega_lite_chart")) == 1  # only the estimate check further down
+    assert any("both guesses are locked" in i.value for i in at.info)
+    sketch_budget(at, term="activations", breaks="4096")
+    records = at.session_state["records"]
+    # The lesson default: optimizer state is the largest term and 5,120 tokens is the first that fails.
+    assert records["predict.memory.dominant"] == {"choice": "activations", "actual": "optimizer_state"}
+    assert records["predict.memory.breaks"] == {"choice": "4096", "actual": "5120"}
+    sweep = at.get("vega_lite_chart")[1]
+    assert chart_rows(sweep, "guess") == [{"value": 4096, "label": "your guess: 4,096"}]
+    assert any(
+        "You predicted **4,096 tokens**; it was **5,120 tokens** (missed)" in c.value for c in at.caption
+    )
+
+
+def test_the_bytes_per_parameter_card_names_the_lessons_convention():
+    at = _open()
+    card = " ".join(m.value for m in at.markdown)
+    for figure in ("**4**", "**8**", "**12**", "**16**", "**18**", "**20**"):
+        assert figure in card
+    assert any("counts 12 bytes a parameter (2 + 2 + 8)" in c.value for c in at.caption)
+
+
+def test_the_sweep_follows_the_chosen_setting_and_marks_the_break():
+    at = _open()
     sweep = json.loads(at.get("vega_lite_chart")[1].proto.spec)
     assert sweep["title"] == "Peak memory as sequence length (tokens) grows"
     assert any("between 4,608 (fits) and 5,120" in c.value for c in at.caption)
@@ -120,7 +163,7 @@ def test_the_sweep_follows_the_chosen_setting_and_marks_the_break():
 
 
 def test_detailed_controls_appear_only_for_the_detailed_estimate():
-    at = open_page(PAGE)
+    at = _open()
     assert "memory.model" not in {s.key for s in at.selectbox}
     widget(at, "estimate").set_value("detailed").run()
     assert {"memory.model", "memory.precision", "memory.gpu"} <= {s.key for s in at.selectbox}
@@ -128,7 +171,7 @@ def test_detailed_controls_appear_only_for_the_detailed_estimate():
 
 
 def test_settings_survive_leaving_the_page():
-    at = open_page(PAGE)
+    at = _open()
     widget(at, "hidden").set_value(4096)
     widget(at, "estimate").set_value("detailed")
     at.run()
@@ -136,7 +179,7 @@ def test_settings_survive_leaving_the_page():
     widget(at, "zero_stage").set_value(2)
     at.run()
     open_page("pages/four_runs.py", at=at)
-    open_page(PAGE, at=at)
+    _open(at)
     assert (widget(at, "hidden").value, widget(at, "model").value, widget(at, "zero_stage").value) == (
         4096,
         "Llama-2-7B",
@@ -147,7 +190,7 @@ def test_settings_survive_leaving_the_page():
 
 
 def test_both_marked_questions_lock_once_answered():
-    at = open_page(PAGE)
+    at = _open()
     answer(at, "c3", "b")
     answer(at, "c4", "b")
     assert at.session_state["answers"] == {"c3": "b", "c4": "b"}
@@ -164,7 +207,7 @@ def assert_check_shown(at, config_id):
 
 
 def test_how_close_is_this_estimate_follows_the_picked_run_and_keeps_it():
-    at = open_page(PAGE)
+    at = _open()
     assert "How close is this estimate?" in [h.value for h in at.header]
     picker = at.selectbox(key=f"{SECTION}.measured_config")
     assert picker.options == [config_label(i) for i in measured_ids()]
@@ -180,11 +223,20 @@ def test_how_close_is_this_estimate_follows_the_picked_run_and_keeps_it():
     assert_check_shown(at, gpt2)
     assert at.session_state["settings"][SECTION]["measured_config"] == gpt2
     open_page("pages/four_runs.py", at=at)
-    open_page(PAGE, at=at)
+    _open(at)
     assert at.selectbox(key=f"{SECTION}.measured_config").value == gpt2
     assert_check_shown(at, gpt2)
 
 
+def test_the_lessons_rule_of_thumb_and_the_gb_legend_are_on_the_page():
+    at = _open()
+    prose = " ".join(m.value for m in at.markdown)
+    assert "FP32 Adam costs **16 bytes per parameter**" in prose and "the five terms, not the 16" in prose
+    assert "small model on long sequences is mostly saved activations" in prose and "exp_avg_sq" in prose
+    budget = at.get("vega_lite_chart")[0]
+    assert "data('terms')" in json.dumps(
+        json.loads(budget.proto.spec)["layer"][0]["encoding"]["color"]["legend"]
+    )
 def test_the_careful_count_shows_each_phase_and_three_answers():
     at = open_page(PAGE)
     assert "Phase by phase: the careful count" in [h.value for h in at.header]

@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.progress_file import export_progress
 from core.questions import load_bank
-from tests.app.conftest import HOME, answer, open_page
+from tests.app.conftest import HOME, answer, open_page, predict
 
 PAGE = "pages/quiz_report.py"
 AT = "2026-11-30T14:05:09+00:00"
@@ -41,7 +41,25 @@ def test_answering_a_quiz_question_locks_it_and_scores_it():
     answer(at, "q2", "c")
     assert at.session_state["answers"] == {"q2": "c"}
     assert at.radio(key="marked.q2.locked").disabled
-    assert [m.value for m in at.main.metric] == ["0/8", "1/3", "1/11"]
+    assert [m.value for m in at.main.metric] == ["0/8", "1/3", "1/11", "0/5"]
+
+
+def test_the_answers_table_shows_every_row_the_right_answer_and_a_link_back():
+    at = open_page("pages/four_runs.py")
+    answer(at, "r1", "num")  # wrong
+    open_page("pages/linear_layer.py", at=at)
+    predict(at, "linear.gelu", "memory-bound")
+    open_page(PAGE, at=at)
+    rows = at.table[0].value.to_dict("records")
+    assert len(rows) == 11  # eight checks and three quiz questions, none hidden behind a scroll
+    [wrong] = [row for row in rows if row["Mark"] == "wrong"]
+    assert wrong["Right answer"].startswith("Resource")
+    assert "overflow gives nan" in wrong["What it suggests"]
+    links = [(link.proto.label, link.proto.page) for link in at.get("page_link")]
+    assert any(label == "Back to Four runs: Run A: out of memory in backward" for label, _ in links)
+    predictions = at.table[1].value.to_dict("records")
+    assert [p["Mark"] for p in predictions] == ["not made", "not made", "held", "not made", "not made"]
+    assert [m.value for m in at.main.metric][3] == "1/5"
 
 
 def test_hand_in_is_blocked_while_quiz_questions_are_unanswered():

@@ -26,7 +26,7 @@ def _chart_titles(at):
 
 def _lock(at, part, option):
     at.radio(key=f"scaling.predict.{part}").set_value(option)
-    at.button(key=f"scaling.lock.{part}").click()
+    at.button(key=f"scaling.predict.{part}.lock").click()
     return at.run()
 
 
@@ -63,7 +63,7 @@ def test_results_stay_hidden_until_a_prediction_is_locked():
 
 def test_locking_without_choosing_says_so_and_stores_nothing():
     at = open_page(PAGE)
-    at.button(key="scaling.lock.B").click()
+    at.button(key="scaling.predict.B.lock").click()
     at.run()
     assert any("Pick one of the options" in i.value for i in at.info)
     assert PREDICTIONS not in at.session_state["records"]
@@ -85,14 +85,14 @@ def test_part_a_result_follows_the_chosen_pool():
     at = open_page(PAGE)
     _lock(at, "A", "middle")
     at.selectbox(key="scaling.pool").set_value(3).run()
-    assert "On 64 GPUs" in " ".join(m.value for m in [*at.warning, *at.success])
+    assert "On 256 GPUs" in " ".join(m.value for m in [*at.warning, *at.success])  # Cloud: 8, 32, 128, 256
 
 
 def test_a_track_change_marks_every_snapshot_stale():
     at = _all_captured()
     assert set(at.session_state["records"][SNAPSHOTS]) == set("ABCDE")
     assert _stale_count(at) == 0
-    at.selectbox(key="scaling.track").set_value("cloud").run()
+    at.selectbox(key="scaling.track").set_value("tinyml").run()
     assert not at.exception
     assert _stale_count(at) == 5
     assert "the training context" in at.error[0].value
@@ -135,5 +135,43 @@ def test_after_hand_in_nothing_on_the_page_can_change():
     at = open_page(PAGE)
     at.session_state["handed_in_at"] = "2026-01-01T00:00:00"
     at.run()
-    assert at.button(key="scaling.lock.A").disabled and at.button(key="scaling.synthesis.save").disabled
+    assert (
+        at.button(key="scaling.predict.A.lock").disabled and at.button(key="scaling.synthesis.save").disabled
+    )
     assert at.selectbox(key="scaling.track").disabled and at.radio(key="scaling.predict.B").disabled
+
+
+def test_cloud_is_the_default_and_says_its_model_needs_sharding_then_points_at_tinyml():
+    at = open_page(PAGE)
+    assert at.selectbox(key="scaling.track").value == "cloud"
+    assert any("Plain data parallelism cannot run this model" in w.value for w in at.warning)
+    _lock(at, "A", "below-half")
+    assert any(i.value.startswith("**Now try TinyML.**") for i in at.info)
+    at.selectbox(key="scaling.track").set_value("tinyml").run()
+    assert not any("Plain data parallelism cannot run" in w.value for w in at.warning)
+
+
+def test_tabs_are_short_and_the_lab_gives_its_time_objectives_and_takeaways():
+    at = open_page(PAGE)
+    assert [t.label for t in at.tabs] == [
+        "A · Scaling",
+        "B · Fit",
+        "C · Placement",
+        "D · Bubble",
+        "E · Stragglers",
+        "Synthesis",
+    ]
+    assert any("about 50 to 55 minutes" in c.value.lower() for c in at.caption)
+    prose = " ".join(m.value for m in at.markdown)
+    assert prose.count("1. Tell strong from weak scaling") == 1
+    assert "A shorter step does not always reach the same quality sooner." in prose
+
+
+def test_no_plan_fits_is_refused_while_the_plan_fits():
+    at = open_page(PAGE)
+    _lock(at, "B", "optimizer")
+    at.radio(key="scaling.decide.B").set_value("none")
+    at.button(key="scaling.capture.B").click()
+    at.run()
+    assert "B" not in (at.session_state["records"].get(SNAPSHOTS) or {})
+    assert any("A plan does fit: ZeRO-1 needs" in i.value for i in at.info)

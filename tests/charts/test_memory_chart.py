@@ -1,5 +1,7 @@
 """Memory charts: fixed term colours, the device rule, tooltips on every mark, the breaking point."""
 
+import pytest
+
 from charts.memory import TERM_COLOURS, budget_chart, sweep_chart
 from core.memory import TERM_LABELS, TERMS, MemoryTerms
 from core.memory_lesson import LessonSetup, lesson_sweep, lesson_terms
@@ -109,3 +111,27 @@ def test_sweep_chart_without_a_breaking_point_has_no_marker():
     assert [
         mark_type(v) for v in marks(sweep_chart(sweep, device_label="80 GB device", title="Sweep").to_dict())
     ] == ["line", "rule", "text"]
+
+
+def test_the_guess_is_drawn_first_so_the_sweep_line_sits_over_it():
+    sweep = lesson_sweep(SETUP, axis="seq_len", values=range(512, 8193, 512), device_gb=24)
+    spec = sweep_chart(sweep, device_label="24 GB device", title="Sweep", guess=4096).to_dict()
+    views = marks(spec)
+    assert [mark_type(v) for v in views] == ["rule", "text", "line", "rule", "text", "point"]
+    assert rows(spec, 0) == [{"value": 4096, "label": "your guess: 4,096"}]
+
+
+def test_a_single_budget_can_carry_its_gb_in_the_legend():
+    terms = lesson_terms(SETUP)
+    spec = budget_chart(
+        [("Budget", terms)], device_gb=24, device_label="24 GB", title="T", gb_legend=True
+    ).to_dict()
+    legend = marks(spec)[0]["encoding"]["color"]["legend"]
+    # The label reads the GB from the chart's own rows, so the spec does not change with the numbers.
+    assert "data('terms')" in legend["labelExpr"] and "format(" in legend["labelExpr"]
+    plain = budget_chart([("Budget", terms)], device_gb=24, device_label="24 GB", title="T").to_dict()
+    assert "labelExpr" not in marks(plain)[0]["encoding"]["color"]["legend"]
+    with pytest.raises(ValueError, match="exactly one bar"):
+        budget_chart(
+            [("A", terms), ("B", terms)], device_gb=24, device_label="24 GB", title="T", gb_legend=True
+        )

@@ -3,6 +3,7 @@
 import pytest
 
 from charts.roofline import FLOP_PER_BYTE_DOMAIN, POINT_COLOURS, TFLOPS_DOMAIN, roofline_chart
+from core.kernel_times import measured_points, measured_rows
 from core.roofline import linear_layer_roofline
 
 
@@ -73,3 +74,15 @@ def test_the_point_data_is_the_table_data():
     assert [r["Operation"] for r in rows] == ["Your linear layer", "4096×4096 matmul", "GELU", "LayerNorm"]
     assert rows[0]["Regime"] == "memory-bound"  # batch 1: each weight is used once, about 0.5 FLOP/byte
     assert rows[0]["FLOP/byte"] == pytest.approx(0.5, abs=0.01)
+
+
+def test_measured_kernels_are_a_layer_of_hollow_squares_only_when_given():
+    view = linear_layer_roofline(n_in=4096, m_out=4096, batch=32, dtype="bf16", gpu_name="H200")
+    plain = roofline_chart(view.roof, view.points).to_dict()
+    rows = measured_rows(measured_points("bf16"))
+    spec = roofline_chart(view.roof, view.points, rows).to_dict()
+    assert len(spec["layer"]) == len(plain["layer"]) + 1
+    square = spec["layer"][-1]
+    assert square["mark"]["shape"] == "square" and square["mark"]["filled"] is False
+    assert square["data"]["name"] == "measured" and len(spec["datasets"]["measured"]) == len(rows)
+    assert "measured" not in plain["datasets"]

@@ -45,6 +45,9 @@ def test_efficiency_chart_has_both_modes_in_fixed_colours_and_an_ideal_line():
     assert_tooltips_everywhere(spec)
     efficiencies = [row["Parallel efficiency"] for row in spec["datasets"][line["data"]["name"]]]
     assert len(efficiencies) == 8 and max(efficiencies) <= 1 + 1e-9
+    # Ticks at the pools themselves on the log axis, and a real height with a title.
+    assert line["encoding"]["x"]["axis"]["values"] == list(CLOUD.worker_counts)
+    assert spec["height"] >= 250 and "subtitle" in spec["title"]
 
 
 def test_overhead_chart_stacks_the_three_overheads_per_layout():
@@ -53,13 +56,17 @@ def test_overhead_chart_stacks_the_three_overheads_per_layout():
     )
     spec = overhead_chart(layout.overhead_rows(contrast.timings)).to_dict()
     assert title_text(spec)
-    encoding = spec["encoding"]
-    assert encoding["y"]["title"] == "Exposed overhead per step (ms)" and encoding["y"]["stack"] == "zero"
+    bars, totals = views(spec)
+    encoding = bars["encoding"]
+    assert encoding["x"]["title"] == "Exposed overhead per step (ms)" and encoding["x"]["stack"] == "zero"
     assert encoding["color"]["scale"] == {
         "domain": list(OVERHEAD_COLOURS),
         "range": list(OVERHEAD_COLOURS.values()),
     }
     assert len(spec["datasets"][spec["data"]["name"]]) == 9  # 3 layouts x 3 overheads
+    # Every bar carries its total, so the short baseline bar still reads.
+    assert totals["mark"]["type"] == "text" and totals["encoding"]["text"]["field"] == "label"
+    assert spec["height"] == {"step": 48}
     assert_tooltips_everywhere(spec)
 
 
@@ -80,7 +87,10 @@ def test_time_to_target_chart_says_it_is_illustrative():
     )
     spec = time_to_target_chart(quality.quality_rows(result)).to_dict()
     assert "illustrative" in title_text(spec)
-    assert spec["encoding"]["x"]["title"] == "Time to target (hours)"
+    # 2,500 × (1 + 2,048 / 256) = 22,500 steps of 0.1 s: 37.5 minutes, so the axis reads in minutes.
+    assert spec["encoding"]["x"]["title"] == "Time to target (min)"
+    rows = spec["datasets"][spec["data"]["name"]]
+    assert rows[0]["Time to target"] == 37.5
     assert [row["Policy"] for row in spec["datasets"][spec["data"]["name"]]] == [
         "Strict synchronisation",
         "Drop slow workers",

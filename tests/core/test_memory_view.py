@@ -6,7 +6,16 @@ from core.gpus import gpu_names
 from core.memory import OPTIMIZERS, SWEEP_AXES
 from core.memory_detailed import ATTENTION, PRECISIONS, RECOMPUTE
 from core.memory_lesson import DTYPES
-from core.memory_view import ESTIMATES, SECTION, budget_view, page_settings, sweep_values
+from core.memory_view import (
+    ESTIMATES,
+    SECTION,
+    budget_view,
+    bytes_per_parameter_card,
+    lesson_outcomes,
+    lesson_two_byte_adam_bytes,
+    page_settings,
+    sweep_values,
+)
 from core.models import model_names
 from core.settings_schema import section
 
@@ -77,3 +86,17 @@ def test_stored_settings_are_checked_against_the_schema():
     with pytest.raises(ValueError, match="Unknown memory settings: colour"):
         budget_view({"colour": "red"})
     assert sweep_values("batch") == tuple(range(1, 33))
+
+
+def test_the_predictions_are_scored_against_the_lesson_estimate():
+    # README: the lesson default's largest term is Adam's state and it breaks at S = 5,120.
+    assert lesson_outcomes({}) == ("optimizer_state", "5120")
+    # A small model on long sequences: activations dominate (12·1024²·4 = 50M parameters, 8,192 tokens).
+    assert lesson_outcomes({"hidden": 1024, "layers": 4, "seq_len": 8192, "batch": 32})[0] == "activations"
+    assert lesson_outcomes({"device_gb": "80"})[1] == "never"
+
+
+def test_the_bytes_per_parameter_card_and_the_lessons_two_byte_adam_case():
+    assert [row.bytes_per_parameter for row in bytes_per_parameter_card()] == [4, 8, 12, 16, 18, 20]
+    assert "exp_avg_sq" in bytes_per_parameter_card()[3].meaning
+    assert lesson_two_byte_adam_bytes() == 12  # 2 weight + 2 gradient + 2 × 4 Adam, no master copy

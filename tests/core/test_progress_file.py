@@ -127,9 +127,28 @@ def test_known_records_come_from_the_parts_and_the_explicit_list(monkeypatch):
         "scaling.predictions",
         "scaling.snapshots",
         "scaling.synthesis",
+        "predict.linear.layer",
+        "predict.linear.matmul",
+        "predict.linear.gelu",
+        "predict.memory.dominant",
+        "predict.memory.breaks",
     }
     monkeypatch.setattr(progress_file, "EXTRA_RECORDS", ("scaling.notes",))
-    assert known_records(BANK)[-1] == "scaling.notes"
+    assert "scaling.notes" in known_records(BANK)
+
+
+def test_a_locked_prediction_survives_a_round_trip_and_a_forged_one_is_refused():
+    good = {
+        **EMPTY,
+        "records": {"predict.linear.gelu": {"choice": "compute-bound", "actual": "memory-bound"}},
+    }
+    restored = restore(
+        EMPTY, export_progress(good, exported_at=AT, key=None), bank=BANK, schema=SCHEMA, key=None
+    )
+    assert restored.state["records"] == good["records"]
+    bad = {**EMPTY, "records": {"predict.linear.gelu": {"choice": "fast", "actual": "memory-bound"}}}
+    with pytest.raises(RefusedFile, match="unusable choice"):
+        restore(EMPTY, export_progress(bad, exported_at=AT, key=None), bank=BANK, schema=SCHEMA, key=None)
 
 
 def _edit(path, value):

@@ -67,8 +67,27 @@ def _broken(edit):
         ),
         (lambda raw: raw["questions"][3]["options"][1].update(id="mem"), "option ids repeat"),
         (lambda raw: raw["parts"].append(dict(raw["parts"][0])), "Part ids repeat"),
+        (lambda raw: raw["questions"][0]["options"][1].pop("misconception"), "option speed: 'misconception'"),
+        (
+            lambda raw: raw["questions"][0]["options"][0].update(misconception="x"),
+            "correct option 'mem' has a misconception",
+        ),
     ],
 )
 def test_broken_banks_are_refused_with_a_clear_message(edit, message):
     with pytest.raises(ValueError, match=message):
         parse_bank(_broken(edit))
+
+
+def test_every_wrong_option_names_its_misconception_and_the_right_one_none():
+    for question in load_bank().questions:
+        for option in question.options:
+            named = question.misconception(option.id)
+            assert (named is None) == question.is_correct(option.id), (question.id, option.id)
+
+
+def test_a_misconception_is_read_by_option():
+    question = load_bank().question("c2")
+    assert "FLOPs as a timer" in (question.misconception("a") or "")
+    with pytest.raises(ValueError, match="no option"):
+        question.misconception("zz")

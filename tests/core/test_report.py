@@ -15,6 +15,7 @@ from core.report import (
     build_report,
     literal_block,
     literal_inline,
+    readable_flops,
     readable_time,
     render_markdown,
     unanswered_quiz,
@@ -209,3 +210,38 @@ def test_a_session_that_never_opened_the_scaling_lab_says_so():
     report = build_report(BANK, {"answers": {}, "records": {}}, layer=None, budget=None)
     assert report.scaling is None
     assert "Not started. Scaling out is a second lab" in render_markdown(report)
+
+
+@pytest.mark.parametrize(
+    ("flops", "text"),
+    [(131_072, "131 kFLOPs"), (1_073_741_824, "1.07 GFLOPs"), (33_554_432, "33.6 MFLOPs"), (5, "5.00 FLOPs")],
+)
+def test_flops_are_shown_to_three_significant_figures(flops, text):
+    assert readable_flops(flops) == text
+
+
+def test_a_small_layer_never_reads_zero_gflops():
+    small = LayerFigures(n_in=256, m_out=256, batch=1, flops=2 * 256 * 256)
+    assert "131 kFLOPs" in small.sentence() and "0.00" not in small.sentence()
+
+
+def test_negative_flops_are_refused():
+    with pytest.raises(ValueError, match="FLOP count"):
+        readable_flops(-1)
+
+
+def test_the_markdown_report_gives_the_right_answer_and_the_predictions_apart():
+    snapshot = {
+        "answers": {"r1": "num"},
+        "settings": {},
+        "records": {"predict.linear.gelu": {"choice": "compute-bound", "actual": "memory-bound"}},
+        "handed_in_at": None,
+    }
+    text = render_markdown(build_report(load_bank(), snapshot, layer=None, budget=None))
+    assert "| Run A: out of memory in backward | Numerical: values have left the range" in text
+    assert "| wrong | Resource: the step asks for more memory than the device holds |" in text
+    assert "| Predictions that held (not marked) | 0/5 |" in text
+    assert (
+        "| GELU: memory- or compute-bound | Compute-bound: the arithmetic units are the limit | Memory-bound"
+        in text
+    )

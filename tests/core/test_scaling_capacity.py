@@ -149,4 +149,11 @@ def test_a_higher_zero_stage_never_needs_more_memory(model, recompute, tp, pp, d
     totals = [
         parallel_terms(setup, tp=tp, pp=pp, dp=dp, zero_stage=stage).total_bytes for stage in ZERO_STAGES
     ]
-    assert all(later <= earlier + 1e-6 for earlier, later in pairwise(totals))
+    assert all(later <= earlier + 1e-6 for earlier, later in zip(totals, totals[1:]))
+
+
+def test_no_plan_fits_is_ruled_out_while_the_plan_fits_and_carrying_forward_while_it_does_not():
+    fleet, cases = load_scaling().tracks["cloud"].fleet, load_scaling().cases
+    fitting = capacity_contrast(fleet=fleet, cases=cases, zero_stage=1, recompute="full")
+    assert fitting.outcome != "oom" and set(fitting.refused_decisions()) == {"none"}
+    assert "ZeRO-1 needs 41.7 GB of the 80 GB" in fitting.refused_decisions()["none"]

@@ -25,13 +25,13 @@ def _part_a(key, *, pool=1, mode="strong"):
 
 def test_part_a_sentence_for_tinyml_on_two_nodes():
     # DS-CNN, 200 k parameters, 3 x 0.02 GFLOP per clip, global batch 256.
-    # 16 GPUs: 16 clips x 0.06 GFLOP / 494.5 TFLOP/s = 0.00194 ms of compute; the ring leaves the node:
-    # 2 x 15/16 x 400 kB / 25 GB/s = 0.0300 ms. Step 0.0319 ms.
-    # 8 GPUs: 0.00388 ms + 2 x 7/8 x 400 kB / 450 GB/s = 0.00156 ms -> 0.00544 ms.
-    # Speedup 0.00544 / 0.0319 = 0.170; efficiency 0.170 x 8 / 16 = 0.085.
+    # Compute is held at the floor of 150 kernels x 13.472 µs = 2.0208 ms on any pool (the arithmetic is
+    # 0.002 to 0.004 ms). 16 GPUs: the ring leaves the node, 2 x 15 x 8 µs + 2 x 15/16 x 400 kB / 25 GB/s
+    # = 0.24 + 0.03 = 0.27 ms; step 2.2908 ms. 8 GPUs: 2 x 7 x 3 µs + 2 x 7/8 x 400 kB / 450 GB/s
+    # = 0.0436 ms; step 2.0644 ms. Speedup 2.0644 / 2.2908 = 0.901; efficiency 0.901 x 8 / 16 = 0.45.
     assert narrative.scaling_summary(_part_a("tinyml")) == (
-        "On 16 GPUs a step takes 31.9 µs, 30.0 µs of it the gradient all-reduce. "
-        "Useful throughput is 0.17× the 8-GPU baseline: a parallel efficiency of 0.09."
+        "On 16 GPUs a step takes 2.29 ms, 0.27 ms of it the gradient all-reduce. "
+        "Useful throughput is 0.90× the 8-GPU baseline: a parallel efficiency of 0.45."
     )
 
 
@@ -101,10 +101,9 @@ def test_part_d_sentence_for_eight_microbatches():
 
 
 def test_part_e_sentence_for_cloud_on_32_gpus():
-    # Part A on 32 GPUs, strong: 798.2 ms compute + 2 x 31/32 x 16.06 GB / 12.5 GB/s = 2,489.4 ms -> 3,287.6
-    # ms.
-    # Steps: 2,500 x (1 + 2,048 / 256) = 22,500 -> 3,287.6 ms x 22,500 = 20.5 h.
-    # Dropping: 0.75 x 3,287.6 ms x ceil(22,500 x 1.55) = 34,875 steps = 23.9 h.
+    # Part A on 32 GPUs, strong: 798.2 ms compute + 2 x 31 x 20 µs + 2 x 31/32 x 16.06 GB / 12.5 GB/s
+    # = 1.24 + 2,489.4 ms -> 3,288.8 ms. Steps: 2,500 x (1 + 2,048 / 256) = 22,500 -> 20.6 h.
+    # Dropping: 0.75 x 3,288.8 ms x ceil(22,500 x 1.55) = 34,875 steps = 23.9 h.
     cloud, step = track("cloud"), _part_a("cloud").result.step
     comparison = quality.compare_policies(
         step_ms=step.step_ms,
@@ -113,7 +112,7 @@ def test_part_e_sentence_for_cloud_on_32_gpus():
         straggler=cloud.straggler,
     )
     assert narrative.quality_summary(comparison) == (
-        "Strict synchronisation reaches the target in 20.5 h (22,500 steps); "
+        "Strict synchronisation reaches the target in 20.6 h (22,500 steps); "
         "dropping slow workers takes 23.9 h (34,875 shorter steps)."
     )
 

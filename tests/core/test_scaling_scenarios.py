@@ -1,5 +1,6 @@
 """The scaling data file: fleets, tracks, cases and wording, validated at load."""
 
+import copy
 import json
 
 import pytest
@@ -14,8 +15,8 @@ def _raw():
 
 
 def test_four_tracks_and_only_cloud_needs_model_parallelism():
-    assert track_keys() == ("tinyml", "mobile", "edge", "cloud")
-    assert [track(key).model_parallel for key in track_keys()] == [False, False, False, True]
+    assert track_keys() == ("cloud", "tinyml", "mobile", "edge")
+    assert [track(key).model_parallel for key in track_keys()] == [True, False, False, False]
 
 
 def test_settings_schema_offers_exactly_the_tracks_and_pools():
@@ -53,7 +54,7 @@ def test_parts_are_in_order_with_options():
     [
         (lambda raw: raw["tracks"][0].update(worker_counts=[8, 16, 32]), "exactly 4"),
         (lambda raw: raw["tracks"][0].update(worker_counts=[8, 12, 32, 64]), "whole nodes"),
-        (lambda raw: raw["tracks"][0].update(worker_counts=[8, 16, 32, 128]), "exceed"),
+        (lambda raw: raw["tracks"][0].update(worker_counts=[8, 32, 128, 512]), "exceed"),
         (lambda raw: raw["tracks"][0].update(fleet="nowhere"), "unknown fleet"),
         (lambda raw: raw["fleets"][0].update(gpu="Imaginary 9000"), "no GPU"),
         (lambda raw: raw["fleets"][0].update(inter_node_gb_per_s=900), "cannot be faster"),
@@ -76,3 +77,15 @@ def test_plan_labels_flag_what_each_track_cannot_use():
     assert text.does_not_fit_note in text.plan_labels(track("cloud"))["data-parallel"]
     assert text.not_needed_note in text.plan_labels(track("edge"))["fit-first"]
     assert text.plan_labels(track("edge"))["data-parallel"] == text.plans["data-parallel"]
+
+
+def test_the_lab_has_its_time_three_objectives_and_three_takeaways():
+    lab = load_scaling().lab
+    assert "50 to 55" in lab.minutes and len(lab.objectives) == len(lab.takeaways) == 3
+    assert (
+        sum(part.minutes for part in load_scaling().parts.values()) == 47
+    )  # 9 + 10 + 10 + 10 + 8, plus synthesis
+    raw = copy.deepcopy(read_json("scaling_tracks.json"))
+    raw["lab"]["takeaways"].pop()
+    with pytest.raises(ValueError, match="exactly three takeaways"):
+        parse_scaling(raw)

@@ -12,6 +12,7 @@ from core.scaling.throughput import (
     data_parallel_step,
     efficiency_band,
     ring_allreduce_ms,
+    scaling_contrast,
     scaling_points,
 )
 
@@ -36,13 +37,14 @@ def test_ring_allreduce_refuses_bad_input(bad):
 def test_tinyml_step_worked_by_hand():
     tiny = track("tinyml")
     base = data_parallel_step(tiny, workers=8, mode="strong", efficiency=0.5, dtype="bf16")
-    # 256 / 8 = 32 clips x 3 x 0.02 GFLOP = 1.92 GFLOP at 0.5 x 989 TFLOP/s = 3.883e-3 ms.
-    assert base.compute_ms == pytest.approx(1.92e9 / (0.5 * 989e12) * 1e3)
-    # 200 k bf16 gradients = 400 kB; one node, so NVLink at 450 GB/s: 2 x 7/8 x 4e5 / 450e9 s.
-    assert base.communication_ms == pytest.approx(2 * 7 / 8 * 4e5 / 450e9 * 1e3)
+    # 256 / 8 = 32 clips x 3 x 0.02 GFLOP = 1.92 GFLOP at 0.5 x 989 TFLOP/s = 3.883e-3 ms of arithmetic,
+    # far under the floor of 150 kernels x 13.472 µs (the H200's smallest measured kernel) = 2.0208 ms.
+    assert 1.92e9 / (0.5 * 989e12) * 1e3 < base.compute_ms == pytest.approx(150 * 13.472e-3, abs=1e-5)
+    # 200 k bf16 gradients = 400 kB; one node, so NVLink: 2 x 7 hops x 3 µs + 2 x 7/8 x 4e5 / 450e9 s.
+    assert base.communication_ms == pytest.approx(2 * 7 * 3e-3 + 2 * 7 / 8 * 4e5 / 450e9 * 1e3)
     larger = data_parallel_step(tiny, workers=16, mode="strong", efficiency=0.5, dtype="bf16")
-    # Two nodes: the ring runs at the fabric's 25 GB/s per GPU.
-    assert larger.communication_ms == pytest.approx(2 * 15 / 16 * 4e5 / 25e9 * 1e3)
+    # Two nodes: the ring pays the fabric's 8 µs a hop and runs at its 25 GB/s per GPU.
+    assert larger.communication_ms == pytest.approx(2 * 15 * 8e-3 + 2 * 15 / 16 * 4e5 / 25e9 * 1e3)
     assert larger.local_batch == 16 and larger.global_batch == 256
 
 
@@ -99,3 +101,21 @@ def test_efficiency_never_exceeds_one_and_strong_speedup_never_exceeds_the_worke
     for point in points:
         assert point.efficiency <= 1 + 1e-9
         assert point.speedup <= point.workers / variant.base_workers + 1e-9
+
+
+def test_alpha_beta_all_reduce_by_hand():
+    # 4 workers, 1 GB, 10 GB/s, 5 µs: 2 x 3 x 5 µs = 0.03 ms + 2 x 3/4 x 1e9 / 1e10 s = 150 ms.
+    assert ring_allreduce_ms(payload_bytes=1e9, workers=4, link_gb_per_s=10, latency_us=5) == pytest.approx(
+        150.03
+    )
+    with pytest.raises(ValueError, match="latency cannot be negative"):
+        ring_allreduce_ms(payload_bytes=1, workers=2, link_gb_per_s=1, latency_us=-1)
+
+
+def test_each_track_answers_part_a_from_its_own_numbers():
+    # With latency and the kernel floor, weak scaling pays off for small models and not for the 8B model.
+    outcomes = {
+        key: scaling_contrast(track(key), mode="weak", pool=1, efficiency=0.5, dtype="bf16").outcome
+        for key in ("tinyml", "edge", "cloud")
+    }
+    assert outcomes == {"tinyml": "above-three-quarters", "edge": "middle", "cloud": "below-half"}

@@ -179,6 +179,23 @@ class Learner:
         self.page.get_by_role("button", name="Lock in my answer").first.click()
         self.settle()
 
+    def predict_all(self) -> None:
+        """Lock every prediction the page shows (the first option of each, or a slider where it rests),
+        one form at a time, so what the predictions hide is drawn."""
+        for _ in range(10):
+            forms = self.page.locator('[data-testid="stForm"]:visible').filter(
+                has=self.page.get_by_role("button", name="Lock prediction")
+            )
+            if forms.count() == 0:
+                return
+            form = forms.first
+            options = form.get_by_role("radiogroup").locator("label")  # the inputs hide behind their labels
+            if options.count():
+                options.first.click()
+            form.get_by_role("button", name="Lock prediction").click()
+            self.settle()
+        raise AssertionError("predictions kept appearing after ten were locked")
+
     def exceptions(self) -> list[str]:
         """Streamlit exception boxes on the page."""
         return self.page.locator('[data-testid="stException"]').all_inner_texts()

@@ -110,6 +110,7 @@ def answer_and_come_back(learner, title: str, option: str, right: bool) -> None:
 
 def change_linear(learner) -> None:
     page = learner.page
+    learner.predict_all()  # the roofline waits for the three placements
     # One step right on the batch slider: 33 × 4096 × 4096 = 553,648,128 MACs (default 32 gives 536,870,912).
     assert metric(page, "MACs (forward)") == "536,870,912"
     learner.slide("Batch (B)")
@@ -124,6 +125,7 @@ def change_linear(learner) -> None:
 
 def change_memory(learner) -> None:
     page = learner.page
+    learner.predict_all()  # the budget waits for the two guesses
     # Parameters are 12 H² per block: 12 × 2048² × 16 = 805,306,368, then 12 × 3072² × 16 = 1,811,939,328.
     assert metric(page, "Parameters") == "805,306,368"
     learner.slide("Hidden size (H)")

@@ -1,0 +1,36 @@
+"""Every page ends with a "Next →" link in menu order, and Home's links read like the menu."""
+
+import pytest
+
+from tests.app.conftest import open_page
+from ui.nav import PAGES, title_of
+
+
+def _links(at) -> list[tuple[str, str]]:
+    return [(link.proto.label, link.proto.page) for link in at.get("page_link")]
+
+
+@pytest.mark.parametrize("index", range(len(PAGES)))
+def test_each_page_ends_with_a_link_to_the_next(index):
+    page, following = PAGES[index], PAGES[(index + 1) % len(PAGES)]
+    at = open_page(f"pages/{page.file}")
+    assert not at.exception
+    label, _ = _links(at)[-1]
+    assert label == f"Next → {following.title}"
+
+
+def test_home_links_use_the_menu_titles():
+    at = open_page("pages/home.py")
+    labels = [label for label, _ in _links(at)][:-1]  # the last is "Next →"
+    assert labels == [entry.title for entry in PAGES[1:]]
+
+
+def test_an_unknown_page_is_a_readable_error():
+    with pytest.raises(ValueError, match="not a page of this lab"):
+        title_of("pages/nowhere.py")
+
+
+def test_home_sets_out_the_four_quiet_failures_before_we_start():
+    prose = " ".join(m.value for m in open_page("pages/home.py").markdown)
+    for fragment in ("an eighth of the card", "200 tokens", "overflow FP16", "learning nothing"):
+        assert fragment in prose

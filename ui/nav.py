@@ -1,0 +1,63 @@
+"""The lab's pages in lesson order: the menu Home.py declares, and the "Next" link at the end of a page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+PAGES_DIR = Path(__file__).resolve().parent.parent / "pages"
+
+
+@dataclass(frozen=True)
+class PageEntry:
+    """One page of the menu: its file in pages/, the title the menu shows, its icon and URL path."""
+
+    file: str
+    title: str
+    icon: str
+    url_path: str | None = None
+
+
+PAGES = (
+    PageEntry("home.py", "Home", ":material/home:"),
+    PageEntry("four_runs.py", "Four runs", ":material/sort:", "four-runs"),
+    PageEntry("execution_stack.py", "Execution stack", ":material/layers:", "execution-stack"),
+    PageEntry("linear_layer.py", "Linear layer cost", ":material/calculate:", "linear-layer"),
+    PageEntry("memory_budget.py", "Memory budget", ":material/memory:", "memory-budget"),
+    PageEntry("run_a.py", "Run A experiment", ":material/science:", "run-a"),
+    PageEntry("quiz_report.py", "Quiz and report", ":material/assignment_turned_in:", "quiz-report"),
+    PageEntry("scaling.py", "Scaling out", ":material/hub:", "scaling"),
+)
+
+
+def menu() -> list[st.Page]:
+    """Every page as `st.navigation` takes it, Home first and the default."""
+    return [
+        st.Page(
+            PAGES_DIR / p.file, title=p.title, icon=p.icon, url_path=p.url_path, default=p.url_path is None
+        )
+        for p in PAGES
+    ]
+
+
+def title_of(page: str) -> str:
+    """The menu title of a page given as "pages/<file>.py", so links read exactly like the menu."""
+    return _entry(page).title
+
+
+def _entry(page: str) -> PageEntry:
+    name = Path(page).name
+    for entry in PAGES:
+        if entry.file == name:
+            return entry
+    raise ValueError(f"{page!r} is not a page of this lab.")
+
+
+def next_link(page: str) -> None:
+    """A "Next →" link to the page after `page` in the menu; the last page links back to Home."""
+    index = PAGES.index(_entry(page))
+    following = PAGES[(index + 1) % len(PAGES)]
+    st.divider()
+    st.page_link(f"pages/{following.file}", label=f"Next → {following.title}", icon=following.icon)
