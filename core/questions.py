@@ -119,14 +119,14 @@ class Bank:
 
 def _option(raw: Mapping[str, Any], where: str, correct: str) -> Option:
     """One option; every wrong option must say which misconception would pick it, the right one none."""
-    option_id = _text(raw, "id", where)
+    option_id = validate.text(raw, "id", where)
     if option_id == correct:
         require("misconception" not in raw, f"{where}: the correct option {option_id!r} has a misconception.")
-        return Option(id=option_id, text=_text(raw, "text", where))
+        return Option(id=option_id, text=validate.text(raw, "text", where))
     return Option(
         id=option_id,
-        text=_text(raw, "text", where),
-        misconception=_text(raw, "misconception", f"{where}, option {option_id}"),
+        text=validate.text(raw, "text", where),
+        misconception=validate.text(raw, "misconception", f"{where}, option {option_id}"),
     )
 
 
@@ -137,7 +137,7 @@ def _question(raw: Mapping[str, Any], part_ids: set[str]) -> Question:
     require(part in part_ids, f"{where}: part {part!r} is not one of the lab's parts.")
     raw_options = raw.get("options")
     require(isinstance(raw_options, list) and len(raw_options) >= 2, f"{where}: needs at least two options.")
-    option_ids = [_text(o, "id", where) for o in raw_options]
+    option_ids = [validate.text(o, "id", where) for o in raw_options]
     require(len(set(option_ids)) == len(option_ids), f"{where}: option ids repeat.")
     correct = validate.text(raw, "correct", where)
     require(correct in option_ids, f"{where}: the correct option {correct!r} is not among its options.")
@@ -154,13 +154,13 @@ def _question(raw: Mapping[str, Any], part_ids: set[str]) -> Question:
 
 
 def _prediction(raw: Mapping[str, Any], part_ids: set[str]) -> Prediction:
-    pid = _text(raw, "id", "A prediction")
+    pid = validate.text(raw, "id", "A prediction")
     where = f"Prediction {pid}"
-    part = _text(raw, "part", where)
+    part = validate.text(raw, "part", where)
     require(part in part_ids, f"{where}: part {part!r} is not one of the lab's parts.")
     raw_options = raw.get("options")
     require(isinstance(raw_options, list) and len(raw_options) >= 2, f"{where}: needs at least two options.")
-    options = tuple(Option(id=_text(o, "id", where), text=_text(o, "text", where)) for o in raw_options)
+    options = tuple(Option(id=validate.text(o, "id", where), text=validate.text(o, "text", where)) for o in raw_options)
     require(len({o.id for o in options}) == len(options), f"{where}: option ids repeat.")
     tolerance = raw.get("tolerance", 0)
     require(
@@ -170,8 +170,8 @@ def _prediction(raw: Mapping[str, Any], part_ids: set[str]) -> Prediction:
     return Prediction(
         id=pid,
         part=part,
-        label=_text(raw, "label", where),
-        prompt=_text(raw, "prompt", where),
+        label=validate.text(raw, "label", where),
+        prompt=validate.text(raw, "prompt", where),
         options=options,
         tolerance=tolerance,
     )

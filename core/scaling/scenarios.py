@@ -261,7 +261,7 @@ def parse_fleet(raw: Mapping[str, Any]) -> Fleet:
         inter_node_latency_us=positive_number(
             raw.get("inter_node_latency_us"), f"{where} inter_node_latency_us"
         ),
-        source=_text(raw, "source", where),
+        source=validate.text(raw, "source", where),
     )
     gpu(fleet.gpu_name)  # an unknown preset raises ValueError at load time, not mid-lesson
     require(
@@ -290,8 +290,8 @@ def parse_track_model(raw: Mapping[str, Any]) -> TrackModel:
         name=validate.text(raw, "name", where),
         parameters=parameters,
         train_gflop_per_sample=TRAIN_TO_FORWARD_FLOP * forward_gflop,
-        kernels_per_step=_whole(raw, "kernels_per_step", where),
-        source=_text(raw, "source", where),
+        kernels_per_step=validate.whole_number(raw.get("kernels_per_step"), f"{where}: kernels_per_step"),
+        source=validate.text(raw, "source", where),
     )
 
 
@@ -413,10 +413,10 @@ def parse_part(raw: Mapping[str, Any]) -> PartText:
     where = f"Part {key}"
     return PartText(
         key=key,
-        tab=_text(raw, "tab", where),
-        minutes=_whole(raw, "minutes", where),
-        title=_text(raw, "title", where),
-        prompt=_text(raw, "prompt", where),
+        tab=validate.text(raw, "tab", where),
+        minutes=validate.whole_number(raw.get("minutes"), f"{where}: minutes"),
+        title=validate.text(raw, "title", where),
+        prompt=validate.text(raw, "prompt", where),
         options=_labels(raw.get("options"), f"{where} prediction"),
         decision_prompt=validate.text(raw, "decision_prompt", where),
         decisions=_labels(raw.get("decisions"), f"{where} decision"),
@@ -462,10 +462,10 @@ def _sentences(raw: Mapping[str, Any], name: str) -> tuple[str, ...]:
 def parse_lab(raw: Mapping[str, Any]) -> LabText:
     """The lab's time guidance, its three objectives and its three takeaways."""
     return LabText(
-        minutes=_text(raw, "minutes", "The lab"),
+        minutes=validate.text(raw, "minutes", "The lab"),
         objectives=_sentences(raw, "objectives"),
         takeaways=_sentences(raw, "takeaways"),
-        latency_note=_text(raw, "latency_note", "The lab"),
+        latency_note=validate.text(raw, "latency_note", "The lab"),
     )
 
 

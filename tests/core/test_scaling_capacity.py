@@ -156,4 +156,4 @@ def test_no_plan_fits_is_ruled_out_while_the_plan_fits_and_carrying_forward_whil
     fleet, cases = load_scaling().tracks["cloud"].fleet, load_scaling().cases
     fitting = capacity_contrast(fleet=fleet, cases=cases, zero_stage=1, recompute="full")
     assert fitting.outcome != "oom" and set(fitting.refused_decisions()) == {"none"}
-    assert "ZeRO-1 needs 41.7 GB of the 80 GB" in fitting.refused_decisions()["none"]
+    assert "ZeRO-1 needs 41.7 GB of the 86 GB" in fitting.refused_decisions()["none"]
