@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from core.gpus import Gpu
@@ -179,6 +180,7 @@ def _ratio(estimate: float, measured: float) -> str:
     return f"{estimate / measured:.3f}"
 
 
+@lru_cache(maxsize=1)
 def reference_rows() -> tuple[dict[str, str], ...]:
     """Every H200 reference setup: the phase model's peak after each phase beside the measured one (GB)."""
     rows = []
@@ -197,6 +199,7 @@ def reference_rows() -> tuple[dict[str, str], ...]:
     return tuple(rows)
 
 
+@lru_cache(maxsize=1)
 def reference_summary() -> str:
     """One sentence: how far the phase model's peaks are from the H200's, over every reference setup."""
     ratios = [
