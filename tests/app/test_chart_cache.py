@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tests.app.conftest import chart_rows, open_page
+from tests.app.conftest import chart_rows, open_page, reveal_roofline
 from ui import charts
 
 
@@ -82,7 +82,7 @@ def test_a_cached_chart_reaches_the_browser_as_an_uncached_one_would():
 
 
 def test_moving_a_slider_sends_new_rows_without_rebuilding_the_chart(monkeypatch):
-    at = open_page("pages/linear_layer.py")
+    at = reveal_roofline(open_page("pages/linear_layer.py"))
     built = []
     original = charts._prepare
 

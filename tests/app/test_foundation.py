@@ -1,36 +1,20 @@
 """The app shell: navigation, Home, the marked-question mechanism and session isolation."""
 
-import ast
-
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import HOME, answer, open_page
+from ui.nav import PAGES
 
 ROOT = HOME.parent
 
 
 def _declared_pages() -> list[str]:
-    tree = ast.parse(HOME.read_text())
-    return [
-        node.right.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.BinOp)
-        and isinstance(node.right, ast.Constant)
-        and isinstance(node.right.value, str)
-        and node.right.value.endswith(".py")
-    ]
+    """The page files the menu declares (Home.py builds the menu from `ui.nav.PAGES`)."""
+    return [entry.file for entry in PAGES]
 
 
 def _declared_url_paths() -> list[str]:
-    tree = ast.parse(HOME.read_text())
-    return [
-        node.value.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.keyword)
-        and node.arg == "url_path"
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-    ]
+    return [entry.url_path for entry in PAGES if entry.url_path]
 
 
 def test_navigation_declares_exactly_the_pages_that_exist():

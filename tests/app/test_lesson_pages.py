@@ -15,7 +15,10 @@ def test_four_runs_shows_four_cards_and_a_chart_per_run():
     charts = at.get("vega_lite_chart")
     # Run A logs only memory and utilisation; B, C and D add loss and accuracy: 2 + 4 + 4 + 4 panels.
     assert len(charts) == 14
-    titles = [json.loads(c.proto.spec)["title"] for c in charts]
+    specs = [json.loads(c.proto.spec) for c in charts]
+    titles = [
+        spec.get("title") or spec["layer"][0]["title"] for spec in specs
+    ]  # a panel with rules is a layer
     assert all(title["text"] if isinstance(title, dict) else title for title in titles)
     captions = [c.value for c in at.caption]
     assert f"Run A: {recorded('A').failure_text}." in captions
