@@ -3,16 +3,15 @@
 from pathlib import Path
 
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
 
 from ui.frame import progress_sidebar
 from ui.nav import menu
 from ui.state import ensure_state
 
-# A folder called pages/ makes Streamlit first run the app in its old directory mode, which
-# cannot resolve our url paths and pops up "Page not found" on every shared deep link. Our
-# navigation is declared below, so we switch that mode off for every later script run.
-PagesManager.uses_pages_directory = False
+# A folder called pages/ makes Streamlit run a process's very first script in its old
+# pages-folder mode, which cannot resolve our url paths ("Page not found" on a deep link).
+# st.navigation below switches that mode off for every later run of the process; nothing public
+# can switch it off before the first (see README, Hosting).
 
 st.set_page_config(
     page_title="Reading a Training Run",

@@ -100,8 +100,8 @@ def app_url(browser: Browser) -> Iterator[str]:
 
 
 def _warm_up(browser: Browser, url: str) -> None:
-    # Streamlit runs the very first script of a process in its pages/-directory mode (Home.py
-    # turns that off for every later run), so one visit to the root happens before any test.
+    # Streamlit runs the very first script of a process in its pages/-directory mode (st.navigation
+    # in Home.py turns that off for every later run), so one visit to the root happens before any test.
     context = browser.new_context()
     page = context.new_page()
     page.goto(url)
