@@ -20,9 +20,9 @@ KINDS = ("resource", "throughput", "numerical", "correctness")
 
 MIN_POINTS = 8  # fewer logged values than this say nothing about a trend
 # Numerical: a spike is a loss far above the median of the values just before it.
-SPIKE_WINDOW = 10
+SPIKE_WINDOW = 20
 SPIKE_MADS = 6.0  # ... by more than six median absolute deviations
-SPIKE_RATIO = 0.5  # ... and by more than half the recent level, so batch-to-batch noise never counts
+SPIKE_RATIO = 1.0  # ... and to more than double the recent level, so batch-to-batch noise never counts
 GRAD_BLOWUP_RATIO = 10.0  # a gradient norm ten times its usual size has blown up
 # Correctness: how far the loss fell from its first tenth to its last tenth.
 LEARNING_DROP = 0.05  # under 5% lower at the end: it stopped improving (or never started)
@@ -196,8 +196,8 @@ def numerical(run: RunLog) -> Finding:
         step, peak, usual = blowup
         evidence.append(
             f"The gradient norm reached {_fmt(peak)} at step {_step(step)}, "
-            f"{peak / usual:,.0f} times its usual "
-            f"{_fmt(usual)}{' before the nan' if nan_step is not None else ''}."
+            f"{_fmt(peak / usual)} times its usual "
+            f"{_fmt(usual)}{' before any value went non-finite' if nan_step is not None else ''}."
         )
         verdict = _strongest(verdict, POSSIBLE)
     marks = Marks(nan_step=nan_step, spike_steps=spikes)

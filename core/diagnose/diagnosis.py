@@ -10,7 +10,6 @@ from core.diagnose.columns import RunLog, guess_mapping, role, run_log
 from core.diagnose.detectors import (
     KINDS,
     LIKELY,
-    NO_SIGN,
     POSSIBLE,
     Finding,
     RunContext,
@@ -124,6 +123,3 @@ def column_lines(run: RunLog) -> tuple[str, ...]:
     lines = [f"step: {run.step_column or '(row number; no step column)'}"]
     lines += [f"{role(r).label}: {s.column} ({s.unit_note})" for r, s in run.series.items()]
     return tuple(lines)
-
-
-__all__ = ["HEALTHY", "NO_SIGN", "Diagnosis", "as_json", "column_lines", "diagnose", "diagnose_bytes"]
