@@ -26,6 +26,7 @@ page = st.navigation(
     [
         st.Page(PAGES_DIR / "home.py", title="Home", icon=":material/home:", default=True),
         st.Page(PAGES_DIR / "four_runs.py", title="Four runs", icon=":material/sort:", url_path="four-runs"),
+        st.Page(PAGES_DIR / "your_run.py", title="Your run", icon=":material/insights:", url_path="your-run"),
         st.Page(
             PAGES_DIR / "execution_stack.py",
             title="Execution stack",

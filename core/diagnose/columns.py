@@ -7,6 +7,7 @@ against the spellings common loggers use; the first matching pattern of a role w
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Mapping
@@ -155,6 +156,11 @@ def guess_mapping(columns: tuple[str, ...]) -> dict[str, str | None]:
                 taken.add(found[0])
                 break
     return mapping
+
+
+def columns_signature(columns: tuple[str, ...]) -> str:
+    """A short stable name for a set of columns, so a mapping made for one file is not applied to another."""
+    return hashlib.sha256("\x00".join(columns).encode()).hexdigest()[:12]
 
 
 def check_mapping(table: Table, mapping: Mapping[str, str | None]) -> dict[str, str | None]:

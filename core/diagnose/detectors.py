@@ -177,14 +177,14 @@ def numerical(run: RunLog) -> Finding:
     if bad:
         (step, value), column = min(bad, key=lambda item: item[0][0])
         word = "nan" if math.isnan(value) else "infinite"
-        evidence.append(f"`{column}` is first {word} at step {_step(step)}.")
+        evidence.append(f'"{column}" is first {word} at step {_step(step)}.')
         source = loss or grad
         assert source is not None
         finite_before = [
             v for s, v in zip(source.steps, source.values, strict=True) if s < step and math.isfinite(v)
         ]
         if finite_before:
-            evidence.append(f"The last finite `{source.column}` before it was {_fmt(finite_before[-1])}.")
+            evidence.append(f'The last finite "{source.column}" before it was {_fmt(finite_before[-1])}.')
         verdict = LIKELY
     spikes = spike_steps(loss) if loss is not None else ()
     spikes = tuple(s for s in spikes if nan_step is None or s < nan_step)
@@ -352,7 +352,7 @@ def resource(run: RunLog, context: RunContext) -> Finding:
             marks,
         )
     trend = memory_trend(memory)
-    evidence: list[str] = [f"`{memory.column}`: {memory.unit_note}."]
+    evidence: list[str] = [f'"{memory.column}": {memory.unit_note}.']
     leak = NO_SIGN
     if trend is None:
         evidence.append("Too few memory values after warm-up to see a trend.")

@@ -41,7 +41,7 @@ def test_answering_a_quiz_question_locks_it_and_scores_it():
     answer(at, "q2", "c")
     assert at.session_state["answers"] == {"q2": "c"}
     assert at.radio(key="marked.q2.locked").disabled
-    assert [m.value for m in at.main.metric] == ["0/8", "1/3", "1/11"]
+    assert [m.value for m in at.main.metric] == ["0/9", "1/3", "1/12"]
 
 
 def test_hand_in_is_blocked_while_quiz_questions_are_unanswered():

@@ -29,14 +29,14 @@ def test_the_first_nan_step_is_reported_exactly():
     finding = numerical(make_run(loss=loss))
     assert finding.verdict == LIKELY
     assert finding.marks.nan_step == 37
-    assert "`loss` is first nan at step 37." in finding.evidence
-    assert "The last finite `loss` before it was 1.64." in finding.evidence  # 2.0 - 0.01 * 36
+    assert '"loss" is first nan at step 37.' in finding.evidence
+    assert 'The last finite "loss" before it was 1.64.' in finding.evidence  # 2.0 - 0.01 * 36
 
 
 def test_an_infinite_loss_is_named_infinite():
     loss = [1.0] * 5 + [math.inf, math.nan]
     finding = numerical(make_run(loss=loss))
-    assert finding.evidence[0] == "`loss` is first infinite at step 5."
+    assert finding.evidence[0] == '"loss" is first infinite at step 5.'
 
 
 def test_a_gradient_blow_up_before_the_nan_is_evidence():
