@@ -47,10 +47,10 @@ def test_chance_is_a_band_and_a_rule_and_the_plateau_a_rule_on_the_loss_panel():
     loss_panel = _spec(run, result)["concat"][0]
     assert {("rect", "chance"), ("rule", "chance"), ("rule", "plateau")} <= set(_marks_of(loss_panel))
     [band] = your_run_datasets(run, result)["chance"]
-    # ln 10 = 2.302585, band ±5%: 0.95 × 2.302585 = 2.187456 to 1.05 × 2.302585 = 2.417714.
+    # ln 10 = 2.302585, band ±5%: 0.95 × 2.302585 = 2.187556 to 1.05 × 2.302585 = 2.417714.
     assert (round(band["level"], 4), round(band["low"], 4), round(band["high"], 4)) == (
         2.3026,
-        2.1874,
+        2.1875,
         2.4177,
     )
 
