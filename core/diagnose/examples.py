@@ -33,7 +33,8 @@ def _example(raw: Mapping[str, Any]) -> Example:
     require(texts["intended"] in OUTCOMES, f"Example {texts['file']}: unknown intended verdict.")
     require(data_path(f"{LOG_DIR}/{texts['file']}").is_file(), f"Example log {texts['file']} is missing.")
     classes = raw.get("classes")
-    require(isinstance(classes, int) and classes >= 2, f"Example {texts['file']}: classes must be 2 or more.")
+    if not isinstance(classes, int) or classes < 2:
+        raise ValueError(f"Example {texts['file']}: classes must be 2 or more.")
     return Example(classes=classes, **{name: str(value) for name, value in texts.items()})
 
 

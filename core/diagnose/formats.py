@@ -12,7 +12,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +57,7 @@ def _number(value: Any) -> float | None | str:
         return text
 
 
-def _table(fmt: str, records: list[Mapping[str, Any]]) -> Table:
+def _table(fmt: str, records: Sequence[Mapping[str, Any]]) -> Table:
     """Build a Table from records (dicts of column to cell); columns that are not all numbers are ignored."""
     if not records:
         raise ValueError(f"This {fmt} file holds no rows of measurements.")

@@ -10,9 +10,11 @@ import struct
 from typing import Any
 
 from google.protobuf.message import DecodeError
-from tensorboard.compat.proto import event_pb2
-from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
-from tensorboard.util import tensor_util
+from tensorboard.compat.proto import event_pb2  # type: ignore[import-untyped]  # no type hints shipped
+from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import (  # type: ignore[import-untyped]  # no hints
+    masked_crc32c,
+)
+from tensorboard.util import tensor_util  # type: ignore[import-untyped]  # no type hints shipped
 
 _NOT_EVENTS = "This file is not a TensorBoard event file, or it was cut short while being written."
 

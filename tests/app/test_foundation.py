@@ -33,7 +33,7 @@ def test_navigation_declares_exactly_the_pages_that_exist():
     declared = _declared_pages()
     on_disk = sorted(p.name for p in (ROOT / "pages").glob("*.py"))
     assert sorted(declared) == on_disk
-    assert declared[:3] == ["home.py", "four_runs.py", "execution_stack.py"]
+    assert declared[:4] == ["home.py", "four_runs.py", "your_run.py", "execution_stack.py"]
 
 
 def test_every_page_renders_without_an_exception():
