@@ -40,6 +40,7 @@ ROLES: tuple[Role, ...] = (
             r"iter(ation)?",
             r"steps",
             r"(train|optimizer)_step",
+            r"epoch",  # logs written once an epoch (timm's summary.csv) have no step column
         ),
     ),
     Role(

@@ -422,9 +422,14 @@ def _level(series: Series | None) -> float | None:
     return median(values) if values else None
 
 
-def _grade(value: float, likely: float, possible: float) -> str:
+def _grade_below(value: float, likely: float, possible: float) -> str:
     """`likely` below the first threshold, `possible` below the second, else no sign."""
     return LIKELY if value < likely else POSSIBLE if value < possible else NO_SIGN
+
+
+def _grade_above(value: float, likely: float, possible: float) -> str:
+    """`likely` at or above the first threshold, `possible` at or above the second, else no sign."""
+    return LIKELY if value >= likely else POSSIBLE if value >= possible else NO_SIGN
 
 
 def throughput(run: RunLog, context: RunContext) -> Finding:
@@ -434,12 +439,12 @@ def throughput(run: RunLog, context: RunContext) -> Finding:
     missing: list[str] = []
     utilisation = _level(run.get("utilisation"))
     if utilisation is not None:
-        verdicts.append(_grade(utilisation, UTILISATION_LIKELY_PCT, UTILISATION_POSSIBLE_PCT))
+        verdicts.append(_grade_below(utilisation, UTILISATION_LIKELY_PCT, UTILISATION_POSSIBLE_PCT))
         evidence.append(f"Median GPU utilisation is {utilisation:.0f}%.")
     data_time, step_time = _level(run.get("data_time")), _level(run.get("step_time"))
     if data_time is not None and step_time:
         share = data_time / step_time
-        verdicts.append(_grade(-share, -DATA_WAIT_LIKELY, -DATA_WAIT_POSSIBLE))
+        verdicts.append(_grade_above(share, DATA_WAIT_LIKELY, DATA_WAIT_POSSIBLE))
         evidence.append(
             f"A median step takes {step_time * 1e3:,.1f} ms, of which {data_time * 1e3:,.1f} ms "
             f"({share:.0%}) is spent waiting for the next batch."
@@ -449,7 +454,7 @@ def throughput(run: RunLog, context: RunContext) -> Finding:
     tokens = _level(run.get("tokens_per_s"))
     if tokens is not None and context.params and context.peak_tflops:
         mfu = FLOPS_PER_PARAM_TOKEN * context.params * tokens / (context.peak_tflops * 1e12)
-        verdicts.append(_grade(mfu, MFU_LIKELY, MFU_POSSIBLE))
+        verdicts.append(_grade_below(mfu, MFU_LIKELY, MFU_POSSIBLE))
         evidence.append(
             f"{tokens:,.0f} tokens/s × 6 × {context.params:,.0f} parameters = "
             f"{FLOPS_PER_PARAM_TOKEN * context.params * tokens / 1e12:,.1f} TFLOP/s of a "

@@ -120,10 +120,15 @@ def test_size_and_row_limits():
         ("step_time_ms", "step_time"),
         ("acc1", "accuracy"),
         ("global_step", "step"),
+        ("epoch", "step"),
     ],
 )
 def test_common_column_names_are_recognised(column, role):
     assert guess_mapping((column,))[role] == column
+
+
+def test_a_step_column_wins_over_epoch():
+    assert guess_mapping(("epoch", "loss", "step"))["step"] == "step"
 
 
 def test_allocated_memory_wins_over_reserved_and_names_normalise():

@@ -31,7 +31,15 @@ def test_bank_has_every_marked_question_with_the_lessons_answer():
 
 
 def test_bank_parts_are_in_lesson_order():
-    assert [p.id for p in load_bank().parts] == ["four_runs", "your_run", "stack", "linear", "memory", "run_a", "quiz"]
+    assert [p.id for p in load_bank().parts] == [
+        "four_runs",
+        "your_run",
+        "stack",
+        "linear",
+        "memory",
+        "run_a",
+        "quiz",
+    ]
 
 
 def test_question_knows_its_option_texts():
