@@ -119,7 +119,7 @@ def ask_mapping(
         guess = guessed.get(role.id)
         with boxes[index % 3]:
             choice = st.selectbox(
-                role.label.capitalize(),
+                role.label[0].upper() + role.label[1:],
                 options,
                 index=options.index(guess) if guess else 0,
                 key=f"your_run.map.{scope}.{role.id}",
