@@ -27,6 +27,7 @@ def test_upload_then_map_a_column_then_read_the_verdict(learner):
     expect(
         page.get_by_text("None of this log's columns is one the diagnosis reads", exact=False)
     ).to_be_visible()
+    learner.settle()  # the upload's reruns are over before a select box is opened
     learner.choose("Training loss", "objective")
     expect(page.get_by_role("heading", name="Numerical: likely")).to_be_visible()
     expect(page.get_by_text('• "objective" is first nan at step 25.', exact=True)).to_be_visible()
