@@ -72,10 +72,8 @@ def pick_source() -> Source | None:
     return Source(name=uploaded.name, data=uploaded.getvalue(), example=None)
 
 
-def _whole(label: str, key: str, default: int, help_text: str) -> int | None:
-    value = st.number_input(
-        label, min_value=0, value=default, step=1, key=key, help=help_text, disabled=state.read_only()
-    )
+def _whole(label: str, key: str, default: int) -> int | None:
+    value = st.number_input(label, min_value=0, value=default, step=1, key=key, disabled=state.read_only())
     return int(value) or None
 
 
@@ -88,7 +86,7 @@ def ask_context(source: Source) -> RunContext:
         classes = _whole(
             "Number of classes", f"your_run.classes.{scope}", default_classes, "0 if not a classifier"
         )
-        vocab = _whole("Vocabulary size", f"your_run.vocab.{scope}", 0, "0 if not a language model")
+        vocab = _whole("Vocabulary size (0: not a language model)", f"your_run.vocab.{scope}", 0)
     with middle:
         card = st.selectbox(
             "GPU it ran on",
@@ -97,7 +95,7 @@ def ask_context(source: Source) -> RunContext:
             disabled=state.read_only(),
         )
     with right:
-        params = _whole("Parameters in the model", f"your_run.params.{scope}", 0, "for MFU from tokens/s")
+        params = _whole("Parameters, for MFU (0: not given)", f"your_run.params.{scope}", 0)
     chosen = None if card == NOT_GIVEN else gpu(card)
     return RunContext(
         classes=classes,

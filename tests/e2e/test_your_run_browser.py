@@ -12,11 +12,18 @@ ODD_LOG = (
 
 
 def upload(learner, name: str, data: bytes) -> None:
+    """Choose "my own log" and upload `data`; returns once the app has read the file."""
     page = learner.page
+    learner.wait_for_widgets("Which log?")
     learner.pick("Which log?", "My own log (upload a file)")
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
         files=[{"name": name, "mimeType": "text/csv", "buffer": data}]
     )
+    # The file travels over HTTP before the rerun starts; wait for the app to show what it read.
+    expect(page.locator('[data-testid="stFileUploaderFile"]').filter(has_text=name)).to_be_visible(
+        timeout=30_000
+    )
+    expect(page.locator('[data-testid="stAlert"]').first).to_be_visible(timeout=30_000)
     learner.settle()
 
 
@@ -27,7 +34,6 @@ def test_upload_then_map_a_column_then_read_the_verdict(learner):
     expect(
         page.get_by_text("None of this log's columns is one the diagnosis reads", exact=False)
     ).to_be_visible()
-    learner.settle()  # the upload's reruns are over before a select box is opened
     learner.choose("Training loss", "objective")
     expect(page.get_by_role("heading", name="Numerical: likely")).to_be_visible()
     expect(page.get_by_text('• "objective" is first nan at step 25.', exact=True)).to_be_visible()
