@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.log.stat().st_size > MAX_BYTES:
             raise ValueError(f"The file is larger than {MAX_BYTES / 1e6:g} MB, the most the lab reads.")
         table, run, diagnosis = diagnose_bytes(args.log.read_bytes(), args.log.name, context)
+    except FileNotFoundError:
+        print(f"{args.log}: there is no file at this path.", file=sys.stderr)
+        return EXIT_UNREADABLE
     except (OSError, ValueError) as err:
         print(f"{args.log}: {err}".replace("\n", " "), file=sys.stderr)
         return EXIT_UNREADABLE
