@@ -21,7 +21,7 @@ def test_navigation_declares_exactly_the_pages_that_exist():
     declared = _declared_pages()
     on_disk = sorted(p.name for p in (ROOT / "pages").glob("*.py"))
     assert sorted(declared) == on_disk
-    assert declared[:3] == ["home.py", "four_runs.py", "execution_stack.py"]
+    assert declared[:4] == ["home.py", "four_runs.py", "your_run.py", "execution_stack.py"]
 
 
 def test_every_page_renders_without_an_exception():
@@ -33,13 +33,13 @@ def test_every_page_renders_without_an_exception():
 
 def test_the_sidebar_summary_is_drawn_by_the_frame(fresh):
     # AppTest only captures the sidebar on a session's first run; the browser tests cover the rest.
-    assert [m.value for m in fresh.sidebar.metric] == ["0/8", "0/3"]
+    assert [m.value for m in fresh.sidebar.metric] == ["0/9", "0/3"]
 
 
 def test_home_shows_objectives_progress_and_links(fresh):
     assert not fresh.exception
     assert fresh.title[0].value == "Reading a Training Run"
-    assert [m.value for m in fresh.metric][:3] == ["0/8", "0/3", "0/11"]
+    assert [m.value for m in fresh.metric][:3] == ["0/9", "0/3", "0/12"]
     assert "Four runs" in fresh.dataframe[0].value["Part"].tolist()
     assert {link.proto.page for link in fresh.get("page_link")} == set(_declared_url_paths())
 
@@ -65,7 +65,7 @@ def test_a_locked_answer_is_still_locked_after_visiting_other_pages():
     answer(at, "r1", "mem")
     open_page("pages/execution_stack.py", at=at)
     open_page("pages/home.py", at=at)
-    assert [m.value for m in at.metric][:1] == ["1/8"]
+    assert [m.value for m in at.metric][:1] == ["1/9"]
     open_page("pages/four_runs.py", at=at)
     assert at.radio(key="marked.r1.locked").value == "mem"
     assert at.radio(key="marked.r1.locked").disabled

@@ -33,7 +33,7 @@ def test_all_four_runs_can_be_sorted_and_stay_sorted():
     assert at.session_state["answers"] == {"r1": "mem", "r2": "speed", "r3": "num", "r4": "learn"}
     assert len(at.success) == 4
     open_page("pages/home.py", at=at)
-    assert [m.value for m in at.metric][:3] == ["4/8", "0/3", "4/11"]
+    assert [m.value for m in at.metric][:3] == ["4/9", "0/3", "4/12"]
 
 
 def test_picking_a_symptom_changes_the_layers_that_light_up():

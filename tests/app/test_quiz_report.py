@@ -41,7 +41,7 @@ def test_answering_a_quiz_question_locks_it_and_scores_it():
     answer(at, "q2", "c")
     assert at.session_state["answers"] == {"q2": "c"}
     assert at.radio(key="marked.q2.locked").disabled
-    assert [m.value for m in at.main.metric] == ["0/8", "1/3", "1/11", "0/5"]
+    assert [m.value for m in at.main.metric] == ["0/9", "1/3", "1/12", "0/5"]
 
 
 def test_the_answers_table_shows_every_row_the_right_answer_and_a_link_back():
@@ -51,7 +51,7 @@ def test_the_answers_table_shows_every_row_the_right_answer_and_a_link_back():
     predict(at, "linear.gelu", "memory-bound")
     open_page(PAGE, at=at)
     rows = at.table[0].value.to_dict("records")
-    assert len(rows) == 11  # eight checks and three quiz questions, none hidden behind a scroll
+    assert len(rows) == 12  # nine checks and three quiz questions, none hidden behind a scroll
     [wrong] = [row for row in rows if row["Mark"] == "wrong"]
     assert wrong["Right answer"].startswith("Resource")
     assert "overflow gives nan" in wrong["What it suggests"]

@@ -258,9 +258,9 @@ def test_inspection_tells_intact_edited_unsigned_and_unreadable_apart():
 
     signed = _document({**FULL, "handed_in_at": AT}, key=KEY)
     intact = inspect(_bytes(signed))
-    # r1 right, r2 wrong, q1 right: checks 1/8, quiz 1/3, overall 2/11.
+    # r1 right, r2 wrong, q1 right: checks 1/9, quiz 1/3, overall 2/12.
     assert intact.verdict is Verdict.INTACT
-    assert intact.summary == "Checks 1/8, quiz 1/3, overall 2/11. Handed in on 30 November 2026 at 14:05 UTC."
+    assert intact.summary == "Checks 1/9, quiz 1/3, overall 2/12. Handed in on 30 November 2026 at 14:05 UTC."
     signed["state"]["handed_in_at"] = "2026-11-29T14:05:09+00:00"
     assert inspect(_bytes(signed)).verdict is Verdict.EDITED
     assert inspect(export_progress(FULL, exported_at=AT, key=None)).verdict is Verdict.UNSIGNED

@@ -21,15 +21,25 @@ LESSON_ANSWERS = {
     "q2": "c",
     "q3": "b",
 }
+# Questions the lab adds beyond the lesson, with the answer our own example was made to show.
+LAB_ANSWERS = {"y1": "mem"}  # Your run: the shipped leak example (data/logs/manifest.json says "resource")
 
 
 def test_bank_has_every_marked_question_with_the_lessons_answer():
     bank = load_bank()
-    assert {q.id: q.correct for q in bank.questions} == LESSON_ANSWERS
+    assert {q.id: q.correct for q in bank.questions} == LESSON_ANSWERS | LAB_ANSWERS
 
 
 def test_bank_parts_are_in_lesson_order():
-    assert [p.id for p in load_bank().parts] == ["four_runs", "stack", "linear", "memory", "run_a", "quiz"]
+    assert [p.id for p in load_bank().parts] == [
+        "four_runs",
+        "your_run",
+        "stack",
+        "linear",
+        "memory",
+        "run_a",
+        "quiz",
+    ]
 
 
 def test_question_knows_its_option_texts():

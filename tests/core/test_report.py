@@ -45,9 +45,9 @@ def _snapshot(answers=None, records=None, handed_in_at=None):
 def test_an_empty_session_reports_everything_as_missing_not_as_an_error():
     report = build_report(BANK, _snapshot(), layer=None, budget=None)
     assert (report.checks_score.label, report.quiz_score.label, report.overall_score.label) == (
-        "0/8",
+        "0/9",
         "0/3",
-        "0/11",
+        "0/12",
     )
     assert {line.mark for line in report.checks + report.quiz} == {"not answered"}
     assert report.first_experiment is report.reasoning is report.run_b_measure is None
@@ -58,14 +58,14 @@ def test_an_empty_session_reports_everything_as_missing_not_as_an_error():
 
 
 def test_a_partial_session_scores_what_was_answered():
-    # r1 right, r2 wrong (run B is throughput, not memory), q1 right: checks 1/8, quiz 1/3, overall 2/11.
+    # r1 right, r2 wrong (run B is throughput, not memory), q1 right: checks 1/9, quiz 1/3, overall 2/12.
     answers = {"r1": "mem", "r2": "mem", "q1": "b"}
     records = {"run_a.decision": RECORDS["run_a.decision"]}
     report = build_report(BANK, _snapshot(answers, records), layer=LAYER, budget=None)
     assert (report.checks_score.label, report.quiz_score.label, report.overall_score.label) == (
-        "1/8",
+        "1/9",
         "1/3",
-        "2/11",
+        "2/12",
     )
     assert report.checks_score.answered == 2
     assert [line.mark for line in report.checks[:3]] == ["right", "wrong", "not answered"]
@@ -80,14 +80,14 @@ def test_a_complete_session_has_full_marks_and_nothing_left():
     at = "2026-11-30T14:05:09+00:00"
     report = build_report(BANK, _snapshot(CORRECT, RECORDS, handed_in_at=at), layer=LAYER, budget=BUDGET)
     assert (report.checks_score.label, report.quiz_score.label, report.overall_score.label) == (
-        "8/8",
+        "9/9",
         "3/3",
-        "11/11",
+        "12/12",
     )
     assert report.not_done == ()
     text = render_markdown(report)
     assert "Handed in on 30 November 2026 at 14:05 UTC." in text
-    assert "| Overall | 11/11 |" in text
+    assert "| Overall | 12/12 |" in text
     assert NOT_DONE not in text
     assert "None: every part is complete." in text
     assert RECORDS["run_a.reflection"]["text"] in text

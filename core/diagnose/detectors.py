@@ -1,0 +1,489 @@
+"""One detector per failure kind. Each reads the series it needs and returns a verdict with its evidence.
+
+A verdict is `likely`, `possible` or `no sign`. A detector that lacks a column it would decide by
+says so in `missing`; a verdict reached without it is less sure, and the wording says that.
+Thresholds are named constants, explained where they are defined; README "Your run" lists them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from core.diagnose.columns import RunLog, Series
+from core.diagnose.stats import finite_points, line_fit, mad, median
+from core.stack import load_stack
+
+LIKELY, POSSIBLE, NO_SIGN = "likely", "possible", "no sign"
+VERDICTS = (LIKELY, POSSIBLE, NO_SIGN)
+KINDS = ("resource", "throughput", "numerical", "correctness")
+
+MIN_POINTS = 8  # fewer logged values than this say nothing about a trend
+# Numerical: a spike is a loss far above the median of the values just before it.
+SPIKE_WINDOW = 20
+SPIKE_MADS = 6.0  # ... by more than six median absolute deviations
+SPIKE_RATIO = 1.0  # ... and to more than double the recent level, so batch-to-batch noise never counts
+GRAD_BLOWUP_RATIO = 10.0  # a gradient norm ten times its usual size has blown up
+# Correctness: how far the loss fell from its first tenth to its last tenth.
+LEARNING_DROP = 0.05  # under 5% lower at the end: it stopped improving (or never started)
+CHANCE_TOLERANCE = 0.05  # within 5% of ln(classes): it sits at chance
+# Resource: memory that rises along a straight line after warm-up is a leak.
+WARMUP_FRACTION = 0.1  # the first tenth of a run allocates optimiser state and caches; leave it out
+LEAK_R_SQUARED = 0.8
+LEAK_RISE_LIKELY = 0.2  # rose by a fifth of where it started
+LEAK_RISE_POSSIBLE = 0.1
+NEAR_LIMIT_LIKELY = 0.95  # peak memory as a fraction of the device
+NEAR_LIMIT_POSSIBLE = 0.85
+# Throughput.
+UTILISATION_LIKELY_PCT = 50.0
+UTILISATION_POSSIBLE_PCT = 80.0
+DATA_WAIT_LIKELY = 0.3  # share of each step spent waiting for the next batch
+DATA_WAIT_POSSIBLE = 0.1
+MFU_LIKELY = 0.1
+MFU_POSSIBLE = 0.25
+FLOPS_PER_PARAM_TOKEN = 6  # forward 2 + backward 4 FLOPs per parameter per token (dense training)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What the learner tells us beside the log: chance level, device memory, model size and GPU peak."""
+
+    classes: int | None = None
+    vocab: int | None = None
+    device_gb: float | None = None
+    params: float | None = None
+    peak_tflops: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.classes is not None and self.vocab is not None:
+            raise ValueError("Give the number of classes or the vocabulary size, not both.")
+        for name in ("classes", "vocab"):
+            value = getattr(self, name)
+            if value is not None and value < 2:
+                raise ValueError(f"The number of {name} must be at least 2, got {value}.")
+        for name in ("device_gb", "params", "peak_tflops"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive number, got {value}.")
+
+    @property
+    def chance_loss(self) -> float | None:
+        """Cross-entropy of a uniform guess, ln(classes) or ln(vocabulary), when one is given."""
+        count = self.classes or self.vocab
+        return math.log(count) if count else None
+
+    @property
+    def chance_source(self) -> str:
+        """How the chance level was found, for the evidence."""
+        return f"ln {self.classes:,} classes" if self.classes else f"ln {self.vocab:,} tokens"
+
+
+@dataclass(frozen=True)
+class Marks:
+    """What the charts mark: steps and levels found as evidence (None when not found)."""
+
+    nan_step: float | None = None
+    spike_steps: tuple[float, ...] = ()
+    plateau_step: float | None = None
+    chance_loss: float | None = None
+    device_limit_gb: float | None = None
+    memory_trend: tuple[float, float, float, float] | None = None  # first step, value, last step, value
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One detector's answer: verdict, one-line summary, evidence, what would decide, and the next step."""
+
+    kind: str
+    verdict: str
+    summary: str
+    evidence: tuple[str, ...]
+    missing: tuple[str, ...]
+    next_step: str
+    page: str
+    page_title: str
+    marks: Marks = field(default_factory=Marks)
+
+
+def _measurement(symptom_id: str) -> str:
+    return next(s.first_measurement for s in load_stack().symptoms if s.id == symptom_id)
+
+
+def _strongest(*verdicts: str) -> str:
+    return min(verdicts, key=VERDICTS.index)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.4g}"
+
+
+def _step(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+# --- numerical ---------------------------------------------------------------------------------
+
+
+def first_non_finite(series: Series) -> tuple[float, float] | None:
+    """The first (step, value) whose value is nan or infinite, or None if every value is finite."""
+    for step, value in zip(series.steps, series.values, strict=True):
+        if not math.isfinite(value):
+            return step, value
+    return None
+
+
+def spike_steps(series: Series) -> tuple[float, ...]:
+    """Steps where the value jumps far above the median of the values just before it."""
+    steps, values = finite_points(series.steps, series.values)
+    found = []
+    for i in range(SPIKE_WINDOW, len(values)):
+        recent = values[i - SPIKE_WINDOW : i]
+        level = median(recent)
+        if values[i] - level > max(SPIKE_MADS * mad(recent), SPIKE_RATIO * abs(level)) > 0:
+            found.append(steps[i])
+    return tuple(found)
+
+
+def _grad_blowup(grad: Series, before: float | None) -> tuple[float, float, float] | None:
+    """(step, peak, usual level) when the gradient norm rose ten times its median, before `before`."""
+    steps, values = finite_points(grad.steps, grad.values)
+    kept = [(s, v) for s, v in zip(steps, values, strict=True) if before is None or s < before]
+    if len(kept) < 2:
+        return None
+    usual = median([v for _, v in kept[: max(1, len(kept) // 2)]])
+    step, peak = max(kept, key=lambda pair: pair[1])
+    return (step, peak, usual) if usual > 0 and peak >= GRAD_BLOWUP_RATIO * usual else None
+
+
+def numerical(run: RunLog) -> Finding:
+    """Nan or inf in the loss or gradient norm (likely); loss spikes or a gradient blow-up (possible)."""
+    loss, grad = run.get("loss"), run.get("grad_norm")
+    page, title = "pages/execution_stack.py", "Execution stack"
+    if loss is None and grad is None:
+        return Finding(
+            "numerical",
+            NO_SIGN,
+            "No loss or gradient-norm column, so nothing to check for nan.",
+            (),
+            ("training loss", "gradient norm"),
+            _measurement("nan"),
+            page,
+            title,
+        )
+    bad = [(found, s.column) for s in (loss, grad) if s is not None and (found := first_non_finite(s))]
+    evidence: list[str] = []
+    verdict = NO_SIGN
+    nan_step = min((found[0] for found, _ in bad), default=None)
+    if bad:
+        (step, value), column = min(bad, key=lambda item: item[0][0])
+        word = "nan" if math.isnan(value) else "infinite"
+        evidence.append(f'"{column}" is first {word} at step {_step(step)}.')
+        source = loss or grad
+        assert source is not None
+        finite_before = [
+            v for s, v in zip(source.steps, source.values, strict=True) if s < step and math.isfinite(v)
+        ]
+        if finite_before:
+            evidence.append(f'The last finite "{source.column}" before it was {_fmt(finite_before[-1])}.')
+        verdict = LIKELY
+    spikes = spike_steps(loss) if loss is not None else ()
+    spikes = tuple(s for s in spikes if nan_step is None or s < nan_step)
+    if spikes:
+        evidence.append(f"The loss spiked {len(spikes)} time(s), first at step {_step(spikes[0])}.")
+        verdict = _strongest(verdict, POSSIBLE)
+    blowup = _grad_blowup(grad, nan_step) if grad is not None else None
+    if blowup:
+        step, peak, usual = blowup
+        evidence.append(
+            f"The gradient norm reached {_fmt(peak)} at step {_step(step)}, "
+            f"{_fmt(peak / usual)} times its usual "
+            f"{_fmt(usual)}{' before any value went non-finite' if nan_step is not None else ''}."
+        )
+        verdict = _strongest(verdict, POSSIBLE)
+    marks = Marks(nan_step=nan_step, spike_steps=spikes)
+    missing = () if grad is not None else ("gradient norm (would show gradients blowing up before a nan)",)
+    summary = {
+        LIKELY: "Values left the finite range: the loss or gradients became nan or infinite.",
+        POSSIBLE: "Everything stays finite, but the loss spikes or the gradients blow up: a warning sign.",
+        NO_SIGN: "Every logged loss and gradient norm is finite, with no spikes.",
+    }[verdict]
+    return Finding(
+        "numerical", verdict, summary, tuple(evidence), missing, _measurement("nan"), page, title, marks
+    )
+
+
+# --- correctness -------------------------------------------------------------------------------
+
+
+def plateau_step(steps: list[float], values: list[float]) -> float:
+    """The first step from which the loss, smoothed over a tenth of the run, stays near its final level."""
+    width = max(3, len(values) // 10)
+    smoothed = [median(values[max(0, i - width + 1) : i + 1]) for i in range(len(values))]
+    final = median(values[-width:])
+    start = median(values[:width])
+    tolerance = max(0.02 * abs(final), 0.1 * max(0.0, start - final))
+    for i in range(len(smoothed)):
+        if all(abs(v - final) <= tolerance for v in smoothed[i:]):
+            return steps[i]
+    return steps[-1]
+
+
+def correctness(run: RunLog, context: RunContext) -> Finding:
+    """Loss that stops improving (possible), at the chance level ln(classes) or ln(vocabulary) (likely)."""
+    loss = run.get("loss")
+    page, title = "pages/execution_stack.py", "Execution stack"
+    measure = _measurement("flat")
+    chance = context.chance_loss
+    if loss is None:
+        return Finding(
+            "correctness",
+            NO_SIGN,
+            "No loss column, so nothing to say about learning.",
+            (),
+            ("training loss",),
+            measure,
+            page,
+            title,
+            Marks(chance_loss=chance),
+        )
+    broken = first_non_finite(loss)
+    if broken is not None:
+        return Finding(
+            "correctness",
+            NO_SIGN,
+            f"The loss became non-finite at step {_step(broken[0])}; fix that first, then look again.",
+            (),
+            (),
+            measure,
+            page,
+            title,
+            Marks(chance_loss=chance),
+        )
+    steps, values = finite_points(loss.steps, loss.values)
+    if len(values) < MIN_POINTS:
+        return Finding(
+            "correctness",
+            NO_SIGN,
+            f"Only {len(values)} finite loss values: too few to see a trend.",
+            (),
+            ("more logged steps",),
+            measure,
+            page,
+            title,
+            Marks(chance_loss=chance),
+        )
+    width = max(3, len(values) // 10)
+    start, end = median(values[:width]), median(values[-width:])
+    drop = (start - end) / abs(start) if start else 0.0
+    plateau = plateau_step(steps, values)
+    evidence = [
+        f"The loss went from {_fmt(start)} (first tenth) to {_fmt(end)} (last tenth), "
+        f"{'a drop of' if drop >= 0 else 'a rise of'} {abs(drop):.0%}.",
+        f"It has stayed near {_fmt(end)} since step {_step(plateau)}.",
+    ]
+    at_chance = chance is not None and abs(end - chance) <= CHANCE_TOLERANCE * chance
+    if chance is not None:
+        evidence.append(
+            f"Chance level is {context.chance_source} = {chance:.3f}; the loss ends "
+            f"{'at it' if at_chance else f'{(end - chance) / chance:+.0%} from it'}."
+        )
+    evidence.extend(_accuracy_evidence(run, context))
+    if at_chance:
+        verdict = LIKELY
+    elif drop < LEARNING_DROP:
+        verdict = POSSIBLE
+    else:
+        verdict = NO_SIGN
+    summary = {
+        LIKELY: "The loss sits at chance level: the model predicts no better than a uniform guess.",
+        POSSIBLE: "The loss stopped improving early"
+        + ("." if chance is not None else "; the chance level would say whether it learned anything."),
+        NO_SIGN: "The loss keeps falling: the model is learning.",
+    }[verdict]
+    missing = (
+        ()
+        if chance is not None or verdict == NO_SIGN
+        else ("number of classes or vocabulary size (chance level)",)
+    )
+    marks = Marks(plateau_step=plateau if verdict != NO_SIGN else None, chance_loss=chance)
+    return Finding("correctness", verdict, summary, tuple(evidence), missing, measure, page, title, marks)
+
+
+def _accuracy_evidence(run: RunLog, context: RunContext) -> list[str]:
+    accuracy = run.get("accuracy")
+    if accuracy is None:
+        return []
+    _, values = finite_points(accuracy.steps, accuracy.values)
+    if not values:
+        return []
+    end = median(values[-max(1, len(values) // 10) :])
+    line = f"Accuracy ends near {end:.1f}%"
+    if context.classes:
+        line += f"; guessing among {context.classes} classes scores {100 / context.classes:.1f}%"
+    return [line + "."]
+
+
+# --- resource ----------------------------------------------------------------------------------
+
+
+def memory_trend(memory: Series) -> tuple[list[float], list[float]] | None:
+    """The memory points after warm-up (the first tenth of the run), or None when too few are left."""
+    steps, values = finite_points(memory.steps, memory.values)
+    skip = max(1, int(len(values) * WARMUP_FRACTION))
+    steps, values = steps[skip:], values[skip:]
+    return (steps, values) if len(values) >= MIN_POINTS and steps[0] != steps[-1] else None
+
+
+def resource(run: RunLog, context: RunContext) -> Finding:
+    """Memory rising along a line after warm-up (a leak), or a peak close to the device limit."""
+    memory = run.get("memory")
+    limit = context.device_gb
+    marks = Marks(device_limit_gb=limit)
+    if memory is None:
+        return Finding(
+            "resource",
+            NO_SIGN,
+            "No memory column, so nothing to say about memory.",
+            (),
+            ("GPU memory allocated or reserved",),
+            _measurement("oom"),
+            "pages/memory_budget.py",
+            "Memory budget",
+            marks,
+        )
+    trend = memory_trend(memory)
+    evidence: list[str] = [f'"{memory.column}": {memory.unit_note}.']
+    leak = NO_SIGN
+    if trend is None:
+        evidence.append("Too few memory values after warm-up to see a trend.")
+    else:
+        steps, values = trend
+        fit = line_fit(steps, values)
+        rise = (fit.end_value - fit.start_value) / abs(fit.start_value) if fit.start_value else 0.0
+        if fit.slope > 0 and fit.r_squared >= LEAK_R_SQUARED and rise >= LEAK_RISE_POSSIBLE:
+            leak = LIKELY if rise >= LEAK_RISE_LIKELY else POSSIBLE
+            evidence.append(
+                f"After warm-up, memory rose steadily from {fit.start_value:.3f} GB "
+                f"to {fit.end_value:.3f} GB "
+                f"({rise:+.0%}) between steps {_step(steps[0])} and {_step(steps[-1])}: "
+                f"{fit.slope * 1e3:,.2f} MB a step, R² {fit.r_squared:.2f}."
+            )
+            if limit is not None and fit.end_value < limit:
+                evidence.append(
+                    f"At that rate it reaches {limit:g} GB about "
+                    f"{(limit - fit.end_value) / fit.slope:,.0f} steps later."
+                )
+        else:
+            evidence.append(
+                f"After warm-up, memory stays between {min(values):.3f} and {max(values):.3f} GB."
+            )
+        marks = Marks(
+            device_limit_gb=limit,
+            memory_trend=(steps[0], fit.start_value, steps[-1], fit.end_value) if leak != NO_SIGN else None,
+        )
+    full, missing = _limit_verdict(memory, limit, evidence)
+    verdict = _strongest(leak, full)
+    if leak != NO_SIGN:
+        summary = "Memory grows a little every step: something keeps tensors from one step to the next."
+        next_step = (
+            "Print `torch.cuda.memory_allocated()` after each step: a leak adds the same amount every step. "
+            "Then look for tensors kept across steps, such as a loss stored without `.item()`."
+        )
+        page, title = "pages/run_a.py", "Run A experiment"
+    else:
+        summary = {
+            LIKELY: "Memory sits at the device limit: the step itself needs nearly the whole card.",
+            POSSIBLE: "Memory is flat but close to the device limit: little headroom is left.",
+            NO_SIGN: "Memory is flat" + (" and well below the device limit." if limit else "."),
+        }[full]
+        next_step, page, title = _measurement("oom"), "pages/memory_budget.py", "Memory budget"
+    return Finding("resource", verdict, summary, tuple(evidence), missing, next_step, page, title, marks)
+
+
+def _limit_verdict(memory: Series, limit: float | None, evidence: list[str]) -> tuple[str, tuple[str, ...]]:
+    if limit is None:
+        return NO_SIGN, ("device memory in GB (to compare the peak with the card)",)
+    _, values = finite_points(memory.steps, memory.values)
+    peak = max(values, default=0.0)
+    share = peak / limit
+    evidence.append(f"Peak memory {peak:.3f} GB is {share:.0%} of the {limit:g} GB device.")
+    if share >= NEAR_LIMIT_LIKELY:
+        return LIKELY, ()
+    return (POSSIBLE if share >= NEAR_LIMIT_POSSIBLE else NO_SIGN), ()
+
+
+# --- throughput --------------------------------------------------------------------------------
+
+
+def _level(series: Series | None) -> float | None:
+    if series is None:
+        return None
+    _, values = finite_points(series.steps, series.values)
+    return median(values) if values else None
+
+
+def _grade_below(value: float, likely: float, possible: float) -> str:
+    """`likely` below the first threshold, `possible` below the second, else no sign."""
+    return LIKELY if value < likely else POSSIBLE if value < possible else NO_SIGN
+
+
+def _grade_above(value: float, likely: float, possible: float) -> str:
+    """`likely` at or above the first threshold, `possible` at or above the second, else no sign."""
+    return LIKELY if value >= likely else POSSIBLE if value >= possible else NO_SIGN
+
+
+def throughput(run: RunLog, context: RunContext) -> Finding:
+    """Low utilisation, much of each step spent waiting for data, or an MFU far below the GPU's peak."""
+    evidence: list[str] = []
+    verdicts: list[str] = []
+    missing: list[str] = []
+    utilisation = _level(run.get("utilisation"))
+    if utilisation is not None:
+        verdicts.append(_grade_below(utilisation, UTILISATION_LIKELY_PCT, UTILISATION_POSSIBLE_PCT))
+        evidence.append(f"Median GPU utilisation is {utilisation:.0f}%.")
+    data_time, step_time = _level(run.get("data_time")), _level(run.get("step_time"))
+    if data_time is not None and step_time:
+        share = data_time / step_time
+        verdicts.append(_grade_above(share, DATA_WAIT_LIKELY, DATA_WAIT_POSSIBLE))
+        evidence.append(
+            f"A median step takes {step_time * 1e3:,.1f} ms, of which {data_time * 1e3:,.1f} ms "
+            f"({share:.0%}) is spent waiting for the next batch."
+        )
+    elif data_time is not None or step_time is not None:
+        missing.append("step time" if data_time is not None else "time waiting for data (data_time)")
+    tokens = _level(run.get("tokens_per_s"))
+    if tokens is not None and context.params and context.peak_tflops:
+        mfu = FLOPS_PER_PARAM_TOKEN * context.params * tokens / (context.peak_tflops * 1e12)
+        verdicts.append(_grade_below(mfu, MFU_LIKELY, MFU_POSSIBLE))
+        evidence.append(
+            f"{tokens:,.0f} tokens/s × 6 × {context.params:,.0f} parameters = "
+            f"{FLOPS_PER_PARAM_TOKEN * context.params * tokens / 1e12:,.1f} TFLOP/s of a "
+            f"{context.peak_tflops:g} TFLOP/s peak: MFU {mfu:.1%}."
+        )
+    elif tokens is not None:
+        missing.append("parameter count and GPU (to turn tokens/s into MFU)")
+    samples = _level(run.get("samples_per_s"))
+    if samples is not None:
+        evidence.append(f"Median throughput is {samples:,.1f} samples/s.")
+    if not verdicts:
+        missing.append(
+            "GPU utilisation, or data_time with step time, or tokens/s with the model size and GPU"
+        )
+    verdict = _strongest(*verdicts) if verdicts else NO_SIGN
+    summary = {
+        LIKELY: "The hardware waits: much of each step goes to something other than the model's maths.",
+        POSSIBLE: "Some of each step is lost to waiting; worth a profile.",
+        NO_SIGN: "The columns logged show the hardware kept busy."
+        if verdicts
+        else "No utilisation, timing or throughput column that could show waiting.",
+    }[verdict]
+    return Finding(
+        "throughput",
+        verdict,
+        summary,
+        tuple(evidence),
+        tuple(missing),
+        _measurement("low_util"),
+        "pages/execution_stack.py",
+        "Execution stack",
+    )

@@ -1,0 +1,93 @@
+"""The Your run page: classify the example first, pick or upload a log, fix the mapping, read the verdicts."""
+
+from __future__ import annotations
+
+import json
+
+from core.diagnose.columns import columns_signature
+from tests.app.conftest import answer, open_page
+
+PAGE = "pages/your_run.py"
+NAN_LOG = (
+    b"step,loss,grad_norm\n"
+    + b"".join(f"{i},{2 - i / 100},1.0\n".encode() for i in range(30))
+    + b"30,nan,nan\n"
+)
+
+
+def _subheaders(at) -> list[str]:
+    return [s.value for s in at.subheader]
+
+
+def _dataset_names(chart) -> set[str]:
+    return {d.name for d in chart.proto.datasets}
+
+
+def test_the_page_opens_on_the_question_with_a_bare_chart_and_the_healthy_example():
+    at = open_page(PAGE)
+    assert not at.exception
+    assert [h.value for h in at.header] == ["Classify one first", "Read a log"]
+    question_chart, example_chart = at.get("vega_lite_chart")
+    assert _dataset_names(question_chart) == {"loss", "memory"}  # no evidence before the answer
+    assert "Healthy run" in json.dumps(json.loads(example_chart.proto.spec)["title"])
+    assert at.success[0].value.startswith("No sign of a failure in the columns this log has.")
+    assert _subheaders(at) == [
+        "Resource: no sign",
+        "Numerical: no sign",
+        "Throughput: no sign",
+        "Correctness: no sign",
+    ]
+
+
+def test_the_question_example_shows_its_verdict_only_after_the_answer():
+    at = open_page(PAGE)
+    at.radio(key="your_run.source").set_value("leak.tfevents").run()
+    assert any("answer it first" in i.value for i in at.info)
+    assert _subheaders(at) == []
+    answer(at, "y1", "mem")
+    assert at.session_state["answers"] == {"y1": "mem"}
+    assert "Resource: likely" in _subheaders(at)
+    assert "trend" in _dataset_names(at.get("vega_lite_chart")[1])
+    assert any(
+        link.proto.page.endswith("run-a") or "run_a" in link.proto.page for link in at.get("page_link")
+    )
+
+
+def test_an_uploaded_log_with_a_nan_is_numerical_with_the_step_marked():
+    at = open_page(PAGE)
+    at.radio(key="your_run.source").set_value("upload").run()
+    at.file_uploader(key="your_run.file").upload("mine.csv", NAN_LOG, "text/csv").run()
+    assert not at.exception
+    assert "Numerical: likely" in _subheaders(at)
+    assert '• "loss" is first nan at step 30.' in [t.value for t in at.text]
+    assert "nan" in _dataset_names(at.get("vega_lite_chart")[1])
+
+
+def test_the_learner_maps_a_column_the_names_did_not_give_away():
+    at = open_page(PAGE)
+    at.radio(key="your_run.source").set_value("upload").run()
+    log = b"step,objective\n" + b"".join(f"{i},2.302\n".encode() for i in range(40))
+    at.file_uploader(key="your_run.file").upload("odd.csv", log, "text/csv").run()
+    assert "None of this log" in at.error[0].value
+    at.number_input(key="your_run.classes.upload").set_value(10).run()
+    key = f"your_run.map.{columns_signature(('step', 'objective'))}.loss"
+    at.selectbox(key=key).set_value("objective").run()
+    assert not at.error
+    assert "Correctness: likely" in _subheaders(at)
+
+
+def test_a_file_that_cannot_be_read_gets_one_sentence_and_nothing_else_changes():
+    at = open_page(PAGE)
+    at.radio(key="your_run.source").set_value("upload").run()
+    at.file_uploader(key="your_run.file").upload("broken.csv", b"step,loss\n1,2,3\n", "text/csv").run()
+    assert not at.exception
+    assert len(at.error) == 1 and "Row 2 of this CSV file has 3 cells" in at.error[0].value
+    assert _subheaders(at) == []
+    assert len(at.get("vega_lite_chart")) == 1  # the question's chart only
+    assert at.radio(key="marked.y1.choice").value is None
+
+
+def test_classes_and_vocabulary_together_are_refused_in_a_sentence():
+    at = open_page(PAGE)
+    at.number_input(key="your_run.vocab.healthy.csv").set_value(50257).run()
+    assert "not both" in at.error[0].value

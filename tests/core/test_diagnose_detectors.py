@@ -1,0 +1,183 @@
+"""The four detectors on hand-made series: numbers worked by hand, plus hypothesis properties."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.diagnose.detectors import (
+    LIKELY,
+    NO_SIGN,
+    POSSIBLE,
+    RunContext,
+    correctness,
+    numerical,
+    plateau_step,
+    resource,
+    throughput,
+)
+from core.diagnose.diagnosis import diagnose
+from tests.core.diagnose_helpers import make_run
+
+TEN_CLASSES = RunContext(classes=10)
+
+
+def test_the_first_nan_step_is_reported_exactly():
+    loss = [2.0 - 0.01 * i for i in range(37)] + [math.nan] * 20
+    finding = numerical(make_run(loss=loss))
+    assert finding.verdict == LIKELY
+    assert finding.marks.nan_step == 37
+    assert '"loss" is first nan at step 37.' in finding.evidence
+    assert 'The last finite "loss" before it was 1.64.' in finding.evidence  # 2.0 - 0.01 * 36
+
+
+def test_an_infinite_loss_is_named_infinite():
+    loss = [1.0] * 5 + [math.inf, math.nan]
+    finding = numerical(make_run(loss=loss))
+    assert finding.evidence[0] == '"loss" is first infinite at step 5.'
+
+
+def test_a_gradient_blow_up_before_the_nan_is_evidence():
+    # Gradient norm 1.0 for 30 steps, 50 at step 30, nan at step 31: 50 / 1 = 50 times.
+    grad = [1.0] * 30 + [50.0, math.nan]
+    loss = [2.0] * 31 + [math.nan]
+    finding = numerical(make_run(loss=loss, grad_norm=grad))
+    assert finding.marks.nan_step == 31
+    assert (
+        "The gradient norm reached 50 at step 30, 50 times its usual 1 before any value went non-finite."
+        in finding.evidence
+    )
+
+
+def test_a_loss_spike_without_nan_is_possible_and_marked():
+    loss = [1.0] * 40 + [3.0] + [1.0] * 20  # triple the recent level at step 40
+    finding = numerical(make_run(loss=loss))
+    assert finding.verdict == POSSIBLE
+    assert finding.marks.spike_steps == (40,)
+
+
+def test_without_a_gradient_norm_the_numerical_detector_says_what_is_missing():
+    finding = numerical(make_run(loss=[1.0] * 30))
+    assert finding.verdict == NO_SIGN
+    assert finding.missing and "gradient norm" in finding.missing[0]
+
+
+def test_plateau_step_of_a_drop_worked_by_hand():
+    # 50 steps at 3.0, then 150 at ln 10. Smoothing window 200 // 10 = 20 values: the trailing median
+    # first equals ln 10 when 11 of its 20 values come after the drop, at step 49 + 11 = 60.
+    loss = [3.0] * 50 + [math.log(10)] * 150
+    assert plateau_step(list(range(200)), loss) == 60
+    finding = correctness(make_run(loss=loss), TEN_CLASSES)
+    assert finding.verdict == LIKELY
+    assert finding.marks.plateau_step == 60
+    assert finding.marks.chance_loss == math.log(10)
+    assert "Chance level is ln 10 classes = 2.303; the loss ends at it." in finding.evidence
+
+
+def test_a_flat_loss_without_a_chance_level_is_only_possible_and_asks_for_it():
+    finding = correctness(make_run(loss=[1.7] * 100), RunContext())
+    assert finding.verdict == POSSIBLE
+    assert finding.missing == ("number of classes or vocabulary size (chance level)",)
+
+
+def test_a_flat_loss_far_from_chance_is_possible():
+    finding = correctness(make_run(loss=[0.9] * 100), RunContext(vocab=50_257))
+    assert finding.verdict == POSSIBLE
+    assert "ln 50,257 tokens = 10.825" in finding.evidence[2]
+
+
+def test_a_leak_slope_worked_by_hand():
+    # 1.0 GB + 10 MB a step for 100 steps; warm-up leaves out steps 0-9, so the fit runs from
+    # 1.10 GB at step 10 to 1.99 GB at step 99 (+81%), and (4 - 1.99) / 0.01 = 201 steps remain.
+    memory = [1.0 + 0.01 * i for i in range(100)]
+    finding = resource(make_run(memory=memory), RunContext(device_gb=4))
+    assert finding.verdict == LIKELY
+    assert finding.page_title == "Run A experiment"
+    assert (
+        "After warm-up, memory rose steadily from 1.100 GB to 1.990 GB (+81%) between steps 10 and 99: "
+        "10.00 MB a step, R² 1.00." in finding.evidence
+    )
+    assert "At that rate it reaches 4 GB about 201 steps later." in finding.evidence
+    assert finding.marks.memory_trend is not None
+
+
+def test_flat_memory_at_the_device_limit_is_a_budget_not_a_leak():
+    finding = resource(make_run(memory=[23.5] * 50), RunContext(device_gb=24))
+    assert finding.verdict == LIKELY
+    assert finding.page_title == "Memory budget"
+    assert "Peak memory 23.500 GB is 98% of the 24 GB device." in finding.evidence
+    assert finding.marks.device_limit_gb == 24
+
+
+def test_flat_memory_without_a_device_size_asks_for_it():
+    finding = resource(make_run(memory=[3.0] * 50), RunContext())
+    assert finding.verdict == NO_SIGN
+    assert finding.missing == ("device memory in GB (to compare the peak with the card)",)
+
+
+def test_throughput_from_utilisation_data_wait_and_mfu():
+    run = make_run(
+        utilisation=[30.0] * 20, data_time=[0.05] * 20, step_time=[0.1] * 20, tokens_per_s=[1000.0] * 20
+    )
+    # MFU = 6 × 1e9 parameters × 1,000 tokens/s / 989e12 FLOP/s = 0.61%.
+    finding = throughput(run, RunContext(params=1e9, peak_tflops=989))
+    assert finding.verdict == LIKELY
+    assert finding.evidence[0] == "Median GPU utilisation is 30%."
+    assert "(50%) is spent waiting" in finding.evidence[1]
+    assert finding.evidence[2].endswith("MFU 0.6%.")
+
+
+def test_tokens_per_second_without_a_model_size_names_what_is_missing():
+    finding = throughput(make_run(tokens_per_s=[1000.0] * 20), RunContext())
+    assert finding.verdict == NO_SIGN
+    assert "parameter count and GPU (to turn tokens/s into MFU)" in finding.missing
+
+
+def test_the_primary_kind_prefers_a_nan_over_a_slow_step():
+    run = make_run(loss=[1.0] * 10 + [math.nan], utilisation=[20.0] * 11)
+    assert diagnose(run, RunContext()).primary == "numerical"
+
+
+def test_a_clean_run_is_healthy_and_says_what_it_could_not_check():
+    run = make_run(loss=[2.3 * math.exp(-i / 30) + 0.1 for i in range(200)])
+    result = diagnose(run, TEN_CLASSES)
+    assert result.primary == "healthy"
+    assert "GPU memory allocated or reserved" in result.summary
+
+
+def test_both_a_class_count_and_a_vocabulary_are_refused():
+    try:
+        RunContext(classes=10, vocab=100)
+    except ValueError as err:
+        assert "not both" in str(err)
+    else:
+        raise AssertionError("a context with both chance levels was accepted")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    length=st.integers(min_value=40, max_value=400),
+    noise=st.lists(st.floats(min_value=-0.1, max_value=0.1), min_size=400, max_size=400),
+)
+def test_noise_does_not_flip_a_healthy_verdict(length, noise):
+    loss = [(2.2 * math.exp(-i / (length / 5)) + 0.2) * (1 + noise[i]) for i in range(length)]
+    result = diagnose(make_run(loss=loss), TEN_CLASSES)
+    assert result.finding("numerical").verdict == NO_SIGN
+    assert result.finding("correctness").verdict == NO_SIGN
+    assert result.primary == "healthy"
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    values=st.lists(st.floats(min_value=1e-3, max_value=1e3), min_size=1, max_size=200),
+    where=st.integers(min_value=0),
+    bad=st.sampled_from([math.nan, math.inf, -math.inf]),
+)
+def test_a_nan_anywhere_is_always_reported(values, where, bad):
+    index = where % len(values)
+    values[index] = bad
+    finding = numerical(make_run(loss=values))
+    assert finding.verdict == LIKELY
+    assert finding.marks.nan_step == index

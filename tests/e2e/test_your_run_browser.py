@@ -1,0 +1,54 @@
+"""Your run in a real browser: upload a log, map the column its name did not give away, read the verdict."""
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+# A loss logged under a name the lab does not recognise, nan from step 25 on.
+ODD_LOG = (
+    "step,objective\n" + "".join(f"{i},{2 - i / 50}\n" for i in range(25)) + "25,nan\n26,nan\n"
+).encode()
+
+
+def upload(learner, name: str, data: bytes) -> None:
+    """Choose "my own log" and upload `data`; returns once the app has read the file."""
+    page = learner.page
+    learner.wait_for_widgets("Which log?")
+    learner.pick("Which log?", "My own log (upload a file)")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        files=[{"name": name, "mimeType": "text/csv", "buffer": data}]
+    )
+    # The file travels over HTTP before the rerun starts; wait for the app to show what it read.
+    expect(page.locator('[data-testid="stFileUploaderFile"]').filter(has_text=name)).to_be_visible(
+        timeout=30_000
+    )
+    expect(page.locator('[data-testid="stAlert"]').first).to_be_visible(timeout=30_000)
+    learner.settle()
+
+
+def test_upload_then_map_a_column_then_read_the_verdict(learner):
+    page = learner.open("your-run")
+    expect(page.get_by_role("heading", name="Your run")).to_be_visible()
+    upload(learner, "odd.csv", ODD_LOG)
+    expect(
+        page.get_by_text("None of this log's columns is one the diagnosis reads", exact=False)
+    ).to_be_visible()
+    learner.choose("Training loss", "objective")
+    expect(page.get_by_role("heading", name="Numerical: likely")).to_be_visible()
+    expect(page.get_by_text('• "objective" is first nan at step 25.', exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="Learn it: Execution stack")).to_be_visible()
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() == 2  # the question's run and this one
+    assert learner.exceptions() == []
+    assert learner.console_errors == []
+    learner.screenshot_whole("your-run-uploaded")
+
+
+def test_a_file_that_cannot_be_read_gets_one_sentence(learner):
+    page = learner.open("your-run")
+    upload(learner, "broken.csv", b"step,loss\n1,2,3\n")
+    expect(
+        page.locator('[data-testid="stAlert"]').filter(has_text="Row 2 of this CSV file has 3 cells")
+    ).to_have_count(1)
+    expect(page.get_by_role("heading", name="Numerical: likely")).to_have_count(0)
+    assert learner.exceptions() == []
