@@ -6,6 +6,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 from ui.frame import progress_sidebar
+from ui.identity import saved_work_panel, settle_learner
 from ui.state import ensure_state
 
 PAGES_DIR = Path(__file__).parent / "pages"
@@ -56,5 +57,8 @@ page = st.navigation(
         st.Page(PAGES_DIR / "scaling.py", title="Scaling out", icon=":material/hub:", url_path="scaling"),
     ]
 )
+# Before anything is drawn from the learner's state: whose work this is, loaded from the store.
+settle_learner()
 progress_sidebar()
+saved_work_panel()
 page.run()

@@ -305,10 +305,15 @@ def restore(
     settings = copy.deepcopy(dict(current.get("settings") or {}))
     for section, values in incoming["settings"].items():
         settings[section] = {**settings.get(section, {}), **values}
+    records = {**copy.deepcopy(dict(current.get("records") or {})), **incoming["records"]}
+    locked_predictions = (current.get("records") or {}).get(PREDICTIONS) or {}
+    if locked_predictions:
+        # A prediction is locked like an answer: the file may add parts, never replace one.
+        records[PREDICTIONS] = {**(incoming["records"].get(PREDICTIONS) or {}), **locked_predictions}
     merged = {
         "answers": {**incoming["answers"], **locked},
         "settings": settings,
-        "records": {**copy.deepcopy(dict(current.get("records") or {})), **incoming["records"]},
+        "records": records,
         "handed_in_at": incoming["handed_in_at"],
     }
     kept = tuple(q for q, option in incoming["answers"].items() if q in locked and locked[q] != option)

@@ -21,6 +21,7 @@ from core.progress_file import (
 )
 from core.questions import load_bank
 from core.report import FIRST_EXPERIMENTS
+from core.scaling.evidence import PREDICTIONS
 from core.settings_schema import load_schema, parse_section
 from core.signing import Verdict
 
@@ -103,6 +104,13 @@ def test_locked_answers_win_and_the_rest_is_merged_in():
     assert restored.kept_labels == (BANK.question("r1").label,)
     assert BANK.question("r1").label in restored.summary()
     assert current == before
+
+
+def test_locked_predictions_win_and_new_parts_are_added():
+    current = {**EMPTY, "records": {PREDICTIONS: {"A": "flat"}}}
+    incoming = {**EMPTY, "records": {PREDICTIONS: {"A": "linear", "B": "flat"}}}
+    restored = _restore(export_progress(incoming, exported_at=AT, key=None), current)
+    assert restored.state["records"][PREDICTIONS] == {"A": "flat", "B": "flat"}
 
 
 def test_nothing_is_restored_into_a_handed_in_session():
