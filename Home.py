@@ -6,6 +6,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 from ui.frame import progress_sidebar
+from ui.signing import refuse_weak_key
 from ui.state import ensure_state
 
 PAGES_DIR = Path(__file__).parent / "pages"
@@ -21,6 +22,8 @@ st.set_page_config(
     layout="wide",
 )
 ensure_state()
+# A weak key would let anyone holding one signed file forge others: the app refuses to start.
+refuse_weak_key()
 
 page = st.navigation(
     [
