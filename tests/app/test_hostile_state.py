@@ -1,4 +1,4 @@
-"""Restoring hostile progress files through the page: refused with nothing changed, or every page still renders."""
+"""Restoring hostile progress files through the page: refused with nothing changed, or every page renders."""
 
 import json
 

@@ -47,7 +47,9 @@ def test_a_timestamp_outside_the_calendar_in_utc_is_refused(moment, key):
 
 @pytest.mark.parametrize("digits", [309, 1000, 4300])
 def test_a_whole_number_with_hundreds_of_digits_is_refused(digits):
-    text = _file({"settings": {"linear": {"batch": 32}}}).replace(b'"batch": 32', b'"batch": ' + b"9" * digits)
+    text = _file({"settings": {"linear": {"batch": 32}}}).replace(
+        b'"batch": 32', b'"batch": ' + b"9" * digits
+    )
     _assert_refused(text)
 
 
