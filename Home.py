@@ -5,8 +5,10 @@ from pathlib import Path
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
+from ui import message_rate
 from ui.frame import progress_sidebar
 from ui.identity import saved_work_panel, settle_learner
+from ui.signing import refuse_weak_key
 from ui.state import ensure_state
 
 PAGES_DIR = Path(__file__).parent / "pages"
@@ -15,6 +17,7 @@ PAGES_DIR = Path(__file__).parent / "pages"
 # cannot resolve our url paths and pops up "Page not found" on every shared deep link. Our
 # navigation is declared below, so we switch that mode off for every later script run.
 PagesManager.uses_pages_directory = False
+message_rate.install()
 
 st.set_page_config(
     page_title="Reading a Training Run",
@@ -22,6 +25,8 @@ st.set_page_config(
     layout="wide",
 )
 ensure_state()
+# A weak key would let anyone holding one signed file forge others: the app refuses to start.
+refuse_weak_key()
 
 page = st.navigation(
     [

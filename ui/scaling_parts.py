@@ -296,7 +296,10 @@ def _lock(part: str) -> None:
         st.session_state[_flash(part)] = "Pick one of the options first, then lock it."
         return
     st.session_state.pop(_flash(part), None)
-    updated, accepted = evidence.lock_prediction(_records(evidence.PREDICTIONS), part, choice)
+    try:
+        updated, accepted = evidence.lock_prediction(_records(evidence.PREDICTIONS), part, choice)
+    except ValueError:  # only a client that bypasses the page sends a value the radio does not offer
+        return
     if accepted:
         state.store_record(evidence.PREDICTIONS, updated)
 
@@ -370,15 +373,18 @@ def _capture(
         st.session_state[_flash(part)] = "Choose a decision before capturing the snapshot."
         return
     st.session_state.pop(_flash(part), None)
-    snapshot = evidence.make_snapshot(
-        part=part,
-        settings=settings,
-        prediction=locked_prediction(part) or "",
-        inputs=inputs,
-        baseline=baseline,
-        result=outcome,
-        decision=decision,
-    )
+    try:
+        snapshot = evidence.make_snapshot(
+            part=part,
+            settings=settings,
+            prediction=locked_prediction(part) or "",
+            inputs=inputs,
+            baseline=baseline,
+            result=outcome,
+            decision=decision,
+        )
+    except ValueError:  # a decision the radio does not offer: only a client bypassing the page sends one
+        return
     state.store_record(evidence.SNAPSHOTS, {**_records(evidence.SNAPSHOTS), part: snapshot})
 
 

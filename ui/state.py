@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from core import client_values
 from core.answers import record_first
 from core.questions import load_bank
 from core.settings_schema import load_schema
@@ -69,7 +70,10 @@ def give_answer(question_id: str, option_id: str) -> bool:
     ensure_state()
     if read_only():
         return False
-    load_bank().question(question_id).option_text(option_id)  # unknown ids raise ValueError
+    try:
+        client_values.check_answer(question_id, option_id, bank=load_bank())
+    except ValueError:
+        return False  # only a client that bypasses the page can send this
     updated, accepted = record_first(st.session_state[ANSWERS], question_id, option_id)
     if not accepted:
         return False
@@ -91,9 +95,13 @@ def stored_settings(section: str) -> dict[str, Any]:
 
 
 def store_setting(section: str, name: str, value: Any) -> None:
-    """Remember one setting, unless the lab is handed in."""
+    """Remember one setting, unless the lab is handed in or the page schema refuses it."""
     ensure_state()
     if read_only():
+        return
+    try:
+        value = client_values.check_setting(section, name, value, schema=load_schema())
+    except ValueError:
         return
     sections = st.session_state[SETTINGS]
     values = {**sections.get(section, {}), name: value}
@@ -108,11 +116,17 @@ def record(name: str) -> Any:
 
 
 def store_record(name: str, value: Any) -> bool:
-    """Store a record (a plain JSON value); returns False if the lab is handed in."""
+    """Store a record (a plain JSON value); False (nothing stored) if handed in or its schema refuses it."""
     ensure_state()
     if read_only():
         return False
-    st.session_state[RECORDS] = {**st.session_state[RECORDS], name: value}
+    records = {**st.session_state[RECORDS], name: value}
+    try:
+        client_values.check_record(name, value, bank=load_bank(), schema=load_schema())
+        client_values.check_size({**snapshot(), RECORDS: records})
+    except ValueError:
+        return False
+    st.session_state[RECORDS] = records
     _save(lambda store, learner: store.put_record(learner, name, value))
     return True
 

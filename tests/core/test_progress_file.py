@@ -7,16 +7,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import progress_file
+from core import client_values, progress_file
+from core.client_values import MAX_DEPTH, MAX_ITEMS, MAX_TEXT_CHARS, known_records
 from core.progress_file import (
-    MAX_DEPTH,
     MAX_FILE_BYTES,
-    MAX_ITEMS,
-    MAX_TEXT_CHARS,
     RefusedFile,
     export_progress,
     inspect_file,
-    known_records,
     restore,
 )
 from core.questions import load_bank
@@ -135,7 +132,7 @@ def test_known_records_come_from_the_parts_and_the_explicit_list(monkeypatch):
         "scaling.snapshots",
         "scaling.synthesis",
     }
-    monkeypatch.setattr(progress_file, "EXTRA_RECORDS", ("scaling.notes",))
+    monkeypatch.setattr(client_values, "EXTRA_RECORDS", ("scaling.notes",))
     assert known_records(BANK)[-1] == "scaling.notes"
 
 
@@ -197,11 +194,11 @@ def test_every_kind_of_bad_file_is_refused_and_changes_nothing(name):
 
 
 def test_bounded_lists_apply_to_records_without_a_known_shape(monkeypatch):
-    monkeypatch.setattr(progress_file, "EXTRA_RECORDS", ("scaling.notes",))
+    monkeypatch.setattr(client_values, "EXTRA_RECORDS", ("scaling.notes",))
     assert _restore(_edit(("state", "records", "scaling.notes"), list(range(MAX_ITEMS)))).state["records"][
         "scaling.notes"
     ]
-    with pytest.raises(RefusedFile, match="record scaling.notes holds a list longer than 50 items"):
+    with pytest.raises(RefusedFile, match="holds a list longer than 50 items"):
         _restore(_edit(("state", "records", "scaling.notes"), list(range(MAX_ITEMS + 1))))
     with pytest.raises(RefusedFile, match="number too large"):
         _restore(_bytes(_document()).replace(b'"records": {', b'"records": {"scaling.notes": [1e400],'))
