@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 import sqlalchemy as sa
 
+from store.room_schema import rooms_migration
 from store.schema import schema_version
 
 # Any fixed number: every replica takes this advisory lock before migrating PostgreSQL.
@@ -140,7 +141,7 @@ def _v1_learner_record(dialect: str) -> list[str]:
     return tables + (_pg_locks() if dialect == "postgresql" else _sqlite_locks())
 
 
-MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (_v1_learner_record,)
+MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (_v1_learner_record, rooms_migration)
 
 
 class SchemaTooNew(RuntimeError):
