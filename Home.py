@@ -8,6 +8,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from ui import message_rate
 from ui.frame import progress_sidebar
 from ui.identity import saved_work_panel, settle_learner
+from ui.rooms import room_panel
 from ui.signing import refuse_weak_key
 from ui.state import ensure_state
 
@@ -60,10 +61,18 @@ page = st.navigation(
             url_path="quiz-report",
         ),
         st.Page(PAGES_DIR / "scaling.py", title="Scaling out", icon=":material/hub:", url_path="scaling"),
+        # Not a lesson: no part in data/lab.json names it, so it stays out of progress.
+        st.Page(
+            PAGES_DIR / "instructor.py",
+            title="Instructor",
+            icon=":material/co_present:",
+            url_path="instructor",
+        ),
     ]
 )
 # Before anything is drawn from the learner's state: whose work this is, loaded from the store.
 settle_learner()
 progress_sidebar()
 saved_work_panel()
+room_panel()
 page.run()

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from core.datafiles import require
 from core.progress import part_statuses
@@ -128,6 +129,16 @@ def parse_room_code(typed: str) -> str | None:
     """A typed room code in stored form (upper case, no spaces or dashes), or None if it cannot be one."""
     code = re.sub(r"[\s-]", "", typed.upper())
     return code if _ROOM_CODE.fullmatch(code) else None
+
+
+JOIN_PARAM = "room"
+
+
+def join_link(page_url: str, code: str, *, page_path: str = "instructor") -> str:
+    """The app's root URL with the room code as `?room=`, made from the URL of the page showing it."""
+    parts = urlsplit(page_url)
+    path = parts.path.removesuffix(page_path)
+    return urlunsplit((parts.scheme, parts.netloc, path or "/", urlencode({JOIN_PARAM: code}), ""))
 
 
 def part_counts(bank: Bank, works: Iterable[LearnerWork]) -> tuple[PartCount, ...]:

@@ -180,6 +180,16 @@ class RoomStore:
             found = connection.execute(sa.select(reveals.c.question_id).where(reveals.c.room_code == code))
             return frozenset(found.scalars())
 
+    def first_answers(self, code: str, question_id: str) -> list[str]:
+        """The options the room's members gave first to one question, one entry per member who answered."""
+        with _guarded(), self.engine.connect() as connection:
+            found = connection.execute(
+                sa.select(answers.c.option_id)
+                .join(memberships, memberships.c.learner_id == answers.c.learner_id)
+                .where(memberships.c.room_code == code, answers.c.question_id == question_id)
+            )
+            return list(found.scalars())
+
     def class_work(self, code: str) -> list[LearnerWork]:
         """Every member's stored work, in the order they joined, read in one transaction."""
         with _guarded(), self.engine.connect() as connection, connection.begin():

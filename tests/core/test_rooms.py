@@ -16,6 +16,7 @@ from core.rooms import (
     distribution,
     distributions,
     export_rows,
+    join_link,
     may_see_distribution,
     parse_room_code,
     part_counts,
@@ -171,3 +172,16 @@ def test_display_names_are_short_single_line_or_refused(typed: str) -> None:
     except ValueError:
         return
     assert name is None or (0 < len(name) <= MAX_NAME_CHARS and "\n" not in name and name == name.strip())
+
+
+@pytest.mark.parametrize(
+    ("page_url", "link"),
+    [
+        ("https://lab.example.org/instructor", "https://lab.example.org/?room=K7M2PQ"),
+        ("http://127.0.0.1:8501/instructor", "http://127.0.0.1:8501/?room=K7M2PQ"),
+        ("https://example.org/lab/instructor?x=1", "https://example.org/lab/?room=K7M2PQ"),
+        ("", "/?room=K7M2PQ"),
+    ],
+)
+def test_join_link_points_at_the_apps_root(page_url: str, link: str) -> None:
+    assert join_link(page_url, "K7M2PQ") == link
