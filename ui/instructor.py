@@ -155,6 +155,7 @@ def class_view(code: str) -> None:
     for dist in found:
         with st.container(border=True):
             st.altair_chart(answers_chart(dist), width="stretch", alt=f"First answers to {dist.label}.")
+            st.caption(f"{dist.label}: {dist.answered} answered, {dist.right} right")
             st.toggle(
                 "Reveal to learners who answered",
                 value=dist.question_id in revealed,

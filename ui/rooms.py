@@ -88,8 +88,9 @@ def room_panel() -> None:
         del st.query_params[JOIN_PARAM]  # the code is in the form now; keep the address bar clean
     member = membership()
     flash = st.session_state.pop(FLASH, None)
+    waiting = member is None and bool(st.session_state.get("room.code"))  # a join link was opened
     with st.sidebar.expander(
-        "Workshop room", icon=":material/groups:", expanded=linked is not None or flash is not None
+        "Workshop room", icon=":material/groups:", expanded=waiting or flash is not None
     ):
         if member is not None:
             st.caption("You are in room")
