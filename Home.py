@@ -4,14 +4,19 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui import message_rate
 from ui.frame import progress_sidebar
+from ui.identity import saved_work_panel, settle_learner
 from ui.nav import menu
+from ui.rooms import room_panel
+from ui.signing import refuse_weak_key
 from ui.state import ensure_state
 
 # A folder called pages/ makes Streamlit run a process's very first script in its old
 # pages-folder mode, which cannot resolve our url paths ("Page not found" on a deep link).
 # st.navigation below switches that mode off for every later run of the process; nothing public
 # can switch it off before the first (see README, Hosting).
+message_rate.install()
 
 st.set_page_config(
     page_title="Reading a Training Run",
@@ -19,7 +24,13 @@ st.set_page_config(
     layout="wide",
 )
 ensure_state()
+# A weak key would let anyone holding one signed file forge others: the app refuses to start.
+refuse_weak_key()
 
 page = st.navigation(menu())
+# Before anything is drawn from the learner's state: whose work this is, loaded from the store.
+settle_learner()
 progress_sidebar()
+saved_work_panel()
+room_panel()
 page.run()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 import time
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
@@ -19,7 +20,7 @@ from http.cookies import SimpleCookie
 from google.protobuf.message import DecodeError
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.typing import Origin, Subprotocol
 
 from bench.isolation import IsolationTally, foreign_markers
@@ -29,6 +30,14 @@ LOOPBACK = "127.0.0.1"
 _XSRF_COOKIE = "_streamlit_xsrf"
 # The browser's stand-in when it has no XSRF cookie (an empty subprotocol is invalid).
 _NO_TOKEN = "PLACEHOLDER_AUTH_TOKEN"
+
+
+def _loopback_tls() -> ssl.SSLContext:
+    """TLS to our own proxy on this machine, whose certificate is self-signed: encrypted, unverified."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
 
 
 class SessionError(Exception):
@@ -59,10 +68,11 @@ class Traffic:
 
 
 async def http_get(
-    port: int, path: str, *, cookie: str = "", timeout_s: float
+    port: int, path: str, *, cookie: str = "", timeout_s: float, tls: bool = False
 ) -> tuple[int, dict[str, list[str]]]:
-    """A minimal HTTP/1.1 GET to the loopback server: status code and headers (lower-case names)."""
-    reader, writer = await asyncio.wait_for(asyncio.open_connection(LOOPBACK, port), timeout_s)
+    """A minimal HTTP/1.1 GET to the loopback server (over TLS to a proxy): status code and headers."""
+    context = _loopback_tls() if tls else None
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(LOOPBACK, port, ssl=context), timeout_s)
     try:
         lines = [f"GET {path} HTTP/1.1", f"Host: {LOOPBACK}:{port}", "Connection: close"]
         if cookie:
@@ -101,6 +111,7 @@ class Session:
     port: int
     marker: str
     timeout_s: float = 30.0
+    tls: bool = False  # through the workshop proxy (deploy/), which serves HTTPS only
     model: PageModel = field(default_factory=PageModel)
     text_markers: IsolationTally = field(default_factory=IsolationTally)
     traffic: Traffic = field(default_factory=Traffic)
@@ -113,23 +124,29 @@ class Session:
         """Open the page at `url_path` like a fresh browser tab; returns the first run's cost."""
         start = time.perf_counter()
         try:
-            status, headers = await http_get(self.port, "/_stcore/health", timeout_s=self.timeout_s)
+            status, headers = await http_get(
+                self.port, "/_stcore/health", timeout_s=self.timeout_s, tls=self.tls
+            )
             if status != 200:
                 raise SessionError("health", f"status {status}")
             token = xsrf_cookie(headers)
             cookie = f"{_XSRF_COOKIE}={token}" if token else ""
-            await http_get(self.port, "/_stcore/host-config", cookie=cookie, timeout_s=self.timeout_s)
+            await http_get(
+                self.port, "/_stcore/host-config", cookie=cookie, timeout_s=self.timeout_s, tls=self.tls
+            )
+            scheme = "s" if self.tls else ""
             self._ws = await connect(
-                f"ws://{LOOPBACK}:{self.port}/_stcore/stream",
+                f"ws{scheme}://{LOOPBACK}:{self.port}/_stcore/stream",
                 subprotocols=[Subprotocol("streamlit"), Subprotocol(token or _NO_TOKEN)],
-                origin=Origin(f"http://{LOOPBACK}:{self.port}"),
+                origin=Origin(f"http{scheme}://{LOOPBACK}:{self.port}"),
+                ssl=_loopback_tls() if self.tls else None,
                 additional_headers={"Cookie": cookie} if cookie else None,
                 open_timeout=self.timeout_s,
                 # A browser never pings; it only answers the server's pings.
                 ping_interval=None,
                 max_size=None,
             )
-        except (TimeoutError, OSError, ConnectionClosed, ValueError) as error:
+        except (TimeoutError, OSError, ConnectionClosed, InvalidHandshake, ValueError) as error:
             raise SessionError("connect", f"{type(error).__name__}: {error}") from error
         self._reader = asyncio.create_task(self._read_forever())
         return await self._request(self.model.rerun_message(page_name=url_path), start)

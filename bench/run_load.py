@@ -81,7 +81,7 @@ async def _warm_up(port: int, target: Target, token: str) -> None:
     await learner.run(start_delay_s=0, deadline=time.monotonic() + pages_budget_s)
 
 
-async def _drive(config: LoadConfig, port: int, token: str) -> LearnerStats:
+async def _drive(config: LoadConfig, port: int, token: str, *, tls: bool = False) -> LearnerStats:
     behaviour = Behaviour(mode=config.mode, think_min_s=config.think_min_s, think_max_s=config.think_max_s)
     waves = Waves(config.sessions, timeout_s=config.timeout_s) if config.mode == "burst" else None
     learners = [
@@ -94,6 +94,7 @@ async def _drive(config: LoadConfig, port: int, token: str) -> LearnerStats:
             waves=waves,
             lifetime_s=config.lifetime_s,
             timeout_s=config.timeout_s,
+            tls=tls,
         )
         for i in range(config.sessions)
     ]

@@ -300,6 +300,7 @@ class Learner:
     waves: Waves | None = None
     lifetime_s: float = 0.0
     timeout_s: float = 30.0
+    tls: bool = False
     stats: LearnerStats = field(default_factory=LearnerStats)
 
     def __post_init__(self) -> None:
@@ -330,7 +331,7 @@ class Learner:
 
     async def _one_session(self, life_end: float) -> bool:
         """One browser session from first load to `life_end`; False if it ended in an error."""
-        session = Session(port=self.port, marker=self.marker, timeout_s=self.timeout_s)
+        session = Session(port=self.port, marker=self.marker, timeout_s=self.timeout_s, tls=self.tls)
         self.stats.sessions += 1
         try:
             if self.waves is not None:

@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from core.learner_text import MAX_CHARS
-from core.predictions import record_fields, record_names
+from core.client_values import (
+    MAX_DEPTH,
+    MAX_STATE_BYTES,
+    bounded,
+    check_answer,
+    check_record,
+    check_size,
+    known_records,
+)
 from core.questions import Bank
-from core.report import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD, build_report, readable_time
-from core.scaling.evidence import PREDICTIONS, SNAPSHOTS, SYNTHESIS
+from core.report import build_report, readable_time
 from core.settings_schema import Section
 from core.signing import SIGNATURE_FIELD, UNSIGNED, Verdict, is_signature_text, sign, verify
 
@@ -30,29 +36,10 @@ VERSION = 1
 PROGRESS_FILE_NAME = "training-run-progress.json"
 REPORT_FILE_NAME = "training-run-report.md"
 
-MAX_FILE_BYTES = 200_000
-MAX_DEPTH = 8
-MAX_TEXT_CHARS = MAX_CHARS
-MAX_ITEMS = 50
-MAX_KEY_CHARS = 80
+MAX_FILE_BYTES = MAX_STATE_BYTES
 
 TOP_KEYS = ("format", "version", "exported_at", "state", SIGNATURE_FIELD)
 STATE_KEYS = ("answers", "settings", "records", "handed_in_at")
-
-# Records saved by pages that are not listed under a part in data/lab.json. Part records are
-# added by `known_records`, so a new part's records are accepted as soon as lab.json names them.
-EXTRA_RECORDS: tuple[str, ...] = (
-    PREDICTIONS,
-    SNAPSHOTS,
-    SYNTHESIS,
-)  # the scaling lab, which is not a marked part
-
-# The fields of records whose content we know: a tuple lists the allowed values, `str` is text.
-# Any other known record only has to be bounded JSON.
-RECORD_FIELDS: dict[str, dict[str, Any]] = {
-    DECISION_RECORD: {"choice": tuple(FIRST_EXPERIMENTS), "why": str},
-    REFLECTION_RECORD: {"text": str},
-}
 
 
 class RefusedFile(ValueError):
@@ -62,11 +49,6 @@ class RefusedFile(ValueError):
 def _refuse(condition: bool, message: str) -> None:
     if not condition:
         raise RefusedFile(message)
-
-
-def known_records(bank: Bank) -> tuple[str, ...]:
-    """Every record name a progress file may carry: each part's records, EXTRA_RECORDS, then the predictions."""
-    return tuple(name for part in bank.parts for name in part.records) + EXTRA_RECORDS + record_names(bank)
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -119,27 +101,10 @@ def load_json(data: bytes) -> Any:
         ) from None
 
 
-def _bounded(value: Any, where: str) -> None:
-    """Refuse oversized text, lists and objects, and numbers that are not finite, anywhere in `value`."""
-    if isinstance(value, str):
-        _refuse(
-            len(value) <= MAX_TEXT_CHARS, f"{where} holds text longer than {MAX_TEXT_CHARS:,} characters."
-        )
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise RefusedFile(f"{where} holds text with invalid characters.") from None
-    elif isinstance(value, float):
-        _refuse(math.isfinite(value), f"{where} holds a number too large to use.")
-    elif isinstance(value, list):
-        _refuse(len(value) <= MAX_ITEMS, f"{where} holds a list longer than {MAX_ITEMS} items.")
-        for item in value:
-            _bounded(item, where)
-    elif isinstance(value, dict):
-        _refuse(len(value) <= MAX_ITEMS, f"{where} holds an object with more than {MAX_ITEMS} keys.")
-        for key, item in value.items():
-            _refuse(len(key) <= MAX_KEY_CHARS, f"{where} holds a key longer than {MAX_KEY_CHARS} characters.")
-            _bounded(item, where)
+def _within_limits(document: Any) -> None:
+    """Refuse oversized text, keys, lists, objects and numbers anywhere, before anything else reads them."""
+    with _refusing():
+        bounded(document, "The file")
 
 
 def _object(value: Any, where: str, keys: tuple[str, ...] | None = None) -> dict[str, Any]:
@@ -160,17 +125,24 @@ def _timestamp(value: Any, where: str) -> str:
     return value
 
 
+@contextmanager
+def _refusing(prefix: str = "") -> Iterator[None]:
+    """Turn a ValueError from the shared checks into a refusal with the same sentence."""
+    try:
+        yield
+    except RefusedFile:
+        raise
+    except ValueError as err:
+        raise RefusedFile(f"{prefix}{err}") from None
+
+
 def _answers(raw: Any, bank: Bank) -> dict[str, str]:
     answers = _object(raw, "The answers")
     _refuse(
         set(answers) <= {q.id for q in bank.questions}, "The answers name a question this lab does not have."
     )
-    for qid, option in answers.items():
-        options = [o.id for o in bank.question(qid).options]
-        _refuse(
-            isinstance(option, str) and option in options, f"The answer to {qid} is not one of its options."
-        )
-    return dict(answers)
+    with _refusing():
+        return {qid: check_answer(qid, option, bank=bank) for qid, option in answers.items()}
 
 
 def _settings(raw: Any, schema: Mapping[str, Section]) -> dict[str, dict[str, Any]]:
@@ -179,38 +151,22 @@ def _settings(raw: Any, schema: Mapping[str, Section]) -> dict[str, dict[str, An
     checked = {}
     for name, values in settings.items():
         section = schema[name]
-        # Checked here as well as in Section.check so that no name from the file reaches a message.
+        # Checked before Section.check so that no name from the file reaches a message.
         _object(values, f"The {name} settings")
         _refuse(
             set(values) <= {f.name for f in section.fields},
             f"The {name} settings name one this page does not have.",
         )
-        try:
+        with _refusing(f"The {name} settings: "):
             checked[name] = section.check(values)
-        except ValueError as err:
-            raise RefusedFile(f"The {name} settings: {err}") from None
     return checked
 
 
-def _record(name: str, value: Any, known_fields: Mapping[str, Mapping[str, Any]]) -> Any:
-    _bounded(value, f"The record {name}")
-    fields = known_fields.get(name)
-    if fields is None:
-        return value
-    record = _object(value, f"The record {name}")
-    _refuse(set(record) <= set(fields), f"The record {name} has a field this lab does not know.")
-    for field, field_value in record.items():
-        allowed = fields[field]
-        ok = isinstance(field_value, str) if allowed is str else field_value in allowed
-        _refuse(ok, f"The record {name} has an unusable {field}.")
-    return record
-
-
-def _records(raw: Any, bank: Bank) -> dict[str, Any]:
+def _records(raw: Any, bank: Bank, schema: Mapping[str, Section]) -> dict[str, Any]:
     records = _object(raw, "The records")
     _refuse(set(records) <= set(known_records(bank)), "The file has a record this lab does not know.")
-    known_fields = {**RECORD_FIELDS, **record_fields(bank)}
-    return {name: _record(name, value, known_fields) for name, value in records.items()}
+    with _refusing():
+        return {name: check_record(name, value, bank=bank, schema=schema) for name, value in records.items()}
 
 
 def parse_document(document: Any, *, bank: Bank, schema: Mapping[str, Section]) -> dict[str, Any]:
@@ -233,7 +189,7 @@ def parse_document(document: Any, *, bank: Bank, schema: Mapping[str, Section]) 
     return {
         "answers": _answers(state["answers"], bank),
         "settings": _settings(state["settings"], schema),
-        "records": _records(state["records"], bank),
+        "records": _records(state["records"], bank, schema),
         "handed_in_at": None if handed_in_at is None else _timestamp(handed_in_at, "The hand-in time"),
     }
 
@@ -288,6 +244,20 @@ class Restored:
         return text
 
 
+def _read(data: bytes, key: str | None) -> Any:
+    """The parsed document, within the limits and, with a key, signed by it; nothing else is read first."""
+    document = load_json(data)
+    _within_limits(document)
+    if key:
+        _require_signature(document, key)
+    return document
+
+
+# A hostile file must end in a refusal, never in an exception a page would show: anything our own
+# checks did not foresee is reported as this sentence.
+UNREADABLE = "The file could not be read as a progress file from this lab."
+
+
 def restore(
     current: Mapping[str, Any],
     data: bytes,
@@ -299,26 +269,39 @@ def restore(
     """Merge an uploaded progress file into `current` (left untouched); RefusedFile if not usable.
 
     Answers locked in `current` win over the file's; settings and records from the file replace
-    the current ones. With a signing key only files this app signed, unedited, are accepted.
+    the current ones. With a signing key only files this app signed, unedited, are accepted, and
+    the signature is checked before the state inside is read.
     """
     _refuse(
         current.get("handed_in_at") is None,
         "This lab is already handed in, so nothing can be restored into it.",
     )
-    document = load_json(data)
-    incoming = parse_document(document, bank=bank, schema=schema)
-    if key:
-        _require_signature(document, key)
+    try:
+        return _merge(current, parse_document(_read(data, key), bank=bank, schema=schema), bank)
+    except RefusedFile:
+        raise
+    except Exception:  # noqa: BLE001 - see UNREADABLE
+        raise RefusedFile(UNREADABLE) from None
+
+
+def _merge(current: Mapping[str, Any], incoming: dict[str, Any], bank: Bank) -> Restored:
     locked = current.get("answers") or {}
     settings = copy.deepcopy(dict(current.get("settings") or {}))
     for section, values in incoming["settings"].items():
         settings[section] = {**settings.get(section, {}), **values}
+    records = {**copy.deepcopy(dict(current.get("records") or {})), **incoming["records"]}
+    locked_predictions = (current.get("records") or {}).get(PREDICTIONS) or {}
+    if locked_predictions:
+        # A prediction is locked like an answer: the file may add parts, never replace one.
+        records[PREDICTIONS] = {**(incoming["records"].get(PREDICTIONS) or {}), **locked_predictions}
     merged = {
         "answers": {**incoming["answers"], **locked},
         "settings": settings,
-        "records": {**copy.deepcopy(dict(current.get("records") or {})), **incoming["records"]},
+        "records": records,
         "handed_in_at": incoming["handed_in_at"],
     }
+    with _refusing():
+        check_size(merged)
     kept = tuple(q for q, option in incoming["answers"].items() if q in locked and locked[q] != option)
     return Restored(
         state=merged,
@@ -340,13 +323,16 @@ class Inspection:
 def inspect_file(data: bytes, *, bank: Bank, schema: Mapping[str, Section], key: str) -> Inspection:
     """Check a submitted progress file's signature with `key` and summarise what it holds."""
     try:
-        document = load_json(data)
+        document = _read(data, None)
+        verdict = verify(document, key)
         state = parse_document(document, bank=bank, schema=schema)
+        report = build_report(bank, state, layer=None, budget=None)
     except RefusedFile as err:
         return Inspection(verdict=None, problem=str(err), summary=None)
-    report = build_report(bank, state, layer=None, budget=None)
+    except Exception:  # noqa: BLE001 - see UNREADABLE
+        return Inspection(verdict=None, problem=UNREADABLE, summary=None)
     summary = (
         f"Checks {report.checks_score.label}, quiz {report.quiz_score.label}, "
         f"overall {report.overall_score.label}. {report.handed_in_text}"
     )
-    return Inspection(verdict=verify(document, key), problem=None, summary=summary)
+    return Inspection(verdict=verdict, problem=None, summary=summary)

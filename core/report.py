@@ -271,7 +271,10 @@ def readable_time(iso: str) -> str:
         raise ValueError(f"{str(iso)[:40]!r} is not a date and time.") from None
     if moment.tzinfo is None:
         raise ValueError(f"{iso[:40]!r} has no time zone.")
-    utc = moment.astimezone(UTC)
+    try:
+        utc = moment.astimezone(UTC)
+    except OverflowError:  # year 1 or 9999 with an offset falls outside the calendar in UTC
+        raise ValueError(f"{iso[:40]!r} is not a date and time this lab can read.") from None
     return f"{utc.day} {utc:%B %Y at %H:%M} UTC"
 
 

@@ -54,13 +54,15 @@ class Field:
             )
             return value
         is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        require(
-            is_number and (self.kind == "float" or float(value).is_integer()),
-            f"'{self.name}' must be a {'whole ' if self.kind == 'int' else ''}number.",
-        )
+        kind_words = f"a {'whole ' if self.kind == 'int' else ''}number"
+        require(is_number, f"'{self.name}' must be {kind_words}.")
+        # The range comes first: Python compares a huge int with a float exactly, but float() of
+        # an int with hundreds of digits overflows.
         require(
             self.min <= value <= self.max, f"'{self.name}' must be between {self.min:g} and {self.max:g}."
         )
+        whole = isinstance(value, int) or float(value).is_integer()
+        require(self.kind == "float" or whole, f"'{self.name}' must be {kind_words}.")
         require(self._on_step(value), f"'{self.name}' must be a multiple of {self.step:g} from {self.min:g}.")
         return int(value) if self.kind == "int" else float(value)
 

@@ -7,6 +7,8 @@ the same data sign the same, however they were indented.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import json
@@ -18,6 +20,9 @@ SIGNATURE_FIELD = "signature"
 UNSIGNED = "unsigned"
 _PREFIX = "hmac-sha256:"
 _HEX_DIGITS = 64
+MIN_KEY_BYTES = 32
+MIN_KEY_SYMBOLS = 10  # a token of 32 random bytes uses far more; "aaaa…" uses one
+MAKE_A_KEY = 'python -c "import secrets; print(secrets.token_hex(32))"'
 
 
 class Verdict(Enum):
@@ -64,3 +69,32 @@ def verify(document: Mapping[str, Any], key: str) -> Verdict:
         return Verdict.UNSIGNED
     expected = sign(document, key)
     return Verdict.INTACT if hmac.compare_digest(claimed.encode(), expected.encode()) else Verdict.EDITED
+
+
+def _key_bytes(key: str) -> bytes | None:
+    """The random bytes a key spells as hex or URL-safe base64 (what `secrets` makes), else None."""
+    try:
+        return bytes.fromhex(key)
+    except ValueError:
+        pass
+    try:
+        return base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def check_key(key: str) -> str:
+    """`key` if it spells at least 32 random bytes as hex or base64; else ValueError saying how to make one.
+
+    A short or guessable key lets anyone who holds one signed file recover it offline and sign
+    edited files; a workshop passphrase fell to a few thousand guesses.
+    """
+    decoded = _key_bytes(key.strip()) if isinstance(key, str) else None
+    strong = decoded is not None and len(decoded) >= MIN_KEY_BYTES and len(set(key)) >= MIN_KEY_SYMBOLS
+    if not strong:
+        raise ValueError(
+            f"The report signing key must be at least {MIN_KEY_BYTES} random bytes, written as hex or "
+            f"base64. Make one with `{MAKE_A_KEY}` and put it in .streamlit/secrets.toml as "
+            "report_signing_key."
+        )
+    return key

@@ -28,19 +28,11 @@ from core.workloads import linear_layer
 from ui import state
 from ui.marked import marked_question
 from ui.nav import next_link, title_of
+from ui.signing import signing_key
 from ui.tables import arrow_rows
 
 FLASH_KEY = "quiz_report.flash"
 bank = load_bank()
-
-
-def signing_key() -> str | None:
-    """The workshop's signing key from `st.secrets`, or None when the host set none."""
-    try:
-        key = st.secrets.get("report_signing_key")
-    except FileNotFoundError:  # no secrets file at all
-        return None
-    return key if isinstance(key, str) and key else None
 
 
 def layer_figures() -> LayerFigures | None:

@@ -6,6 +6,7 @@ import streamlit as st
 
 from core.questions import Question, load_bank
 from ui import state
+from ui.rooms import class_answers
 
 
 def _choice_key(question_id: str) -> str:
@@ -54,6 +55,7 @@ def marked_question(question_id: str) -> None:
                 key=f"marked.{question.id}.locked",
             )
             _feedback(question, given)
+            class_answers(question.id)
             return
         with st.form(key=f"marked.{question.id}.form", border=False):
             st.radio(

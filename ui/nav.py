@@ -18,6 +18,7 @@ class PageEntry:
     title: str
     icon: str
     url_path: str | None = None
+    lesson: bool = True
 
 
 PAGES = (
@@ -30,6 +31,8 @@ PAGES = (
     PageEntry("run_a.py", "Run A experiment", ":material/science:", "run-a"),
     PageEntry("quiz_report.py", "Quiz and report", ":material/assignment_turned_in:", "quiz-report"),
     PageEntry("scaling.py", "Scaling out", ":material/hub:", "scaling"),
+    # Not a lesson: no part in data/lab.json names it, so it stays out of progress.
+    PageEntry("instructor.py", "Instructor", ":material/co_present:", "instructor", lesson=False),
 )
 
 
@@ -57,8 +60,9 @@ def _entry(page: str) -> PageEntry:
 
 
 def next_link(page: str) -> None:
-    """A "Next →" link to the page after `page` in the menu; the last page links back to Home."""
-    index = PAGES.index(_entry(page))
-    following = PAGES[(index + 1) % len(PAGES)]
+    """A "Next →" link to the lesson after `page` in the menu; the last lesson links back to Home."""
+    lessons = [entry for entry in PAGES if entry.lesson]
+    index = lessons.index(_entry(page))
+    following = lessons[(index + 1) % len(lessons)]
     st.divider()
     st.page_link(f"pages/{following.file}", label=f"Next → {following.title}", icon=following.icon)

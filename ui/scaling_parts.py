@@ -344,7 +344,10 @@ def locked_prediction(part: str) -> str | None:
 
 
 def _lock(part: str, choice: str) -> None:
-    updated, accepted = evidence.lock_prediction(_records(evidence.PREDICTIONS), part, choice)
+    try:
+        updated, accepted = evidence.lock_prediction(_records(evidence.PREDICTIONS), part, choice)
+    except ValueError:  # only a client that bypasses the page sends a value the radio does not offer
+        return
     if accepted:
         state.store_record(evidence.PREDICTIONS, updated)
 
@@ -407,15 +410,18 @@ def _capture(
         st.session_state[_flash(part)] = "Choose a decision before capturing the snapshot."
         return
     st.session_state.pop(_flash(part), None)
-    snapshot = evidence.make_snapshot(
-        part=part,
-        settings=settings,
-        prediction=locked_prediction(part) or "",
-        inputs=inputs,
-        baseline=baseline,
-        result=outcome,
-        decision=decision,
-    )
+    try:
+        snapshot = evidence.make_snapshot(
+            part=part,
+            settings=settings,
+            prediction=locked_prediction(part) or "",
+            inputs=inputs,
+            baseline=baseline,
+            result=outcome,
+            decision=decision,
+        )
+    except ValueError:  # a decision the radio does not offer: only a client bypassing the page sends one
+        return
     state.store_record(evidence.SNAPSHOTS, {**_records(evidence.SNAPSHOTS), part: snapshot})
 
 

@@ -1,28 +1,45 @@
 """The one place that reads and writes a learner's state in `st.session_state`.
 
-Everything a learner produces lives under three keys we own, so it survives page switches
-(widget keys do not) and serialises as one plain dict for the report and the progress file:
+Everything a learner produces lives under keys we own, so it survives page switches (widget
+keys do not) and serialises as one plain dict for the report and the progress file:
 
 - ``answers``: marked question id -> chosen option id (first answer only);
 - ``settings``: section -> {name: value} for sliders and choices;
 - ``records``: name -> plain JSON value for forms and written text (Run A decision, ...);
 - ``handed_in_at``: ISO timestamp once the lab is handed in, else None.
+
+That is the session's working copy; the learner store (`store/`, opened by `ui.database`) is the
+record. Every writer below updates the working copy and writes the same change to the store as
+it happens. When the store cannot be reached the change stays in memory, the session is marked
+unsaved, and `sync` retries on every run. When the session learns whose work it is
+(`use_learner`), `sync` loads that learner's record; locked rows in the store always win.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import streamlit as st
 
+from core import client_values
 from core.answers import record_first
 from core.questions import load_bank
+from core.settings_schema import load_schema
 from core.settings_schema import section as schema_section
+from store import LearnerStore, Refused, StoreUnavailable
+from ui.database import learner_store
 
 ANSWERS = "answers"
 SETTINGS = "settings"
 RECORDS = "records"
 HANDED_IN_AT = "handed_in_at"
+LEARNER_ID = "learner.id"  # whose record this session works on; None until the browser says
+LOADED = "learner.loaded"  # the learner id whose record is loaded into the working copy
+UNSAVED = "learner.unsaved"  # True while something in the working copy is not in the store
+RESUME_CODE = "learner.resume_code"
+
+T = TypeVar("T")
 
 
 def ensure_state() -> None:
@@ -31,6 +48,9 @@ def ensure_state() -> None:
     st.session_state.setdefault(SETTINGS, {})
     st.session_state.setdefault(RECORDS, {})
     st.session_state.setdefault(HANDED_IN_AT, None)
+    st.session_state.setdefault(LEARNER_ID, None)
+    st.session_state.setdefault(LOADED, None)
+    st.session_state.setdefault(UNSAVED, False)
 
 
 def read_only() -> bool:
@@ -50,10 +70,15 @@ def give_answer(question_id: str, option_id: str) -> bool:
     ensure_state()
     if read_only():
         return False
-    load_bank().question(question_id).option_text(option_id)  # unknown ids raise ValueError
+    try:
+        client_values.check_answer(question_id, option_id, bank=load_bank())
+    except ValueError:
+        return False  # only a client that bypasses the page can send this
     updated, accepted = record_first(st.session_state[ANSWERS], question_id, option_id)
+    if not accepted:
+        return False
     st.session_state[ANSWERS] = updated
-    return accepted
+    return _save(lambda store, learner: store.add_answer(learner, question_id, option_id)) is not False
 
 
 def section_settings(section: str) -> dict[str, Any]:
@@ -75,12 +100,18 @@ def widget_key(section: str, name: str) -> str:
 
 
 def store_setting(section: str, name: str, value: Any) -> None:
-    """Remember one setting, unless the lab is handed in."""
+    """Remember one setting, unless the lab is handed in or the page schema refuses it."""
     ensure_state()
     if read_only():
         return
+    try:
+        value = client_values.check_setting(section, name, value, schema=load_schema())
+    except ValueError:
+        return
     sections = st.session_state[SETTINGS]
-    sections[section] = {**sections.get(section, {}), name: value}
+    values = {**sections.get(section, {}), name: value}
+    sections[section] = values
+    _save(lambda store, learner: store.put_settings(learner, section, values))
 
 
 def record(name: str) -> Any:
@@ -90,11 +121,18 @@ def record(name: str) -> Any:
 
 
 def store_record(name: str, value: Any) -> bool:
-    """Store a record (a plain JSON value); returns False if the lab is handed in."""
+    """Store a record (a plain JSON value); False (nothing stored) if handed in or its schema refuses it."""
     ensure_state()
     if read_only():
         return False
-    st.session_state[RECORDS] = {**st.session_state[RECORDS], name: value}
+    records = {**st.session_state[RECORDS], name: value}
+    try:
+        client_values.check_record(name, value, bank=load_bank(), schema=load_schema())
+        client_values.check_size({**snapshot(), RECORDS: records})
+    except ValueError:
+        return False
+    st.session_state[RECORDS] = records
+    _save(lambda store, learner: store.put_record(learner, name, value))
     return True
 
 
@@ -115,23 +153,134 @@ def hand_in(timestamp_iso: str) -> bool:
     if read_only():
         return False
     st.session_state[HANDED_IN_AT] = timestamp_iso
-    return True
+    return _save(lambda store, learner: store.hand_in(learner, timestamp_iso)) is not False
 
 
 def restore(merged: dict[str, Any]) -> bool:
     """Replace the learner's state with a merged snapshot from `core.progress_file.restore`.
 
-    Returns False (and changes nothing) once the lab is handed in.
+    What the store has locked stays as it is. Returns False (and changes nothing) once the lab
+    is handed in.
     """
     ensure_state()
     if read_only():
         return False
-    for section, values in merged[SETTINGS].items():
-        for name in values:
-            # A widget seeds itself from our store only when its key is absent.
-            st.session_state.pop(widget_key(section, name), None)
-    st.session_state[ANSWERS] = dict(merged[ANSWERS])
-    st.session_state[SETTINGS] = {k: dict(v) for k, v in merged[SETTINGS].items()}
-    st.session_state[RECORDS] = dict(merged[RECORDS])
-    st.session_state[HANDED_IN_AT] = merged[HANDED_IN_AT]
+    _replace(merged)
+    st.session_state[UNSAVED] = True
+    sync()
     return True
+
+
+def learner_id() -> str | None:
+    """The learner whose record this session works on, or None before the browser has said."""
+    ensure_state()
+    return st.session_state[LEARNER_ID]
+
+
+def resume_code() -> str | None:
+    """The resume code of this session's learner, once their record is loaded."""
+    ensure_state()
+    return st.session_state.get(RESUME_CODE)
+
+
+def unsaved() -> bool:
+    """True while some of the working copy is not in the store yet."""
+    ensure_state()
+    return bool(st.session_state[UNSAVED])
+
+
+def use_learner(new_id: str, *, keep_work: bool) -> None:
+    """Work on `new_id`'s record from now on; `sync` loads it.
+
+    With `keep_work` what this session did so far is added to that record (the first id a
+    session learns); without it the working copy starts empty (resume code, start over).
+    """
+    ensure_state()
+    if new_id == st.session_state[LEARNER_ID]:
+        return
+    if not keep_work:
+        _replace({ANSWERS: {}, SETTINGS: {}, RECORDS: {}, HANDED_IN_AT: None})
+        st.session_state[UNSAVED] = False
+    st.session_state[LEARNER_ID] = new_id
+    st.session_state.pop(RESUME_CODE, None)
+
+
+def sync() -> None:
+    """Load the learner's record once, and save whatever the store is missing; cheap when saved."""
+    ensure_state()
+    learner = st.session_state[LEARNER_ID]
+    first_load = learner is not None and st.session_state[LOADED] != learner
+    if learner is None or not (first_load or st.session_state[UNSAVED]):
+        return
+    try:
+        store = learner_store()
+        work = _over_record(store, learner) if first_load else snapshot()
+        stored = store.merge(learner, work)
+        code = store.learner(learner).resume_code
+    except (StoreUnavailable, Refused):
+        st.session_state[UNSAVED] = True
+        return
+    _replace(stored)
+    st.session_state.update({LOADED: learner, UNSAVED: False, RESUME_CODE: code})
+
+
+def _over_record(store: LearnerStore, learner: str) -> dict[str, Any]:
+    """This session's work laid over the learner's record, for the first load.
+
+    Before the session knew its learner it could only have stored defaults, values from a share
+    link, and whatever a learner did in that moment; only values that differ from the defaults
+    replace the record's, so a reload never resets the record's settings.
+    """
+    stored, mine = store.load(learner), snapshot()
+    settings = dict(stored[SETTINGS])
+    for section, values in mine[SETTINGS].items():
+        defaults = schema_section(section).defaults()
+        changed = {name: value for name, value in values.items() if defaults.get(name) != value}
+        settings[section] = {**values, **settings.get(section, {}), **changed}
+    return {**mine, SETTINGS: settings, RECORDS: {**stored[RECORDS], **mine[RECORDS]}}
+
+
+def _save(write: Callable[[LearnerStore, str], T]) -> T | None:
+    """Write one change to the store for this session's learner.
+
+    None when it could not be written now (no learner yet, store unreachable; `sync` retries).
+    When the store refuses it (locked elsewhere, e.g. in another tab) the working copy is
+    reloaded from the record, and the write's own result (False) is returned.
+    """
+    learner = st.session_state[LEARNER_ID]
+    if learner is None or st.session_state[LOADED] != learner:
+        st.session_state[UNSAVED] = True
+        return None
+    try:
+        result = write(learner_store(), learner)
+    except Refused:
+        _reload(learner)
+        return None
+    except StoreUnavailable:
+        st.session_state[UNSAVED] = True
+        return None
+    if result is False:
+        _reload(learner)
+    return result
+
+
+def _reload(learner: str) -> None:
+    try:
+        _replace(learner_store().load(learner))
+    except StoreUnavailable:
+        st.session_state[UNSAVED] = True
+
+
+def _replace(new_state: dict[str, Any]) -> None:
+    """Make `new_state` the working copy, and let every settings widget re-seed from it."""
+    # Imported here: ui.settings imports this module.
+    from ui.settings import widget_key
+
+    for name, section in load_schema().items():
+        for field in section.fields:
+            # A widget seeds itself from our store only when its key is absent.
+            st.session_state.pop(widget_key(name, field.name), None)
+    st.session_state[ANSWERS] = dict(new_state[ANSWERS])
+    st.session_state[SETTINGS] = {k: dict(v) for k, v in new_state[SETTINGS].items()}
+    st.session_state[RECORDS] = dict(new_state[RECORDS])
+    st.session_state[HANDED_IN_AT] = new_state[HANDED_IN_AT]

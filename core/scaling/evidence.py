@@ -34,6 +34,11 @@ MISSING, STALE, CURRENT = "missing", "stale", "current"
 SYNTHESIS_CHOICES = ("plan", "rejected", "trigger", "limitation")
 
 
+def is_option(value: Any, options: Mapping[str, str]) -> bool:
+    """Whether `value` is one of `options`' ids; a list or object from a client is simply not one."""
+    return isinstance(value, str) and value in options
+
+
 def _check_part(part: str) -> None:
     require(part in PARTS, f"There is no part {part!r}; the parts are {', '.join(PARTS)}.")
 
@@ -42,7 +47,7 @@ def lock_prediction(predictions: Mapping[str, str], part: str, option: str) -> t
     """Predictions with this one added, and whether it was accepted (a part's first prediction stands)."""
     _check_part(part)
     options = load_scaling().parts[part].options
-    require(option in options, f"Part {part} has no prediction {option!r}.")
+    require(is_option(option, options), f"Part {part} has no such prediction.")
     return record_first(predictions, part, option)
 
 
@@ -54,7 +59,7 @@ def current_settings(stored: Mapping[str, Any]) -> dict[str, Any]:
 def prediction_of(predictions: Any, part: str) -> str | None:
     """The locked prediction of `part` if the record holds one the part offers (a restored file may not)."""
     option = predictions.get(part) if isinstance(predictions, Mapping) else None
-    return option if option in load_scaling().parts[part].options else None
+    return option if is_option(option, load_scaling().parts[part].options) else None
 
 
 def valid_snapshot(part: str, snapshot: Any) -> bool:
@@ -62,8 +67,8 @@ def valid_snapshot(part: str, snapshot: Any) -> bool:
     text = load_scaling().parts[part]
     return (
         isinstance(snapshot, Mapping)
-        and snapshot.get("prediction") in text.options
-        and snapshot.get("decision") in text.decisions
+        and is_option(snapshot.get("prediction"), text.options)
+        and is_option(snapshot.get("decision"), text.decisions)
         and isinstance(snapshot.get("upstream"), Mapping)
         and all(isinstance(snapshot.get(key), Mapping) for key in ("inputs", "baseline", "result"))
     )
@@ -80,7 +85,7 @@ def saved_synthesis(raw: Any) -> dict[str, str]:
         "trigger": text.triggers,
         "limitation": text.limitations,
     }
-    kept = {name: raw[name] for name, options in allowed.items() if raw.get(name) in options}
+    kept = {name: raw[name] for name, options in allowed.items() if is_option(raw.get(name), options)}
     if isinstance(raw.get("rationale"), str):
         kept["rationale"] = raw["rationale"]
     return kept
@@ -105,8 +110,8 @@ def make_snapshot(
     """A snapshot as a plain JSON object; the decision must be one the part offers."""
     _check_part(part)
     text = load_scaling().parts[part]
-    require(prediction in text.options, f"Part {part} needs a locked prediction before a snapshot.")
-    require(decision in text.decisions, f"Part {part} has no decision {decision!r}.")
+    require(is_option(prediction, text.options), f"Part {part} needs a locked prediction before a snapshot.")
+    require(is_option(decision, text.decisions), f"Part {part} has no such decision.")
     return {
         "part": part,
         "upstream": upstream(part, settings),

@@ -9,6 +9,7 @@ from core.questions import load_bank
 from tests.app.conftest import HOME, answer, open_page, predict
 
 PAGE = "pages/quiz_report.py"
+STRONG_KEY = "9f" * 4 + "0123456789abcdef" * 4  # 36 bytes as hex, as `secrets.token_hex` writes them
 AT = "2026-11-30T14:05:09+00:00"
 BANK = load_bank()
 HOSTILE = "**bold** [click](https://evil.example) <b>tag</b>\n# not a heading"
@@ -156,10 +157,10 @@ def test_without_a_key_the_export_is_unsigned_and_there_is_nothing_to_verify():
 
 def test_with_a_key_an_instructor_can_tell_intact_from_edited():
     at = AppTest.from_file(str(HOME), default_timeout=30)
-    at.secrets["report_signing_key"] = "workshop-key"
+    at.secrets["report_signing_key"] = STRONG_KEY
     at.switch_page(PAGE).run()
     assert any("signed by this app" in c.value for c in at.caption)
-    signed = _progress({"q1": "b"}, key="workshop-key")
+    signed = _progress({"q1": "b"}, key=STRONG_KEY)
     _upload(at, "verify.file", signed)
     assert any(s.value.startswith("**Signed and intact.**") and "quiz 1/3" in s.value for s in at.success)
     edited = json.loads(signed)
@@ -168,6 +169,15 @@ def test_with_a_key_an_instructor_can_tell_intact_from_edited():
         ("progress.json", json.dumps(edited).encode(), "application/json")
     ).run()
     assert any(e.value.startswith("**Signed, but edited") for e in at.error)
+
+
+def test_a_weak_signing_key_stops_the_app_and_says_how_to_make_one():
+    at = AppTest.from_file(str(HOME), default_timeout=30)
+    at.secrets["report_signing_key"] = "workshop2026"
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "secrets.token_hex(32)" in at.error[0].value
+    assert not at.title  # no page ran
 
 
 def test_the_report_shows_the_scaling_plan_and_its_rationale_as_plain_text():

@@ -8,20 +8,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import progress_file
+from core import client_values, progress_file
+from core.client_values import MAX_DEPTH, MAX_ITEMS, MAX_TEXT_CHARS, known_records
 from core.progress_file import (
-    MAX_DEPTH,
     MAX_FILE_BYTES,
-    MAX_ITEMS,
-    MAX_TEXT_CHARS,
     RefusedFile,
     export_progress,
     inspect_file,
-    known_records,
     restore,
 )
 from core.questions import load_bank
 from core.report import FIRST_EXPERIMENTS
+from core.scaling.evidence import PREDICTIONS
 from core.settings_schema import load_schema, parse_section
 from core.signing import Verdict
 
@@ -106,6 +104,13 @@ def test_locked_answers_win_and_the_rest_is_merged_in():
     assert current == before
 
 
+def test_locked_predictions_win_and_new_parts_are_added():
+    current = {**EMPTY, "records": {PREDICTIONS: {"A": "flat"}}}
+    incoming = {**EMPTY, "records": {PREDICTIONS: {"A": "linear", "B": "flat"}}}
+    restored = _restore(export_progress(incoming, exported_at=AT, key=None), current)
+    assert restored.state["records"][PREDICTIONS] == {"A": "flat", "B": "flat"}
+
+
 def test_nothing_is_restored_into_a_handed_in_session():
     with pytest.raises(RefusedFile, match="already handed in"):
         _restore(export_progress(FULL, exported_at=AT, key=None), {**EMPTY, "handed_in_at": AT})
@@ -133,7 +138,7 @@ def test_known_records_come_from_the_parts_and_the_explicit_list(monkeypatch):
         "predict.memory.dominant",
         "predict.memory.breaks",
     }
-    monkeypatch.setattr(progress_file, "EXTRA_RECORDS", ("scaling.notes",))
+    monkeypatch.setattr(client_values, "EXTRA_RECORDS", ("scaling.notes",))
     assert "scaling.notes" in known_records(BANK)
 
 
@@ -147,7 +152,7 @@ def test_a_locked_prediction_survives_a_round_trip_and_a_forged_one_is_refused()
     )
     assert restored.state["records"] == good["records"]
     bad = {**EMPTY, "records": {"predict.linear.gelu": {"choice": "fast", "actual": "memory-bound"}}}
-    with pytest.raises(RefusedFile, match="unusable choice"):
+    with pytest.raises(RefusedFile, match="choice is not one of the options"):
         restore(EMPTY, export_progress(bad, exported_at=AT, key=None), bank=BANK, schema=SCHEMA, key=None)
 
 
@@ -209,11 +214,11 @@ def test_every_kind_of_bad_file_is_refused_and_changes_nothing(name):
 
 
 def test_bounded_lists_apply_to_records_without_a_known_shape(monkeypatch):
-    monkeypatch.setattr(progress_file, "EXTRA_RECORDS", ("scaling.notes",))
+    monkeypatch.setattr(client_values, "EXTRA_RECORDS", ("scaling.notes",))
     assert _restore(_edit(("state", "records", "scaling.notes"), list(range(MAX_ITEMS)))).state["records"][
         "scaling.notes"
     ]
-    with pytest.raises(RefusedFile, match="record scaling.notes holds a list longer than 50 items"):
+    with pytest.raises(RefusedFile, match="holds a list longer than 50 items"):
         _restore(_edit(("state", "records", "scaling.notes"), list(range(MAX_ITEMS + 1))))
     with pytest.raises(RefusedFile, match="number too large"):
         _restore(_bytes(_document()).replace(b'"records": {', b'"records": {"scaling.notes": [1e400],'))

@@ -56,7 +56,7 @@ def test_first_prediction_is_locked():
 def test_unknown_part_or_option_is_refused():
     with pytest.raises(ValueError, match="no part"):
         lock_prediction({}, "F", "middle")
-    with pytest.raises(ValueError, match="no prediction"):
+    with pytest.raises(ValueError, match="no such prediction"):
         lock_prediction({}, "A", "perfect")
 
 
@@ -65,7 +65,7 @@ def test_snapshot_needs_a_prediction_and_a_known_decision():
         make_snapshot(
             part="B", settings=SETTINGS, prediction="", inputs={}, baseline={}, result={}, decision="shard"
         )
-    with pytest.raises(ValueError, match="no decision"):
+    with pytest.raises(ValueError, match="no such decision"):
         make_snapshot(
             part="B", settings=SETTINGS, prediction="oom", inputs={}, baseline={}, result={}, decision="maybe"
         )

@@ -45,6 +45,7 @@ STARTUP_TIMEOUT_S = 60
 # (e.g. /linear-layer/_stcore/health) before finding them at the root; those 404s are expected.
 BASE_PATH_PROBE = re.compile(r"/[^/]+/_stcore/(host-config|health)$")
 NOT_FOUND = "the server responded with a status of 404"
+INSTRUCTOR_KEY = "e2e-instructor-key-0123456789abcdef"  # the app under test gets it as $LAB_INSTRUCTOR_KEY
 MAX_SCREENSHOT_PX = 12_000  # keeps a capture of a very long page to a reviewable size
 
 
@@ -87,7 +88,11 @@ def app_url(browser: Browser) -> Iterator[str]:
     ]
     log = open(ROOT / "test-artifacts" / "streamlit.log", "w") if _artifacts_ready() else subprocess.DEVNULL
     process = subprocess.Popen(
-        command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        command,
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "LAB_INSTRUCTOR_KEY": INSTRUCTOR_KEY},
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -1,0 +1,100 @@
+"""Charts of a workshop room: one question's first answers, and the Scaling predictions beside the
+computed answers. Both show counts only, never who gave them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+from core.rooms import Distribution, PredictionCount
+
+CORRECT_COLOUR = "#2e7d32"
+OTHER_COLOUR = "#8c8c8c"
+PREDICTED_COLOUR = "#1f77b4"
+COMPUTED_COLOUR = "#ff7f0e"
+CORRECT_LABEL = "Correct answer"
+OTHER_LABEL = "Other options"
+
+
+def answers_frame(dist: Distribution) -> pd.DataFrame:
+    """One row per option, in the bank's order, with its count and whether it is the correct one."""
+    return pd.DataFrame(
+        [
+            {
+                "option": option.text,
+                "count": option.count,
+                "kind": CORRECT_LABEL if option.correct else OTHER_LABEL,
+            }
+            for option in dist.options
+        ]
+    )
+
+
+def answers_chart(dist: Distribution) -> alt.Chart:
+    """Horizontal bars of first answers per option; the correct option is green and named in the legend."""
+    frame = answers_frame(dist)
+    return (
+        alt.Chart(frame, title=f"{dist.label}: first answers")
+        .mark_bar()
+        .encode(
+            y=alt.Y("option:N", sort=list(frame["option"]), title=None, axis=alt.Axis(labelLimit=320)),
+            x=alt.X("count:Q", title="Learners", axis=alt.Axis(tickMinStep=1)),
+            color=alt.Color(
+                "kind:N",
+                scale=alt.Scale(domain=[CORRECT_LABEL, OTHER_LABEL], range=[CORRECT_COLOUR, OTHER_COLOUR]),
+                legend=alt.Legend(title=None, orient="bottom"),
+            ),
+            tooltip=[
+                alt.Tooltip("option:N", title="Option"),
+                alt.Tooltip("count:Q", title="Learners"),
+                alt.Tooltip("kind:N", title="Kind"),
+            ],
+        )
+    )
+
+
+PREDICTED = "Predicted"
+COMPUTED = "Came true for their settings"
+
+
+def predictions_frame(rows: Sequence[PredictionCount], part: str) -> pd.DataFrame:
+    """Two rows per option of one part: how many predicted it and for how many it came true."""
+    return pd.DataFrame(
+        [
+            {"option": row.label, "series": series, "count": count}
+            for row in rows
+            if row.part == part
+            for series, count in ((PREDICTED, row.predicted), (COMPUTED, row.computed))
+        ]
+    )
+
+
+def predictions_chart(rows: Sequence[PredictionCount], part: str, title: str) -> alt.Chart:
+    """Grouped bars for one Scaling out part: the class's predictions beside the computed answers."""
+    frame = predictions_frame(rows, part)
+    return (
+        alt.Chart(frame, title=title)
+        .mark_bar()
+        .encode(
+            y=alt.Y(
+                "option:N",
+                sort=list(dict.fromkeys(frame["option"])),
+                title=None,
+                axis=alt.Axis(labelLimit=320),
+            ),
+            yOffset=alt.YOffset("series:N", sort=[PREDICTED, COMPUTED]),
+            x=alt.X("count:Q", title="Learners", axis=alt.Axis(tickMinStep=1)),
+            color=alt.Color(
+                "series:N",
+                scale=alt.Scale(domain=[PREDICTED, COMPUTED], range=[PREDICTED_COLOUR, COMPUTED_COLOUR]),
+                legend=alt.Legend(title=None, orient="bottom"),
+            ),
+            tooltip=[
+                alt.Tooltip("option:N", title="Option"),
+                alt.Tooltip("series:N", title="Bar"),
+                alt.Tooltip("count:Q", title="Learners"),
+            ],
+        )
+    )

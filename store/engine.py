@@ -1,0 +1,70 @@
+"""Where the store lives and how to connect to it: embedded SQLite by default, PostgreSQL by URL."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+DATA_DIR_ENV = "LAB_DATA_DIR"
+DATABASE_URL_ENV = "LAB_DATABASE_URL"
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[1] / ".lab-data"
+SQLITE_FILE = "learners.sqlite3"
+# How long a connection waits for the database (PostgreSQL connect, SQLite's write lock).
+CONNECT_TIMEOUT_S = 5
+SQLITE_BUSY_TIMEOUT_S = 15
+
+
+def data_dir() -> Path:
+    """The folder of the embedded store: $LAB_DATA_DIR, else `.lab-data/` in the repository."""
+    return Path(os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR)
+
+
+def default_url() -> str:
+    """$LAB_DATABASE_URL if set, else the SQLite file in the data folder."""
+    return os.environ.get(DATABASE_URL_ENV) or f"sqlite:///{data_dir() / SQLITE_FILE}"
+
+
+def _postgres_url(url: str) -> str:
+    # "postgresql://" alone would pick psycopg2; we ship psycopg 3.
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def _sqlite_engine(url: str) -> sa.Engine:
+    path = sa.make_url(url).database
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    engine = sa.create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # The driver's own transaction handling is switched off so that `_on_begin` decides.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")  # readers never wait for the writer
+        cursor.execute("PRAGMA foreign_keys=ON")  # SQLite leaves them off unless asked
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _on_begin(connection: sa.Connection) -> None:
+        # Take the write lock up front: a deferred transaction that later needs it fails at once
+        # with "database is locked" instead of waiting its turn.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def create_engine(url: str) -> sa.Engine:
+    """An engine for `url` (sqlite:///path or postgresql://...), set up for this store."""
+    if url.startswith("sqlite"):
+        return _sqlite_engine(url)
+    return sa.create_engine(
+        _postgres_url(url),
+        pool_pre_ping=True,  # a replica survives the database restarting
+        connect_args={"connect_timeout": CONNECT_TIMEOUT_S},
+    )

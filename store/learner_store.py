@@ -1,0 +1,269 @@
+"""The learner store: one small interface over the database for everything a learner produces.
+
+Answers, predictions and the hand-in are insert-only, and the database itself refuses to change
+or delete them (see `store.migrations`); settings and records are replaced as they change until
+the hand-in. The state it returns has the shape of `ui.state.snapshot()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+from core.scaling.evidence import PREDICTIONS
+from store.engine import create_engine
+from store.ids import new_learner_id, new_resume_code, parse_code
+from store.migrations import migrate
+from store.schema import answers, hand_ins, learners, predictions, records, settings
+
+
+class StoreUnavailable(RuntimeError):
+    """The database cannot be reached (down, unreachable, or busy for too long)."""
+
+
+class Refused(ValueError):
+    """The database refused a write because what it would change is locked or handed in."""
+
+
+@dataclass(frozen=True)
+class Learner:
+    """A learner's id (kept in their browser) and resume code (shown to them)."""
+
+    id: str
+    resume_code: str
+
+
+@dataclass(frozen=True)
+class Removed:
+    """One learner deleted by retention, with when they started and last saved, and what they had."""
+
+    learner_id: str
+    created_at: datetime
+    updated_at: datetime
+    rows: int
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _insert(connection: sa.Connection, table: sa.Table) -> Any:
+    """An INSERT that understands ON CONFLICT for this connection's database."""
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table)
+
+
+def _key(table: sa.Table) -> list[sa.Column[Any]]:
+    return list(table.primary_key.columns)
+
+
+class LearnerStore:
+    """Reads and writes learners' work in one database (SQLite file or PostgreSQL)."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str) -> LearnerStore:
+        """Connect to `url` and bring its schema up to date."""
+        engine = create_engine(url)
+        with _guarded():
+            migrate(engine)
+        return cls(engine)
+
+    @contextmanager
+    def _write(self, learner_id: str) -> Iterator[sa.Connection]:
+        """A transaction that first marks the learner active (creating them if retention removed them).
+
+        Touching the learner's row first also queues concurrent writers of one learner in PostgreSQL.
+        """
+        with _guarded(), self.engine.begin() as connection:
+            now = _now()
+            values = {
+                "id": learner_id,
+                "resume_code": new_resume_code(),
+                "created_at": now,
+                "updated_at": now,
+            }
+            connection.execute(
+                _insert(connection, learners)
+                .values(**values)
+                .on_conflict_do_update(index_elements=[learners.c.id], set_={"updated_at": now})
+            )
+            yield connection
+
+    def learner(self, learner_id: str) -> Learner:
+        """The learner with this id, created on first sight."""
+        with self._write(learner_id) as connection:
+            code = connection.execute(
+                sa.select(learners.c.resume_code).where(learners.c.id == learner_id)
+            ).scalar_one()
+        return Learner(id=learner_id, resume_code=code)
+
+    def new_learner(self) -> Learner:
+        """A brand-new learner with nothing stored yet."""
+        return self.learner(new_learner_id())
+
+    def learner_for_code(self, typed: str) -> str | None:
+        """The learner id a typed resume code opens, or None (the caller must not say which case)."""
+        code = parse_code(typed)
+        if code is None:
+            return None
+        with _guarded(), self.engine.connect() as connection:
+            return connection.execute(sa.select(learners.c.id).where(learners.c.resume_code == code)).scalar()
+
+    def load(self, learner_id: str) -> dict[str, Any]:
+        """Everything stored for a learner, in the shape of a session snapshot."""
+        with _guarded(), self.engine.connect() as connection:
+            return _load(connection, learner_id)
+
+    def add_answer(self, learner_id: str, question_id: str, option_id: str) -> bool:
+        """Store a first answer; False if the question was already answered or the lab handed in."""
+        return self._add_once(answers, learner_id, question_id=question_id, option_id=option_id)
+
+    def add_prediction(self, learner_id: str, part: str, option_id: str) -> bool:
+        """Store a part's first prediction; False if it was already locked or the lab handed in."""
+        return self._add_once(predictions, learner_id, part=part, option_id=option_id)
+
+    def hand_in(self, learner_id: str, handed_in_at: str) -> bool:
+        """Record the hand-in; False if the learner had already handed in."""
+        return self._add_once(hand_ins, learner_id, handed_in_at=handed_in_at)
+
+    def _add_once(self, table: sa.Table, learner_id: str, **values: Any) -> bool:
+        try:
+            with self._write(learner_id) as connection:
+                return _add_once(connection, table, learner_id, values)
+        except Refused:
+            return False
+
+    def put_settings(self, learner_id: str, section: str, values: Mapping[str, Any]) -> None:
+        """Replace one page section's settings (Refused after the hand-in)."""
+        with self._write(learner_id) as connection:
+            _put(connection, settings, learner_id, section=section, values=dict(values))
+
+    def put_record(self, learner_id: str, name: str, value: Any) -> None:
+        """Replace one record (Refused after the hand-in); predictions are only ever added to."""
+        with self._write(learner_id) as connection:
+            _put_record(connection, learner_id, name, value)
+
+    def merge(self, learner_id: str, state: Mapping[str, Any]) -> dict[str, Any]:
+        """Write a whole session snapshot in one transaction and return what is stored afterwards.
+
+        Settings and records from `state` replace stored ones; locked rows (answers, predictions,
+        the hand-in) are only ever added, never replaced. After a hand-in nothing is written.
+        """
+        with self._write(learner_id) as connection:
+            if not _handed_in(connection, learner_id):
+                for question_id, option_id in state["answers"].items():
+                    _add_once(
+                        connection, answers, learner_id, {"question_id": question_id, "option_id": option_id}
+                    )
+                for section, values in state["settings"].items():
+                    _put(connection, settings, learner_id, section=section, values=values)
+                for name, value in state["records"].items():
+                    _put_record(connection, learner_id, name, value)
+                if state["handed_in_at"] is not None:
+                    _add_once(connection, hand_ins, learner_id, {"handed_in_at": state["handed_in_at"]})
+            return _load(connection, learner_id)
+
+    def remove_idle(self, before: datetime) -> list[Removed]:
+        """Delete every learner whose last save is older than `before`, with all their work."""
+        with _guarded(), self.engine.begin() as connection:
+            idle = connection.execute(
+                sa.select(learners.c.id, learners.c.created_at, learners.c.updated_at)
+                .where(learners.c.updated_at < before)
+                .order_by(learners.c.updated_at)
+            ).all()
+            removed = [
+                Removed(
+                    learner_id=row.id,
+                    created_at=row.created_at,
+                    updated_at=row.updated_at,
+                    rows=_rows(connection, row.id),
+                )
+                for row in idle
+            ]
+            connection.execute(sa.delete(learners).where(learners.c.id.in_([r.learner_id for r in removed])))
+        return removed
+
+    def ping(self) -> None:
+        """Raise StoreUnavailable unless the database answers."""
+        with _guarded(), self.engine.connect() as connection:
+            connection.execute(sa.select(1))
+
+
+@contextmanager
+def _guarded() -> Iterator[None]:
+    """Turn the driver's errors into the two this store promises: Refused and StoreUnavailable."""
+    try:
+        yield
+    except sa.exc.IntegrityError as err:
+        raise Refused(str(err.orig)) from err
+    except (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.InternalError) as err:
+        raise StoreUnavailable(str(err.orig)) from err
+
+
+def _add_once(connection: sa.Connection, table: sa.Table, learner_id: str, values: Mapping[str, Any]) -> bool:
+    statement = (
+        _insert(connection, table)
+        .values(learner_id=learner_id, created_at=_now(), **values)
+        .on_conflict_do_nothing(index_elements=_key(table))
+        .returning(table.c.learner_id)  # a row comes back only if this insert added it
+    )
+    return connection.execute(statement).first() is not None
+
+
+def _put(connection: sa.Connection, table: sa.Table, learner_id: str, **values: Any) -> None:
+    statement = _insert(connection, table).values(learner_id=learner_id, updated_at=_now(), **values)
+    changed = {name: statement.excluded[name] for name in [*values, "updated_at"]}
+    connection.execute(statement.on_conflict_do_update(index_elements=_key(table), set_=changed))
+
+
+def _put_record(connection: sa.Connection, learner_id: str, name: str, value: Any) -> None:
+    if name == PREDICTIONS:
+        # Kept apart from other records so the database can lock each prediction on its own.
+        for part, option_id in (value or {}).items():
+            _add_once(connection, predictions, learner_id, {"part": part, "option_id": option_id})
+        return
+    _put(connection, records, learner_id, name=name, value=value)
+
+
+def _handed_in(connection: sa.Connection, learner_id: str) -> bool:
+    return (
+        connection.execute(
+            sa.select(hand_ins.c.learner_id).where(hand_ins.c.learner_id == learner_id)
+        ).first()
+        is not None
+    )
+
+
+def _load(connection: sa.Connection, learner_id: str) -> dict[str, Any]:
+    def rows(table: sa.Table, *columns: str) -> list[sa.Row[Any]]:
+        chosen = [table.c[name] for name in columns]
+        return list(connection.execute(sa.select(*chosen).where(table.c.learner_id == learner_id)).all())
+
+    stored_records = {name: value for name, value in rows(records, "name", "value")}
+    locked_predictions = {part: option for part, option in rows(predictions, "part", "option_id")}
+    if locked_predictions:
+        stored_records[PREDICTIONS] = locked_predictions
+    handed_in = rows(hand_ins, "handed_in_at")
+    return {
+        "answers": {question: option for question, option in rows(answers, "question_id", "option_id")},
+        "settings": {section: dict(values) for section, values in rows(settings, "section", "values")},
+        "records": stored_records,
+        "handed_in_at": handed_in[0].handed_in_at if handed_in else None,
+    }
+
+
+def _rows(connection: sa.Connection, learner_id: str) -> int:
+    """How many rows of work a learner has across the tables retention deletes."""
+    return sum(
+        connection.execute(sa.select(sa.func.count()).where(table.c.learner_id == learner_id)).scalar_one()
+        for table in (answers, predictions, settings, records, hand_ins)
+    )

@@ -1,0 +1,143 @@
+"""A learner's record in the store, through the app: it survives a new session, a resume code
+moves it, start over leaves it locked, restores never replace its locks, and an unreachable store
+is said plainly while the lab keeps working."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.progress_file import export_progress
+from core.questions import load_bank
+from store.ids import new_learner_id, show_code
+from tests.app.conftest import HOME, answer
+from tests.conftest import free_port
+from ui import state
+from ui.database import learner_store
+from ui.identity import COMPONENT_KEY
+
+QUIZ = "pages/quiz_report.py"
+AT = "2026-11-30T14:05:09+00:00"
+
+
+def _session_of(learner: str | None, page: str = QUIZ) -> AppTest:
+    """A new session (a reload, a new tab, another replica) that the browser says belongs to
+    `learner` (None: a browser that has not said), run through Home.py's frame, then on `page`."""
+    at = AppTest.from_file(str(HOME), default_timeout=30)
+    at.session_state[state.LEARNER_ID] = learner
+    # The first run goes through the router, so later page switches keep the sidebar frame.
+    return at.run().switch_page(page).run()
+
+
+def _saved_note(at: AppTest) -> str:
+    return " ".join(str(e.value) for e in [*at.caption, *at.warning])
+
+
+def test_answers_persist_into_a_new_session_of_the_same_learner():
+    learner, right = new_learner_id(), load_bank().question("q1").correct
+    first = _session_of(learner)
+    answer(first, "q1", right)
+    assert "Saved" in _saved_note(first)
+    again = _session_of(learner)
+    assert not again.exception
+    assert again.session_state["answers"] == {"q1": right}
+    assert again.radio(key="marked.q1.locked").disabled
+    assert [m.value for m in again.main.metric] == ["0/8", "1/3", "1/11"]
+
+
+def test_a_session_the_browser_never_names_is_saved_under_its_own_fresh_id():
+    at = AppTest.from_file(str(HOME), default_timeout=30).run()
+    assert "Opening your saved work" in _saved_note(at) and at.session_state[state.LEARNER_ID] is None
+    at.switch_page(QUIZ).run()  # the browser still has not answered: the session's fresh id is used
+    answer(at, "q2", "c")
+    learner = at.session_state[state.LEARNER_ID]
+    assert learner and learner_store().load(learner)["answers"] == {"q2": "c"}
+    assert _session_of(new_learner_id()).session_state["answers"] == {}
+
+
+def test_a_second_session_cannot_change_an_answer_locked_by_the_first():
+    learner = new_learner_id()
+    first, second = _session_of(learner), _session_of(learner)
+    answer(first, "q1", "a")
+    answer(second, "q1", "b")  # this tab did not know: the store refuses and the tab reloads
+    assert second.session_state["answers"] == {"q1": "a"}
+    assert learner_store().load(learner)["answers"] == {"q1": "a"}
+
+
+def test_restoring_a_file_never_replaces_what_the_store_has_locked():
+    learner = new_learner_id()
+    learner_store().add_answer(learner, "q1", "a")  # locked in another tab after this one loaded
+    at = _session_of(learner)
+    at.session_state["answers"] = {}
+    snapshot = {"answers": {"q1": "b", "q2": "c"}, "settings": {}, "records": {}, "handed_in_at": None}
+    data = export_progress(snapshot, exported_at=AT, key=None)
+    at.file_uploader(key="restore.file").upload("progress.json", data, "application/json").run()
+    at.button(key="restore.go").click().run()
+    assert at.session_state["answers"] == {"q1": "a", "q2": "c"}
+    assert learner_store().load(learner)["answers"] == {"q1": "a", "q2": "c"}
+
+
+def test_a_resume_code_opens_the_work_in_another_session():
+    learner = new_learner_id()
+    answer(_session_of(learner), "q3", "b")
+    code = learner_store().learner(learner).resume_code
+    elsewhere = _session_of(None)
+    elsewhere.text_input(key="identity.code").input(show_code(code).lower())
+    elsewhere.button[[b.label for b in elsewhere.button].index("Continue")].click().run()
+    assert elsewhere.session_state[state.LEARNER_ID] == learner
+    assert elsewhere.session_state["answers"] == {"q3": "b"}
+    assert show_code(code) in [c.value for c in elsewhere.code]
+
+
+def test_a_wrong_resume_code_is_refused_without_saying_more():
+    at = _session_of(None)
+    messages = []
+    for typed in ("0000-0000-0000-0000", "nonsense"):
+        at.text_input(key="identity.code").input(typed)
+        at.button[[b.label for b in at.button].index("Continue")].click().run()
+        messages.append([e.value for e in at.error])
+    assert messages[0] == messages[1] == ["That code did not open any work. Check it and try again."]
+    assert at.session_state["answers"] == {}
+
+
+def test_start_over_gives_a_fresh_lab_and_leaves_the_old_record_locked():
+    learner = new_learner_id()
+    at = _session_of(learner)
+    answer(at, "q1", "a")
+    assert at.button(key="identity.start_over").disabled
+    at.checkbox(key="identity.start_over.confirm").check().run()
+    at.button(key="identity.start_over").click().run()
+    fresh = at.session_state[state.LEARNER_ID]
+    assert fresh != learner and at.session_state["answers"] == {}
+    answer(at, "q1", "b")
+    assert learner_store().load(learner)["answers"] == {"q1": "a"}
+    assert learner_store().load(fresh)["answers"] == {"q1": "b"}
+
+
+def test_an_unreachable_store_is_said_plainly_and_the_work_is_saved_when_it_is_back(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    learner = new_learner_id()
+    monkeypatch.setenv("LAB_DATABASE_URL", f"postgresql://lab@127.0.0.1:{free_port()}/lab")
+    at = _session_of(learner)
+    assert not at.exception
+    answer(at, "q1", "a")
+    assert at.session_state["answers"] == {"q1": "a"}  # the lab keeps working in memory
+    assert "Not saved" in _saved_note(at)
+    assert "download.progress" in [d.key for d in at.get("download_button")]  # still available
+    monkeypatch.delenv("LAB_DATABASE_URL")
+    at.run()  # any click: the app tries again
+    assert "Saved" in _saved_note(at)
+    assert learner_store().load(learner)["answers"] == {"q1": "a"}
+
+
+def test_everything_the_app_keeps_for_a_learner_is_plain_data():
+    at = _session_of(new_learner_id())
+    answer(at, "q1", "a")
+    # Streamlit's own component state is a proxy object; every key the app owns must pickle.
+    owned = [key for key in at.session_state.keys() if key != COMPONENT_KEY and not key.startswith("$$")]
+    assert state.ANSWERS in owned and state.LEARNER_ID in owned
+    for key in owned:
+        pickle.dumps(at.session_state[key])

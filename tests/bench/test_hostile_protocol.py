@@ -1,0 +1,119 @@
+"""Values the page never sends, sent over Streamlit's own protocol to every widget of every page.
+
+A real `streamlit run Home.py` on a free loopback port, driven by the benchmark's client. Each
+page is opened in a fresh session; then, for each kind of hostile value, one rerun carries it
+for every widget the page drew (with every button and form pressed) plus a widget id the page
+never drew. No run may show an exception, and the progress file the Quiz page then offers
+must pass the strict import: nothing outside the schema got into the learner's state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from bench.load_client import LOOPBACK, Session
+from bench.page_model import PageModel, widget_state
+from bench.paths import REPO_ROOT
+from bench.server import StreamlitServer
+from core.progress_file import restore
+from core.questions import load_bank
+from core.settings_schema import load_schema
+
+# (value field, value): types the widget does not use, options it does not offer, sizes it
+# never sends (within Streamlit's 1 MB message limit), numbers no JSON export could hold.
+HOSTILE: tuple[tuple[str, Any], ...] = (
+    ("string_value", "not-an-option"),
+    ("string_value", "x" * 200_000),
+    ("string_value", "\u202e<b>[link](https://evil.example)</b>"),
+    ("int_value", 2**62),
+    ("double_value", math.nan),
+    ("double_value", 1e308),
+    ("bool_value", True),
+    ("double_array_value", [-1e300, 1e300, 7.0]),
+    ("string_array_value", ["a", "b", "c"]),
+    ("trigger_value", True),
+)
+EMPTY = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}
+
+
+class _RecordingModel(PageModel):
+    """The benchmark's page model, also noting the URL of the progress download."""
+
+    progress_url = ""
+
+    def _on_delta(self, msg: ForwardMsg) -> None:
+        element = msg.delta.new_element
+        if element.WhichOneof("type") == "download_button" and element.download_button.url.endswith(".json"):
+            self.progress_url = element.download_button.url
+        super()._on_delta(msg)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory):
+    log = Path(tmp_path_factory.mktemp("protocol")) / "server.log"
+    with StreamlitServer(script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=log) as running:
+        yield running
+
+
+def _hostile_message(model: PageModel, field: str, value: Any) -> BackMsg:
+    msg = BackMsg()
+    state = msg.rerun_script
+    state.page_script_hash = model.page_hash
+    ids = [*model.widgets, "$$ID-never-drawn-0123456789abcdef"]
+    for widget_id in ids:
+        state.widget_states.widgets.append(widget_state(widget_id, field, value))
+    return msg
+
+
+async def _attack(port: int, url_path: str) -> tuple[list[str], _RecordingModel]:
+    model = _RecordingModel()
+    session = Session(port=port, marker="bench-s900-prot", timeout_s=60, model=model)
+    exceptions: list[str] = []
+    try:
+        first = await session.connect(url_path)
+        exceptions += first.exceptions
+        for field, value in HOSTILE:
+            result = await session._request(_hostile_message(model, field, value), 0.0)
+            exceptions += [f"{field}={str(value)[:20]}: {e}" for e in result.exceptions]
+        if model.progress_url == "":
+            quiz = model.page("quiz-report")
+            exceptions += (await session.rerun(page_hash=quiz.script_hash)).exceptions
+    finally:
+        await session.close()
+    return exceptions, model
+
+
+def _pages(port: int) -> list[str]:
+    async def read() -> list[str]:
+        session = Session(port=port, marker="bench-s901-prot", timeout_s=60)
+        try:
+            await session.connect("")
+            return [page.url_path for page in session.model.pages]
+        finally:
+            await session.close()
+
+    return asyncio.run(read())
+
+
+def test_hostile_values_on_every_page_raise_nothing_and_store_nothing_outside_the_schema(server):
+    pages = _pages(server.port)
+    assert len(pages) >= 8
+    for url_path in pages:
+        exceptions, model = asyncio.run(_attack(server.port, url_path))
+        assert exceptions == [], url_path
+        assert model.progress_url, url_path
+        with urllib.request.urlopen(
+            f"http://{LOOPBACK}:{server.port}{model.progress_url}", timeout=30
+        ) as reply:  # noqa: S310 (loopback only)
+            exported = reply.read()
+        # The strict import accepts the export: every stored value is within the schema.
+        restore(EMPTY, exported, bank=load_bank(), schema=load_schema(), key=None)
+    assert server.log_problems() == 0

@@ -1,0 +1,91 @@
+"""A workshop room in real browsers: one instructor and three learners in one room. Answers reach
+the instructor's live view within a refresh, and a reveal shows a learner the room's answers only
+once that learner has answered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from core.questions import load_bank
+from tests.e2e.conftest import INSTRUCTOR_KEY, Learner
+
+pytestmark = pytest.mark.e2e
+
+R1 = load_bank().question("r1")
+SHOWN = "How your room answered"
+REFRESH_MS = 15_000  # three of the view's 5-second refreshes, for a busy machine
+
+
+@pytest.fixture
+def people(browser: Browser, app_url: str) -> Iterator[list[Learner]]:
+    """Four browser contexts: the instructor first, then three learners."""
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(4)]
+    yield [Learner(context, app_url) for context in contexts]
+    for context in contexts:
+        context.close()
+
+
+def _create_room(instructor: Learner) -> str:
+    instructor.open("instructor")
+    instructor.page.get_by_label("Instructor key").fill(INSTRUCTOR_KEY)
+    instructor.page.get_by_role("button", name="Sign in").click()
+    instructor.settle()
+    instructor.page.get_by_role("button", name="Create a room").click()
+    instructor.settle()
+    link = instructor.page.get_by_test_id("stCode").filter(has_text="?room=").inner_text().strip()
+    assert link.startswith(f"{instructor.base_url}/?room=")
+    return link
+
+
+def _join(learner: Learner, link: str, name: str) -> None:
+    learner.page.goto(link)
+    learner.settle()
+    expect(learner.page.get_by_text("Saved: your work is stored as you go.")).to_be_visible(timeout=30_000)
+    sidebar = learner.page.get_by_test_id("stSidebar")
+    if not sidebar.get_by_label("Room code").is_visible():
+        sidebar.get_by_text("Workshop room", exact=True).click()
+    expect(sidebar.get_by_label("Room code")).to_have_value(link.rsplit("=", 1)[1])
+    if name:
+        sidebar.get_by_label("Display name", exact=False).fill(name)
+    sidebar.get_by_role("button", name="Join").click()
+    learner.settle()
+    expect(sidebar.get_by_text("You joined the room", exact=False)).to_be_visible()
+
+
+def test_answers_reach_the_instructor_and_a_reveal_waits_for_each_learners_answer(people) -> None:
+    instructor, first, second, third = people
+    link = _create_room(instructor)
+    for learner, name in ((first, "Ada <i>"), (second, ""), (third, "")):
+        _join(learner, link, name)
+    expect(instructor.page.get_by_test_id("stMain").get_by_test_id("stMetricValue")).to_have_text(
+        "3", timeout=REFRESH_MS
+    )
+
+    for learner, option in ((first, R1.option_text("speed")), (second, R1.option_text(R1.correct))):
+        learner.nav("Four runs")
+        learner.answer(option)
+    # No reload: the class view's fragment refreshes on its own.
+    expect(instructor.page.get_by_text(f"{R1.label}: 2 answered, 1 right")).to_be_visible(timeout=REFRESH_MS)
+    instructor.page.get_by_text("Display names (1)").click()
+    expect(instructor.page.get_by_text("Ada <i>", exact=True)).to_be_visible()
+
+    # Before the reveal, nobody sees the room's answers.
+    first.page.reload()
+    first.settle()
+    assert first.page.get_by_text(SHOWN).count() == 0
+
+    instructor.page.get_by_text("Reveal to learners who answered").first.click()
+    instructor.settle()
+    first.page.reload()
+    first.settle()
+    expect(first.page.get_by_text(SHOWN).first).to_be_visible()
+
+    third.nav("Four runs")
+    assert third.page.get_by_text(SHOWN).count() == 0  # revealed, but this learner has not answered
+    third.answer(R1.option_text("num"))
+    expect(third.page.get_by_text(f"{SHOWN} (3 answers so far)")).to_be_visible()
+    for person in people:
+        assert person.exceptions() == []

@@ -1,0 +1,142 @@
+"""Who the learner is: one random id per browser, a resume code, start over, and the saved indicator.
+
+The id lives in the browser's localStorage (never in a URL). A few lines of JavaScript, mounted
+with Streamlit's own `st.components.v2.component`, read it (or store the fresh id this session
+offers) and hand it back to the script. AppTest and a browser whose JavaScript never answers get
+the session's fresh id on their second run, so work is saved there too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from store import StoreUnavailable
+from store.ids import is_learner_id, new_learner_id, show_code
+from ui import state
+from ui.database import learner_store
+
+STORAGE_KEY = "reading-a-training-run.learner"
+CANDIDATE = "identity.candidate"  # a fresh id this session offers the browser
+REPORTED = "identity.reported"  # the last id the browser reported
+ADOPT = "identity.adopt"  # an id the browser must keep from now on (resume code, start over)
+RUNS = "identity.runs"
+COMPONENT_KEY = "identity.browser"
+FLASH = "identity.flash"
+
+# Reports the browser's id, storing the offered one first if it has none. It reports only when
+# the id differs from the one the script already knows, so a report never causes a rerun loop.
+_JS = f"""
+export default function ({{ data, setStateValue }}) {{
+    const key = "{STORAGE_KEY}";
+    let id;
+    try {{
+        if (data.adopt) localStorage.setItem(key, data.adopt);
+        id = localStorage.getItem(key);
+        if (!id) {{
+            localStorage.setItem(key, data.candidate);
+            id = data.candidate;
+        }}
+    }} catch (blocked) {{
+        id = data.adopt || data.known || data.candidate;  // no storage: this tab keeps one id
+    }}
+    if (id !== data.known) setStateValue("learner_id", id);
+}}
+"""
+_identity = st.components.v2.component("lab_learner_identity", js=_JS)
+
+
+def _browser_id() -> Any:
+    """Mount the component and return the id the browser reported (None until it has)."""
+    known = st.session_state.get(REPORTED)
+    data = {"known": known, "adopt": st.session_state.get(ADOPT), "candidate": st.session_state[CANDIDATE]}
+    result = _identity(
+        key=COMPONENT_KEY, data=data, default={"learner_id": None}, on_learner_id_change=lambda: None
+    )
+    return result.learner_id
+
+
+def settle_learner() -> None:
+    """Learn whose work this session is, load or save it, and show the saved indicator."""
+    st.session_state.setdefault(CANDIDATE, new_learner_id())
+    runs = st.session_state[RUNS] = st.session_state.get(RUNS, 0) + 1
+    with st.sidebar:
+        reported = _browser_id()
+    if is_learner_id(reported) and reported != st.session_state.get(REPORTED):
+        st.session_state[REPORTED] = reported
+        if reported == st.session_state.get(ADOPT):
+            st.session_state.pop(ADOPT)
+        state.use_learner(reported, keep_work=True)
+    elif state.learner_id() is None and runs > 1:
+        state.use_learner(st.session_state[CANDIDATE], keep_work=True)
+    state.sync()
+    _saved_indicator()
+
+
+def _saved_indicator() -> None:
+    with st.sidebar.container(key="lab-saved"):
+        if state.learner_id() is None:
+            st.caption(":material/hourglass_empty: Opening your saved work…")
+        elif state.unsaved():
+            st.warning(
+                "**Not saved.** The lab's store cannot be reached right now. Your work stays in this "
+                "tab and is saved as soon as the store is back (the app tries again each time you "
+                "click). To be safe, download your progress on *Quiz and report*.",
+                icon=":material/cloud_off:",
+            )
+        else:
+            st.caption(":material/cloud_done: Saved: your work is stored as you go.")
+
+
+def _switch_to(learner: str) -> None:
+    state.use_learner(learner, keep_work=False)
+    st.session_state[ADOPT] = learner
+
+
+def _resume() -> None:
+    typed = st.session_state.get("identity.code", "")
+    try:
+        found = learner_store().learner_for_code(typed)
+    except StoreUnavailable:
+        st.session_state[FLASH] = ("error", "The store cannot be reached right now; try again in a moment.")
+        return
+    if found is None:
+        # The same words whatever the code was: nobody learns which codes exist.
+        st.session_state[FLASH] = ("error", "That code did not open any work. Check it and try again.")
+        return
+    _switch_to(found)
+    st.session_state[FLASH] = ("success", "Your saved work is open on this device.")
+
+
+def _start_over() -> None:
+    if st.session_state.get("identity.start_over.confirm"):
+        st.session_state["identity.start_over.confirm"] = False
+        _switch_to(new_learner_id())
+        st.session_state[FLASH] = ("success", "A fresh lab: nothing answered yet.")
+
+
+def saved_work_panel() -> None:
+    """The sidebar box with the resume code, continuing from another device, and starting over."""
+    with st.sidebar.expander("Your saved work", icon=":material/badge:"):
+        code = state.resume_code()
+        if code is not None:
+            st.caption("Your resume code. Type it on another device to continue there; keep it to yourself.")
+            st.code(show_code(code), language=None)
+        with st.form("identity.resume", clear_on_submit=True, border=False):
+            st.text_input("Continue from a resume code", key="identity.code", max_chars=40)
+            st.form_submit_button("Continue", on_click=_resume)
+        if flash := st.session_state.pop(FLASH, None):
+            kind, message = flash
+            (st.error if kind == "error" else st.success)(message)
+        st.caption(
+            "Start over gives this browser a fresh lab. Your current work stays stored, locked as it "
+            "is, and opens again with its resume code."
+        )
+        st.checkbox("Yes, start a fresh lab", key="identity.start_over.confirm")
+        st.button(
+            "Start over",
+            on_click=_start_over,
+            key="identity.start_over",
+            disabled=not st.session_state.get("identity.start_over.confirm"),
+        )

@@ -1,0 +1,131 @@
+"""The learner's side of a workshop room: join by code or join link, and see a revealed question's
+class distribution once they answered it. Names are shown with `st.text`, never as Markdown.
+
+The join link is `?room=CODE` on the app's root URL; it only fills in the join form, so a link
+never puts anyone in a room without their click.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from charts.rooms import answers_chart
+from core.questions import load_bank
+from core.rooms import (
+    JOIN_PARAM,
+    MAX_NAME_CHARS,
+    LearnerWork,
+    check_display_name,
+    distribution,
+    may_see_distribution,
+    parse_room_code,
+)
+from store import StoreUnavailable
+from store.rooms import Joined, Membership, RoomStore
+from ui import state
+from ui.database import learner_store
+
+MEMBERSHIP = "room.membership"  # (learner id, Membership or None) as last read from the store
+FLASH = "room.flash"
+_JOIN_WORDS = {
+    Joined.JOINED: (
+        "success",
+        "You joined the room. Your instructor sees the class's answers, never your text.",
+    ),
+    Joined.ALREADY: ("success", "You are in this room."),
+    Joined.FULL: ("error", "That room is full. Ask your instructor."),
+    Joined.CLOSED: ("error", "That room is closed or has expired."),
+    Joined.UNKNOWN: ("error", "No open room has that code. Check it and try again."),
+}
+
+
+def room_store() -> RoomStore:
+    """The rooms of this process's learner store."""
+    return RoomStore(learner_store())
+
+
+def membership() -> Membership | None:
+    """The room this session's learner is in (read from the store once per learner and join)."""
+    learner = state.learner_id()
+    if learner is None:
+        return None
+    cached = st.session_state.get(MEMBERSHIP)
+    if cached is not None and cached[0] == learner:
+        return cached[1]
+    try:
+        found = room_store().membership(learner)
+    except StoreUnavailable:
+        return None  # try again next run
+    st.session_state[MEMBERSHIP] = (learner, found)
+    return found
+
+
+def _join() -> None:
+    learner = state.learner_id()
+    code = parse_room_code(st.session_state.get("room.code", ""))
+    try:
+        name = check_display_name(st.session_state.get("room.name", ""))
+    except ValueError as err:
+        st.session_state[FLASH] = ("error", str(err))
+        return
+    if learner is None or code is None:
+        st.session_state[FLASH] = _JOIN_WORDS[Joined.UNKNOWN]
+        return
+    try:
+        joined = room_store().join(code, learner, name)
+    except StoreUnavailable:
+        st.session_state[FLASH] = ("error", "The store cannot be reached right now; try again in a moment.")
+        return
+    st.session_state.pop(MEMBERSHIP, None)
+    st.session_state[FLASH] = _JOIN_WORDS[joined]
+
+
+def room_panel() -> None:
+    """The sidebar box to join a workshop room; a join link opens it with the code filled in."""
+    linked = st.query_params.get(JOIN_PARAM)
+    if linked is not None and parse_room_code(linked) is not None:
+        st.session_state["room.code"] = parse_room_code(linked)
+        del st.query_params[JOIN_PARAM]  # the code is in the form now; keep the address bar clean
+    member = membership()
+    flash = st.session_state.pop(FLASH, None)
+    waiting = member is None and bool(st.session_state.get("room.code"))  # a join link was opened
+    with st.sidebar.expander(
+        "Workshop room", icon=":material/groups:", expanded=waiting or flash is not None
+    ):
+        if member is not None:
+            st.caption("You are in room")
+            st.code(member.room_code, language=None)
+            if member.display_name:
+                st.caption("as")
+                st.text(member.display_name)
+        with st.form("room.join", border=False):
+            st.text_input("Room code", key="room.code", max_chars=12)
+            st.text_input(
+                f"Display name (optional, up to {MAX_NAME_CHARS} characters)",
+                key="room.name",
+                max_chars=MAX_NAME_CHARS,
+            )
+            st.form_submit_button("Join", on_click=_join)
+        if flash:
+            kind, message = flash
+            (st.error if kind == "error" else st.success)(message)
+        st.caption("Your instructor sees only counts of answers and the name you type here, if any.")
+
+
+def class_answers(question_id: str) -> None:
+    """Under an answered question: the room's first answers, once the instructor revealed them."""
+    member = membership()
+    if member is None:
+        return
+    try:
+        rooms = room_store()
+        revealed = question_id in rooms.revealed(member.room_code)
+        if not may_see_distribution(revealed=revealed, answered=question_id in state.answers()):
+            return
+        given = rooms.first_answers(member.room_code, question_id)
+    except StoreUnavailable:
+        return
+    works = [LearnerWork(answers={question_id: option}) for option in given]
+    found = distribution(load_bank().question(question_id), works)
+    st.caption(f"How your room answered ({found.answered} answers so far)")
+    st.altair_chart(answers_chart(found), width="stretch", alt="How many in your room chose each option.")
