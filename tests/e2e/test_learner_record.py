@@ -88,7 +88,7 @@ def _assert_kept(page: Page) -> None:
 def _resume_code(learner: Learner) -> str:
     sidebar = learner.page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("Your saved work", exact=True).click()
-    code = sidebar.locator('[data-testid="stCode"]')
+    code = sidebar.locator('[data-testid="stMarkdown"]').filter(has_text="Resume code:").locator("strong")
     code.wait_for(state="visible")
     return code.inner_text().strip()
 
