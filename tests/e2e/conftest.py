@@ -169,7 +169,7 @@ class Learner:
     def settle_loaded(self) -> None:
         """Wait until the browser has told the app whose work this is and the record is loaded."""
         self.settle()
-        self.saved_note().filter(has_text="Saved:").wait_for(timeout=30_000)
+        self.saved_note().filter(has_text="Saved:").wait_for(timeout=60_000)
         self.settle()
 
     def saved_note(self) -> Locator:
