@@ -147,10 +147,17 @@ class LearnerStore:
         with self._write(learner_id) as connection:
             _put(connection, settings, learner_id, section=section, values=dict(values))
 
-    def put_record(self, learner_id: str, name: str, value: Any) -> None:
-        """Replace one record (Refused after the hand-in); predictions are only ever added to."""
+    def put_record(self, learner_id: str, name: str, value: Any) -> bool:
+        """Replace one record (Refused after the hand-in); predictions are only ever added to.
+
+        False when the store keeps a different prediction for one of the parts in `value`.
+        """
         with self._write(learner_id) as connection:
             _put_record(connection, learner_id, name, value)
+            if name != PREDICTIONS:
+                return True
+            stored = _load(connection, learner_id)["records"].get(PREDICTIONS, {})
+            return all(stored.get(part) == option for part, option in value.items())
 
     def merge(self, learner_id: str, state: Mapping[str, Any]) -> dict[str, Any]:
         """Write a whole session snapshot in one transaction and return what is stored afterwards.

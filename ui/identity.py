@@ -96,6 +96,7 @@ def _switch_to(learner: str) -> None:
 
 def _resume() -> None:
     typed = st.session_state.get("identity.code", "")
+    st.session_state["identity.code"] = ""
     try:
         found = learner_store().learner_for_code(typed)
     except StoreUnavailable:
@@ -121,11 +122,12 @@ def saved_work_panel() -> None:
     with st.sidebar.expander("Your saved work", icon=":material/badge:"):
         code = state.resume_code()
         if code is not None:
-            st.caption("Your resume code. Type it on another device to continue there; keep it to yourself.")
-            st.code(show_code(code), language=None)
-        with st.form("identity.resume", clear_on_submit=True, border=False):
-            st.text_input("Continue from a resume code", key="identity.code", max_chars=40)
-            st.form_submit_button("Continue", on_click=_resume)
+            # Plain Markdown is safe here: a code is made of our own letters and digits only.
+            st.markdown(f"Resume code: **{show_code(code)}**")
+            st.caption("Type it on another device to continue there; keep it to yourself.")
+        # Not a form or a code block, so a page's own forms and code stay the only ones it has.
+        st.text_input("Continue from a resume code", key="identity.code", max_chars=40)
+        st.button("Continue", on_click=_resume, key="identity.resume")
         if flash := st.session_state.pop(FLASH, None):
             kind, message = flash
             (st.error if kind == "error" else st.success)(message)

@@ -18,7 +18,7 @@ unsaved, and `sync` retries on every run. When the session learns whose work it 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import streamlit as st
 
@@ -38,8 +38,6 @@ LEARNER_ID = "learner.id"  # whose record this session works on; None until the 
 LOADED = "learner.loaded"  # the learner id whose record is loaded into the working copy
 UNSAVED = "learner.unsaved"  # True while something in the working copy is not in the store
 RESUME_CODE = "learner.resume_code"
-
-T = TypeVar("T")
 
 
 def ensure_state() -> None:
@@ -78,7 +76,9 @@ def give_answer(question_id: str, option_id: str) -> bool:
     if not accepted:
         return False
     st.session_state[ANSWERS] = updated
-    return _save(lambda store, learner: store.add_answer(learner, question_id, option_id)) is not False
+    _save(lambda store, learner: store.add_answer(learner, question_id, option_id))
+    # False when the store already held another answer (given in another tab) and reloaded it.
+    return st.session_state[ANSWERS].get(question_id) == option_id
 
 
 def section_settings(section: str) -> dict[str, Any]:
@@ -133,7 +133,7 @@ def store_record(name: str, value: Any) -> bool:
         return False
     st.session_state[RECORDS] = records
     _save(lambda store, learner: store.put_record(learner, name, value))
-    return True
+    return not read_only()  # False when the store says the lab was handed in meanwhile
 
 
 def snapshot() -> dict[str, Any]:
@@ -153,7 +153,8 @@ def hand_in(timestamp_iso: str) -> bool:
     if read_only():
         return False
     st.session_state[HANDED_IN_AT] = timestamp_iso
-    return _save(lambda store, learner: store.hand_in(learner, timestamp_iso)) is not False
+    _save(lambda store, learner: store.hand_in(learner, timestamp_iso))
+    return st.session_state[HANDED_IN_AT] == timestamp_iso  # another tab may have handed in first
 
 
 def restore(merged: dict[str, Any]) -> bool:
@@ -240,28 +241,26 @@ def _over_record(store: LearnerStore, learner: str) -> dict[str, Any]:
     return {**mine, SETTINGS: settings, RECORDS: {**stored[RECORDS], **mine[RECORDS]}}
 
 
-def _save(write: Callable[[LearnerStore, str], T]) -> T | None:
+def _save(write: Callable[[LearnerStore, str], object]) -> None:
     """Write one change to the store for this session's learner.
 
-    None when it could not be written now (no learner yet, store unreachable; `sync` retries).
-    When the store refuses it (locked elsewhere, e.g. in another tab) the working copy is
-    reloaded from the record, and the write's own result (False) is returned.
+    When it cannot be written now (no learner yet, store unreachable) the session is marked
+    unsaved and `sync` retries. When the store refuses it or keeps what it had (locked or handed
+    in elsewhere, e.g. in another tab), the working copy is reloaded from the record.
     """
     learner = st.session_state[LEARNER_ID]
     if learner is None or st.session_state[LOADED] != learner:
         st.session_state[UNSAVED] = True
-        return None
+        return
     try:
-        result = write(learner_store(), learner)
+        kept = write(learner_store(), learner) is not False
     except Refused:
-        _reload(learner)
-        return None
+        kept = False
     except StoreUnavailable:
         st.session_state[UNSAVED] = True
-        return None
-    if result is False:
+        return
+    if not kept:
         _reload(learner)
-    return result
 
 
 def _reload(learner: str) -> None:

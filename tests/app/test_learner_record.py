@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from core.progress_file import export_progress
 from core.questions import load_bank
+from core.scaling.evidence import PREDICTIONS
+from core.scaling.scenarios import load_scaling
 from store.ids import new_learner_id, show_code
 from tests.app.conftest import HOME, answer
 from tests.conftest import free_port
@@ -19,6 +21,7 @@ from ui.database import learner_store
 from ui.identity import COMPONENT_KEY
 
 QUIZ = "pages/quiz_report.py"
+SCALING = "pages/scaling.py"
 AT = "2026-11-30T14:05:09+00:00"
 
 
@@ -85,10 +88,10 @@ def test_a_resume_code_opens_the_work_in_another_session():
     code = learner_store().learner(learner).resume_code
     elsewhere = _session_of(None)
     elsewhere.text_input(key="identity.code").input(show_code(code).lower())
-    elsewhere.button[[b.label for b in elsewhere.button].index("Continue")].click().run()
+    elsewhere.button(key="identity.resume").click().run()
     assert elsewhere.session_state[state.LEARNER_ID] == learner
     assert elsewhere.session_state["answers"] == {"q3": "b"}
-    assert show_code(code) in [c.value for c in elsewhere.code]
+    assert f"Resume code: **{show_code(code)}**" in [m.value for m in elsewhere.markdown]
 
 
 def test_a_wrong_resume_code_is_refused_without_saying_more():
@@ -96,7 +99,7 @@ def test_a_wrong_resume_code_is_refused_without_saying_more():
     messages = []
     for typed in ("0000-0000-0000-0000", "nonsense"):
         at.text_input(key="identity.code").input(typed)
-        at.button[[b.label for b in at.button].index("Continue")].click().run()
+        at.button(key="identity.resume").click().run()
         messages.append([e.value for e in at.error])
     assert messages[0] == messages[1] == ["That code did not open any work. Check it and try again."]
     assert at.session_state["answers"] == {}
@@ -141,3 +144,19 @@ def test_everything_the_app_keeps_for_a_learner_is_plain_data():
     assert state.ANSWERS in owned and state.LEARNER_ID in owned
     for key in owned:
         pickle.dumps(at.session_state[key])
+
+
+def test_a_locked_prediction_persists_and_a_restore_cannot_replace_it():
+    learner = new_learner_id()
+    first, second = list(load_scaling().parts["A"].options)[:2]
+    at = _session_of(learner, SCALING)
+    at.radio(key="scaling.predict.A").set_value(first)
+    at.button[[b.label for b in at.button].index("Lock prediction")].click().run()
+    again = _session_of(learner)
+    assert again.session_state["records"][PREDICTIONS] == {"A": first}
+    snapshot = {"answers": {}, "settings": {}, "records": {PREDICTIONS: {"A": second}}, "handed_in_at": None}
+    data = export_progress(snapshot, exported_at=AT, key=None)
+    again.file_uploader(key="restore.file").upload("progress.json", data, "application/json").run()
+    again.button(key="restore.go").click().run()
+    assert again.session_state["records"][PREDICTIONS] == {"A": first}
+    assert learner_store().load(learner)["records"][PREDICTIONS] == {"A": first}

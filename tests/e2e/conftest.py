@@ -69,10 +69,10 @@ def _wait_healthy(url: str, process: subprocess.Popen) -> None:
     raise RuntimeError(f"streamlit did not become healthy within {STARTUP_TIMEOUT_S}s")
 
 
-@pytest.fixture(scope="session")
-def app_url(browser: Browser) -> Iterator[str]:
-    """The base URL of a real app server started for this test session."""
-    port = _free_port()
+def start_app(
+    port: int, env: dict[str, str] | None = None, log_name: str = "streamlit.log"
+) -> subprocess.Popen:
+    """Start `streamlit run Home.py` on a loopback port (extra environment in `env`); returns the process."""
     command = [
         sys.executable,
         "-m",
@@ -86,22 +86,39 @@ def app_url(browser: Browser) -> Iterator[str]:
         "--server.headless",
         "true",
     ]
-    log = open(ROOT / "test-artifacts" / "streamlit.log", "w") if _artifacts_ready() else subprocess.DEVNULL
-    process = subprocess.Popen(
+    log = open(ROOT / "test-artifacts" / log_name, "w") if _artifacts_ready() else subprocess.DEVNULL
+    return subprocess.Popen(
         command,
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", "LAB_INSTRUCTOR_KEY": INSTRUCTOR_KEY},
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "LAB_INSTRUCTOR_KEY": INSTRUCTOR_KEY, **(env or {})},
     )
+
+
+def ready(browser: Browser, url: str, process: subprocess.Popen) -> None:
+    """Wait until a started app answers, then pay its first run (see `_warm_up`)."""
+    _wait_healthy(url, process)
+    _warm_up(browser, url)
+
+
+def stop_app(process: subprocess.Popen) -> None:
+    """Stop an app server the way a host would (SIGTERM), and wait for it."""
+    process.terminate()
+    process.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def app_url(browser: Browser) -> Iterator[str]:
+    """The base URL of a real app server started for this test session."""
+    port = _free_port()
+    process = start_app(port)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, process)
-        _warm_up(browser, url)
+        ready(browser, url, process)
         yield url
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        stop_app(process)
 
 
 def _warm_up(browser: Browser, url: str) -> None:
@@ -161,8 +178,18 @@ class Learner:
     def open(self, path: str = "") -> Page:
         """Load a page of the app (e.g. "linear-layer?n_in=1024") and wait for it to settle."""
         self.page.goto(f"{self.base_url}/{path}")
-        self.settle()
+        self.settle_loaded()
         return self.page
+
+    def settle_loaded(self) -> None:
+        """Wait until the browser has told the app whose work this is and the record is loaded."""
+        self.settle()
+        self.saved_note().filter(has_text="Saved:").wait_for(timeout=60_000)
+        self.settle()
+
+    def saved_note(self) -> Locator:
+        """The sidebar's saved indicator."""
+        return self.page.locator(".st-key-lab-saved")
 
     def settle(self) -> None:
         """Wait until the app has stopped running its script."""

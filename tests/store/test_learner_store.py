@@ -52,10 +52,11 @@ def test_settings_and_records_are_replaced_as_they_change(store: LearnerStore) -
 
 def test_a_prediction_is_locked_per_part(store: LearnerStore) -> None:
     learner = store.new_learner().id
-    store.put_record(learner, PREDICTIONS, {"A": "flat"})
-    store.put_record(learner, PREDICTIONS, {"A": "linear", "B": "flat"})
+    assert store.put_record(learner, PREDICTIONS, {"A": "flat"}) is True
+    assert store.put_record(learner, PREDICTIONS, {"A": "flat", "C": "flat"}) is True
+    assert store.put_record(learner, PREDICTIONS, {"A": "linear", "B": "flat"}) is False
     assert store.add_prediction(learner, "B", "linear") is False
-    assert store.load(learner)["records"] == {PREDICTIONS: {"A": "flat", "B": "flat"}}
+    assert store.load(learner)["records"] == {PREDICTIONS: {"A": "flat", "B": "flat", "C": "flat"}}
 
 
 def test_after_the_hand_in_nothing_changes(store: LearnerStore) -> None:

@@ -1,0 +1,199 @@
+"""A learner's work survives what browsers and hosts do: reload, a new tab, a server restart, a
+resume code on another device, and a replica going away while another shares its PostgreSQL."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from core.questions import load_bank
+from store.ids import is_learner_id
+from tests.conftest import PostgresServer
+from tests.e2e.conftest import Learner, _free_port, ready, start_app, stop_app
+from ui.identity import STORAGE_KEY
+
+pytestmark = pytest.mark.e2e
+BANK = load_bank()
+# Two quiz questions whose options share no text, so a click finds the one meant.
+Q1, Q2 = BANK.question("q1"), BANK.question("q2")
+WRONG_Q1 = next(o.text for o in Q1.options if o.id != Q1.correct)
+RIGHT_Q2 = Q2.option_text(Q2.correct)
+PAGE = "quiz-report"
+
+
+@dataclass
+class Server:
+    """One app process we can stop and start again on the same port (so the same browser origin)."""
+
+    browser: Browser
+    port: int
+    env: dict[str, str]
+    name: str
+
+    def __post_init__(self) -> None:
+        self.process = None
+        self.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.process = start_app(self.port, self.env, log_name=f"streamlit-{self.name}.log")
+        ready(self.browser, self.url, self.process)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop_app(self.process)
+            self.process = None
+
+
+@pytest.fixture(scope="module")
+def own_server(browser: Browser) -> Iterator[Server]:
+    """An app on the embedded SQLite store in a data folder of its own."""
+    with tempfile.TemporaryDirectory(prefix="lab-e2e-data-") as data_dir:
+        server = Server(browser, _free_port(), {"LAB_DATA_DIR": data_dir}, "record")
+        yield server
+        server.stop()
+
+
+def _learner(browser: Browser, url: str) -> Learner:
+    return Learner(browser.new_context(viewport={"width": 1400, "height": 1000}), url)
+
+
+def _sidebar_metric(page: Page, label: str) -> str:
+    tile = page.locator('[data-testid="stSidebar"] [data-testid="stMetric"]').filter(has_text=label).first
+    return tile.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def _stored_id(page: Page) -> str:
+    return page.evaluate(f"localStorage.getItem('{STORAGE_KEY}')")
+
+
+def _assert_kept(page: Page) -> None:
+    """q1 locked on a wrong option, q2 locked right, one question still open, 1/3 counted."""
+    for option in (WRONG_Q1, RIGHT_Q2):
+        chosen = page.get_by_role("radio", name=option, exact=True, checked=True)
+        expect(chosen).to_have_count(1)
+        expect(chosen).to_be_disabled()
+    expect(page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
+    assert _sidebar_metric(page, "Quiz") == "1/3"
+
+
+def _resume_code(learner: Learner) -> str:
+    sidebar = learner.page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("Your saved work", exact=True).click()
+    code = sidebar.locator('[data-testid="stMarkdown"]').filter(has_text="Resume code:").locator("strong")
+    code.wait_for(state="visible")
+    return code.inner_text().strip()
+
+
+def test_locked_answers_survive_a_reload_a_new_tab_and_a_server_restart(own_server: Server, browser: Browser):
+    ada = _learner(browser, own_server.url)
+    try:
+        ada.open(PAGE)
+        ada.answer(WRONG_Q1)
+        ada.answer(RIGHT_Q2)
+        _assert_kept(ada.page)
+        learner_id = _stored_id(ada.page)
+        assert is_learner_id(learner_id)
+
+        ada.page.reload()
+        ada.settle_loaded()
+        _assert_kept(ada.page)
+
+        tab = ada.context.new_page()
+        ada.page = tab
+        ada.open(PAGE)
+        _assert_kept(tab)
+
+        own_server.stop()
+        own_server.start()
+        ada.open(PAGE)
+        _assert_kept(tab)
+        assert _stored_id(tab) == learner_id
+        ada.screenshot("record-after-restart")
+        assert ada.exceptions() == []
+    finally:
+        ada.context.close()
+
+
+def test_a_second_browser_starts_empty_and_a_resume_code_moves_the_work(own_server: Server, browser: Browser):
+    ada, bo, ada_elsewhere = (_learner(browser, own_server.url) for _ in range(3))
+    try:
+        ada.open(PAGE)
+        ada.answer(WRONG_Q1)
+        ada.answer(RIGHT_Q2)
+        code = _resume_code(ada)
+        assert re.fullmatch(r"[0-9A-Z]{4}(-[0-9A-Z]{4}){3}", code)
+
+        bo.open(PAGE)
+        expect(bo.page.get_by_role("button", name="Lock in my answer")).to_have_count(3)
+        assert _sidebar_metric(bo.page, "Quiz") == "0/3"
+        assert _stored_id(bo.page) != _stored_id(ada.page)
+
+        ada_elsewhere.open(PAGE)
+        sidebar = ada_elsewhere.page.locator('[data-testid="stSidebar"]')
+        sidebar.get_by_text("Your saved work", exact=True).click()
+        sidebar.get_by_label("Continue from a resume code").fill("0000-0000-0000-0000")
+        sidebar.get_by_role("button", name="Continue").click()
+        ada_elsewhere.settle()
+        expect(sidebar.get_by_text("That code did not open any work.", exact=False)).to_be_visible()
+        sidebar.get_by_label("Continue from a resume code").fill(code.lower())
+        sidebar.get_by_role("button", name="Continue").click()
+        ada_elsewhere.settle()
+        _assert_kept(ada_elsewhere.page)
+        # This device keeps the resumed identity: a reload stays on Ada's work.
+        assert _stored_id(ada_elsewhere.page) == _stored_id(ada.page)
+        ada_elsewhere.page.reload()
+        ada_elsewhere.settle_loaded()
+        _assert_kept(ada_elsewhere.page)
+    finally:
+        for each in (ada, bo, ada_elsewhere):
+            each.context.close()
+
+
+def test_share_links_and_addresses_never_carry_the_identity(own_server: Server, browser: Browser):
+    ada = _learner(browser, own_server.url)
+    try:
+        ada.open("linear-layer")
+        ada.slide("Batch (B)")
+        learner_id = _stored_id(ada.page)
+        link = ada.shared_link()
+        assert "batch=33" in link
+        for text in (link, ada.page.url, _resume_code(ada)):
+            assert learner_id not in text
+        assert learner_id not in ada.page.locator('[data-testid="stApp"]').inner_text()
+    finally:
+        ada.context.close()
+
+
+def test_a_learner_whose_replica_stops_finds_every_answer_on_the_other(
+    browser: Browser, postgres: PostgresServer
+):
+    env = {"LAB_DATABASE_URL": postgres.new_database()}
+    one = Server(browser, _free_port(), env, "replica-1")
+    two = Server(browser, _free_port(), env, "replica-2")
+    ada = _learner(browser, one.url)
+    try:
+        ada.open(PAGE)
+        ada.answer(WRONG_Q1)
+        ada.answer(RIGHT_Q2)
+        learner_id = _stored_id(ada.page)
+        one.stop()
+        # A proxy keeps one address for both replicas, so the browser keeps its id; with two ports
+        # we hand the same id to the second origin before its page loads.
+        ada.context.add_init_script(f"localStorage.setItem('{STORAGE_KEY}', '{learner_id}')")
+        ada.base_url = two.url
+        ada.open(PAGE)
+        _assert_kept(ada.page)
+        assert ada.exceptions() == []
+    finally:
+        ada.context.close()
+        one.stop()
+        two.stop()
