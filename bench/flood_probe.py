@@ -37,16 +37,17 @@ async def _probe(port: int, tls: bool, reruns: int) -> list[str]:
     return latencies
 
 
-def _measure(port: int, tls: bool, rate_per_s: float, reruns: int) -> list[str]:
+def _measure(port: int, tls: bool, rate_per_s: float, reruns: int) -> tuple[list[str], int]:
     spawn = multiprocessing.get_context("spawn")
-    flooder = spawn.Process(target=_flood_process, args=(port, rate_per_s, FLOOD_S, spawn.Value("i", 0), tls))
+    sent = spawn.Value("i", 0)
+    flooder = spawn.Process(target=_flood_process, args=(port, rate_per_s, FLOOD_S, sent, tls))
     if rate_per_s > 0:
         flooder.start()
         time.sleep(3)  # the flood is on before the probe starts
     latencies = asyncio.run(_probe(port, tls, reruns))
     if rate_per_s > 0:
         flooder.join(timeout=60)
-    return latencies
+    return latencies, int(sent.value)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,10 +67,13 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(_probe(server.port, False, 2))  # warm the imports
         if args.via == "proxy":
             with _proxy(server.port, log.with_suffix(".proxy.log")) as port:
-                latencies = _measure(port, True, args.rate, args.reruns)
+                latencies, sent = _measure(port, True, args.rate, args.reruns)
         else:
-            latencies = _measure(server.port, False, args.rate, args.reruns)
-    print(f"{args.via}, cap {args.cap}, flood {args.rate:g}/s: probe reruns ms {', '.join(latencies)}")
+            latencies, sent = _measure(server.port, False, args.rate, args.reruns)
+    print(
+        f"{args.via}, cap {args.cap}, flood {args.rate:g}/s ({sent} sent): "
+        f"probe reruns ms {', '.join(latencies)}"
+    )
     return 0
 
 
