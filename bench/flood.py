@@ -35,12 +35,12 @@ from bench.stats import summarise
 _MB = 1_000_000
 
 
-async def _flood(port: int, rate_per_s: float, duration_s: float) -> int:
+async def _flood(port: int, rate_per_s: float, duration_s: float, tls: bool = True) -> int:
     """Send reruns at `rate_per_s` through the proxy without waiting for them, reconnecting whenever
     the connection is closed or refused, as an attacker would; returns how many were sent."""
     sent, start = 0, time.monotonic()
     while time.monotonic() - start < duration_s:
-        session = Session(port=port, marker="flood", tls=True, timeout_s=10)
+        session = Session(port=port, marker="flood", tls=tls, timeout_s=10)
         try:
             await session.connect()
             assert session._ws is not None  # connected above
@@ -57,9 +57,9 @@ async def _flood(port: int, rate_per_s: float, duration_s: float) -> int:
     return sent
 
 
-def _flood_process(port: int, rate_per_s: float, duration_s: float, sent: Any) -> None:
+def _flood_process(port: int, rate_per_s: float, duration_s: float, sent: Any, tls: bool = True) -> None:
     """The flooder in its own process, so it never shares the measured learners' event loop."""
-    sent.value = asyncio.run(_flood(port, rate_per_s, duration_s))
+    sent.value = asyncio.run(_flood(port, rate_per_s, duration_s, tls))
 
 
 @contextlib.contextmanager
@@ -127,6 +127,8 @@ def run_one(config: LoadConfig, *, rate_per_s: float, cap: bool, log: Path) -> d
         "cap": cap,
         "flood_messages_sent": sent.value,
         "learner_rerun_ms": rerun,
+        "learner_first_load_ms": summarise(stats.initial_ms).as_dict(),
+        "learner_page_switch_ms": summarise(stats.navigate_ms).as_dict(),
         "errors": dict(stats.errors),
         "exception_count": sum(stats.exceptions.values()),
         "baseline_rss_mb": baseline.rss_bytes / _MB,

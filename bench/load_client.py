@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ssl
 import time
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ _XSRF_COOKIE = "_streamlit_xsrf"
 _NO_TOKEN = "PLACEHOLDER_AUTH_TOKEN"
 
 
+@functools.cache
 def _loopback_tls() -> ssl.SSLContext:
     """TLS to our own proxy on this machine, whose certificate is self-signed: encrypted, unverified."""
     context = ssl.create_default_context()

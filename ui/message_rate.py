@@ -2,18 +2,14 @@
 
 One client sending ~740 reruns a second stalled every other learner of the process, and
 HAProxy 2.6 cannot see the messages inside an open websocket. So each connection gets a token
-bucket in front of Streamlit's message handler. A connection that goes over it is closed
-(code 1008, policy violation): dropping its messages alone still let it cost every other
-learner the reruns it was allowed plus reading the rest, and reopening is limited by the proxy
-(deploy/haproxy.cfg). A learner never comes near it: widgets send one message per change. The
-buckets belong to connections, not learners (no learner data), and go with the connection.
+bucket in front of Streamlit's message handler; messages over the limit are dropped. A learner
+never comes near it: widgets send one message per change. The buckets belong to connections,
+not learners (no learner data), and go when the connection object goes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import logging
 import os
 import time
 import weakref
@@ -28,9 +24,7 @@ from core.rate_limit import TokenBucket
 MESSAGES_PER_S = float(os.environ.get("LAB_MESSAGES_PER_S", "10"))
 BURST = 40
 
-POLICY_VIOLATION = 1008
 _buckets: weakref.WeakKeyDictionary[Any, TokenBucket] = weakref.WeakKeyDictionary()
-_LOGGER = logging.getLogger(__name__)
 
 
 def _allowed(client: Any) -> bool:
@@ -39,16 +33,6 @@ def _allowed(client: Any) -> bool:
     if bucket is None:
         bucket = _buckets[client] = TokenBucket.full(capacity=BURST, per_s=MESSAGES_PER_S, now_s=now_s)
     return bucket.take(now_s)
-
-
-def _close(client: Any) -> None:
-    """Close the connection of a client over the limit (once; Streamlit ends its session)."""
-    websocket = getattr(client, "_websocket", None)  # Streamlit's Starlette client keeps it here
-    if websocket is None or getattr(client, "rate_limit_closed", False):
-        return
-    client.rate_limit_closed = True
-    _LOGGER.warning("Closing a connection that sent more than %s messages a second.", MESSAGES_PER_S)
-    asyncio.ensure_future(websocket.close(code=POLICY_VIOLATION))
 
 
 def install() -> None:
@@ -60,7 +44,6 @@ def install() -> None:
     @functools.wraps(original)
     def handle_backmsg(self: Runtime, session_id: str, msg: Any, *, client: Any = None) -> None:
         if client is not None and not _allowed(client):
-            _close(client)
             return
         original(self, session_id, msg, client=client)
 
