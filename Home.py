@@ -6,6 +6,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 from ui.frame import progress_sidebar
+from ui.sockets import disable_nagle_once
 from ui.state import ensure_state
 
 PAGES_DIR = Path(__file__).parent / "pages"
@@ -21,6 +22,7 @@ st.set_page_config(
     layout="wide",
 )
 ensure_state()
+disable_nagle_once()
 
 page = st.navigation(
     [
