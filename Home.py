@@ -10,6 +10,7 @@ from ui.identity import saved_work_panel, settle_learner
 from ui.nav import menu
 from ui.rooms import room_panel
 from ui.signing import refuse_weak_key
+from ui.sockets import disable_nagle_once
 from ui.state import ensure_state
 
 # A folder called pages/ makes Streamlit run a process's very first script in its old
@@ -26,6 +27,7 @@ st.set_page_config(
 ensure_state()
 # A weak key would let anyone holding one signed file forge others: the app refuses to start.
 refuse_weak_key()
+disable_nagle_once()
 
 page = st.navigation(menu())
 # Before anything is drawn from the learner's state: whose work this is, loaded from the store.
