@@ -82,8 +82,8 @@ def telemetry_panels(run: Telemetry) -> list[alt.Chart | alt.LayerChart]:
     )
     panels: list[alt.Chart | alt.LayerChart] = [memory, utilisation]
     if run.has_loss:
-        layers.append([_panel(frame, run.x_label, "loss", "training loss", "Loss")])
-        layers.append([_panel(frame, run.x_label, "accuracy_pct", "accuracy (%)", "Accuracy", [0, 100])])
+        panels.append(_panel(frame, run.x_label, "loss", "training loss", "Loss"))
+        panels.append(_panel(frame, run.x_label, "accuracy_pct", "accuracy (%)", "Accuracy", [0, 100]))
     if run.failure_x is not None:
         panels = [panel + _failure_rule(run) for panel in panels]
     return panels

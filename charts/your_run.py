@@ -1,6 +1,7 @@
 """A learner's own run drawn as on Four runs, with the diagnosis's evidence marked on the panels.
 
-Panels follow the Four runs dashboard (same size, colours, two a row, step on x). The evidence
+Panels follow the Four runs dashboard (same height, colours, two a row that stack on a phone,
+step on x), one chart each, as wide as its column. The evidence
 is drawn where it was found: a rule at the first non-finite step on every panel, a band at the
 chance level and a rule where the loss stopped improving on the loss panel, spikes as points,
 the device limit and the fitted leak line on the memory panel. The layout depends only on
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 import altair as alt
 
-from charts.telemetry import ALERT_COLOUR, LINE_COLOUR, PANEL_HEIGHT, PANEL_WIDTH, PANELS_PER_ROW
+from charts.telemetry import ALERT_COLOUR, LINE_COLOUR, PANEL_HEIGHT
 from core.diagnose.columns import RunLog, Series
 from core.diagnose.detectors import CHANCE_TOLERANCE, Marks
 from core.diagnose.diagnosis import Diagnosis
@@ -164,7 +165,7 @@ def _lines(panel: Panel, roles: tuple[str, ...], log_scale: bool) -> alt.Chart:
     )
     y_scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=panel.id in ("memory", "timing"))
     return (
-        alt.Chart(alt.NamedData(name=panel.id), title=panel.title, width=PANEL_WIDTH, height=PANEL_HEIGHT)
+        alt.Chart(alt.NamedData(name=panel.id), title=panel.title, height=PANEL_HEIGHT)
         .mark_line(point=alt.OverlayMarkDef(size=8, color=LINE_COLOUR) if not many else False)
         .encode(
             x=alt.X("step:Q", title="step"),
@@ -232,21 +233,12 @@ def _memory_marks(limit: bool, trend: bool) -> list[alt.Chart]:
     return layers
 
 
-def dataset_names(shape: Shape) -> tuple[str, ...]:
-    """The names of the datasets a chart of this shape draws (what `your_run_datasets` returns)."""
-    panels, flags = shape
-    return (
-        *(panel_id for panel_id, _, _ in panels),
-        *(n for n, f in zip(MARK_DATASETS, flags, strict=True) if f),
-    )
-
-
-def your_run_chart(shape: Shape, *, title: str) -> alt.ConcatChart:
-    """Every panel of the shape, two a row, with the evidence drawn on them; the rows come separately
-    (`your_run_datasets`), so the chart holds no one's data."""
+def your_run_panels(shape: Shape) -> tuple[alt.LayerChart, ...]:
+    """One chart per panel of the shape, with the evidence drawn on it; each declares the datasets it
+    draws (`panel_dataset_names`) with no rows, so a cached panel holds no one's data."""
     panels, (nan, spikes, plateau, chance, limit, trend) = shape
     drawn = []
-    for panel_id, roles, log_scale in panels:
+    for (panel_id, roles, log_scale), names in zip(panels, panel_dataset_names(shape), strict=True):
         panel = next(p for p in PANELS if p.id == panel_id)
         layers: list[alt.Chart] = [_lines(panel, roles, log_scale)]
         if panel_id == "loss":
@@ -264,7 +256,27 @@ def your_run_chart(shape: Shape, *, title: str) -> alt.ConcatChart:
             layers += _memory_marks(limit, trend)
         if nan:
             layers.append(_step_rule("nan", [4, 3]))
-        drawn.append(alt.layer(*layers))
-    return alt.concat(*drawn, columns=PANELS_PER_ROW).properties(
-        title=title, datasets={name: [] for name in dataset_names(shape)}
+        drawn.append(alt.layer(*layers).properties(datasets={name: [] for name in names}))
+    return tuple(drawn)
+
+
+def panel_dataset_names(shape: Shape) -> tuple[tuple[str, ...], ...]:
+    """For each panel of the shape, the names of the datasets it draws: its lines, then its marks."""
+    panels, (nan, spikes, plateau, chance, limit, trend) = shape
+    names = []
+    for panel_id, _, log_scale in panels:
+        marks = {
+            "loss": (("chance", chance and not log_scale), ("plateau", plateau), ("spikes", spikes)),
+            "memory": (("limit", limit), ("trend", trend)),
+        }.get(panel_id, ())
+        names.append((panel_id, *(name for name, drawn in marks if drawn), *(("nan",) if nan else ())))
+    return tuple(names)
+
+
+def dataset_names(shape: Shape) -> tuple[str, ...]:
+    """The names of the datasets a chart of this shape draws (what `your_run_datasets` returns)."""
+    panels, flags = shape
+    return (
+        *(panel_id for panel_id, _, _ in panels),
+        *(n for n, f in zip(MARK_DATASETS, flags, strict=True) if f),
     )

@@ -26,8 +26,10 @@ from core.client_values import (
     check_size,
     known_records,
 )
+from core.predictions import RECORD_PREFIX
 from core.questions import Bank
 from core.report import build_report, readable_time
+from core.scaling.evidence import PREDICTIONS
 from core.settings_schema import Section
 from core.signing import SIGNATURE_FIELD, UNSIGNED, Verdict, is_signature_text, sign, verify
 
@@ -294,6 +296,9 @@ def _merge(current: Mapping[str, Any], incoming: dict[str, Any], bank: Bank) -> 
     if locked_predictions:
         # A prediction is locked like an answer: the file may add parts, never replace one.
         records[PREDICTIONS] = {**(incoming["records"].get(PREDICTIONS) or {}), **locked_predictions}
+    for name, value in (current.get("records") or {}).items():
+        if name.startswith(RECORD_PREFIX):  # a lesson prediction, locked the same way
+            records[name] = copy.deepcopy(value)
     merged = {
         "answers": {**incoming["answers"], **locked},
         "settings": settings,

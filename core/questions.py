@@ -160,7 +160,9 @@ def _prediction(raw: Mapping[str, Any], part_ids: set[str]) -> Prediction:
     require(part in part_ids, f"{where}: part {part!r} is not one of the lab's parts.")
     raw_options = raw.get("options")
     require(isinstance(raw_options, list) and len(raw_options) >= 2, f"{where}: needs at least two options.")
-    options = tuple(Option(id=validate.text(o, "id", where), text=validate.text(o, "text", where)) for o in raw_options)
+    options = tuple(
+        Option(id=validate.text(o, "id", where), text=validate.text(o, "text", where)) for o in raw_options
+    )
     require(len({o.id for o in options}) == len(options), f"{where}: option ids repeat.")
     tolerance = raw.get("tolerance", 0)
     require(

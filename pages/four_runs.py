@@ -18,7 +18,7 @@ st.markdown(
 
 runs, device_gb = load_runs()
 columns = st.columns(len(runs))
-for column, run in zip(columns, runs):
+for column, run in zip(columns, runs, strict=True):
     with column.container(border=True):
         st.subheader(run.title)
         st.markdown("\n".join(f"- {fact}" for fact in run.facts))
@@ -47,7 +47,7 @@ for run in runs:
                 with column:
                     draw(
                         ("telemetry", run.id, device_gb, index),
-                        lambda index=index: telemetry_panels(series)[index],
+                        lambda index=index, series=series: telemetry_panels(series)[index],
                         description=f"{run.title}: one panel of its recorded telemetry.",
                     )
     st.caption(

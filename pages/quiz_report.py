@@ -10,7 +10,6 @@ from core.memory_view import SECTION as MEMORY_SECTION
 from core.memory_view import budget_view
 from core.progress import quiz_ids
 from core.questions import load_bank
-from core.run_a import brief_sentence
 from core.report import (
     NOT_DONE,
     SCALING_NOT_STARTED,
@@ -22,6 +21,7 @@ from core.report import (
     unanswered_quiz,
     utc_timestamp,
 )
+from core.run_a import brief_sentence
 from core.settings_schema import load_schema
 from core.signing import Verdict
 from core.workloads import linear_layer

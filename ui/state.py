@@ -272,9 +272,6 @@ def _reload(learner: str) -> None:
 
 def _replace(new_state: dict[str, Any]) -> None:
     """Make `new_state` the working copy, and let every settings widget re-seed from it."""
-    # Imported here: ui.settings imports this module.
-    from ui.settings import widget_key
-
     for name, section in load_schema().items():
         for field in section.fields:
             # A widget seeds itself from our store only when its key is absent.

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from charts.your_run import your_run_chart, your_run_datasets, your_run_shape
+from charts.telemetry import PANELS_PER_ROW
+from charts.your_run import panel_dataset_names, your_run_datasets, your_run_panels, your_run_shape
 from core.diagnose.columns import ROLES, RunLog
 from core.diagnose.detectors import LIKELY, POSSIBLE, Finding, RunContext
 from core.diagnose.diagnosis import Diagnosis
@@ -72,8 +73,10 @@ def pick_source() -> Source | None:
     return Source(name=uploaded.name, data=uploaded.getvalue(), example=None)
 
 
-def _whole(label: str, key: str, default: int) -> int | None:
-    value = st.number_input(label, min_value=0, value=default, step=1, key=key, disabled=state.read_only())
+def _whole(label: str, key: str, default: int, help: str | None = None) -> int | None:
+    value = st.number_input(
+        label, min_value=0, value=default, step=1, key=key, help=help, disabled=state.read_only()
+    )
     return int(value) or None
 
 
@@ -148,11 +151,18 @@ def show_run(run: RunLog, diagnosis: Diagnosis, *, title: str, marked: bool) -> 
     """Draw the log's panels with the evidence marked, or bare (before the question is answered).
     Only the layout is cached; the rows are sent fresh, so no learner's data stays in the shared cache."""
     shape = your_run_shape(run, diagnosis, marked=marked)
-    draw(
-        ("your_run", title, shape),
-        lambda: your_run_chart(shape, title=title),
-        datasets=your_run_datasets(run, diagnosis, marked=marked),
-        width="content",
-        description=f"{title}: the logged quantities over the run"
-        + (", with the evidence marked." if marked else "."),
-    )
+    rows = your_run_datasets(run, diagnosis, marked=marked)
+    names = panel_dataset_names(shape)
+    st.markdown(f"**{title}**")
+    for row_start in range(0, len(names), PANELS_PER_ROW):
+        # A new row of columns each time: side by side on a laptop, stacked in order on a phone.
+        for index, column in enumerate(st.columns(PANELS_PER_ROW), start=row_start):
+            if index < len(names):
+                with column:
+                    draw(
+                        ("your_run", shape, index),
+                        lambda index=index: your_run_panels(shape)[index],
+                        datasets={name: rows[name] for name in names[index]},
+                        description=f"{title}: one logged quantity over the run"
+                        + (", with the evidence marked." if marked else "."),
+                    )

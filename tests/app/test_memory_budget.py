@@ -237,6 +237,8 @@ def test_the_lessons_rule_of_thumb_and_the_gb_legend_are_on_the_page():
     assert "data('terms')" in json.dumps(
         json.loads(budget.proto.spec)["layer"][0]["encoding"]["color"]["legend"]
     )
+
+
 def test_the_careful_count_shows_each_phase_and_three_answers():
     at = open_page(PAGE)
     assert "Phase by phase: the careful count" in [h.value for h in at.header]

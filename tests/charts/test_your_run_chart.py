@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import math
 
-from charts.your_run import dataset_names, your_run_chart, your_run_datasets, your_run_shape
+from charts.your_run import (
+    dataset_names,
+    panel_dataset_names,
+    your_run_datasets,
+    your_run_panels,
+    your_run_shape,
+)
 from core.diagnose.detectors import RunContext
 from core.diagnose.diagnosis import diagnose, diagnose_bytes
 from core.diagnose.examples import example_bytes
@@ -17,7 +23,10 @@ def _example(file: str, **context):
 
 
 def _spec(run, result, marked=True):
-    return your_run_chart(your_run_shape(run, result, marked=marked), title="t").to_dict()
+    """Every panel's spec, in order, as a page draws them (one chart each)."""
+    return {
+        "concat": [panel.to_dict() for panel in your_run_panels(your_run_shape(run, result, marked=marked))]
+    }
 
 
 def _layers(panel):
@@ -72,13 +81,16 @@ def test_before_the_answer_no_evidence_is_drawn():
 def test_every_mark_has_a_tooltip_and_the_spec_holds_no_rows():
     for file in ("healthy.csv", "too_high_lr.jsonl", "leak.tfevents", "slow_loader.csv"):
         run, result = _example(file, device_gb=24.0)
-        spec = _spec(run, result)
-        for panel in spec["concat"]:
+        shape = your_run_shape(run, result)
+        panels = _spec(run, result)["concat"]
+        for panel, names in zip(panels, panel_dataset_names(shape), strict=True):
             for layer in _layers(panel):
                 assert layer["encoding"]["tooltip"]
-        assert all(rows == [] for rows in spec["datasets"].values())
-        assert set(spec["datasets"]) == set(dataset_names(your_run_shape(run, result)))
-        assert set(your_run_datasets(run, result)) == set(spec["datasets"])
+                assert layer.get("data", panel.get("data"))["name"] in names
+            assert panel["datasets"] == {name: [] for name in names}
+            assert "width" not in panel  # as wide as its column, so it fits a phone
+        assert set(your_run_datasets(run, result)) == set(dataset_names(shape))
+        assert {name for names in panel_dataset_names(shape) for name in names} <= set(dataset_names(shape))
 
 
 def test_two_runs_of_the_same_shape_share_one_spec():
@@ -86,7 +98,9 @@ def test_two_runs_of_the_same_shape_share_one_spec():
     second = make_run(loss=[5.0 - i / 50 for i in range(80)] + [math.inf])
     shapes = [your_run_shape(r, diagnose(r, RunContext())) for r in (first, second)]
     assert shapes[0] == shapes[1]
-    assert your_run_chart(shapes[0], title="t").to_dict() == your_run_chart(shapes[1], title="t").to_dict()
+    assert [p.to_dict() for p in your_run_panels(shapes[0])] == [
+        p.to_dict() for p in your_run_panels(shapes[1])
+    ]
 
 
 def test_timing_draws_the_step_and_the_wait_in_milliseconds():

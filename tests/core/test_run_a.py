@@ -2,7 +2,6 @@
 
 import copy
 from dataclasses import replace
-from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings

@@ -1,6 +1,6 @@
 """Part B and D memory: the memory core's terms under TP x PP x ZeRO, worked by hand."""
 
-from itertools import pairwise
+import itertools
 from typing import Any
 
 import pytest
@@ -149,7 +149,7 @@ def test_a_higher_zero_stage_never_needs_more_memory(model, recompute, tp, pp, d
     totals = [
         parallel_terms(setup, tp=tp, pp=pp, dp=dp, zero_stage=stage).total_bytes for stage in ZERO_STAGES
     ]
-    assert all(later <= earlier + 1e-6 for earlier, later in zip(totals, totals[1:]))
+    assert all(later <= earlier + 1e-6 for earlier, later in itertools.pairwise(totals))
 
 
 def test_no_plan_fits_is_ruled_out_while_the_plan_fits_and_carrying_forward_while_it_does_not():
