@@ -228,6 +228,6 @@ def sweep_chart(
             )
         )
         layers.append(marker)
-    return alt.layer(*layers).properties(
+    return alt.LayerChart(layer=layers).properties(
         title=title, height=280, datasets=sweep_datasets(sweep, device_label=device_label, guess=guess)
     )

@@ -173,7 +173,7 @@ def roofline_chart(
     layers = [_roof_layer(), _ridge_layers(), _point_layer(names)]
     if has_measured:
         layers.append(_measured_layer())
-    return alt.layer(*layers).properties(
+    return alt.LayerChart(layer=layers).properties(
         title=alt.Title(f"Roofline: {gpu_name}, {dtype}", anchor="start"),
         height=HEIGHT,
         datasets=roofline_datasets(roof, points, measured),

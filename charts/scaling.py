@@ -78,7 +78,7 @@ def efficiency_chart(rows: Rows) -> alt.LayerChart:
             y="Parallel efficiency:Q", tooltip=[alt.Tooltip("Line:N"), alt.Tooltip("Parallel efficiency:Q")]
         )
     )
-    return alt.layer(lines, ideal).properties(
+    return alt.LayerChart(layer=[lines, ideal]).properties(
         title=alt.Title("Parallel efficiency as the pool grows", subtitle="1 = every added GPU pays in full"),
         height=HEIGHT,
     )
@@ -125,7 +125,7 @@ def overhead_chart(rows: Rows) -> alt.LayerChart:
             tooltip=[alt.Tooltip("Layout:N"), alt.Tooltip("label:N", title="Total")],
         )
     )
-    return alt.layer(bars, totals).properties(
+    return alt.LayerChart(layer=[bars, totals]).properties(
         title="Time added on top of compute, per step", height=alt.Step(48)
     )
 

@@ -85,5 +85,10 @@ def telemetry_panels(run: Telemetry) -> list[alt.Chart | alt.LayerChart]:
         panels.append(_panel(frame, run.x_label, "loss", "training loss", "Loss"))
         panels.append(_panel(frame, run.x_label, "accuracy_pct", "accuracy (%)", "Accuracy", [0, 100]))
     if run.failure_x is not None:
-        panels = [panel + _failure_rule(run) for panel in panels]
+        panels = [alt.LayerChart(layer=[panel, _failure_rule(run)]) for panel in panels]
     return panels
+
+
+def telemetry_panel(run: Telemetry, index: int) -> alt.Chart | alt.LayerChart:
+    """Panel `index` of `telemetry_panels(run)`, for a page that draws one chart per column."""
+    return telemetry_panels(run)[index]

@@ -256,7 +256,7 @@ def your_run_panels(shape: Shape) -> tuple[alt.LayerChart, ...]:
             layers += _memory_marks(limit, trend)
         if nan:
             layers.append(_step_rule("nan", [4, 3]))
-        drawn.append(alt.layer(*layers).properties(datasets={name: [] for name in names}))
+        drawn.append(alt.LayerChart(layer=layers).properties(datasets={name: [] for name in names}))
     return tuple(drawn)
 
 
@@ -280,3 +280,8 @@ def dataset_names(shape: Shape) -> tuple[str, ...]:
         *(panel_id for panel_id, _, _ in panels),
         *(n for n, f in zip(MARK_DATASETS, flags, strict=True) if f),
     )
+
+
+def your_run_panel(shape: Shape, index: int) -> alt.LayerChart:
+    """Panel `index` of `your_run_panels(shape)`, for a page that draws one chart per column."""
+    return your_run_panels(shape)[index]

@@ -135,8 +135,7 @@ def _question(raw: Mapping[str, Any], part_ids: set[str]) -> Question:
     where = f"Question {qid}"
     part = validate.text(raw, "part", where)
     require(part in part_ids, f"{where}: part {part!r} is not one of the lab's parts.")
-    raw_options = raw.get("options")
-    require(isinstance(raw_options, list) and len(raw_options) >= 2, f"{where}: needs at least two options.")
+    raw_options = validate.items(raw.get("options"), f"{where}: needs at least two options.", at_least=2)
     option_ids = [validate.text(o, "id", where) for o in raw_options]
     require(len(set(option_ids)) == len(option_ids), f"{where}: option ids repeat.")
     correct = validate.text(raw, "correct", where)
@@ -158,8 +157,7 @@ def _prediction(raw: Mapping[str, Any], part_ids: set[str]) -> Prediction:
     where = f"Prediction {pid}"
     part = validate.text(raw, "part", where)
     require(part in part_ids, f"{where}: part {part!r} is not one of the lab's parts.")
-    raw_options = raw.get("options")
-    require(isinstance(raw_options, list) and len(raw_options) >= 2, f"{where}: needs at least two options.")
+    raw_options = validate.items(raw.get("options"), f"{where}: needs at least two options.", at_least=2)
     options = tuple(
         Option(id=validate.text(o, "id", where), text=validate.text(o, "text", where)) for o in raw_options
     )

@@ -195,16 +195,16 @@ def _marked_lines(
     for qid in question_ids:
         question = bank.question(qid)
         given = answers.get(qid)
-        known = given in {o.id for o in question.options}
+        known = given if isinstance(given, str) and given in {o.id for o in question.options} else None
         page = next((part.page for part in bank.parts if part.id == question.part), None)
         lines.append(
             MarkedLine(
                 question_id=qid,
                 label=question.label,
-                answer=question.option_text(given) if known else None,
-                right=question.is_correct(given) if known else None,
+                answer=question.option_text(known) if known else None,
+                right=question.is_correct(known) if known else None,
                 correct=question.option_text(question.correct),
-                misconception=question.misconception(given) if known else None,
+                misconception=question.misconception(known) if known else None,
                 page=page,
             )
         )

@@ -1,8 +1,10 @@
 """Four runs: what each dashboard showed, then sort each run into a kind of failure."""
 
+import functools
+
 import streamlit as st
 
-from charts.telemetry import PANELS_PER_ROW, panel_count, telemetry_panels
+from charts.telemetry import PANELS_PER_ROW, panel_count, telemetry_panel
 from core.run_a import brief_sentence
 from core.telemetry import load_runs, recorded
 from ui.charts import draw
@@ -47,7 +49,7 @@ for run in runs:
                 with column:
                     draw(
                         ("telemetry", run.id, device_gb, index),
-                        lambda index=index, series=series: telemetry_panels(series)[index],
+                        functools.partial(telemetry_panel, series, index),
                         description=f"{run.title}: one panel of its recorded telemetry.",
                     )
     st.caption(

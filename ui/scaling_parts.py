@@ -403,11 +403,11 @@ def _capture(
     refused: Mapping[str, str],
 ) -> None:
     decision = fixed or st.session_state.get(f"scaling.decide.{part}")
+    if not isinstance(decision, str):  # nothing chosen, or a value no radio sends
+        st.session_state[_flash(part)] = "Choose a decision before capturing the snapshot."
+        return
     if decision in refused:
         st.session_state[_flash(part)] = refused[decision]
-        return
-    if decision is None:
-        st.session_state[_flash(part)] = "Choose a decision before capturing the snapshot."
         return
     st.session_state.pop(_flash(part), None)
     try:

@@ -7,13 +7,14 @@ plain text, never as Markdown. Nothing here is kept outside the learner's own se
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 import streamlit as st
 
 from charts.telemetry import PANELS_PER_ROW
-from charts.your_run import panel_dataset_names, your_run_datasets, your_run_panels, your_run_shape
+from charts.your_run import panel_dataset_names, your_run_datasets, your_run_panel, your_run_shape
 from core.diagnose.columns import ROLES, RunLog
 from core.diagnose.detectors import LIKELY, POSSIBLE, Finding, RunContext
 from core.diagnose.diagnosis import Diagnosis
@@ -161,7 +162,7 @@ def show_run(run: RunLog, diagnosis: Diagnosis, *, title: str, marked: bool) -> 
                 with column:
                     draw(
                         ("your_run", shape, index),
-                        lambda index=index: your_run_panels(shape)[index],
+                        functools.partial(your_run_panel, shape, index),
                         datasets={name: rows[name] for name in names[index]},
                         description=f"{title}: one logged quantity over the run"
                         + (", with the evidence marked." if marked else "."),

@@ -451,11 +451,9 @@ def parse_scaling(raw: Any) -> ScalingData:
 
 
 def _sentences(raw: Mapping[str, Any], name: str) -> tuple[str, ...]:
-    items = raw.get(name)
-    require(
-        isinstance(items, list) and len(items) == 3 and all(isinstance(i, str) and i.strip() for i in items),
-        f"The lab needs exactly three {name}.",
-    )
+    message = f"The lab needs exactly three {name}."
+    items = validate.items(raw.get(name), message, at_least=3)
+    require(len(items) == 3 and all(isinstance(i, str) and i.strip() for i in items), message)
     return tuple(items)
 
 

@@ -41,7 +41,7 @@ HOSTILE: tuple[tuple[str, Any], ...] = (
     ("string_array_value", ["a", "b", "c"]),
     ("trigger_value", True),
 )
-EMPTY = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}
+EMPTY: dict[str, Any] = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}
 
 
 class _RecordingModel(PageModel):

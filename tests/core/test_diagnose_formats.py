@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from core.diagnose.columns import check_mapping, guess_mapping, normalise, run_log
+from core.diagnose.columns import RunLog, Series, check_mapping, guess_mapping, normalise, run_log
 from core.diagnose.examples import example_bytes
 from core.diagnose.formats import MAX_BYTES, MAX_ROWS, read_log
 
@@ -17,20 +17,26 @@ CSV = (
 )
 
 
+def _series(run: RunLog, role: str) -> Series:
+    found = run.get(role)
+    assert found is not None, f"the log has no {role}"
+    return found
+
+
 def test_a_plain_csv_keeps_nan_and_leaves_empty_cells_empty():
     table = read_log(CSV.encode(), "run.csv")
     assert table.format == "CSV"
     assert table.columns == ("step", "train/loss", "gpu_mem_allocated_bytes", "lr")
     loss = table.column("train/loss")
-    assert loss[0] == 2.5 and math.isnan(loss[1]) and loss[2] is None
+    assert loss[0] == 2.5 and math.isnan(loss[1] or 0.0) and loss[2] is None
 
 
 def test_memory_in_bytes_is_read_in_gb_from_the_name():
     table = read_log(CSV.encode(), "run.csv")
     run = run_log(table, guess_mapping(table.columns))
-    assert run.get("memory").values == (1.0, 2.0, 3.0)
-    assert run.get("memory").unit_note == "read as bytes, from the name"
-    assert run.get("loss").steps == (1.0, 2.0)  # the row without a loss is left out
+    assert _series(run, "memory").values == (1.0, 2.0, 3.0)
+    assert _series(run, "memory").unit_note == "read as bytes, from the name"
+    assert _series(run, "loss").steps == (1.0, 2.0)  # the row without a loss is left out
 
 
 def test_a_wandb_export_drops_run_names_and_min_max_columns():
@@ -51,7 +57,7 @@ def test_json_lines_flatten_nested_objects_and_read_nan():
     assert table.format == "JSON Lines"
     assert table.columns == ("step", "train/loss")
     assert table.ignored == ("note",)
-    assert math.isnan(table.column("train/loss")[1])
+    assert math.isnan(table.column("train/loss")[1] or 0.0)
 
 
 def test_a_trainer_state_reads_its_log_history():
@@ -150,10 +156,10 @@ def test_a_mapping_must_name_real_columns_once_each():
 def test_milliseconds_and_fractions_are_read_in_the_roles_units():
     table = read_log(b"step,step_time_ms,gpu_util\n1,250,0.5\n", "t.csv")
     run = run_log(table, guess_mapping(table.columns))
-    assert run.get("step_time").values == (0.25,)
-    assert run.get("utilisation").values == (50.0,)
+    assert _series(run, "step_time").values == (0.25,)
+    assert _series(run, "utilisation").values == (50.0,)
 
 
 def test_memory_as_a_percentage_needs_the_device_size():
     table = read_log(b"step,gpu_mem_percent\n1,50\n", "p.csv")
-    assert run_log(table, guess_mapping(table.columns), device_gb=80).get("memory").values == (40.0,)
+    assert _series(run_log(table, guess_mapping(table.columns), device_gb=80), "memory").values == (40.0,)

@@ -82,7 +82,7 @@ def test_full_recompute_keeps_block_inputs_only() -> None:
 def test_bad_settings_are_refused(field: str, value: object) -> None:
     good = StepSetup(model=reference_model("GPT-2 small"), batch=1, seq_len=128)
     with pytest.raises(ValueError):
-        dataclasses.replace(good, **{field: value})
+        dataclasses.replace(good, **{field: value})  # type: ignore[arg-type]  # wrong types on purpose
 
 
 def test_a_sequence_longer_than_learned_positions_is_refused() -> None:

@@ -5,6 +5,7 @@ moment. For each family we compare names, shapes and the total with `named_param
 """
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.torch
 transformers.logging.set_verbosity_error()  # tiny random vocabularies draw warnings about token ids
 
 # One small config per family; the shapes make every width different so a swapped one shows.
-SMALL = {
+SMALL: dict[str, dict[str, Any]] = {
     "gpt2": {"n_embd": 48, "n_layer": 2, "n_head": 4, "n_inner": 80, "n_positions": 40, "vocab_size": 101},
     "gpt_neox": {
         "hidden_size": 48,
@@ -74,7 +75,7 @@ NO_SPECIAL_TOKENS = {"pad_token_id": None, "bos_token_id": None, "eos_token_id":
 
 def small_config(model_type: str) -> dict:
     """A small config of `model_type`, as its config.json would hold it."""
-    base = {} if model_type in ("gpt2", "gpt_neox") else LLAMA_STYLE
+    base: dict = {} if model_type in ("gpt2", "gpt_neox") else LLAMA_STYLE
     return {"model_type": model_type, **base, **SMALL[model_type]}
 
 

@@ -21,7 +21,7 @@ PIDFD_GETFD = 438  # the same number on x86-64 and arm64
 
 def _server_pid(port: int) -> int:
     for conn in psutil.net_connections(kind="tcp"):
-        if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port and conn.pid:
+        if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr[1] == port and conn.pid:
             return conn.pid
     raise AssertionError(f"no process listens on port {port}")
 

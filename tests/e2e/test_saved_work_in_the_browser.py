@@ -4,6 +4,7 @@ resume code on another device, and a replica going away while another shares its
 from __future__ import annotations
 
 import re
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ class Server:
     name: str
 
     def __post_init__(self) -> None:
-        self.process = None
+        self.process: subprocess.Popen | None = None
         self.start()
 
     @property
@@ -44,8 +45,9 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        self.process = start_app(self.port, self.env, log_name=f"streamlit-{self.name}.log")
-        ready(self.browser, self.url, self.process)
+        process = start_app(self.port, self.env, log_name=f"streamlit-{self.name}.log")
+        self.process = process
+        ready(self.browser, self.url, process)
 
     def stop(self) -> None:
         if self.process is not None:
