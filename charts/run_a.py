@@ -185,7 +185,9 @@ def iterations_chart(series: IterationSeries, *, title: str) -> alt.LayerChart:
         .mark_point(shape="cross", size=220, filled=True, color=FAILURE_COLOUR)
         .encode(x="x:Q", y="peak_gb:Q", tooltip=tooltip)
     )
-    return alt.LayerChart(layer=[line, cross, *_device_marks_at(series.device_gb)]).properties(title=title, height=320)
+    return alt.LayerChart(layer=[line, cross, *_device_marks_at(series.device_gb)]).properties(
+        title=title, height=320
+    )
 
 
 OUTCOME_ORDER = ("ok", "step 1 optimizer.step", "step 1 backward", "step 1 forward")

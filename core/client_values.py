@@ -44,7 +44,8 @@ SNAPSHOT_KEYS = ("part", "upstream", "prediction", "inputs", "baseline", "result
 
 
 def known_records(bank: Bank) -> tuple[str, ...]:
-    """Every record name a client may store: each part's records, EXTRA_RECORDS, then the lesson predictions."""
+    """Every record name a client may store: each part's records, EXTRA_RECORDS, then the lesson
+    predictions."""
     return tuple(name for part in bank.parts for name in part.records) + EXTRA_RECORDS + record_names(bank)
 
 

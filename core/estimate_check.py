@@ -61,12 +61,13 @@ BUDGET_TERM = {
 }
 
 CAUSE_WORDS = {
-    "cpu_rmsnorm": "RMSNorm written in Python is not fused: it works in FP32 and keeps FP32 copies of its input and "
-    "of its normalised output (on a GPU too, as transformers writes it; the H200 reference shows it), where "
-    "the fused kernel this estimate assumes keeps only the input",
-    "qkv_view": "with rotary positions Q and K are rotated into new tensors, while V stays a view into the fused "
-    "QKV projection's output and so keeps all of that output alive",
-    "softmax_statistics": "the fused attention kernel keeps an FP32 log-sum-exp per head and token to redo the softmax in backward",
+    "cpu_rmsnorm": "RMSNorm written in Python is not fused: it works in FP32 and keeps FP32 copies of its "
+    "input and of its normalised output (on a GPU too, as transformers writes it; the H200 reference shows "
+    "it), where the fused kernel this estimate assumes keeps only the input",
+    "qkv_view": "with rotary positions Q and K are rotated into new tensors, while V stays a view into the "
+    "fused QKV projection's output and so keeps all of that output alive",
+    "softmax_statistics": "the fused attention kernel keeps an FP32 log-sum-exp per head and token to redo "
+    "the softmax in backward",
     "norm_statistics": "LayerNorm keeps a mean and a 1/σ for every token",
     "token_ids": "the embedding and the loss keep token ids, targets and positions as 8-byte integers",
     "step_counters": "Adam keeps a 4-byte step count for each weight tensor",

@@ -141,13 +141,17 @@ def _model_sentence(model: ModelSpec, count: int) -> str:
             "so activations follow the routed tokens, not the expert count."
         )
     if model.published_params is not None:
-        return f"Parameters: {count:,}, counted from {model.name}'s architecture (the published count is {model.published_params:,})."
+        return (
+            f"Parameters: {count:,}, counted from {model.name}'s architecture (the published count is "
+            f"{model.published_params:,})."
+        )
     if model.name != CUSTOM:
         return f"Parameters: {count:,}, counted tensor by tensor from {model.name} ({model.source})."
     lesson_count = lesson_parameter_count(hidden=model.hidden, layers=model.layers)
     return (
-        f"Parameters: {count:,} for a Llama-style model of this shape ({model.heads} heads, a {model.vocab:,}-token vocabulary); "
-        f"the lesson's 12·H² rule gives {lesson_count:,}, leaving out embeddings, biases and norms."
+        f"Parameters: {count:,} for a Llama-style model of this shape ({model.heads} heads, a "
+        f"{model.vocab:,}-token vocabulary); the lesson's 12·H² rule gives {lesson_count:,}, leaving out "
+        "embeddings, biases and norms."
     )
 
 

@@ -202,8 +202,8 @@ def brief_sentence() -> str:
     brief = brief_figures()
     return (
         f"Run A: {brief.weights_gb:.2f} GB of weights on a {brief.device_gib:g} GiB "
-        f"({brief.device_gb:.2f} GB) device; forward peaks at {brief.forward_peak_gb:.2f} GB, then it dies in {brief.failure_where}, "
-        f"asking for {brief.backward_peak_gb:.2f} GB."
+        f"({brief.device_gb:.2f} GB) device; forward peaks at {brief.forward_peak_gb:.2f} GB, then it dies "
+        f"in {brief.failure_where}, asking for {brief.backward_peak_gb:.2f} GB."
     )
 
 
@@ -249,7 +249,8 @@ def measure_rows() -> list[dict[str, str]]:
 
 @dataclass(frozen=True)
 class ExperimentOutcome:
-    """One first experiment, run on the model: what changed, where the run gets to now, and what the H200 did."""
+    """One first experiment, run on the model: what changed, where the run gets to now, and what the H200
+    did."""
 
     experiment: str
     label: str
@@ -327,7 +328,8 @@ def _change(before: StepSetup, after: StepSetup, before_gib: float, after_gib: f
     if after.model.layers != before.model.layers:
         weights = [s.parameters * s.convention.weight_bytes / BYTES_PER_GB for s in (before, after)]
         words.append(
-            f"blocks {before.model.layers} → {after.model.layers} (weights {weights[0]:.2f} GB → {weights[1]:.2f} GB)"
+            f"blocks {before.model.layers} → {after.model.layers} (weights {weights[0]:.2f} GB → "
+            f"{weights[1]:.2f} GB)"
         )
     return ", ".join(words) or "nothing changes"
 
@@ -343,7 +345,10 @@ def _summary(timeline: StepTimeline, baseline: StepTimeline) -> str:
             if steady > first
             else ""
         )
-        return f"Iteration 1 completes, and so does every later one: the peak is {steady:.2f} GB of {device}, {timeline.device_gb - steady:.2f} GB to spare.{later}"
+        return (
+            f"Iteration 1 completes, and so does every later one: the peak is {steady:.2f} GB of {device}, "
+            f"{timeline.device_gb - steady:.2f} GB to spare.{later}"
+        )
     asked = f"asking for {failure.total_gb:.2f} GB of {device}"
     if _same_moment(failure, baseline.failure):
         return (

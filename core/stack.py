@@ -75,7 +75,8 @@ class Stack:
 
 
 def parse_stack(raw: dict[str, Any]) -> Stack:
-    """Build and validate the stack; every cause must name a known layer or something outside that feeds it."""
+    """Build and validate the stack; every cause must name a known layer or something outside that feeds
+    it."""
     layers = tuple(Layer(**layer) for layer in raw["layers"])
     require(
         len({layer.id for layer in layers}) == len(layers) == 5, "The stack has exactly five distinct layers."

@@ -14,8 +14,8 @@ from ui.nav import next_link
 st.title("Four runs, four different problems")
 st.markdown(
     "Every run below started, claimed GPU memory, kept the GPU busy for a while and printed numbers. "
-    '"It launched" is true of all four, and it tells you nothing. Read each run\'s card and say what kind of failure it is, one locked answer per run; '
-    "the dashboards that show what happened come after."
+    '"It launched" is true of all four, and it tells you nothing. Read each run\'s card and say what kind of '
+    "failure it is, one locked answer per run; the dashboards that show what happened come after."
 )
 
 runs, device_gb = load_runs()

@@ -16,10 +16,10 @@ statuses = part_statuses(bank, answers, state.snapshot()[state.RECORDS])
 st.title("Reading a Training Run")
 brief = brief_figures()
 st.markdown(
-    f"A job on a {brief.device_gib:g} GiB GPU ({brief.device_gb:.2f} GB) holds {brief.weights_gb:.2f} GB of weights. "
-    "The forward pass finishes, then `loss.backward()` stops with `CUDA out of memory`. The error does not say "
-    f"where the other {brief.other_gb:.2f} GB went. This lab teaches you to find out, and to design the "
-    "experiment that proves it."
+    f"A job on a {brief.device_gib:g} GiB GPU ({brief.device_gb:.2f} GB) holds {brief.weights_gb:.2f} GB of "
+    "weights. The forward pass finishes, then `loss.backward()` stops with `CUDA out of memory`. The error "
+    f"does not say where the other {brief.other_gb:.2f} GB went. This lab teaches you to find out, and to "
+    "design the experiment that proves it."
 )
 st.info(
     'The question behind it all: *"My training job is slow and keeps dying with out-of-memory '
@@ -29,8 +29,8 @@ st.info(
 
 st.subheader("Before we start")
 st.markdown(
-    "Healthy-looking is not the same as healthy. A job that stays up, keeps utilisation high and shows a falling loss "
-    "could still be any of these:\n"
+    "Healthy-looking is not the same as healthy. A job that stays up, keeps utilisation high and shows a "
+    "falling loss could still be any of these:\n"
     "- a run that uses an eighth of the card you are paying for;\n"
     "- a run 200 tokens of sequence length away from running out of memory;\n"
     "- a run whose gradients are about to overflow FP16;\n"

@@ -22,8 +22,9 @@ fields = section("linear")
 st.title("What a linear layer costs")
 st.markdown(
     "`torch.nn.Linear(n, m)` computes $y = Wx + b$ with a weight matrix $W$ of shape "
-    "$m \\times n$ and a bias $b$ of length $m$; it applies no activation (GELU or ReLU is a module of its own). Read it as a job for the GPU instead of a formula: how much arithmetic does it "
-    "create, and how much data must it fetch to do that arithmetic?\n\n"
+    "$m \\times n$ and a bias $b$ of length $m$; it applies no activation (GELU or ReLU is a module of its "
+    "own). Read it as a job for the GPU instead of a formula: how much arithmetic does it create, and how "
+    "much data must it fetch to do that arithmetic?\n\n"
     "Each of the $m$ outputs is a dot product over the $n$ inputs, so it costs $n$ multiplications "
     "and $n$ additions. One multiplication paired with one addition is a **MAC** "
     "(multiply-accumulate). A whole layer is $m \\times n$ MACs per input row, and a batch of $B$ "
@@ -150,7 +151,8 @@ with chart_column:
         ),
     )
     st.caption(
-        f"Grey line: the roof. Orange diamond: the ridge at {roof.ridge_flop_per_byte:,.1f} FLOP/byte. Triangles are memory-bound, circles compute-bound."
+        f"Grey line: the roof. Orange diamond: the ridge at {roof.ridge_flop_per_byte:,.1f} FLOP/byte. "
+        "Triangles are memory-bound, circles compute-bound."
         + (" Hollow squares: kernels measured on a real H200." if on_h200 else "")
     )
 with table_column:
@@ -196,10 +198,10 @@ timed = fusion_times()
 st.info(
     f"**Measured on an H200.** Scale, shift and GELU over "
     f"{timed.chain_values / 1e6:,.0f} million FP32 values took {timed.separate_us:,.0f} µs as "
-    f"{timed.separate_kernels} kernels and {timed.fused_us:,.0f} µs as one kernel from `torch.compile`. Attention over "
-    f"{timed.attention_tokens:,} tokens (16 heads, BF16) took {timed.eager_ms:.2f} ms and {timed.eager_extra_gb:.2f} GB "
-    f"extra written out eagerly, {timed.sdpa_ms:.2f} ms and {timed.sdpa_extra_mb:,.0f} MB with "
-    "`scaled_dot_product_attention`.",
+    f"{timed.separate_kernels} kernels and {timed.fused_us:,.0f} µs as one kernel from `torch.compile`. "
+    f"Attention over {timed.attention_tokens:,} tokens (16 heads, BF16) took {timed.eager_ms:.2f} ms and "
+    f"{timed.eager_extra_gb:.2f} GB extra written out eagerly, {timed.sdpa_ms:.2f} ms and "
+    f"{timed.sdpa_extra_mb:,.0f} MB with `scaled_dot_product_attention`.",
     icon=":material/timer:",
 )
 next_link("pages/linear_layer.py")

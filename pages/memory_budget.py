@@ -61,23 +61,29 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
             gb_legend=True,
         ),
         datasets=budget_datasets(bars, device_gb=verdict.device_gb, device_label=view.device_label),
-        description=f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, against the {view.device_label}.",
+        description=(
+            f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, against the "
+            f"{view.device_label}."
+        ),
     )
     st.caption(
-        f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the {view.device_label}."
+        f"Stacked bar of the memory terms, {verdict.total_gb:.1f} GB in all, with a dashed line at the "
+        f"{view.device_label}."
     )
     if verdict.fits:
         st.success(
-            f"**Fits:** {verdict.total_gb:.1f} GB on the {view.device_label}, with {verdict.headroom_gb:.1f} GB to spare. "
-            f"The largest term is **{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB "
-            f"({verdict.largest_share_percent:.0f}% of the total); if it has to shrink, {verdict.lever}.",
+            f"**Fits:** {verdict.total_gb:.1f} GB on the {view.device_label}, with {verdict.headroom_gb:.1f} "
+            f"GB to spare. The largest term is **{verdict.largest_label.lower()}** at "
+            f"{verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}% of the total); if it has to "
+            f"shrink, {verdict.lever}.",
             icon=":material/check_circle:",
         )
     else:
         st.error(
-            f"**Out of memory:** this needs {verdict.total_gb:.1f} GB, {verdict.over_gb:.1f} GB more than the "
-            f"{view.device_label} holds. The largest term is **{verdict.largest_label.lower()}** at "
-            f"{verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}% of the total), so cut that first: {verdict.lever}.",
+            f"**Out of memory:** this needs {verdict.total_gb:.1f} GB, {verdict.over_gb:.1f} GB more than "
+            f"the {view.device_label} holds. The largest term is **{verdict.largest_label.lower()}** at "
+            f"{verdict.largest_gb:.1f} GB ({verdict.largest_share_percent:.0f}% of the total), so cut that "
+            f"first: {verdict.lever}.",
             icon=":material/error:",
         )
     with st.expander("The sums behind this budget", expanded=True):
@@ -90,22 +96,23 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
             "\n".join(f"- **{row.bytes_per_parameter}**: {row.meaning}" for row in bytes_per_parameter_card())
         )
         st.markdown(
-            f"A rule of thumb worth keeping: FP32 Adam costs **{bytes_per_parameter_card()[3].bytes_per_parameter} bytes "
-            "per parameter**, so a billion parameters need about 16 GB before a single activation is saved. "
-            "Then remember the five terms, not the 16: activations and workspace come on top, and which term "
-            "dominates depends on the run. A small model on long sequences is mostly saved activations; a "
-            "large model on short sequences is mostly optimizer state."
+            "A rule of thumb worth keeping: FP32 Adam costs "
+            f"**{bytes_per_parameter_card()[3].bytes_per_parameter} bytes per parameter**, so a billion "
+            "parameters need about 16 GB before a single activation is saved. Then remember the five terms, "
+            "not the 16: activations and workspace come on top, and which term dominates depends on the run. "
+            "A small model on long sequences is mostly saved activations; a large model on short sequences "
+            "is mostly optimizer state."
         )
         st.caption(
-            f"This page's lesson estimate follows the source lesson's convention: the optimizer state stays in FP32 "
-            f"and there is no FP32 master copy, so a 2-byte dtype with Adam counts "
-            f"{lesson_two_byte_adam_bytes()} bytes a parameter (2 + 2 + 8). Real mixed-precision training keeps the "
-            "master copy; the detailed estimate counts it."
+            "This page's lesson estimate follows the source lesson's convention: the optimizer state stays "
+            "in FP32 and there is no FP32 master copy, so a 2-byte dtype with Adam counts "
+            f"{lesson_two_byte_adam_bytes()} bytes a parameter (2 + 2 + 8). Real mixed-precision training "
+            "keeps the master copy; the detailed estimate counts it."
         )
     if view.estimate == "lesson":
         st.caption(
-            "Try it: double the sequence length twice with the model unchanged and watch which bar grows; then "
-            "switch to a 2-byte dtype and see that the optimizer state stays the same size."
+            "Try it: double the sequence length twice with the model unchanged and watch which bar grows; "
+            "then switch to a 2-byte dtype and see that the optimizer state stays the same size."
         )
 
     st.header("Where does it break?")
@@ -122,20 +129,25 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
             guess=guess,
         ),
         datasets=sweep_datasets(sweep, device_label=view.device_label, guess=guess),
-        description=f"Peak memory against {sweep.axis_label.lower()}, with the device line and the breaking point.",
+        description=(
+            f"Peak memory against {sweep.axis_label.lower()}, with the device line and the breaking point."
+        ),
     )
     if sweep.first_failing is None:
         st.caption(
-            f"Line of peak memory against {sweep.axis_label.lower()}: it stays under the device line up to {sweep.values[-1]:,}."
+            f"Line of peak memory against {sweep.axis_label.lower()}: it stays under the device line up to "
+            f"{sweep.values[-1]:,}."
         )
     elif sweep.largest_fitting is None:
         st.caption(
-            f"Line of peak memory against {sweep.axis_label.lower()}: even {sweep.values[0]:,} is over the device line."
+            f"Line of peak memory against {sweep.axis_label.lower()}: even {sweep.values[0]:,} is over the "
+            "device line."
         )
     else:
         st.caption(
             f"Line of peak memory against {sweep.axis_label.lower()}: it crosses the device line between "
-            f"{sweep.largest_fitting:,} (fits) and {sweep.first_failing:,} (marked, out of memory), everything else as above."
+            f"{sweep.largest_fitting:,} (fits) and {sweep.first_failing:,} (marked, out of memory), "
+            "everything else as above."
         )
 
 
@@ -155,10 +167,12 @@ st.markdown(
     "$\\partial L/\\partial W = x^\\top \\, \\partial L/\\partial y$: the backward pass needs the input $x$ "
     "that the forward pass saw. Autograd therefore keeps $x$ from the moment forward makes it until "
     "backward gets back to that layer, which is most of the step. No tensor is bigger than at inference; "
-    "they live much longer, so more of them exist at the same moment, and the allocator fails at that peak.\n\n"
+    "they live much longer, so more of them exist at the same moment, and the allocator fails at that "
+    "peak.\n\n"
     "That is also why a run can go out of memory with the model untouched: a larger batch or longer "
     "sequences enlarge every saved tensor. **Activation checkpointing** is the deliberate trade: keep "
-    "only a few tensors, recompute the others during backward. Memory drops sharply for roughly 30% more compute."
+    "only a few tensors, recompute the others during backward. Memory drops sharply for roughly 30% more "
+    "compute."
 )
 
 st.header("Where the memory goes")

@@ -51,16 +51,17 @@ st.title("Run A, properly")
 st.markdown("Back to the first run of the lab, now with a memory budget to read it by.")
 with st.container(border=True):
     st.markdown(
-        f"**The brief.** A {brief.device_gib:g} GiB device ({brief.device_gb:.2f} GB) and {brief.weights_gb:.2f} GB "
-        "of weights. Forward finishes on every attempt. Then `CUDA out of memory` inside `loss.backward()`: same "
-        "point, first iteration, every launch."
+        f"**The brief.** A {brief.device_gib:g} GiB device ({brief.device_gb:.2f} GB) and "
+        f"{brief.weights_gb:.2f} GB of weights. Forward finishes on every attempt. Then `CUDA out of memory` "
+        "inside `loss.backward()`: same point, first iteration, every launch."
     )
 st.caption(
     f"Behind it: a Hugging Face GPT-2 of {brief.parameter_count:,} parameters ({setup.model.hidden:,} wide, "
-    f"{setup.model.layers} blocks), {CONVENTIONS[setup.precision].label}, {OPTIMIZER_LABELS[setup.optimizer]}, "
-    f"{ATTENTION_LABELS[setup.attention].split(':')[0]} attention, batch {setup.batch} × {setup.seq_len:,} tokens. "
-    "Every figure on this page comes from the memory page's phase model; this exact run was also run on an "
-    "H200 capped at the same memory, and the tables show what it did."
+    f"{setup.model.layers} blocks), {CONVENTIONS[setup.precision].label}, "
+    f"{OPTIMIZER_LABELS[setup.optimizer]}, {ATTENTION_LABELS[setup.attention].split(':')[0]} attention, "
+    f"batch {setup.batch} × {setup.seq_len:,} tokens. Every figure on this page comes from the memory page's "
+    "phase model; this exact run was also run on an H200 capped at the same memory, and the tables show what "
+    "it did."
 )
 
 st.header("What the brief already tells you")
@@ -71,8 +72,8 @@ st.markdown(
     "needs is not "
     "the problem. What breaks is what only training adds: the saved activations "
     f"({brief.activations_gb:.2f} GB) are all still held when backward starts, and backward begins by adding "
-    f"the loss's two FP32 gradients, each as large as the logits ({brief.loss_gb:.2f} GB for the loss in all): "
-    f"{brief.backward_peak_gb:.2f} GB asked of a {brief.device_gb:.2f} GB device, counting the "
+    f"the loss's two FP32 gradients, each as large as the logits ({brief.loss_gb:.2f} GB for the loss in "
+    f"all): {brief.backward_peak_gb:.2f} GB asked of a {brief.device_gb:.2f} GB device, counting the "
     f"{brief.overhead_gb:.2f} GB the allocator holds but cannot hand out.\n\n"
     "That is a hypothesis, not yet a diagnosis. Watch one step, then choose an experiment and say beforehand "
     "what each result would mean."
@@ -108,15 +109,17 @@ st.subheader("Where Run A's shape dies: measured and estimated")
 draw(
     ("run_a.map",),
     lambda: outcome_map_chart(outcome_map(), title="Run A's shape on a batch × sequence grid"),
-    description="Two grids of coloured squares: where each run stopped on the H200 and where the phase model says.",
+    description=(
+        "Two grids of coloured squares: where each run stopped on the H200 and where the phase model says."
+    ),
 )
 agree, total = map_agreement()
 st.caption(
-    f"Each square is one run of Run A's shape with Adam, capped at {brief.device_gib:g} GiB: on the left what the "
-    f"H200 did, on the right the phase model; they agree on {agree} of {total}. The band where a run dies inside "
-    "backward is narrow: backward's start adds only the loss's two logit-sized gradients to what forward already "
-    f"held ({brief.backward_peak_gb - brief.forward_peak_gb:.2f} GB here), so a few hundred tokens separate "
-    "'forward does not fit' from 'backward fits, the first optimizer step does not'."
+    f"Each square is one run of Run A's shape with Adam, capped at {brief.device_gib:g} GiB: on the left "
+    f"what the H200 did, on the right the phase model; they agree on {agree} of {total}. The band where a "
+    "run dies inside backward is narrow: backward's start adds only the loss's two logit-sized gradients to "
+    f"what forward already held ({brief.backward_peak_gb - brief.forward_peak_gb:.2f} GB here), so a few "
+    "hundred tokens separate 'forward does not fit' from 'backward fits, the first optimizer step does not'."
 )
 
 st.header("Your first experiment")

@@ -51,10 +51,10 @@ def estimate_check_section() -> None:
         st.table(arrow_rows(view.worst_table), hide_index=True)
     st.subheader("On a GPU: the phase model against an H200")
     st.markdown(
-        "The CPU runs above check the fused-kernel count tensor by tensor. The phase model of the careful count "
-        "was checked on a real GPU: Hugging Face models trained on an H200, `torch.cuda.max_memory_allocated()` "
-        "read after forward, after backward and after the optimizer step (`tools/measure_memory.py --gpu` "
-        "repeats the measurement on any CUDA machine)."
+        "The CPU runs above check the fused-kernel count tensor by tensor. The phase model of the careful "
+        "count was checked on a real GPU: Hugging Face models trained on an H200, "
+        "`torch.cuda.max_memory_allocated()` read after forward, after backward and after the optimizer step "
+        "(`tools/measure_memory.py --gpu` repeats the measurement on any CUDA machine)."
     )
     st.table(
         arrow_rows(list(reference_rows())),

@@ -20,7 +20,8 @@ LESSON_GELU_VALUES = 4096 * 4096 * 4  # the largest GELU measured: 67,108,864 va
 
 
 def measured_precision(dtype: str) -> str:
-    """The measured precision closest to the page's number format (fp16 was not measured; bf16 is its twin)."""
+    """The measured precision closest to the page's number format (fp16 was not measured; bf16 is its
+    twin)."""
     return "fp32" if dtype == "fp32" else "bf16"
 
 
@@ -35,10 +36,10 @@ def kernel_times_section(dtype: str) -> None:
         f"The roof is a limit, not a forecast. On a real {REFERENCE_GPU} in BF16 a "
         f"{LESSON_MATMUL_SIDE:,}² matmul reached **{matmul.achieved_tflops:,.0f} TFLOP/s** "
         f"({100 * matmul.achieved_tflops / peak:.0f}% of the {peak:,.0f} TFLOP/s peak), while GELU over "
-        f"{gelu.size / 1e6:,.3g} million values reached **{gelu.achieved_tflops:.2g} TFLOP/s**: the same card, "
-        f"about {matmul.achieved_tflops / gelu.achieved_tflops:,.0f} times apart, because one operation has "
-        "arithmetic to hide its memory traffic and the other does not. Pick the H200 above to see every "
-        "measured kernel as a hollow square on the roofline."
+        f"{gelu.size / 1e6:,.3g} million values reached **{gelu.achieved_tflops:.2g} TFLOP/s**: the same "
+        f"card, about {matmul.achieved_tflops / gelu.achieved_tflops:,.0f} times apart, because one "
+        "operation has arithmetic to hide its memory traffic and the other does not. Pick the H200 above to "
+        "see every measured kernel as a hollow square on the roofline."
     )
     st.dataframe(
         arrow_rows(measured_rows(measured_points(precision))),
@@ -70,10 +71,11 @@ def _what_it_leaves_out() -> None:
         f"- **A floor under every kernel.** No measured kernel finished in under {floor_us:,.1f} µs, however "
         "little it did: launching and finishing a kernel has a fixed cost, so thousands of tiny kernels are "
         "slow whatever the roof says.\n"
-        f"- **Small shapes never fill the GPU.** A linear layer fed one row at a time took {one_row.microseconds:,.0f} µs "
-        f"and reached {one_row.achieved_tflops:.2g} TFLOP/s: too few independent tiles to keep every unit busy.\n"
-        f"- **TF32 is opt-in.** With PyTorch's default a {LESSON_MATMUL_SIDE:,}² FP32 matmul ran on plain FP32 "
-        f"units at {fp32.achieved_tflops:,.0f} TFLOP/s (under the {fp32_peak:,.0f} TFLOP/s roof); after "
+        "- **Small shapes never fill the GPU.** A linear layer fed one row at a time took "
+        f"{one_row.microseconds:,.0f} µs and reached {one_row.achieved_tflops:.2g} TFLOP/s: too few "
+        "independent tiles to keep every unit busy.\n"
+        f"- **TF32 is opt-in.** With PyTorch's default a {LESSON_MATMUL_SIDE:,}² FP32 matmul ran on plain "
+        f"FP32 units at {fp32.achieved_tflops:,.0f} TFLOP/s (under the {fp32_peak:,.0f} TFLOP/s roof); after "
         f"`torch.backends.cuda.matmul.allow_tf32 = True` it reached {tf32.achieved_tflops:,.0f} TFLOP/s, "
         "above that roof, because TF32 runs on the tensor cores."
     )

@@ -20,11 +20,12 @@ def phase_section(choice: Callable[..., Any]) -> None:
     """Draw the phase-by-phase count with its own controls; `choice` builds one persistent widget."""
     st.header("Phase by phase: the careful count")
     st.markdown(
-        "The rough rule adds every term as if all were alive at once. A real step is three phases, and each has "
-        "its own peak: forward keeps activations and ends in the loss, which upcasts the logits to FP32; backward "
-        "starts with two more logit-sized gradients and trades activations for gradients block by block; the "
-        "optimizer step holds weights, gradients and state, plus its own temporaries. Pick the code you would "
-        "really run: the count follows it tensor by tensor. The batch and sequence length are the sliders above."
+        "The rough rule adds every term as if all were alive at once. A real step is three phases, and each "
+        "has its own peak: forward keeps activations and ends in the loss, which upcasts the logits to FP32; "
+        "backward starts with two more logit-sized gradients and trades activations for gradients block by "
+        "block; the optimizer step holds weights, gradients and state, plus its own temporaries. Pick the "
+        "code you would really run: the count follows it tensor by tensor. The batch and sequence length are "
+        "the sliders above."
     )
     left, right = st.columns(2)
     with left:
@@ -70,8 +71,8 @@ def phase_section(choice: Callable[..., Any]) -> None:
         )
         st.subheader("Three answers")
         st.markdown(
-            "The same question answered three ways: the lesson's rough rule, the careful count above, and what an "
-            "H200 measured when the reference ran this exact setup."
+            "The same question answered three ways: the lesson's rough rule, the careful count above, and "
+            "what an H200 measured when the reference ran this exact setup."
         )
         st.table(
             arrow_rows(list(phases.answers)),

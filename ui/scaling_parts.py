@@ -112,9 +112,9 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any]) -> throughput.Scal
     if not fits:
         st.warning(
             f"Plain data parallelism cannot run this model: a full replica of its training state is "
-            f"{replica_gb:,.0f} GB and one {track.fleet.card.name} holds {track.fleet.card.memory_gb:,.0f} GB. "
-            "Read this part as the gradient traffic of sharded data parallelism (ZeRO-1 and ZeRO-2 all-reduce the "
-            "same gradient bytes each step); part B shows how sharding makes a model fit.",
+            f"{replica_gb:,.0f} GB and one {track.fleet.card.name} holds {track.fleet.card.memory_gb:,.0f} "
+            "GB. Read this part as the gradient traffic of sharded data parallelism (ZeRO-1 and ZeRO-2 "
+            "all-reduce the same gradient bytes each step); part B shows how sharding makes a model fit.",
             icon=":material/warning:",
         )
     _setting_radio("Hold fixed", "mode", labels=throughput.MODE_LABELS.get)
@@ -144,9 +144,9 @@ def _contrast_note(track: Track) -> None:
     """Point the learner at the other end of the scale: the tiny model after the big one, and back."""
     if track.key == "cloud":
         st.info(
-            "**Now try TinyML.** Switch the training context at the top to TinyML and predict again: the same "
-            "question with a 200-thousand-parameter model, where fixed costs (kernel launches, link latency) "
-            "matter more than bytes.",
+            "**Now try TinyML.** Switch the training context at the top to TinyML and predict again: the "
+            "same question with a 200-thousand-parameter model, where fixed costs (kernel launches, link "
+            "latency) matter more than bytes.",
             icon=":material/compare_arrows:",
         )
     else:
@@ -577,18 +577,19 @@ def assumptions(track: Track) -> None:
     with st.expander("How the numbers are made, and what they leave out", icon=":material/functions:"):
         st.markdown(
             f"""
-- **Compute.** A training step costs three forward passes (the backward pass is about twice the forward). Each GPU
-  runs at {cases.compute_efficiency:.0%} of the {card.name}'s {cases.dtype} peak of {peak:,.0f} TFLOP/s.
-- **Links.** A ring all-reduce moves 2 (N − 1) / N times the data through every GPU. A group that fits in one node
-  runs at {fleet.intra_node_gb_per_s:,.0f} GB/s each way ({fleet.intra_node_link}); once it spans nodes every GPU is
-  held to {fleet.inter_node_gb_per_s:,.1f} GB/s ({fleet.inter_node_link}). Gradients travel in {cases.dtype}
-  ({bytes_per_value(cases.dtype)} bytes a value). Each all-reduce also pays a fixed latency per hop, 2 (N − 1) hops
-  of {fleet.intra_node_latency_us:g} µs inside a node or {fleet.inter_node_latency_us:g} µs across nodes (the α–β
-  model). Contention and any overlap with compute are left out: compute and communication run back to back, which
-  is the worst case.
-- **Kernel-launch floor.** A step never computes faster than its {track.model.kernels_per_step:,} kernels one after
-  another at {throughput.launch_floor_ms(1) * 1e3:.1f} µs each, the smallest kernel time measured on an H200: for a
-  small model this floor, not the arithmetic, sets the compute time. {load_scaling().lab.latency_note}
+- **Compute.** A training step costs three forward passes (the backward pass is about twice the forward). Each
+  GPU runs at {cases.compute_efficiency:.0%} of the {card.name}'s {cases.dtype} peak of {peak:,.0f} TFLOP/s.
+- **Links.** A ring all-reduce moves 2 (N − 1) / N times the data through every GPU. A group that fits in one
+  node runs at {fleet.intra_node_gb_per_s:,.0f} GB/s each way ({fleet.intra_node_link}); once it spans nodes
+  every GPU is held to {fleet.inter_node_gb_per_s:,.1f} GB/s ({fleet.inter_node_link}). Gradients travel in
+  {cases.dtype} ({bytes_per_value(cases.dtype)} bytes a value). Each all-reduce also pays a fixed latency per
+  hop, 2 (N − 1) hops of {fleet.intra_node_latency_us:g} µs inside a node or {fleet.inter_node_latency_us:g}
+  µs across nodes (the α–β model). Contention and any overlap with compute are left out: compute and
+  communication run back to back, which is the worst case.
+- **Kernel-launch floor.** A step never computes faster than its {track.model.kernels_per_step:,} kernels one
+  after another at {throughput.launch_floor_ms(1) * 1e3:.1f} µs each, the smallest kernel time measured on an
+  H200: for a small model this floor, not the arithmetic, sets the
+  compute time. {load_scaling().lab.latency_note}
 - **Memory (parts B and D)** comes from the same model as the Memory budget page:
   {precision_label(cases.precision)}, {cases.optimizer} state, saved activations counted after Korthikanti
   et al. with standard attention, 1 GB of workspace and 1 GB of runtime overhead. Tensor parallel and

@@ -148,8 +148,9 @@ class CapacityContrast:
                 f'{verdict.device_gb:,.0f} GB on each GPU, so "no plan fits" is not what the evidence says.'
             }
         return {
-            "shard": f"{self.result.label} still needs {verdict.total_gb:,.1f} GB of the {verdict.device_gb:,.0f} GB "
-            "on each GPU: there is no fitting plan to carry forward yet. Try another ZeRO stage or recomputation."
+            "shard": f"{self.result.label} still needs {verdict.total_gb:,.1f} GB of the "
+            f"{verdict.device_gb:,.0f} GB on each GPU: there is no fitting plan to carry forward yet. Try "
+            "another ZeRO stage or recomputation."
         }
 
 

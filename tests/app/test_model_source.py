@@ -1,4 +1,5 @@
-"""Pasting a config.json on the Memory budget page: a valid one is sized, a bad one is refused in one sentence."""
+"""Pasting a config.json on the Memory budget page: a valid one is sized, a bad one is refused in one
+sentence."""
 
 import json
 

@@ -1,4 +1,5 @@
-"""Reading a pasted config.json: what is accepted, the defaults transformers uses, and every refusal's sentence."""
+"""Reading a pasted config.json: what is accepted, the defaults transformers uses, and every refusal's
+sentence."""
 
 import json
 

@@ -1,4 +1,5 @@
-"""Run A: the brief from the phase model, each experiment against the H200's run_a.csv, the timeline's invariants."""
+"""Run A: the brief from the phase model, each experiment against the H200's run_a.csv, the timeline's
+invariants."""
 
 import copy
 from dataclasses import replace
@@ -34,7 +35,8 @@ from core.run_a import (
 )
 
 # Run A as the H200 ran it: GPT-2 layout, 3072 wide, 16 blocks, 24 heads, 2048 positions, FP32, Adam.
-# Parameters: 50,257·3072 + 2048·3072 + 16·(12·3072² + 13·3072) + 2·3072 = 1,973,265,408 (run_a.csv's n_params).
+# Parameters: 50,257·3072 + 2048·3072 + 16·(12·3072² + 13·3072) + 2·3072 = 1,973,265,408
+# (run_a.csv's n_params).
 PARAMETERS = 1_973_265_408
 CAP_GB = 24 * 2**30 / 1e9  # 25.769803776
 

@@ -44,7 +44,8 @@ def test_unknown_symptom_is_a_readable_error():
 
 def test_training_is_slow_follows_the_lessons_fork():
     slow = load_stack().symptom("slow")
-    # Tensors (dtype, placement, layout) is a classic cause; the input pipeline is the host's, not the hardware's.
+    # Tensors (dtype, placement, layout) is a classic cause; the input pipeline is the host's, not the
+    # hardware's.
     assert "tensors" in slow.layer_ids() and "host" in slow.layer_ids() and "hardware" not in slow.layer_ids()
     assert slow.fork is not None
     assert "upward" in slow.fork.idle and "overhead" in slow.fork.busy
