@@ -80,13 +80,13 @@ def telemetry_panels(run: Telemetry) -> list[alt.Chart | alt.LayerChart]:
     utilisation = _panel(
         frame, run.x_label, "utilisation_pct", "GPU utilisation (%)", "GPU utilisation", [0, 100]
     )
-    panels: list[alt.Chart | alt.LayerChart] = [memory, utilisation]
+    layers: list[list[alt.Chart]] = [[memory, _device_rule(run)], [utilisation]]
     if run.has_loss:
-        panels.append(_panel(frame, run.x_label, "loss", "training loss", "Loss"))
-        panels.append(_panel(frame, run.x_label, "accuracy_pct", "accuracy (%)", "Accuracy", [0, 100]))
+        layers.append([_panel(frame, run.x_label, "loss", "training loss", "Loss")])
+        layers.append([_panel(frame, run.x_label, "accuracy_pct", "accuracy (%)", "Accuracy", [0, 100])])
     if run.failure_x is not None:
-        panels = [alt.LayerChart(layer=[panel, _failure_rule(run)]) for panel in panels]
-    return panels
+        layers = [[*panel, _failure_rule(run)] for panel in layers]
+    return [panel[0] if len(panel) == 1 else alt.LayerChart(layer=panel) for panel in layers]
 
 
 def telemetry_panel(run: Telemetry, index: int) -> alt.Chart | alt.LayerChart:

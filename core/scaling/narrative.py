@@ -19,7 +19,7 @@ def scaling_summary(contrast: ScalingContrast) -> str:
     point, step = contrast.result, contrast.result.step
     return (
         f"On {point.workers} GPUs a step takes {duration_label(step.step_ms / MS_PER_S)}, "
-        f"{duration_label(step.communication_ms / MS_PER_S)} of it "
+        f"{duration_label(step.communication_ms / MS_PER_S, unit_of=step.step_ms / MS_PER_S)} of it "
         f"the gradient all-reduce. Useful throughput is {point.speedup:,.2f}× the "
         f"{contrast.baseline.workers}-GPU "
         f"baseline: a parallel efficiency of {point.efficiency:.2f}."

@@ -105,10 +105,10 @@ def test_locked_answers_win_and_the_rest_is_merged_in():
 
 
 def test_locked_predictions_win_and_new_parts_are_added():
-    current = {**EMPTY, "records": {PREDICTIONS: {"A": "flat"}}}
-    incoming = {**EMPTY, "records": {PREDICTIONS: {"A": "linear", "B": "flat"}}}
+    current = {**EMPTY, "records": {PREDICTIONS: {"A": "middle"}}}
+    incoming = {**EMPTY, "records": {PREDICTIONS: {"A": "below-half", "B": "optimizer"}}}
     restored = _restore(export_progress(incoming, exported_at=AT, key=None), current)
-    assert restored.state["records"][PREDICTIONS] == {"A": "flat", "B": "flat"}
+    assert restored.state["records"][PREDICTIONS] == {"A": "middle", "B": "optimizer"}
 
 
 def test_nothing_is_restored_into_a_handed_in_session():

@@ -30,7 +30,7 @@ def test_part_a_sentence_for_tinyml_on_two_nodes():
     # = 0.24 + 0.03 = 0.27 ms; step 2.2908 ms. 8 GPUs: 2 x 7 x 3 µs + 2 x 7/8 x 400 kB / 450 GB/s
     # = 0.0436 ms; step 2.0644 ms. Speedup 2.0644 / 2.2908 = 0.901; efficiency 0.901 x 8 / 16 = 0.45.
     assert narrative.scaling_summary(_part_a("tinyml")) == (
-        "On 16 GPUs a step takes 2.29 ms, 0.27 ms of it the gradient all-reduce. "
+        "On 16 GPUs a step takes 2.29 ms, 0.270 ms of it the gradient all-reduce. "
         "Useful throughput is 0.90× the 8-GPU baseline: a parallel efficiency of 0.45."
     )
 

@@ -30,3 +30,10 @@ def test_duration_labels(seconds, label):
 def test_a_duration_that_is_not_a_time_is_refused(bad):
     with pytest.raises(ValueError, match="duration"):
         duration_label(bad)
+
+
+def test_a_duration_can_take_the_unit_of_another_so_one_sentence_shares_a_unit():
+    # 0.27 ms of a 2.29 ms step: both in ms, 0.27 to three significant figures.
+    assert duration_label(0.27e-3, unit_of=2.29e-3) == "0.270 ms"
+    assert duration_label(0.27e-3) == "270 µs"
+    assert duration_label(0, unit_of=2.29e-3) == "0 ms"
