@@ -28,7 +28,7 @@ REFLECTION_RECORD = "run_a.reflection"
 # The four first experiments offered for Run A, by the id the Run A page stores.
 FIRST_EXPERIMENTS = {
     "batch": "Halve the tokens per step (batch × sequence) and run it again",
-    "optim": "Swap Adam for SGD to drop the optimiser state",
+    "optim": "Swap Adam for SGD to drop the optimizer state",
     "gpu": "Move the run to a bigger GPU",
     "model": "Shrink the model until it fits",
 }

@@ -237,11 +237,13 @@ dominant, breaks = lesson_outcomes(settings)
 guessed_term = lesson_prediction("memory.dominant", dominant)
 guessed_break = lesson_prediction("memory.breaks", breaks, scale=True)
 if guessed_term is None or guessed_break is None:
-    st.info("The budget and the sweep appear once both guesses are locked.", icon=":material/lock:")
+    st.info(
+        "The budget, the sweep and the phase-by-phase count appear once both guesses are locked.",
+        icon=":material/lock:",
+    )
 else:
     budget_and_sweep(view, settings, guessed_break[0])
-
-phase_section(choice)
+    phase_section(choice)
 
 st.header("What this still leaves out")
 st.markdown(

@@ -9,6 +9,7 @@ from core.diagnose.examples import example, example_bytes
 from core.diagnose.formats import read_log
 from ui import state
 from ui.marked import marked_question
+from ui.nav import next_link
 from ui.your_run import ask_context, ask_mapping, finding_card, literal, pick_source, show_run
 
 QUESTION_ID = "y1"
@@ -74,3 +75,5 @@ else:
             for index, finding in enumerate(diagnosis.findings):
                 with left if index % 2 == 0 else right:
                     finding_card(finding)
+
+next_link("pages/your_run.py")

@@ -36,6 +36,9 @@ PAGES = (
 )
 
 
+LESSONS = tuple(entry for entry in PAGES if entry.lesson)
+
+
 def menu() -> list[st.Page]:
     """Every page as `st.navigation` takes it, Home first and the default."""
     return [
@@ -61,8 +64,7 @@ def _entry(page: str) -> PageEntry:
 
 def next_link(page: str) -> None:
     """A "Next →" link to the lesson after `page` in the menu; the last lesson links back to Home."""
-    lessons = [entry for entry in PAGES if entry.lesson]
-    index = lessons.index(_entry(page))
-    following = lessons[(index + 1) % len(lessons)]
+    index = LESSONS.index(_entry(page))
+    following = LESSONS[(index + 1) % len(LESSONS)]
     st.divider()
     st.page_link(f"pages/{following.file}", label=f"Next → {following.title}", icon=following.icon)

@@ -28,7 +28,7 @@ GRAD_BLOWUP_RATIO = 10.0  # a gradient norm ten times its usual size has blown u
 LEARNING_DROP = 0.05  # under 5% lower at the end: it stopped improving (or never started)
 CHANCE_TOLERANCE = 0.05  # within 5% of ln(classes): it sits at chance
 # Resource: memory that rises along a straight line after warm-up is a leak.
-WARMUP_FRACTION = 0.1  # the first tenth of a run allocates optimiser state and caches; leave it out
+WARMUP_FRACTION = 0.1  # the first tenth of a run allocates optimizer state and caches; leave it out
 LEAK_R_SQUARED = 0.8
 LEAK_RISE_LIKELY = 0.2  # rose by a fifth of where it started
 LEAK_RISE_POSSIBLE = 0.1

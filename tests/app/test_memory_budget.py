@@ -240,7 +240,7 @@ def test_the_lessons_rule_of_thumb_and_the_gb_legend_are_on_the_page():
 
 
 def test_the_careful_count_shows_each_phase_and_three_answers():
-    at = open_page(PAGE)
+    at = sketch_budget(open_page(PAGE))
     assert "Phase by phase: the careful count" in [h.value for h in at.header]
     phases = at.table[0].value
     assert list(phases["Phase"]) == ["Forward", "loss.backward()", "optimizer.step()"]
@@ -258,7 +258,7 @@ def test_the_careful_count_shows_each_phase_and_three_answers():
 
 
 def test_a_sequence_longer_than_the_model_allows_is_a_sentence():
-    at = open_page(PAGE)
+    at = sketch_budget(open_page(PAGE))
     at.slider(key=f"{SECTION}.seq_len").set_value(4096).run()
     assert not at.exception
     assert any("learned positions" in w.value for w in at.warning)

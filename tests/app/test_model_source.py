@@ -4,7 +4,7 @@ sentence."""
 import json
 
 from core.datafiles import DATA_DIR
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, sketch_budget
 
 PAGE = "pages/memory_budget.py"
 MIXTRAL = (DATA_DIR / "models" / "mixtral-8x7b-v0.1.json").read_text()
@@ -21,7 +21,7 @@ def paste(at, text):
 
 
 def detailed_page():
-    at = open_page(PAGE)
+    at = sketch_budget(open_page(PAGE))  # the budget shows once the page's two guesses are locked
     return at.radio(key="memory.estimate").set_value("detailed").run()
 
 

@@ -3,16 +3,16 @@
 import pytest
 
 from tests.app.conftest import open_page
-from ui.nav import PAGES, title_of
+from ui.nav import LESSONS, title_of
 
 
 def _links(at) -> list[tuple[str, str]]:
     return [(link.proto.label, link.proto.page) for link in at.get("page_link")]
 
 
-@pytest.mark.parametrize("index", range(len(PAGES)))
-def test_each_page_ends_with_a_link_to_the_next(index):
-    page, following = PAGES[index], PAGES[(index + 1) % len(PAGES)]
+@pytest.mark.parametrize("index", range(len(LESSONS)))
+def test_each_lesson_ends_with_a_link_to_the_next(index):
+    page, following = LESSONS[index], LESSONS[(index + 1) % len(LESSONS)]
     at = open_page(f"pages/{page.file}")
     assert not at.exception
     label, _ = _links(at)[-1]
@@ -22,7 +22,7 @@ def test_each_page_ends_with_a_link_to_the_next(index):
 def test_home_links_use_the_menu_titles():
     at = open_page("pages/home.py")
     labels = [label for label, _ in _links(at)][:-1]  # the last is "Next →"
-    assert labels == [entry.title for entry in PAGES[1:]]
+    assert labels == [entry.title for entry in LESSONS[1:]]
 
 
 def test_an_unknown_page_is_a_readable_error():
