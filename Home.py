@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import message_rate
+from ui import message_rate, widget_types
 from ui.frame import progress_sidebar
 from ui.identity import saved_work_panel, settle_learner
 from ui.nav import menu
@@ -18,6 +18,7 @@ from ui.state import ensure_state
 # st.navigation below switches that mode off for every later run of the process; nothing public
 # can switch it off before the first (see README, Hosting).
 message_rate.install()
+widget_types.install()
 
 st.set_page_config(
     page_title="Reading a Training Run",

@@ -112,8 +112,10 @@ class PredictionCount:
     computed: int
 
 
-def check_display_name(typed: str | None) -> str | None:
+def check_display_name(typed: object) -> str | None:
     """The display name to store (None for anonymous); ValueError for one over 40 characters."""
+    if typed is not None and not isinstance(typed, str):
+        raise ValueError("A display name must be text.")
     text = unicodedata.normalize("NFC", typed or "")
     # Control and formatting characters (newlines, bidi overrides) could disguise a name.
     text = "".join(c for c in text if unicodedata.category(c)[0] != "C")
@@ -125,8 +127,13 @@ def check_display_name(typed: str | None) -> str | None:
     return text or None
 
 
-def parse_room_code(typed: str) -> str | None:
+MAX_TYPED_CODE_CHARS = 40  # a code with spaces and dashes typed in; anything longer is not one
+
+
+def parse_room_code(typed: object) -> str | None:
     """A typed room code in stored form (upper case, no spaces or dashes), or None if it cannot be one."""
+    if not isinstance(typed, str) or len(typed) > MAX_TYPED_CODE_CHARS:
+        return None
     code = re.sub(r"[\s-]", "", typed.upper())
     return code if _ROOM_CODE.fullmatch(code) else None
 

@@ -39,11 +39,13 @@ def show_code(code: str) -> str:
     return "-".join(code[i : i + CODE_GROUP] for i in range(0, len(code), CODE_GROUP))
 
 
-def parse_code(typed: str) -> str | None:
+def parse_code(typed: object) -> str | None:
     """A typed resume code in stored form, or None if it cannot be one.
 
     Case, spaces and dashes do not matter, and I, L and O are read as 1, 1 and 0.
     """
+    if not isinstance(typed, str) or len(typed) > 4 * CODE_CHARS:
+        return None
     code = re.sub(r"[\s-]", "", typed.upper()).translate(_TYPO_FIXES)
     if len(code) != CODE_CHARS or any(c not in CODE_ALPHABET for c in code):
         return None

@@ -126,7 +126,7 @@ def saved_work_panel() -> None:
             st.markdown(f"Resume code: **{show_code(code)}**")
             st.caption("Type it on another device to continue there; keep it to yourself.")
         # Not a form or a code block, so a page's own forms and code stay the only ones it has.
-        st.text_input("Continue from a resume code", key="identity.code", max_chars=40)
+        st.text_input("Continue from a resume code", key="identity.code")
         st.button("Continue", on_click=_resume, key="identity.resume")
         if flash := st.session_state.pop(FLASH, None):
             kind, message = flash

@@ -81,7 +81,7 @@ def room_controls() -> None:
             room = room_store().create_room(capacity=int(capacity), lifetime=timedelta(hours=int(hours)))
             st.session_state[ROOM] = room.code
     with st.form("instructor.open"):
-        typed = st.text_input("Or open a room by its code", max_chars=12, key="instructor.open_code")
+        typed = st.text_input("Or open a room by its code", key="instructor.open_code")
         if st.form_submit_button("Open"):
             code = parse_room_code(typed)
             found = None if code is None else room_store().room(code)

@@ -99,11 +99,10 @@ def room_panel() -> None:
                 st.caption("as")
                 st.text(member.display_name)
         with st.form("room.join", border=False):
-            st.text_input("Room code", key="room.code", max_chars=12)
+            st.text_input("Room code", key="room.code")
             st.text_input(
                 f"Display name (optional, up to {MAX_NAME_CHARS} characters)",
                 key="room.name",
-                max_chars=MAX_NAME_CHARS,
             )
             st.form_submit_button("Join", on_click=_join)
         if flash:
