@@ -256,7 +256,10 @@ class Learner:
 
     def choose(self, label: str, option: str) -> None:
         """Pick an option of a select box by clicking it open and clicking the option."""
-        self.page.get_by_role("combobox", name=label, exact=True).click()
+        box = self.page.get_by_role("combobox", name=label, exact=True)
+        # A box at the window's bottom edge opens its list off screen unless scrolled up first.
+        box.scroll_into_view_if_needed()
+        box.click()
         self.page.get_by_role("option", name=option, exact=True).click()
         self.settle()
 

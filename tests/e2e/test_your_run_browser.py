@@ -20,7 +20,7 @@ def upload(learner, name: str, data: bytes) -> None:
         files=[{"name": name, "mimeType": "text/csv", "buffer": data}]
     )
     # The file travels over HTTP before the rerun starts; wait for the app to show what it read.
-    expect(page.locator('[data-testid="stFileUploaderFile"]').filter(has_text=name)).to_be_visible(
+    expect(page.locator('[data-testid="stFileChip"]').filter(has_text=name)).to_be_visible(
         timeout=30_000
     )
     expect(page.locator('[data-testid="stAlert"]').first).to_be_visible(timeout=30_000)
@@ -38,7 +38,8 @@ def test_upload_then_map_a_column_then_read_the_verdict(learner):
     expect(page.get_by_role("heading", name="Numerical: likely")).to_be_visible()
     expect(page.get_by_text('• "objective" is first nan at step 25.', exact=True)).to_be_visible()
     expect(page.get_by_role("link", name="Learn it: Execution stack")).to_be_visible()
-    assert page.locator('[data-testid="stVegaLiteChart"]').count() == 2  # the question's run and this one
+    # One chart a panel: the question's run (loss, memory) and this log's loss.
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() == 3
     assert learner.exceptions() == []
     assert learner.console_errors == []
     learner.screenshot_whole("your-run-uploaded")
