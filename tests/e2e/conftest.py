@@ -298,6 +298,10 @@ class Learner:
             }"""
         )
 
+    def main_forms(self) -> Locator:
+        """The page's own forms, in page order (the sidebar's room form is not one of them)."""
+        return self.page.locator('[data-testid="stMain"] [data-testid="stForm"]')
+
     def wait_for_widgets(self, *labels: str) -> None:
         """Wait until widgets with these labels are drawn (a fresh browser loads each kind lazily,
         a moment after the script has finished)."""
@@ -324,7 +328,7 @@ class Learner:
 
     def submit_form(self, index: int, text: str, option: str | None = None) -> None:
         """Fill in the page's index-th form (page order): pick `option`, type `text`, submit it."""
-        form = self.page.get_by_test_id("stForm").nth(index)
+        form = self.main_forms().nth(index)
         if option is not None:
             form.get_by_text(option, exact=True).click()
         form.locator("textarea").fill(text)

@@ -164,7 +164,7 @@ def test_a_links_own_text_never_reaches_its_note(learner):
 
 def fill_run_a(learner, *, why: str, reflection: str) -> None:
     """Run A's two forms in page order: the first experiment with its reasoning, then Run B."""
-    expect(learner.page.get_by_test_id("stForm")).to_have_count(2)
+    expect(learner.main_forms()).to_have_count(2)
     learner.submit_form(0, why, option="Halve the tokens per step (batch × sequence) and run it again")
     learner.submit_form(1, reflection)
 
