@@ -31,7 +31,11 @@ def phase_section(choice: Callable[..., Any]) -> None:
     with left:
         choice(st.radio, "Implementation stack", "stack", phase_choices.STACK_LABELS.__getitem__)
         choice(
-            st.selectbox, "Model", "phase_model", str, help="custom uses the hidden size and layers above."
+            st.selectbox,
+            "Model for the phase count",
+            "phase_model",
+            str,
+            help="custom uses the hidden size and layers above.",
         )
         choice(st.selectbox, "Precision", "phase_precision", phase_choices.precision_label)
         choice(st.radio, "Attention", "phase_attention", phase_choices.ATTENTION_LABELS.__getitem__)
