@@ -74,14 +74,14 @@ def test_answers_reach_the_instructor_and_a_reveal_waits_for_each_learners_answe
 
     # Before the reveal, nobody sees the room's answers.
     first.page.reload()
-    first.settle()
+    first.settle_loaded()  # the record comes back from the store after the browser says who it is
     assert first.page.get_by_text(SHOWN).count() == 0
 
     instructor.page.get_by_text("Reveal to learners who answered").first.click()
     instructor.settle()
     first.page.reload()
-    first.settle()
-    expect(first.page.get_by_text(SHOWN).first).to_be_visible()
+    first.settle_loaded()  # the record comes back from the store after the browser says who it is
+    expect(first.page.get_by_text(SHOWN).first).to_be_visible(timeout=30_000)
 
     third.nav("Four runs")
     assert third.page.get_by_text(SHOWN).count() == 0  # revealed, but this learner has not answered
