@@ -1,8 +1,9 @@
 """The learner store: one small interface over the database for everything a learner produces.
 
-Answers, predictions and the hand-in are insert-only, and the database itself refuses to change
-or delete them (see `store.migrations`); settings and records are replaced as they change until
-the hand-in. The state it returns has the shape of `ui.state.snapshot()`.
+Answers, predictions (the Scaling parts' and the lessons' `predict.<id>` records) and the hand-in
+are insert-only, and the database itself refuses to change or delete them (see `store.migrations`);
+settings and other records are replaced as they change until the hand-in. The state it returns has
+the shape of `ui.state.snapshot()`: predictions come back as the records the app knows them by.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
+from core.predictions import RECORD_PREFIX
 from core.scaling.evidence import PREDICTIONS
 from store.engine import create_engine
 from store.ids import new_learner_id, new_resume_code, parse_code
 from store.migrations import migrate
-from store.schema import answers, hand_ins, learners, predictions, records, settings
+from store.schema import answers, hand_ins, learners, lesson_predictions, predictions, records, settings
 
 
 class StoreUnavailable(RuntimeError):
@@ -150,20 +152,23 @@ class LearnerStore:
     def put_record(self, learner_id: str, name: str, value: Any) -> bool:
         """Replace one record (Refused after the hand-in); predictions are only ever added to.
 
-        False when the store keeps a different prediction for one of the parts in `value`.
+        False when the store keeps a different prediction: for one of the Scaling parts in `value`,
+        or for the lesson prediction `name` (a second tab's guess loses to the first one stored).
         """
         with self._write(learner_id) as connection:
             _put_record(connection, learner_id, name, value)
-            if name != PREDICTIONS:
+            if not _is_prediction(name):
                 return True
-            stored = _load(connection, learner_id)["records"].get(PREDICTIONS, {})
+            stored = _load(connection, learner_id)["records"].get(name) or {}
+        if name == PREDICTIONS:
             return all(stored.get(part) == option for part, option in value.items())
+        return bool(stored == value)
 
     def merge(self, learner_id: str, state: Mapping[str, Any]) -> dict[str, Any]:
         """Write a whole session snapshot in one transaction and return what is stored afterwards.
 
-        Settings and records from `state` replace stored ones; locked rows (answers, predictions,
-        the hand-in) are only ever added, never replaced. After a hand-in nothing is written.
+        Settings and records from `state` replace stored ones; locked rows (answers, predictions of
+        both kinds, the hand-in) are only ever added, never replaced. After a hand-in nothing is written.
         """
         with self._write(learner_id) as connection:
             if not _handed_in(connection, learner_id):
@@ -237,8 +242,26 @@ def _put_record(connection: sa.Connection, learner_id: str, name: str, value: An
         # Kept apart from other records so the database can lock each prediction on its own.
         for part, option_id in (value or {}).items():
             _add_once(connection, predictions, learner_id, {"part": part, "option_id": option_id})
-        return
-    _put(connection, records, learner_id, name=name, value=value)
+    elif name.startswith(RECORD_PREFIX):
+        _add_once(connection, lesson_predictions, learner_id, _lesson_prediction(name, value))
+    else:
+        _put(connection, records, learner_id, name=name, value=value)
+
+
+def _is_prediction(name: str) -> bool:
+    """True for the records the store keeps locked: the Scaling predictions and lesson predictions."""
+    return name == PREDICTIONS or name.startswith(RECORD_PREFIX)
+
+
+def _lesson_prediction(name: str, value: Any) -> dict[str, str]:
+    """The row for lesson prediction record `name`; ValueError unless `value` has a choice and an outcome."""
+    if not (isinstance(value, Mapping) and all(isinstance(value.get(f), str) for f in ("choice", "actual"))):
+        raise ValueError(f"The lesson prediction {name} needs a choice and an outcome.")
+    return {
+        "prediction_id": name.removeprefix(RECORD_PREFIX),
+        "choice": value["choice"],
+        "actual": value["actual"],
+    }
 
 
 def _handed_in(connection: sa.Connection, learner_id: str) -> bool:
@@ -259,6 +282,8 @@ def _load(connection: sa.Connection, learner_id: str) -> dict[str, Any]:
     locked_predictions = {part: option for part, option in rows(predictions, "part", "option_id")}
     if locked_predictions:
         stored_records[PREDICTIONS] = locked_predictions
+    for prediction_id, choice, actual in rows(lesson_predictions, "prediction_id", "choice", "actual"):
+        stored_records[RECORD_PREFIX + prediction_id] = {"choice": choice, "actual": actual}
     handed_in = rows(hand_ins, "handed_in_at")
     return {
         "answers": {question: option for question, option in rows(answers, "question_id", "option_id")},
@@ -272,5 +297,5 @@ def _rows(connection: sa.Connection, learner_id: str) -> int:
     """How many rows of work a learner has across the tables retention deletes."""
     return sum(
         connection.execute(sa.select(sa.func.count()).where(table.c.learner_id == learner_id)).scalar_one()
-        for table in (answers, predictions, settings, records, hand_ins)
+        for table in (answers, predictions, lesson_predictions, settings, records, hand_ins)
     )

@@ -97,12 +97,23 @@ def _sqlite_condition(event: str, when: str) -> str:
     return ""
 
 
-def _sqlite_locks() -> list[str]:
+def _sqlite_trigger(name: str, table: str, event: str, condition: str, message: str) -> str:
+    return (
+        f"CREATE TRIGGER {name} BEFORE {event} ON {table} FOR EACH ROW"
+        f"{condition} BEGIN SELECT RAISE(ABORT, '{message}'); END"
+    )
+
+
+def _sqlite_locks(locks: tuple[tuple[str, str, str], ...] = _LOCKS) -> list[str]:
     return [
-        f"CREATE TRIGGER {table}_lock_{event.lower()} BEFORE {event} ON {table} FOR EACH ROW"
-        f"{_sqlite_condition(event, when)} BEGIN SELECT RAISE(ABORT, "
-        f"'{_MESSAGE.format(table=table, event=event)}'); END"
-        for table, event, when in _LOCKS
+        _sqlite_trigger(
+            f"{table}_lock_{event.lower()}",
+            table,
+            event,
+            _sqlite_condition(event, when),
+            _MESSAGE.format(table=table, event=event),
+        )
+        for table, event, when in locks
     ]
 
 
@@ -121,18 +132,32 @@ _PG_FUNCTIONS = {
 }
 
 
-def _pg_locks() -> list[str]:
-    functions = [
+def _pg_function(when: str, body: str) -> str:
+    return (
         f"CREATE FUNCTION lab_refuse_{when}() RETURNS trigger LANGUAGE plpgsql AS $$\n"
         f"BEGIN\n    {body}\nEND\n$$"
-        for when, body in _PG_FUNCTIONS.items()
+    )
+
+
+def _pg_trigger(name: str, table: str, event: str, when: str, message: str) -> str:
+    return (
+        f"CREATE TRIGGER {name} BEFORE {event} ON {table} FOR EACH ROW "
+        f"EXECUTE FUNCTION lab_refuse_{when}('{message}')"
+    )
+
+
+def _pg_triggers(locks: tuple[tuple[str, str, str], ...]) -> list[str]:
+    return [
+        _pg_trigger(
+            f"{table}_lock_{event.lower()}", table, event, when, _MESSAGE.format(table=table, event=event)
+        )
+        for table, event, when in locks
     ]
-    triggers = [
-        f"CREATE TRIGGER {table}_lock_{event.lower()} BEFORE {event} ON {table} FOR EACH ROW "
-        f"EXECUTE FUNCTION lab_refuse_{when}('{_MESSAGE.format(table=table, event=event)}')"
-        for table, event, when in _LOCKS
-    ]
-    return functions + triggers
+
+
+def _pg_locks() -> list[str]:
+    functions = [_pg_function(when, body) for when, body in _PG_FUNCTIONS.items()]
+    return functions + _pg_triggers(_LOCKS)
 
 
 def _v1_learner_record(dialect: str) -> list[str]:
@@ -141,7 +166,77 @@ def _v1_learner_record(dialect: str) -> list[str]:
     return tables + (_pg_locks() if dialect == "postgresql" else _sqlite_locks())
 
 
-MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (_v1_learner_record, rooms_migration)
+_LESSON_PREDICTIONS = """
+CREATE TABLE lesson_predictions (
+    learner_id VARCHAR(64) NOT NULL REFERENCES learners (id) ON DELETE CASCADE,
+    prediction_id VARCHAR(80) NOT NULL,
+    choice VARCHAR(80) NOT NULL,
+    actual VARCHAR(80) NOT NULL,
+    created_at {time} NOT NULL,
+    PRIMARY KEY (learner_id, prediction_id)
+);
+INSERT INTO lesson_predictions (learner_id, prediction_id, choice, actual, created_at)
+SELECT learner_id, substr(name, 9), {choice}, {actual}, updated_at FROM records
+WHERE substr(name, 1, 8) = 'predict.' AND {choice} IS NOT NULL AND {actual} IS NOT NULL
+"""
+# A stored lesson prediction's two fields, read only when they are strings (records hold any JSON).
+_FIELD = {
+    "sqlite": "CASE json_type(value, '$.{name}') WHEN 'text' THEN json_extract(value, '$.{name}') END",
+    "postgresql": "CASE jsonb_typeof(value -> '{name}') WHEN 'string' THEN value ->> '{name}' END",
+}
+_FROM_RECORDS = "DELETE FROM records WHERE substr(name, 1, 8) = 'predict.'"
+_LESSON_LOCKS = (
+    ("lesson_predictions", "UPDATE", "always"),
+    ("lesson_predictions", "DELETE", "learner"),
+    ("lesson_predictions", "INSERT", "handed_in"),
+)
+# Once they have their own table, a lesson prediction written as a record would dodge its lock.
+_NOT_A_RECORD = "lab store: lesson predictions are locked in lesson_predictions, not kept as records"
+_PG_NOT_A_RECORD = """IF substr(NEW.name, 1, 8) = 'predict.' THEN
+        RAISE EXCEPTION USING MESSAGE = TG_ARGV[0], ERRCODE = '23000';
+    END IF;
+    RETURN NEW;"""
+
+
+def _v3_lesson_predictions(dialect: str) -> list[str]:
+    """Lesson predictions (`predict.<id>` records) move to their own table, locked like answers."""
+    fields = {name: _FIELD[dialect].format(name=name) for name in ("choice", "actual")}
+    moved = [s.strip() for s in _LESSON_PREDICTIONS.format(time=_TYPES[dialect]["time"], **fields).split(";")]
+    if dialect == "postgresql":
+        return [
+            *moved,
+            # The version 1 lock keeps records from being deleted; this move is the one exception.
+            "ALTER TABLE records DISABLE TRIGGER records_lock_delete",
+            _FROM_RECORDS,
+            "ALTER TABLE records ENABLE TRIGGER records_lock_delete",
+            *_pg_triggers(_LESSON_LOCKS),
+            _pg_function("lesson_record", _PG_NOT_A_RECORD),
+            *[
+                _pg_trigger(
+                    f"records_guard_{event.lower()}", "records", event, "lesson_record", _NOT_A_RECORD
+                )
+                for event in ("INSERT", "UPDATE")
+            ],
+        ]
+    guard = " WHEN substr(NEW.name, 1, 8) = 'predict.'"
+    return [
+        *moved,
+        "DROP TRIGGER records_lock_delete",
+        _FROM_RECORDS,
+        *_sqlite_locks((("records", "DELETE", "learner"),)),
+        *_sqlite_locks(_LESSON_LOCKS),
+        *[
+            _sqlite_trigger(f"records_guard_{event.lower()}", "records", event, guard, _NOT_A_RECORD)
+            for event in ("INSERT", "UPDATE")
+        ],
+    ]
+
+
+MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (
+    _v1_learner_record,
+    rooms_migration,
+    _v3_lesson_predictions,
+)
 
 
 class SchemaTooNew(RuntimeError):

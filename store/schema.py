@@ -54,6 +54,16 @@ def _latest_value(name: str, key: str, value: str) -> sa.Table:
 
 answers = _first_choice("answers", "question_id")  # a marked question's first answer
 predictions = _first_choice("predictions", "part")  # a scaling part's first prediction
+# A lesson prediction's first guess and the outcome the page showed then (records `predict.<id>`).
+lesson_predictions = sa.Table(
+    "lesson_predictions",
+    metadata,
+    _learner_fk(),
+    sa.Column("prediction_id", NAME, primary_key=True),
+    sa.Column("choice", NAME, nullable=False),
+    sa.Column("actual", NAME, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+)
 settings = _latest_value("settings", "section", "values")  # one page section's settings
 records = _latest_value("records", "name", "value")  # a form or written text
 

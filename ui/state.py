@@ -121,7 +121,8 @@ def record(name: str) -> Any:
 
 
 def store_record(name: str, value: Any) -> bool:
-    """Store a record (a plain JSON value); False (nothing stored) if handed in or its schema refuses it."""
+    """Store a record (a plain JSON value); False if handed in, its schema refuses it, or the store
+    keeps another prediction under that name (locked in another tab; the working copy then shows it)."""
     ensure_state()
     if read_only():
         return False
@@ -132,8 +133,7 @@ def store_record(name: str, value: Any) -> bool:
     except ValueError:
         return False
     st.session_state[RECORDS] = records
-    _save(lambda store, learner: store.put_record(learner, name, value))
-    return not read_only()  # False when the store says the lab was handed in meanwhile
+    return _save(lambda store, learner: store.put_record(learner, name, value))
 
 
 def snapshot() -> dict[str, Any]:
@@ -241,8 +241,8 @@ def _over_record(store: LearnerStore, learner: str) -> dict[str, Any]:
     return {**mine, SETTINGS: settings, RECORDS: {**stored[RECORDS], **mine[RECORDS]}}
 
 
-def _save(write: Callable[[LearnerStore, str], object]) -> None:
-    """Write one change to the store for this session's learner.
+def _save(write: Callable[[LearnerStore, str], object]) -> bool:
+    """Write one change to the store for this session's learner; False if the store would not take it.
 
     When it cannot be written now (no learner yet, store unreachable) the session is marked
     unsaved and `sync` retries. When the store refuses it or keeps what it had (locked or handed
@@ -251,16 +251,17 @@ def _save(write: Callable[[LearnerStore, str], object]) -> None:
     learner = st.session_state[LEARNER_ID]
     if learner is None or st.session_state[LOADED] != learner:
         st.session_state[UNSAVED] = True
-        return
+        return True
     try:
         kept = write(learner_store(), learner) is not False
     except Refused:
         kept = False
     except StoreUnavailable:
         st.session_state[UNSAVED] = True
-        return
+        return True
     if not kept:
         _reload(learner)
+    return kept
 
 
 def _reload(learner: str) -> None:

@@ -15,6 +15,7 @@ from store.ids import is_learner_id, show_code
 from store.migrations import MIGRATIONS, SchemaTooNew, current_version
 
 AT = "2026-11-30T14:05:09+00:00"
+GELU = "predict.linear.gelu"
 EMPTY: dict[str, Any] = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}
 
 
@@ -93,6 +94,9 @@ REFUSED_BY_THE_DATABASE = [
     "UPDATE records SET updated_at = updated_at",
     "INSERT INTO answers VALUES ('{learner}', 'r2', 'mem', CURRENT_TIMESTAMP)",
     "INSERT INTO records VALUES ('{learner}', 'late', '1', CURRENT_TIMESTAMP)",
+    "UPDATE lesson_predictions SET choice = 'compute-bound'",
+    "DELETE FROM lesson_predictions",
+    "INSERT INTO lesson_predictions VALUES ('{learner}', 'linear.matmul', 'a', 'a', CURRENT_TIMESTAMP)",
 ]
 
 
@@ -101,6 +105,7 @@ def test_the_database_refuses_to_change_locked_rows(store: LearnerStore, sql: st
     learner = store.new_learner().id
     store.add_answer(learner, "r1", "mem")
     store.put_record(learner, PREDICTIONS, {"A": "flat"})
+    store.put_record(learner, GELU, {"choice": "memory-bound", "actual": "memory-bound"})
     store.put_settings(learner, "linear", {"batch": 8})
     store.put_record(learner, "run_a.reflection", {"text": "mine"})
     store.hand_in(learner, AT)
@@ -110,16 +115,25 @@ def test_the_database_refuses_to_change_locked_rows(store: LearnerStore, sql: st
     assert store.load(learner) == before
 
 
-def test_answers_are_locked_before_the_hand_in_too(store: LearnerStore) -> None:
+def test_answers_and_lesson_predictions_are_locked_before_the_hand_in_too(store: LearnerStore) -> None:
     learner = store.new_learner().id
     store.add_answer(learner, "r1", "mem")
+    store.put_record(learner, GELU, {"choice": "memory-bound", "actual": "memory-bound"})
+    store.put_record(learner, "run_a.reflection", {"text": "mine"})
+    before = store.load(learner)
     for sql in (
         "UPDATE answers SET option_id = 'speed'",
         f"INSERT INTO answers VALUES ('{learner}', 'r1', 'speed', CURRENT_TIMESTAMP)",  # primary key
+        "UPDATE lesson_predictions SET choice = 'compute-bound'",
+        "DELETE FROM lesson_predictions",
+        f"INSERT INTO lesson_predictions VALUES ('{learner}', 'linear.gelu', 'a', 'a', CURRENT_TIMESTAMP)",
+        # Written as a record, a guess would dodge its lock: the records table takes none.
+        f"INSERT INTO records VALUES ('{learner}', 'predict.linear.matmul', '{{}}', CURRENT_TIMESTAMP)",
+        "UPDATE records SET name = 'predict.linear.matmul'",
     ):
         with pytest.raises(sa.exc.IntegrityError), store.engine.begin() as connection:
             connection.exec_driver_sql(sql)
-    assert store.load(learner)["answers"] == {"r1": "mem"}
+    assert store.load(learner) == before
 
 
 def test_a_merge_adds_work_but_never_replaces_a_lock(store: LearnerStore) -> None:
