@@ -149,6 +149,24 @@ class LearnerStore:
         with self._write(learner_id) as connection:
             _put(connection, settings, learner_id, section=section, values=dict(values))
 
+    def put_setting(
+        self, learner_id: str, section: str, name: str, value: Any, *, if_absent: bool = False
+    ) -> dict[str, Any]:
+        """Set one setting of a page section and keep its others as stored, so a tab with an older
+        copy cannot undo another tab's changes; with `if_absent`, only when none is stored yet.
+        Returns the section as the store now holds it (Refused after the hand-in)."""
+        with self._write(learner_id) as connection:
+            found = connection.execute(
+                sa.select(settings.c["values"]).where(
+                    settings.c.learner_id == learner_id, settings.c.section == section
+                )
+            ).scalar()
+            stored = dict(found or {})
+            if not (if_absent and name in stored):
+                stored[name] = value
+                _put(connection, settings, learner_id, section=section, values=stored)
+            return stored
+
     def put_record(self, learner_id: str, name: str, value: Any) -> bool:
         """Replace one record (Refused after the hand-in); predictions are only ever added to.
 

@@ -99,8 +99,9 @@ def widget_key(section: str, name: str) -> str:
     return f"{section}.{name}"
 
 
-def store_setting(section: str, name: str, value: Any) -> None:
-    """Remember one setting, unless the lab is handed in or the page schema refuses it."""
+def store_setting(section: str, name: str, value: Any, *, if_absent: bool = False) -> None:
+    """Remember one setting, unless the lab is handed in or the page schema refuses it; with
+    `if_absent`, only when the learner has none stored (a default shown on a first visit)."""
     ensure_state()
     if read_only():
         return
@@ -109,9 +110,15 @@ def store_setting(section: str, name: str, value: Any) -> None:
     except ValueError:
         return
     sections = st.session_state[SETTINGS]
-    values = {**sections.get(section, {}), name: value}
-    sections[section] = values
-    _save(lambda store, learner: store.put_settings(learner, section, values))
+    current = sections.get(section, {})
+    if not (if_absent and name in current):
+        sections[section] = {**current, name: value}
+
+    def write(store: LearnerStore, learner: str) -> None:
+        # Another tab may have changed this section since this one loaded: take the store's copy.
+        sections[section] = store.put_setting(learner, section, name, value, if_absent=if_absent)
+
+    _save(write)
 
 
 def record(name: str) -> Any:

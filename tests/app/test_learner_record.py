@@ -160,3 +160,14 @@ def test_a_locked_prediction_persists_and_a_restore_cannot_replace_it():
     again.button(key="restore.go").click().run()
     assert again.session_state["records"][PREDICTIONS] == {"A": first}
     assert learner_store().load(learner)["records"][PREDICTIONS] == {"A": first}
+
+
+def test_a_first_visit_in_an_older_tab_keeps_what_another_tab_set():
+    learner = new_learner_id()
+    older = _session_of(learner)  # opened before the other tab touched the Linear layer page
+    newer = _session_of(learner, "pages/linear_layer.py")
+    newer.slider(key="linear.batch").set_value(64).run()
+    older.switch_page("pages/linear_layer.py").run()
+    # The older tab shows its defaults only where nothing is stored: the batch of 64 stays.
+    assert older.slider(key="linear.batch").value == 64
+    assert learner_store().load(learner)["settings"]["linear"]["batch"] == 64

@@ -209,3 +209,17 @@ def test_a_store_from_a_newer_release_is_not_touched(store: LearnerStore, store_
         )
     with pytest.raises(SchemaTooNew, match="newer release"):
         LearnerStore.open(store_url)
+
+
+def test_one_setting_is_set_without_undoing_the_section_s_others(store: LearnerStore) -> None:
+    learner = store.new_learner().id
+    store.put_settings(learner, "linear", {"batch": 64, "dtype": "bf16"})  # another tab's changes
+    # A tab that loaded before them changes the batch only: the dtype stays as stored.
+    assert store.put_setting(learner, "linear", "batch", 8) == {"batch": 8, "dtype": "bf16"}
+    # A default shown on a first visit is stored only where nothing is.
+    assert store.put_setting(learner, "linear", "dtype", "fp32", if_absent=True) == {
+        "batch": 8,
+        "dtype": "bf16",
+    }
+    assert store.put_setting(learner, "linear", "n_in", 1024, if_absent=True)["n_in"] == 1024
+    assert store.load(learner)["settings"] == {"linear": {"batch": 8, "dtype": "bf16", "n_in": 1024}}
