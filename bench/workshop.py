@@ -46,7 +46,7 @@ from bench.page_model import WidgetInfo
 from bench.paths import REPO_ROOT
 from bench.postgres import temporary_postgres
 from bench.proxy import workshop_proxy
-from bench.server import StreamlitServer
+from bench.server import ResourceSampler, StreamlitServer
 from bench.stats import summarise
 from core.questions import Bank, load_bank
 from core.rooms import distributions
@@ -156,6 +156,7 @@ class Client:
     isolation: IsolationTally = field(default_factory=IsolationTally)
     # Lesson pages draw the identity component; the Instructor page does not.
     identifies: bool = True
+    finished: bool = False
 
     async def connect(self, url_path: str = "") -> Session:
         """A fresh websocket session for this browser (its cookies and stored id go with it)."""
@@ -197,6 +198,7 @@ class Client:
 
     async def close(self) -> None:
         """Close the tab, keeping its isolation tally."""
+        self.finished = True
         if self.session is not None:
             self.isolation.merge(self.session.text_markers)
             self.session.text_markers = IsolationTally()
@@ -370,6 +372,8 @@ class Outcome:
     stopped_after_s: float | None
     duration_s: float
     checks: list[Check] = field(default_factory=list)
+    # Per replica: mean CPU (% of one core) while it ran, and its peak memory.
+    replicas: list[dict[str, float]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         """Plain figures for JSON and the printout."""
@@ -378,6 +382,7 @@ class Outcome:
             "learners": len(self.learners),
             "instructors": len(self.instructors),
             "duration_s": round(self.duration_s, 1),
+            "replicas": self.replicas,
             "replica_stopped": self.victim,
             "stopped_after_s": None if self.stopped_after_s is None else round(self.stopped_after_s, 1),
             "learners_on_stopped_replica": len(self.victims),
@@ -400,7 +405,10 @@ async def _stop_midway(
     start = time.monotonic()
     while sum(len(learner.given) for learner in learners) < share * planned:
         await asyncio.sleep(0.2)
-    on_victim = [learner for learner in learners if learner.browser.replica == victim]
+    # Learners still working there; one that already left has nothing to continue.
+    on_victim = [
+        learner for learner in learners if learner.browser.replica == victim and not learner.finished
+    ]
     await asyncio.get_running_loop().run_in_executor(None, kill)
     return time.monotonic() - start, on_victim
 
@@ -593,10 +601,28 @@ def run_workshop(config: WorkshopConfig, database_url: str, log_dir: Path) -> Ou
             victim.process.kill()
             victim.process.wait(timeout=15)
 
+        samplers = [
+            ResourceSampler(server.process.pid, interval_s=1.0) for server in servers if server.process
+        ]
+        for sampler in samplers:
+            sampler.start()
         outcome = asyncio.run(_drive(config, port, codes, key, kill, "app1"))
+        for sampler in samplers:
+            sampler.stop()
+        outcome.replicas = [_usage(sampler) for sampler in samplers]
     outcome.checks = verify(outcome, store, codes)
     store.engine.dispose()
     return outcome
+
+
+def _usage(sampler: ResourceSampler) -> dict[str, float]:
+    first, last = sampler.samples[0], sampler.samples[-1]
+    seconds = max(last.t_s - first.t_s, 1e-9)
+    return {
+        "cpu_mean_pct": round(100 * (last.cpu_s - first.cpu_s) / seconds, 1),
+        "peak_rss_mb": round(max(s.rss_bytes for s in sampler.samples) / 1e6, 1),
+        "sampled_s": round(seconds, 1),
+    }
 
 
 async def _first_runs(ports: list[int]) -> None:
@@ -624,6 +650,11 @@ def describe(summary: dict[str, Any]) -> str:
         f"instructor refresh {_ms(summary['instructor_refresh_ms'])}",
         f"  answers given {summary['answers_given']}; errors {summary['errors'] or 'none'}; "
         f"exception elements {summary['exception_elements'] or 'none'}",
+        "  replicas (CPU % of one core, peak MB, seconds sampled): "
+        + "; ".join(
+            f"app{i} {r['cpu_mean_pct']:.0f}%, {r['peak_rss_mb']:.0f} MB, {r['sampled_s']:.0f} s"
+            for i, r in enumerate(summary["replicas"], start=1)
+        ),
     ]
     lines += [f"  [{'ok' if c['ok'] else 'FAILED'}] {c['name']}: {c['detail']}" for c in summary["checks"]]
     return "\n".join(lines)
