@@ -95,6 +95,15 @@ class Figures:
     refresh_ms: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     exceptions: Counter[str] = field(default_factory=Counter)
+    # Reruns once a replica was stopped, when the others carry its learners too.
+    rerun_after_stop_ms: list[float] = field(default_factory=list)
+    stopped: bool = False
+
+    def add_rerun(self, latency_ms: float) -> None:
+        """Count one rerun (in both series once a replica was stopped)."""
+        self.rerun_ms.append(latency_ms)
+        if self.stopped:
+            self.rerun_after_stop_ms.append(latency_ms)
 
 
 async def identify(session: Session, browser: Browser) -> str:
@@ -137,7 +146,7 @@ async def submit_form(session: Session, values: dict[str, Any], button: str, fig
     if submit.form_id != form_id:
         raise SessionError("widget", f"{button!r} is not the button of the form with {list(values)}")
     session.model.click(submit.id)
-    figures.rerun_ms.append((await session.rerun()).latency_ms)
+    figures.add_rerun((await session.rerun()).latency_ms)
 
 
 @dataclass
@@ -268,7 +277,7 @@ class Learner(Client):
                 w for w in session.model.widgets.values() if w.is_submit and w.form_id == radio.form_id
             )
             session.model.click(submit.id)
-            self.figures.rerun_ms.append((await session.rerun()).latency_ms)
+            self.figures.add_rerun((await session.rerun()).latency_ms)
             radio = _widget(session, "radio", question.prompt)
         self._check_locked(question_id, radio)
 
@@ -389,6 +398,7 @@ class Outcome:
             "answers_given": sum(len(learner.given) for learner in self.learners),
             "reconnects": sum(c.reconnects for c in [*self.learners, *self.instructors]),
             "rerun_ms": summarise(f.rerun_ms).as_dict(),
+            "rerun_after_stop_ms": summarise(f.rerun_after_stop_ms).as_dict(),
             "page_switch_ms": summarise(f.switch_ms).as_dict(),
             "first_load_ms": summarise(f.first_load_ms).as_dict(),
             "instructor_refresh_ms": summarise(f.refresh_ms).as_dict(),
@@ -400,7 +410,12 @@ class Outcome:
 
 
 async def _stop_midway(
-    learners: list[Learner], planned: int, share: float, kill: Callable[[], None], victim: str
+    learners: list[Learner],
+    planned: int,
+    share: float,
+    kill: Callable[[], None],
+    victim: str,
+    figures: Figures,
 ) -> tuple[float, list[Learner]]:
     start = time.monotonic()
     while sum(len(learner.given) for learner in learners) < share * planned:
@@ -410,6 +425,7 @@ async def _stop_midway(
         learner for learner in learners if learner.browser.replica == victim and not learner.finished
     ]
     await asyncio.get_running_loop().run_in_executor(None, kill)
+    figures.stopped = True
     return time.monotonic() - start, on_victim
 
 
@@ -447,7 +463,7 @@ async def _drive(
     start = time.monotonic()
     watching = [asyncio.create_task(instructor.run(done)) for instructor in instructors]
     stopper = asyncio.create_task(
-        _stop_midway(learners, config.learners * len(QUESTION_PAGES), config.stop_at, kill, victim)
+        _stop_midway(learners, config.learners * len(QUESTION_PAGES), config.stop_at, kill, victim, figures)
     )
     await asyncio.gather(
         *(learner.run(config.ramp_s * i / config.learners) for i, learner in enumerate(learners))
@@ -645,7 +661,8 @@ def describe(summary: dict[str, Any]) -> str:
         f"{summary['learners']} learners, {summary['instructors']} instructors, {summary['duration_s']} s; "
         f"{summary['replica_stopped']} killed after {summary['stopped_after_s']} s with "
         f"{summary['learners_on_stopped_replica']} learners on it; {summary['reconnects']} reconnects",
-        f"  rerun {_ms(summary['rerun_ms'])}; page switch {_ms(summary['page_switch_ms'])}",
+        f"  rerun {_ms(summary['rerun_ms'])}, after the stop {_ms(summary['rerun_after_stop_ms'])}",
+        f"  page switch {_ms(summary['page_switch_ms'])}",
         f"  first load {_ms(summary['first_load_ms'])}; "
         f"instructor refresh {_ms(summary['instructor_refresh_ms'])}",
         f"  answers given {summary['answers_given']}; errors {summary['errors'] or 'none'}; "
