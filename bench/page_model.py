@@ -193,6 +193,7 @@ class PageModel:
     def __init__(self) -> None:
         self.pages: list[PageRef] = []
         self.page_hash = ""
+        self.current_page = ""
         self.query_string = ""
         self.widgets: dict[str, WidgetInfo] = {}
         self.values: dict[str, Any] = {}
@@ -248,9 +249,9 @@ class PageModel:
         self.auto_rerun_fragment = msg.auto_rerun.fragment_id
 
     def _on_navigation(self, msg: ForwardMsg) -> None:
-        # With `st.navigation` the page that ran is named here (new_session names the main script).
-        if msg.navigation.page_script_hash:
-            self.page_hash = msg.navigation.page_script_hash
+        # With `st.navigation` the page that ran is named here. `page_hash` (from new_session) is the
+        # main script's, and a rerun naming the main script runs the default page.
+        self.current_page = msg.navigation.page_script_hash
         self.pages = [
             PageRef(
                 script_hash=p.page_script_hash,

@@ -41,7 +41,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from bench.isolation import IsolationTally, text_marker
-from bench.load_client import Session, SessionError
+from bench.load_client import RunResult, Session, SessionError
 from bench.page_model import WidgetInfo
 from bench.paths import REPO_ROOT
 from bench.postgres import temporary_postgres
@@ -124,8 +124,13 @@ async def identify(session: Session, browser: Browser) -> str:
         if browser.stored_id == data.get("known"):
             return browser.stored_id
         session.model.set_value(component.id, json.dumps({"learner_id": browser.stored_id}))
-        await session.rerun()
+        await rerun_here(session)
     raise SessionError("identity", "the app did not take the browser's learner id")
+
+
+async def rerun_here(session: Session) -> RunResult:
+    """Rerun the page the session is on, as the browser does (it names the page, not the main script)."""
+    return await session.rerun(page_hash=session.model.current_page)
 
 
 def _widget(session: Session, kind: str, label: str) -> WidgetInfo:
@@ -146,7 +151,7 @@ async def submit_form(session: Session, values: dict[str, Any], button: str, fig
     if submit.form_id != form_id:
         raise SessionError("widget", f"{button!r} is not the button of the form with {list(values)}")
     session.model.click(submit.id)
-    figures.add_rerun((await session.rerun()).latency_ms)
+    figures.add_rerun((await rerun_here(session)).latency_ms)
 
 
 @dataclass
@@ -261,7 +266,7 @@ class Learner(Client):
     async def _go(self, url_path: str) -> Session:
         assert self.session is not None
         page = self.session.model.page(url_path)
-        if self.session.model.page_hash != page.script_hash:
+        if self.session.model.current_page != page.script_hash:
             self.figures.switch_ms.append((await self.session.rerun(page_hash=page.script_hash)).latency_ms)
         self.figures.exceptions.update(self.session.model.run_exceptions)
         return self.session
@@ -277,7 +282,7 @@ class Learner(Client):
                 w for w in session.model.widgets.values() if w.is_submit and w.form_id == radio.form_id
             )
             session.model.click(submit.id)
-            self.figures.add_rerun((await session.rerun()).latency_ms)
+            self.figures.add_rerun((await rerun_here(session)).latency_ms)
             radio = _widget(session, "radio", question.prompt)
         self._check_locked(question_id, radio)
 
@@ -323,7 +328,9 @@ class Instructor(Client):
         """One run of the live view's fragment; reads the per-question counts it shows."""
         assert self.session is not None
         self.session.model.run_texts = []
-        result = await self.session.rerun(fragment_id=self.session.model.auto_rerun_fragment)
+        result = await self.session.rerun(
+            page_hash=self.session.model.current_page, fragment_id=self.session.model.auto_rerun_fragment
+        )
         self.figures.refresh_ms.append(result.latency_ms)
         self.figures.exceptions.update(self.session.model.run_exceptions)
         found = {}
