@@ -69,7 +69,8 @@ AFFINITY_COOKIE = "LAB_REPLICA"  # deploy/haproxy.cfg; proxy.sh names the replic
 IDENTITY_COMPONENT = "lab_learner_identity"  # ui/identity.py
 INSTRUCTOR_PAGE = "instructor"
 ATTEMPTS = 6  # reconnects a learner tries for one step before it gives up
-_COUNTS = re.compile(r"^(?P<label>.*): (?P<answered>\d+) answered, (?P<right>\d+) right$")
+# The caption under each question of the live view (ui/instructor.py): "<label>: n answered, r right".
+COUNTS_CAPTION = re.compile(r"^(?P<label>.*): (?P<answered>\d+) answered, (?P<right>\d+) right$")
 
 
 @dataclass
@@ -335,7 +336,7 @@ class Instructor(Client):
         self.figures.exceptions.update(self.session.model.run_exceptions)
         found = {}
         for text in self.session.model.run_texts:
-            if match := _COUNTS.match(text):
+            if match := COUNTS_CAPTION.match(text):
                 found[match["label"]] = (int(match["answered"]), int(match["right"]))
         if not found:
             raise SessionError("instructor", "the refresh showed no counts")
