@@ -13,23 +13,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import multiprocessing
-import os
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from websockets.exceptions import ConnectionClosed
 
-from bench.load_client import Session, SessionError, http_get
-from bench.paths import REPO_ROOT
+from bench.load_client import Session, SessionError
+from bench.proxy import workshop_proxy
 from bench.run_load import LoadConfig, _drive, _random_token, _warm_up
 from bench.scenarios import TARGETS
-from bench.server import ResourceSampler, StreamlitServer, free_port
+from bench.server import ResourceSampler, StreamlitServer
 from bench.stats import summarise
 
 _MB = 1_000_000
@@ -62,49 +58,12 @@ def _flood_process(port: int, rate_per_s: float, duration_s: float, sent: Any, t
     sent.value = asyncio.run(_flood(port, rate_per_s, duration_s, tls))
 
 
-@contextlib.contextmanager
-def _proxy(replica_port: int, log: Path) -> Iterator[int]:
-    """deploy/proxy.sh in front of one replica on free loopback ports; yields its HTTPS port."""
-    https_port, http_port = free_port(), free_port()
-    env = {
-        **os.environ,
-        "LAB_PORT": str(https_port),
-        "LAB_HTTP_PORT": str(http_port),
-        "LAB_RUN_DIR": str(log.parent / "proxy"),
-    }
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            ["bash", "deploy/proxy.sh", f"127.0.0.1:{replica_port}"],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=out,
-            stderr=out,
-        )
-    try:
-        _wait_for_proxy(https_port)
-        yield https_port
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
-
-
-def _wait_for_proxy(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError, SessionError, TimeoutError):
-            status, _ = asyncio.run(http_get(port, "/_stcore/health", timeout_s=2, tls=True))
-            if status == 200:
-                return
-        time.sleep(0.5)
-    raise RuntimeError(f"the proxy did not answer on port {port}")
-
-
 def run_one(config: LoadConfig, *, rate_per_s: float, cap: bool, log: Path) -> dict[str, Any]:
     """One run: a fresh server (cap on or off) behind the proxy, warm-up, then learners (and the flood)."""
     env = {} if cap else {"LAB_MESSAGES_PER_S": "0"}
     with (
         StreamlitServer(script=TARGETS["app"].script, post_script_gc=False, log_path=log, env=env) as server,
-        _proxy(server.port, log.with_suffix(".proxy.log")) as proxy_port,
+        workshop_proxy([server.port], log.with_suffix(".proxy.log")) as proxy_port,
     ):
         assert server.process is not None
         sampler = ResourceSampler(server.process.pid, interval_s=0.5)

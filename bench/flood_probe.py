@@ -14,8 +14,9 @@ import multiprocessing
 import time
 from pathlib import Path
 
-from bench.flood import _flood_process, _proxy
+from bench.flood import _flood_process
 from bench.load_client import Session, SessionError
+from bench.proxy import workshop_proxy
 from bench.scenarios import TARGETS
 from bench.server import StreamlitServer
 
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     with StreamlitServer(script=TARGETS["app"].script, post_script_gc=False, log_path=log, env=env) as server:
         asyncio.run(_probe(server.port, False, 2))  # warm the imports
         if args.via == "proxy":
-            with _proxy(server.port, log.with_suffix(".proxy.log")) as port:
+            with workshop_proxy([server.port], log.with_suffix(".proxy.log")) as port:
                 latencies, sent = _measure(port, True, args.rate, args.reruns)
         else:
             latencies, sent = _measure(server.port, False, args.rate, args.reruns)

@@ -96,14 +96,19 @@ async def http_get(
     return int(status_line.split()[1]), headers
 
 
-def xsrf_cookie(headers: dict[str, list[str]]) -> str:
-    """The XSRF cookie value from Set-Cookie headers, or "" if the server set none."""
+def set_cookies(headers: dict[str, list[str]]) -> dict[str, str]:
+    """Every cookie the Set-Cookie headers set: name -> value."""
+    found: dict[str, str] = {}
     for raw in headers.get("set-cookie", []):
         jar: SimpleCookie = SimpleCookie()
         jar.load(raw)
-        if _XSRF_COOKIE in jar:
-            return jar[_XSRF_COOKIE].value
-    return ""
+        found.update({name: morsel.value for name, morsel in jar.items()})
+    return found
+
+
+def xsrf_cookie(headers: dict[str, list[str]]) -> str:
+    """The XSRF cookie value from Set-Cookie headers, or "" if the server set none."""
+    return set_cookies(headers).get(_XSRF_COOKIE, "")
 
 
 @dataclass
@@ -114,6 +119,9 @@ class Session:
     marker: str
     timeout_s: float = 30.0
     tls: bool = False  # through the workshop proxy (deploy/), which serves HTTPS only
+    # The browser's cookie jar for this site, kept across reconnects when the caller passes the same
+    # dict: the proxy's affinity cookie (deploy/haproxy.cfg) and Streamlit's XSRF cookie.
+    cookies: dict[str, str] = field(default_factory=dict)
     model: PageModel = field(default_factory=PageModel)
     text_markers: IsolationTally = field(default_factory=IsolationTally)
     traffic: Traffic = field(default_factory=Traffic)
@@ -127,15 +135,25 @@ class Session:
         start = time.perf_counter()
         try:
             status, headers = await http_get(
-                self.port, "/_stcore/health", timeout_s=self.timeout_s, tls=self.tls
+                self.port,
+                "/_stcore/health",
+                cookie=self.cookie_header(),
+                timeout_s=self.timeout_s,
+                tls=self.tls,
             )
             if status != 200:
                 raise SessionError("health", f"status {status}")
-            token = xsrf_cookie(headers)
-            cookie = f"{_XSRF_COOKIE}={token}" if token else ""
-            await http_get(
-                self.port, "/_stcore/host-config", cookie=cookie, timeout_s=self.timeout_s, tls=self.tls
+            self.cookies.update(set_cookies(headers))
+            token = self.cookies.get(_XSRF_COOKIE, "")
+            _, headers = await http_get(
+                self.port,
+                "/_stcore/host-config",
+                cookie=self.cookie_header(),
+                timeout_s=self.timeout_s,
+                tls=self.tls,
             )
+            self.cookies.update(set_cookies(headers))
+            cookie = self.cookie_header()
             scheme = "s" if self.tls else ""
             self._ws = await connect(
                 f"ws{scheme}://{LOOPBACK}:{self.port}/_stcore/stream",
@@ -153,9 +171,14 @@ class Session:
         self._reader = asyncio.create_task(self._read_forever())
         return await self._request(self.model.rerun_message(page_name=url_path), start)
 
-    async def rerun(self, *, page_hash: str | None = None) -> RunResult:
+    def cookie_header(self) -> str:
+        """The Cookie header this tab sends: every cookie in its jar."""
+        return "; ".join(f"{name}={value}" for name, value in self.cookies.items())
+
+    async def rerun(self, *, page_hash: str | None = None, fragment_id: str = "") -> RunResult:
         """Send the current widget states (and pressed buttons); returns when the run is over."""
-        return await self._request(self.model.rerun_message(page_hash=page_hash), time.perf_counter())
+        message = self.model.rerun_message(page_hash=page_hash, fragment_id=fragment_id)
+        return await self._request(message, time.perf_counter())
 
     async def close(self) -> None:
         """Close the websocket and stop reading."""

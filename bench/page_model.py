@@ -35,6 +35,8 @@ _VALUE_FIELDS = {
     "text_area": "string_value",
     "multiselect": "string_array_value",
     "button": "trigger_value",
+    # A `st.components.v2` component: its state, as the JSON its JavaScript sets.
+    "bidi_component": "json_value",
 }
 
 
@@ -72,6 +74,8 @@ class WidgetInfo:
     # browser then shows exactly this value.
     pushed: bool = False
     pushed_value: Any = None
+    # A component's data from the script (JSON text), which its JavaScript would read.
+    data: str = ""
 
     @property
     def value_field(self) -> str:
@@ -154,16 +158,18 @@ def widget_from_element(element: Element) -> WidgetInfo | None:
         }
     elif kind == "button":
         extra = {"is_submit": proto.is_form_submitter}
+    elif kind == "bidi_component":
+        extra = {"label": proto.component_name, "data": proto.json}
     else:
         kind = f"unsupported:{kind}"
         extra = {}
     pushed = bool(getattr(proto, "set_value", False))
     if not pushed:
         extra["pushed_value"] = None
+    extra.setdefault("label", getattr(proto, "label", ""))
     return WidgetInfo(
         id=proto.id,
         kind=kind,
-        label=getattr(proto, "label", ""),
         form_id=getattr(proto, "form_id", ""),
         disabled=getattr(proto, "disabled", False),
         pushed=pushed,
@@ -187,6 +193,7 @@ class PageModel:
     def __init__(self) -> None:
         self.pages: list[PageRef] = []
         self.page_hash = ""
+        self.current_page = ""
         self.query_string = ""
         self.widgets: dict[str, WidgetInfo] = {}
         self.values: dict[str, Any] = {}
@@ -194,6 +201,10 @@ class PageModel:
         self.triggers: dict[str, bool] = {}
         self.run_widgets: dict[str, WidgetInfo] = {}
         self.run_exceptions: list[str] = []
+        # Markdown, caption and alert texts the latest run drew.
+        self.run_texts: list[str] = []
+        # The fragment the server asked to rerun on its own (`st.fragment(run_every=...)`), if any.
+        self.auto_rerun_fragment = ""
         self.page_not_found = ""
         self.unsupported_kinds: set[str] = set()
         self._cache: dict[str, tuple[bytes, int]] = {}
@@ -231,9 +242,16 @@ class PageModel:
             self._max_cache_age = msg.new_session.config.max_cached_message_age
         self.run_widgets = {}
         self.run_exceptions = []
+        self.run_texts = []
         self.page_not_found = ""
 
+    def _on_auto_rerun(self, msg: ForwardMsg) -> None:
+        self.auto_rerun_fragment = msg.auto_rerun.fragment_id
+
     def _on_navigation(self, msg: ForwardMsg) -> None:
+        # With `st.navigation` the page that ran is named here. `page_hash` (from new_session) is the
+        # main script's, and a rerun naming the main script runs the default page.
+        self.current_page = msg.navigation.page_script_hash
         self.pages = [
             PageRef(
                 script_hash=p.page_script_hash,
@@ -261,6 +279,12 @@ class PageModel:
         element = msg.delta.new_element
         if element.WhichOneof("type") == "exception":
             self.run_exceptions.append(f"{element.exception.type}: {element.exception.message}")
+            return
+        if element.WhichOneof("type") == "markdown":
+            self.run_texts.append(element.markdown.body)
+            return
+        if element.WhichOneof("type") == "alert":
+            self.run_texts.append(element.alert.body)
             return
         info = widget_from_element(element)
         if info is None:
@@ -327,14 +351,20 @@ class PageModel:
 
     # ---- outgoing messages -------------------------------------------------------------
 
-    def rerun_message(self, *, page_hash: str | None = None, page_name: str = "") -> BackMsg:
+    def rerun_message(
+        self, *, page_hash: str | None = None, page_name: str = "", fragment_id: str = ""
+    ) -> BackMsg:
         """The rerun_script BackMsg the browser sends next; one-shot triggers are used up.
 
         Without `page_hash` the current page reruns (on the first load, `page_name` is the
-        URL path). Moving to another page drops the query string, as the browser does.
+        URL path). Moving to another page drops the query string, as the browser does. With
+        `fragment_id` only that fragment reruns, as the browser's timer for `run_every` asks.
         """
         msg = BackMsg()
         state = msg.rerun_script
+        if fragment_id:
+            state.fragment_id = fragment_id
+            state.is_auto_rerun = True
         if page_hash is not None and page_hash != self.page_hash:
             self.query_string = ""
         state.page_script_hash = self.page_hash if page_hash is None else page_hash
