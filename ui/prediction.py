@@ -19,9 +19,10 @@ def _flash_key(key: str) -> str:
     return f"{key}.flash"
 
 
-def _submit(key: str, store: Callable[[str], None]) -> None:
+def _submit(key: str, option_ids: tuple[str, ...], store: Callable[[str], None]) -> None:
     choice = st.session_state.get(key)
-    if choice is None:
+    # Type first: a list from a client that bypasses the page must not reach `in`.
+    if not isinstance(choice, str) or choice not in option_ids:
         st.session_state[_flash_key(key)] = "Pick one of the options first, then lock it."
         return
     st.session_state.pop(_flash_key(key), None)
@@ -63,7 +64,7 @@ def prediction_form(
         st.form_submit_button(
             "Lock prediction",
             on_click=_submit,
-            args=(key, store),
+            args=(key, tuple(options), store),
             key=f"{key}.lock",
             disabled=state.read_only(),
         )

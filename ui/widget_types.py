@@ -1,6 +1,7 @@
 """Drop widget values of the wrong type before Streamlit reads them.
 
-A client can send any value for any widget: text for a number input, a number for a text input.
+A client can send any value for any widget: text for a number input, a number for a text input,
+nan for a whole number.
 Streamlit 1.67 turns such a value into an exception in its own deserialiser, before our page
 code runs, and the session shows an error on every later run. The browser never sends one, so
 we drop each widget value whose type is not the one the widget registered, in front of
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from typing import Any
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -39,21 +41,33 @@ def _registered_types(runtime: Runtime, session_id: str) -> dict[str, str] | Non
 
 
 def drop_mistyped(msg: BackMsg, registered: dict[str, str]) -> int:
-    """Remove from a rerun request every widget value whose type differs from the registered one;
-    returns how many were removed. Widgets the session never drew are left to Streamlit."""
+    """Remove from a rerun request every widget value whose type differs from the registered one, or
+    that is a nan or infinite number; returns how many were removed. Widgets the session never drew
+    are left to Streamlit."""
     if msg.WhichOneof("type") != "rerun_script":
         return 0
     states = msg.rerun_script.widget_states.widgets
     keep = [
         state
         for state in states
-        if state.id not in registered or state.WhichOneof("value") == registered[state.id]
+        if state.id not in registered
+        or (state.WhichOneof("value") == registered[state.id] and _finite_numbers(state))
     ]
     dropped = len(states) - len(keep)
     if dropped:
         del states[:]
         states.extend(keep)
     return dropped
+
+
+def _finite_numbers(state: Any) -> bool:
+    """False for a number widget's nan or infinity, which no browser sends and int() cannot take."""
+    kind = state.WhichOneof("value")
+    if kind == "double_value":
+        return math.isfinite(state.double_value)
+    if kind == "double_array_value":
+        return all(math.isfinite(v) for v in state.double_array_value.data)
+    return True
 
 
 def install() -> None:

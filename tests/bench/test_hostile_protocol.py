@@ -66,7 +66,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
 def _hostile_message(model: PageModel, field: str, value: Any) -> BackMsg:
     msg = BackMsg()
     state = msg.rerun_script
-    state.page_script_hash = model.page_hash
+    state.page_script_hash = model.current_page  # the page under attack, not the router (Home)
     ids = [*model.widgets, "$$ID-never-drawn-0123456789abcdef"]
     for widget_id in ids:
         state.widget_states.widgets.append(widget_state(widget_id, field, value))
