@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from core.memory.count import KIND_LABELS
-from core.memory.phases import PHASE_LABELS, PHASES, TERM_LABELS, StepPhases, step_phases
+from core.memory.phases import PHASE_LABELS, PHASE_TERM_LABELS, PHASES, StepPhases, step_phases
 from core.memory.settings import ATTENTIONS, OPTIMIZER_IMPLS, OPTIMIZERS, PRECISIONS, RECOMPUTES, STACKS
 from core.memory.setup import StepSetup
 from core.model_config import load_config_text
@@ -82,7 +82,7 @@ def estimate_table(phases: StepPhases) -> str:
         lines.append(f"{PHASE_LABELS[phase]:<18} {shown}  ({own.moment})")
         for term, size in own.terms.items():
             if size:
-                lines.append(f"    {TERM_LABELS[term]:<36} {size / 1e9:8.2f} GB")
+                lines.append(f"    {PHASE_TERM_LABELS[term]:<36} {size / 1e9:8.2f} GB")
     peak = f"{phases.peak_bytes / 1e9:.2f} GB ({phases.peak_bytes / 2**30:.2f} GiB)"
     lines.append(f"Step peak: {peak} in {PHASE_LABELS[phases.peak_phase]}")
     lines.append("Saved activations of one block:")

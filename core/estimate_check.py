@@ -42,7 +42,8 @@ ACTIVATION_TOLERANCE = 0.10
 STATE_TERMS = ("parameters", "gradients", "optimizer_state")
 ACTIVATION_TERMS = ("saved_activations_layers", "saved_activations_other")
 COMPARED_TERMS = (*STATE_TERMS, "optimizer_step_counters", *ACTIVATION_TERMS)
-TERM_LABELS = {
+# The terms compared with PyTorch, finer than the budget's TERMS (see BUDGET_TERM below).
+COMPARED_LABELS = {
     "parameters": "Parameters",
     "gradients": "Gradients",
     "optimizer_state": "Optimizer state",
@@ -271,7 +272,7 @@ def check_run(run: MeasuredRun) -> EstimateCheck:
     rows = tuple(
         TermCheck(
             term=term,
-            label=TERM_LABELS[term],
+            label=COMPARED_LABELS[term],
             budget_term=BUDGET_TERM[term],
             estimate_bytes=round(estimates[term]),
             measured_bytes=run.term_bytes(term),

@@ -23,10 +23,21 @@ from core.memory.setup import StepSetup
 from core.memory.timeline import ITERATIONS, PHASE_LABELS, PHASES, StepTimeline, TimelinePoint, step_timeline
 from core.memory.verdict import Capacity, capped
 from core.model_config import parse_config
-from core.report import FIRST_EXPERIMENTS
 from core.workloads import BYTES_PER_MB
 
-EXPERIMENTS = tuple(FIRST_EXPERIMENTS)  # batch, optim, gpu, model: the ids the report reads
+DECISION_RECORD = "run_a.decision"
+REFLECTION_RECORD = "run_a.reflection"
+
+# The four first experiments offered for Run A, by the id the Run A page stores (the report and the
+# room read them too).
+FIRST_EXPERIMENTS = {
+    "batch": "Halve the tokens per step (batch × sequence) and run it again",
+    "optim": "Swap Adam for SGD to drop the optimizer state",
+    "gpu": "Move the run to a bigger GPU",
+    "model": "Shrink the model until it fits",
+}
+
+EXPERIMENTS = tuple(FIRST_EXPERIMENTS)  # batch, optim, gpu, model
 MAX_TEXT_CHARS = MAX_CHARS
 REPLACEMENT_OPTIMIZER = "sgd"
 FEEDBACK_FIGURES = ("weights_gb", "device_gb", "device_gib", "other_gb", "activations_gb", "backward_peak_gb")

@@ -6,10 +6,12 @@ import streamlit as st
 from charts.run_a import iterations_chart, outcome_map_chart, timeline_chart
 from core.memory.settings import ATTENTION_LABELS, CONVENTIONS, OPTIMIZER_LABELS
 from core.memory.view import three_answers_rows
-from core.report import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD
 from core.run_a import (
+    DECISION_RECORD,
     EXPERIMENTS,
+    FIRST_EXPERIMENTS,
     MAX_TEXT_CHARS,
+    REFLECTION_RECORD,
     brief_figures,
     budget_series,
     decision_record,
