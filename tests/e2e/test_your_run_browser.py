@@ -20,9 +20,7 @@ def upload(learner, name: str, data: bytes) -> None:
         files=[{"name": name, "mimeType": "text/csv", "buffer": data}]
     )
     # The file travels over HTTP before the rerun starts; wait for the app to show what it read.
-    expect(page.locator('[data-testid="stFileChip"]').filter(has_text=name)).to_be_visible(
-        timeout=30_000
-    )
+    expect(page.locator('[data-testid="stFileChip"]').filter(has_text=name)).to_be_visible(timeout=30_000)
     expect(page.locator('[data-testid="stAlert"]').first).to_be_visible(timeout=30_000)
     learner.settle()
 
