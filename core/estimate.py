@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from core.memory.count import KIND_LABELS
 from core.memory.phases import PHASE_LABELS, PHASE_TERM_LABELS, PHASES, StepPhases, step_phases
-from core.memory.settings import ATTENTIONS, OPTIMIZER_IMPLS, OPTIMIZERS, PRECISIONS, RECOMPUTES, STACKS
+from core.memory.settings import PRECISIONS, Attention, Optimizer, OptimizerImpl, Recompute, Stack
 from core.memory.setup import StepSetup
 from core.model_config import load_config_text
 
@@ -47,11 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch", required=True, type=int, help="micro-batch (sequences)")
     parser.add_argument("--seq", required=True, type=int, help="sequence length (tokens)")
     parser.add_argument("--precision", default="bf16", choices=PRECISIONS)
-    parser.add_argument("--attention", default="sdpa", choices=ATTENTIONS)
-    parser.add_argument("--recompute", default="none", choices=RECOMPUTES)
-    parser.add_argument("--optimizer-impl", default="foreach", choices=OPTIMIZER_IMPLS)
-    parser.add_argument("--optimizer", default="adamw", choices=OPTIMIZERS)
-    parser.add_argument("--stack", default="hf", choices=STACKS)
+    parser.add_argument("--attention", default="sdpa", choices=Attention.ids())
+    parser.add_argument("--recompute", default="none", choices=Recompute.ids())
+    parser.add_argument("--optimizer-impl", default="foreach", choices=OptimizerImpl.ids())
+    parser.add_argument("--optimizer", default="adamw", choices=Optimizer.ids())
+    parser.add_argument("--stack", default="hf", choices=Stack.ids())
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 

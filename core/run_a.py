@@ -18,7 +18,7 @@ from core.datafiles import positive_number, read_json, require
 from core.learner_text import MAX_CHARS
 from core.memory import BYTES_PER_GB, to_gb
 from core.memory.reference import matching_run_a, run_a_measurements
-from core.memory.settings import COMPUTE_BYTES, OPTIMIZER_LABELS
+from core.memory.settings import COMPUTE_BYTES, Optimizer
 from core.memory.setup import StepSetup
 from core.memory.timeline import ITERATIONS, PHASE_LABELS, PHASES, StepTimeline, TimelinePoint, step_timeline
 from core.memory.verdict import Capacity, capped
@@ -324,7 +324,7 @@ def applied(experiments: Sequence[str], scenario: Scenario) -> tuple[StepSetup, 
 
 
 def _optimizer_name(optimizer: str) -> str:
-    return OPTIMIZER_LABELS[optimizer].split(" (")[0]
+    return Optimizer.label_of(optimizer).split(" (")[0]
 
 
 def _change(before: StepSetup, after: StepSetup, before_gib: float, after_gib: float) -> str:

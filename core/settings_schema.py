@@ -16,6 +16,7 @@ from core import validate
 from core.datafiles import DATA_DIR, read_json, require
 from core.gpus import gpu_names
 from core.measured import measured_ids
+from core.memory.settings import PRECISIONS, Attention, Optimizer, OptimizerImpl, Recompute, Stack
 from core.models import model_names
 from core.stack import symptom_ids
 
@@ -27,6 +28,12 @@ CHOICE_SOURCES: dict[str, Callable[[], tuple[str, ...]]] = {
     "models": model_names,
     "symptoms": symptom_ids,
     "measured": measured_ids,
+    "stacks": Stack.ids,
+    "conventions": lambda: PRECISIONS,
+    "attentions": Attention.ids,
+    "recomputations": Recompute.ids,
+    "optimizers": Optimizer.ids,
+    "optimizer_impls": OptimizerImpl.ids,
 }
 
 

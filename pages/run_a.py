@@ -4,7 +4,7 @@ out."""
 import streamlit as st
 
 from charts.run_a import iterations_chart, outcome_map_chart, timeline_chart
-from core.memory.settings import ATTENTION_LABELS, CONVENTIONS, OPTIMIZER_LABELS
+from core.memory.settings import CONVENTIONS, Attention, Optimizer
 from core.memory.view import three_answers_rows
 from core.run_a import (
     DECISION_RECORD,
@@ -60,7 +60,7 @@ with st.container(border=True):
 st.caption(
     f"Behind it: a Hugging Face GPT-2 of {brief.parameter_count:,} parameters ({setup.model.hidden:,} wide, "
     f"{setup.model.layers} blocks), {CONVENTIONS[setup.precision].label}, "
-    f"{OPTIMIZER_LABELS[setup.optimizer]}, {ATTENTION_LABELS[setup.attention].split(':')[0]} attention, "
+    f"{Optimizer.label_of(setup.optimizer)}, {Attention.label_of(setup.attention).split(':')[0]} attention, "
     f"batch {setup.batch} × {setup.seq_len:,} tokens. Every figure on this page comes from the memory page's "
     "phase model; this exact run was also run on an H200 capped at the same memory, and the tables show what "
     "it did."

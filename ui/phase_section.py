@@ -29,20 +29,20 @@ def phase_section(choice: Callable[..., Any]) -> None:
     )
     left, right = st.columns(2)
     with left:
-        choice(st.radio, "Implementation stack", "stack", phase_choices.STACK_LABELS.__getitem__)
+        choice(st.radio, "Implementation stack", "stack", phase_choices.Stack.label_of)
         choice(
             st.selectbox, "Model", "phase_model", str, help="custom uses the hidden size and layers above."
         )
         choice(st.selectbox, "Precision", "phase_precision", phase_choices.precision_label)
-        choice(st.radio, "Attention", "phase_attention", phase_choices.ATTENTION_LABELS.__getitem__)
+        choice(st.radio, "Attention", "phase_attention", phase_choices.Attention.label_of)
     with right:
-        choice(st.radio, "Recomputation", "phase_recompute", phase_choices.RECOMPUTE_LABELS.__getitem__)
-        choice(st.selectbox, "Optimizer", "phase_optimizer", phase_choices.OPTIMIZER_LABELS.__getitem__)
+        choice(st.radio, "Recomputation", "phase_recompute", phase_choices.Recompute.label_of)
+        choice(st.selectbox, "Optimizer", "phase_optimizer", phase_choices.Optimizer.label_of)
         choice(
             st.selectbox,
             "Optimizer implementation",
             "optimizer_impl",
-            phase_choices.OPTIMIZER_IMPL_LABELS.__getitem__,
+            phase_choices.OptimizerImpl.label_of,
         )
         choice(st.selectbox, "GPU", "phase_gpu", str)
     settings = state.section_settings(SECTION)
