@@ -13,9 +13,10 @@ from charts import scaling as charts
 from charts.memory import budget_chart
 from core.gpus import bytes_per_value, peak_tflops
 from core.learner_text import MAX_CHARS
-from core.memory_detailed import RECOMPUTE_LABELS, precision_label
+from core.memory_detailed import Recomputation, precision_label
 from core.scaling import capacity, evidence, layout, narrative, pipeline, quality, throughput
 from core.scaling.evidence import current_settings
+from core.scaling.outcomes import PartContrasts, part_contrasts
 from core.scaling.scenarios import PARTS, Track, load_scaling, track, track_label
 from core.settings_schema import section
 from ui import state
@@ -113,8 +114,9 @@ def _contrast_note(track: Track) -> None:
         )
 
 
-def strong_vs_weak(track: Track, settings: Mapping[str, Any], contrast: throughput.ScalingContrast) -> Reveal:
+def strong_vs_weak(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part A: hold the global or the local batch fixed as the pool grows."""
+    contrast = parts.a
     st.markdown(
         f"The {track.model.name} job starts on **{track.base_workers} GPUs**. "
         "Choose what stays fixed as the pool grows and how large the larger pool is."
@@ -128,7 +130,7 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any], contrast: throughp
             "all-reduce the same gradient bytes each step); part B shows how sharding makes a model fit.",
             icon=":material/warning:",
         )
-    setting_radio("Hold fixed", "mode", labels=throughput.MODE_LABELS.get)
+    setting_radio("Hold fixed", "mode", labels=throughput.Mode.label_of)
     st.selectbox("Larger pool", track.pools, format_func=track.pool_label, **persistent(SECTION, "pool"))
     return Reveal(
         key=("scaling.A", track.key, contrast.mode, settings["pool"]),
@@ -146,12 +148,10 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any], contrast: throughp
     )
 
 
-def making_it_fit(track: Track, settings: Mapping[str, Any], _: throughput.ScalingContrast) -> Reveal:
+def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part B: the 70B capacity case, replicated state against a ZeRO stage and a recomputation choice."""
     cases, fleet = load_scaling().cases, track.fleet
-    contrast = capacity.capacity_contrast(
-        fleet=fleet, cases=cases, zero_stage=settings["zero_stage"], recompute=settings["recompute"]
-    )
+    contrast = parts.b
     st.markdown(
         f"A capacity case on the same fleet: **{cases.capacity.model}**, one "
         f"{cases.capacity.seq_len:,}-token "
@@ -160,7 +160,7 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], _: throughput.Scali
     )
     model_parallel_note(track)
     setting_slider("ZeRO stage", "zero_stage", format="ZeRO-%d")
-    setting_radio("Activation recomputation", "recompute", labels=RECOMPUTE_LABELS.get)
+    setting_radio("Activation recomputation", "recompute", labels=Recomputation.label_of)
     plans = (contrast.baseline, contrast.result)
     return Reveal(
         key=("scaling.B", track.key, settings["zero_stage"], settings["recompute"]),
@@ -182,18 +182,12 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], _: throughput.Scali
     )
 
 
-def parallel_layouts(track: Track, settings: Mapping[str, Any], _: throughput.ScalingContrast) -> Reveal:
+def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part C: the same GPUs with tensor parallel inside a node, across nodes, or beside two pipeline
     stages."""
     cases, fleet = load_scaling().cases, track.fleet
     case = cases.layout
-    contrast = layout.layout_contrast(
-        fleet=fleet,
-        case=case,
-        alternative=settings["layout"],
-        efficiency=cases.compute_efficiency,
-        dtype=cases.dtype,
-    )
+    contrast = parts.c
     st.markdown(
         f"{case.model} on all {fleet.total_gpus} GPUs, {case.global_batch} sequences of "
         f"{case.seq_len:,} tokens "
@@ -216,15 +210,16 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any], _: throughput.Sc
     )
 
 
-def pipeline_bubble(track: Track, settings: Mapping[str, Any], _: throughput.ScalingContrast) -> Reveal:
+def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part D: more fixed-size microbatches shrink the bubble but fill the first stage's memory."""
     cases, fleet = load_scaling().cases, track.fleet
     case = cases.pipeline
-    contrast = pipeline.pipeline_contrast(fleet=fleet, cases=cases, microbatches=settings["microbatches"])
+    contrast = parts.d
     st.markdown(
         f"{case.model} cut into **{contrast.stages} pipeline stages** (tensor parallel {contrast.tp}, "
         f"{contrast.dp} replicas), microbatches fixed at {contrast.microbatch_size} sequences of "
-        f"{case.seq_len:,} tokens. Recomputation: {RECOMPUTE_LABELS[case.recompute]}. The baseline feeds "
+        f"{case.seq_len:,} tokens. Recomputation: {Recomputation.label_of(case.recompute)}. "
+        f"The baseline feeds "
         f"{case.baseline_microbatches} microbatches a step; feed more of the same size."
     )
     model_parallel_note(track)
@@ -245,15 +240,10 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any], _: throughput.Sca
     )
 
 
-def stragglers(track: Track, settings: Mapping[str, Any], part_a: throughput.ScalingContrast) -> Reveal:
+def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part E: from part A's larger pool, strict synchronisation against dropping slow workers."""
+    part_a, comparison = parts.a, parts.e
     step = part_a.result.step
-    comparison = quality.compare_policies(
-        step_ms=step.step_ms,
-        global_batch=step.global_batch,
-        convergence=track.convergence,
-        straggler=track.straggler,
-    )
     st.markdown(
         f"Back to {track.model.name} on {part_a.result.workers} GPUs with part A's setup: a global batch of "
         f"{step.global_batch:,.0f} and {step.step_ms:,.3g} ms steps. "
@@ -284,7 +274,7 @@ def _pool_inputs(part_a: throughput.ScalingContrast) -> dict[str, Any]:
     return {"mode": part_a.mode, "workers": part_a.result.workers}
 
 
-PART_VIEWS: dict[str, Callable[[Track, Mapping[str, Any], throughput.ScalingContrast], Reveal]] = {
+PART_VIEWS: dict[str, Callable[[Track, Mapping[str, Any], PartContrasts], Reveal]] = {
     "A": strong_vs_weak,
     "B": making_it_fit,
     "C": parallel_layouts,
@@ -431,20 +421,12 @@ chosen = track(settings["track"])
 context(chosen)
 assumptions(chosen)
 
-cases = load_scaling().cases
-# Part A's result is computed before the tabs: part E continues from its larger pool.
-part_a = throughput.scaling_contrast(
-    chosen,
-    mode=settings["mode"],
-    pool=settings["pool"],
-    efficiency=cases.compute_efficiency,
-    dtype=cases.dtype,
-)
+contrasts = part_contrasts(settings)
 *part_tabs, synthesis_tab = st.tabs([*(part.tab for part in load_scaling().parts.values()), "Synthesis"])
 for part, tab in zip(PARTS, part_tabs, strict=True):
     with tab:
         heading(part)
-        shown = PART_VIEWS[part](chosen, settings, part_a)
+        shown = PART_VIEWS[part](chosen, settings, contrasts)
         if prediction_gate(part):
             reveal(part, shown, settings)
 with synthesis_tab:
