@@ -14,7 +14,7 @@ from functools import cache
 
 from core.datafiles import require
 from core.measured import FAMILIES, MeasuredRun, load_measured, measured_run
-from core.memory import OPTIMIZER_LABELS
+from core.memory import BudgetOptimizer
 from core.memory_detailed import (
     TrainingSetup,
     layer_activation_bytes,
@@ -325,7 +325,8 @@ def setup_sentence(check: EstimateCheck) -> str:
         f"Compared with the detailed estimate for the same {FAMILY_WORDS[spec.name]} model (hidden "
         f"{spec.hidden}, "
         f"{spec.layers} layers, {spec.heads} heads, {spec.kv_heads} KV heads, MLP {spec.intermediate} wide, "
-        f"vocabulary {spec.vocab}): {precision_label(setup.precision)}; {OPTIMIZER_LABELS[setup.optimizer]}; "
+        f"vocabulary {spec.vocab}): {precision_label(setup.precision)}; "
+        f"{BudgetOptimizer.label_of(setup.optimizer)}; "
         f"micro-batches of {setup.micro_batch} × {setup.seq_len} tokens; {RECOMPUTE_WORDS[setup.recompute]}; "
         f"{setup.attention.replace('_', '-')} attention. Measured with PyTorch "
         f"{check.run.torch_version} on the CPU."

@@ -10,9 +10,9 @@ from charts.memory import (
     sweep_datasets,
     sweep_shape,
 )
-from core.memory import OPTIMIZER_LABELS, SWEEP_AXIS_LABELS
-from core.memory_detailed import ATTENTION_LABELS, RECOMPUTE_LABELS, precision_label
-from core.memory_lesson import DTYPE_LABELS
+from core.memory import BudgetOptimizer, SweepAxis
+from core.memory_detailed import AttentionKind, Recomputation, precision_label
+from core.memory_lesson import LessonDtype
 from core.memory_view import (
     ESTIMATE_LABELS,
     SECTION,
@@ -116,7 +116,7 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
         )
 
     st.header("Where does it break?")
-    choice(st.radio, "Grow", "sweep_axis", SWEEP_AXIS_LABELS.__getitem__, horizontal=True)
+    choice(st.radio, "Grow", "sweep_axis", SweepAxis.label_of, horizontal=True)
     sweep = view.sweep
     # The guess is a sequence length, so it is drawn only on the sequence-length sweep.
     guess = int(guessed_break) if guessed_break.isdigit() and settings["sweep_axis"] == "seq_len" else None
@@ -191,8 +191,8 @@ with shape:
     slider("Hidden size (H)", "hidden")
     slider("Layers", "layers")
     if not detailed:
-        choice(st.radio, "Parameter and activation dtype", "dtype", DTYPE_LABELS.__getitem__)
-    choice(st.radio, "Optimizer", "optimizer", OPTIMIZER_LABELS.__getitem__)
+        choice(st.radio, "Parameter and activation dtype", "dtype", LessonDtype.label_of)
+    choice(st.radio, "Optimizer", "optimizer", BudgetOptimizer.label_of)
 with run:
     slider("Batch (B)", "batch")
     slider("Sequence length (S)", "seq_len")
@@ -212,8 +212,8 @@ if detailed:
         with left:
             choice(st.selectbox, "Model", "model", str, help="custom uses the hidden size and layers above.")
             choice(st.selectbox, "Mixed precision", "precision", precision_label)
-            choice(st.radio, "Activation recomputation", "recompute", RECOMPUTE_LABELS.__getitem__)
-            choice(st.radio, "Attention", "attention", ATTENTION_LABELS.__getitem__)
+            choice(st.radio, "Activation recomputation", "recompute", Recomputation.label_of)
+            choice(st.radio, "Attention", "attention", AttentionKind.label_of)
         with right:
             slider("Gradient accumulation steps", "accumulation")
             slider("ZeRO stage", "zero_stage")
