@@ -14,7 +14,7 @@ from typing import Any
 
 from core import validate
 from core.datafiles import DATA_DIR, read_json, require
-from core.gpus import gpu_names
+from core.gpus import DTYPES, gpu_names
 from core.measured import measured_ids
 from core.memory import BudgetOptimizer, SweepAxis
 from core.memory.settings import PRECISIONS, Attention, Optimizer, OptimizerImpl, Recompute, Stack
@@ -22,6 +22,8 @@ from core.memory_detailed import PRECISIONS as LESSON_PRECISIONS
 from core.memory_detailed import AttentionKind, Recomputation
 from core.memory_lesson import LessonDtype
 from core.models import model_names
+from core.run_a import EXPERIMENTS
+from core.scaling.scenarios import track_keys
 from core.scaling.throughput import Mode
 from core.stack import symptom_ids
 
@@ -46,6 +48,9 @@ CHOICE_SOURCES: dict[str, Callable[[], tuple[str, ...]]] = {
     "attentions": AttentionKind.ids,
     "sweep_axes": SweepAxis.ids,
     "scaling_modes": Mode.ids,
+    "dtypes": lambda: DTYPES,
+    "tracks": track_keys,
+    "run_a_experiments": lambda: EXPERIMENTS,
 }
 
 
