@@ -17,7 +17,7 @@ from core.datafiles import require
 from core.learner_text import MAX_CHARS
 from core.predictions import RECORD_PREFIX, record_names
 from core.questions import Bank
-from core.report import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD
+from core.run_a import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD
 from core.scaling.evidence import (
     PREDICTIONS,
     SETTINGS_SECTION,

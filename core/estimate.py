@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from core.memory.count import KIND_LABELS
-from core.memory.phases import PHASE_LABELS, PHASES, TERM_LABELS, StepPhases, step_phases
-from core.memory.settings import ATTENTIONS, OPTIMIZER_IMPLS, OPTIMIZERS, PRECISIONS, RECOMPUTES, STACKS
+from core.memory.phases import PHASE_LABELS, PHASE_TERM_LABELS, PHASES, StepPhases, step_phases
+from core.memory.settings import PRECISIONS, Attention, Optimizer, OptimizerImpl, Recompute, Stack
 from core.memory.setup import StepSetup
 from core.model_config import load_config_text
 
@@ -47,11 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch", required=True, type=int, help="micro-batch (sequences)")
     parser.add_argument("--seq", required=True, type=int, help="sequence length (tokens)")
     parser.add_argument("--precision", default="bf16", choices=PRECISIONS)
-    parser.add_argument("--attention", default="sdpa", choices=ATTENTIONS)
-    parser.add_argument("--recompute", default="none", choices=RECOMPUTES)
-    parser.add_argument("--optimizer-impl", default="foreach", choices=OPTIMIZER_IMPLS)
-    parser.add_argument("--optimizer", default="adamw", choices=OPTIMIZERS)
-    parser.add_argument("--stack", default="hf", choices=STACKS)
+    parser.add_argument("--attention", default="sdpa", choices=Attention.ids())
+    parser.add_argument("--recompute", default="none", choices=Recompute.ids())
+    parser.add_argument("--optimizer-impl", default="foreach", choices=OptimizerImpl.ids())
+    parser.add_argument("--optimizer", default="adamw", choices=Optimizer.ids())
+    parser.add_argument("--stack", default="hf", choices=Stack.ids())
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
@@ -82,7 +82,7 @@ def estimate_table(phases: StepPhases) -> str:
         lines.append(f"{PHASE_LABELS[phase]:<18} {shown}  ({own.moment})")
         for term, size in own.terms.items():
             if size:
-                lines.append(f"    {TERM_LABELS[term]:<36} {size / 1e9:8.2f} GB")
+                lines.append(f"    {PHASE_TERM_LABELS[term]:<36} {size / 1e9:8.2f} GB")
     peak = f"{phases.peak_bytes / 1e9:.2f} GB ({phases.peak_bytes / 2**30:.2f} GiB)"
     lines.append(f"Step peak: {peak} in {PHASE_LABELS[phases.peak_phase]}")
     lines.append("Saved activations of one block:")

@@ -14,7 +14,7 @@ from functools import cache
 
 from core.datafiles import require
 from core.measured import FAMILIES, MeasuredRun, load_measured, measured_run
-from core.memory import OPTIMIZER_LABELS
+from core.memory import BudgetOptimizer
 from core.memory_detailed import (
     TrainingSetup,
     layer_activation_bytes,
@@ -42,7 +42,8 @@ ACTIVATION_TOLERANCE = 0.10
 STATE_TERMS = ("parameters", "gradients", "optimizer_state")
 ACTIVATION_TERMS = ("saved_activations_layers", "saved_activations_other")
 COMPARED_TERMS = (*STATE_TERMS, "optimizer_step_counters", *ACTIVATION_TERMS)
-TERM_LABELS = {
+# The terms compared with PyTorch, finer than the budget's TERMS (see BUDGET_TERM below).
+COMPARED_LABELS = {
     "parameters": "Parameters",
     "gradients": "Gradients",
     "optimizer_state": "Optimizer state",
@@ -271,7 +272,7 @@ def check_run(run: MeasuredRun) -> EstimateCheck:
     rows = tuple(
         TermCheck(
             term=term,
-            label=TERM_LABELS[term],
+            label=COMPARED_LABELS[term],
             budget_term=BUDGET_TERM[term],
             estimate_bytes=round(estimates[term]),
             measured_bytes=run.term_bytes(term),
@@ -324,7 +325,8 @@ def setup_sentence(check: EstimateCheck) -> str:
         f"Compared with the detailed estimate for the same {FAMILY_WORDS[spec.name]} model (hidden "
         f"{spec.hidden}, "
         f"{spec.layers} layers, {spec.heads} heads, {spec.kv_heads} KV heads, MLP {spec.intermediate} wide, "
-        f"vocabulary {spec.vocab}): {precision_label(setup.precision)}; {OPTIMIZER_LABELS[setup.optimizer]}; "
+        f"vocabulary {spec.vocab}): {precision_label(setup.precision)}; "
+        f"{BudgetOptimizer.label_of(setup.optimizer)}; "
         f"micro-batches of {setup.micro_batch} × {setup.seq_len} tokens; {RECOMPUTE_WORDS[setup.recompute]}; "
         f"{setup.attention.replace('_', '-')} attention. Measured with PyTorch "
         f"{check.run.torch_version} on the CPU."

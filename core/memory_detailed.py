@@ -36,6 +36,7 @@ from core.memory import (
     zero_sharded,
 )
 from core.models import ModelSpec, parameter_count
+from core.validate import Labelled
 
 # Mixed-precision conventions in use, by bytes per parameter of model state with Adam:
 # 16 (ZeRO paper), 18 (FP32 gradients, e.g. Megatron bf16) and 20 (FP32 copies of both
@@ -67,17 +68,21 @@ _PRECISION_WORDS = {
     "mixed20": "2-byte weights and gradients, FP32 copies of both",
     "bf16": "Pure BF16: weights, gradients and optimizer state all in 2 bytes, no FP32 copy",
 }
-RECOMPUTE = ("none", "selective", "full")
-RECOMPUTE_LABELS = {
-    "none": "None: keep every saved tensor",
-    "selective": "Selective: recompute the attention scores",
-    "full": "Full: keep only each block's input",
-}
-ATTENTION = ("standard", "memory_efficient")
-ATTENTION_LABELS = {
-    "standard": "Standard: the a·s² score matrix is kept",
-    "memory_efficient": "Memory-efficient (flash): no score matrix",
-}
+
+
+class Recomputation(Labelled):
+    """What the detailed estimate's backward recomputes instead of keeping."""
+
+    NONE = "none", "None: keep every saved tensor"
+    SELECTIVE = "selective", "Selective: recompute the attention scores"
+    FULL = "full", "Full: keep only each block's input"
+
+
+class AttentionKind(Labelled):
+    """Whether the detailed estimate keeps the attention score matrix."""
+
+    STANDARD = "standard", "Standard: the a·s² score matrix is kept"
+    MEMORY_EFFICIENT = "memory_efficient", "Memory-efficient (flash): no score matrix"
 
 
 def precision_label(name: str) -> str:
@@ -111,8 +116,8 @@ class TrainingSetup:
         optimizer_state_values(self.optimizer)
         check_whole(self.micro_batch, "The micro-batch")
         check_whole(self.seq_len, "The sequence length")
-        check_choice(self.recompute, RECOMPUTE, "recomputation")
-        check_choice(self.attention, ATTENTION, "attention kind")
+        check_choice(self.recompute, Recomputation, "recomputation")
+        check_choice(self.attention, AttentionKind, "attention kind")
         require(0 <= self.runtime_overhead_gb < float("inf"), "The runtime overhead must be 0 GB or more.")
 
 

@@ -25,11 +25,17 @@ from core.memory import (
     optimizer_state_values,
     sweep_totals,
 )
+from core.validate import Labelled
 
 PARAMETERS_PER_HIDDEN_SQUARED = 12  # attention 4·H² + MLP 8·H² per block
 SAVED_TENSORS_PER_LAYER = 4  # the lesson's rough count of B·S·H tensors a block keeps for backward
-DTYPES = ("fp32", "bf16")
-DTYPE_LABELS = {"fp32": "FP32, 4 bytes", "bf16": "FP16 or BF16, 2 bytes"}
+
+
+class LessonDtype(Labelled):
+    """The number formats the lesson's estimate offers for weights and activations."""
+
+    FP32 = "fp32", "FP32, 4 bytes"
+    BF16 = "bf16", "FP16 or BF16, 2 bytes"
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,7 @@ class LessonSetup:
     def __post_init__(self) -> None:
         for name in ("hidden", "layers", "batch", "seq_len"):
             check_whole(getattr(self, name), name.replace("_", " ").capitalize())
-        check_choice(self.dtype, DTYPES, "dtype")
+        check_choice(self.dtype, LessonDtype, "dtype")
         optimizer_state_values(self.optimizer)
 
     @property

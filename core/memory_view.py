@@ -13,10 +13,10 @@ from typing import Any
 
 from core.gpus import gpu
 from core.memory import (
-    OPTIMIZER_LABELS,
     OPTIMIZER_STATE_BYTES_PER_VALUE,
     TERM_LABELS,
     ZERO_SHARDED_TERMS,
+    BudgetOptimizer,
     MemorySweep,
     MemoryTerms,
     Verdict,
@@ -205,7 +205,7 @@ def detailed_view(settings: Mapping[str, Any], model: ModelSpec | None = None) -
     )
     assumptions = (
         _model_sentence(setup.model, count),
-        f"{precision_label(setup.precision)}. {OPTIMIZER_LABELS[setup.optimizer]}; "
+        f"{precision_label(setup.precision)}. {BudgetOptimizer.label_of(setup.optimizer)}; "
         "its state is kept in FP32.",
         _activation_sentence(setup),
         "Outside the blocks, the final norm and output layer keep their inputs and the loss keeps "

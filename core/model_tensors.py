@@ -149,37 +149,31 @@ def gpt_neox(spec: ModelSpec) -> Tensors:
     yield from lm_head(spec)
 
 
-def llama(spec: ModelSpec) -> Tensors:
-    """`LlamaForCausalLM` (also Mistral, Qwen2, Qwen3, Gemma): attention, gated MLP, two norms a block."""
+def _gated_blocks(spec: ModelSpec, block_norms: tuple[str, ...]) -> Tensors:
+    """The Llama layout: embedding, then attention, a gated MLP and `block_norms` in every block, a final
+    norm and the output layer."""
     yield from embedding("model.embed_tokens", spec.vocab, spec.hidden)
     for _, p in _layers(spec, "model.layers."):
         yield from attention(f"{p}self_attn.", spec)
         yield from gated_mlp(f"{p}mlp.", spec.hidden, spec.intermediate, bias=spec.mlp_biased)
-        yield from norms(p, LLAMA_NORMS, spec)
+        yield from norms(p, block_norms, spec)
     yield from norm("model.norm", spec.hidden, spec.norm)
     yield from lm_head(spec)
+
+
+def llama(spec: ModelSpec) -> Tensors:
+    """`LlamaForCausalLM` (also Mistral, Qwen2, Qwen3, Gemma): attention, gated MLP, two norms a block."""
+    return _gated_blocks(spec, LLAMA_NORMS)
 
 
 def gemma2(spec: ModelSpec) -> Tensors:
     """`Gemma2ForCausalLM` (also Gemma 3): Llama's block with a norm before and after attention and MLP."""
-    yield from embedding("model.embed_tokens", spec.vocab, spec.hidden)
-    for _, p in _layers(spec, "model.layers."):
-        yield from attention(f"{p}self_attn.", spec)
-        yield from gated_mlp(f"{p}mlp.", spec.hidden, spec.intermediate, bias=spec.mlp_biased)
-        yield from norms(p, GEMMA2_NORMS, spec)
-    yield from norm("model.norm", spec.hidden, spec.norm)
-    yield from lm_head(spec)
+    return _gated_blocks(spec, GEMMA2_NORMS)
 
 
 def olmo2(spec: ModelSpec) -> Tensors:
     """`Olmo2ForCausalLM`: QK-norm over the whole width and norms after attention and MLP only."""
-    yield from embedding("model.embed_tokens", spec.vocab, spec.hidden)
-    for _, p in _layers(spec, "model.layers."):
-        yield from attention(f"{p}self_attn.", spec)
-        yield from gated_mlp(f"{p}mlp.", spec.hidden, spec.intermediate, bias=spec.mlp_biased)
-        yield from norms(p, ("post_attention_layernorm", "post_feedforward_layernorm"), spec)
-    yield from norm("model.norm", spec.hidden, spec.norm)
-    yield from lm_head(spec)
+    return _gated_blocks(spec, ("post_attention_layernorm", "post_feedforward_layernorm"))
 
 
 def phi3(spec: ModelSpec) -> Tensors:

@@ -20,18 +20,8 @@ from typing import Any
 from core.predictions import PredictionLine, prediction_lines, predictions_score
 from core.progress import Score, check_ids, checks_score, overall_score, part_statuses, quiz_ids, quiz_score
 from core.questions import Bank
+from core.run_a import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD
 from core.scaling.evidence import EvidenceSummary, evidence_summary
-
-DECISION_RECORD = "run_a.decision"
-REFLECTION_RECORD = "run_a.reflection"
-
-# The four first experiments offered for Run A, by the id the Run A page stores.
-FIRST_EXPERIMENTS = {
-    "batch": "Halve the tokens per step (batch × sequence) and run it again",
-    "optim": "Swap Adam for SGD to drop the optimizer state",
-    "gpu": "Move the run to a bigger GPU",
-    "model": "Shrink the model until it fits",
-}
 
 NOT_DONE = "Not done yet."
 SCALING_NOT_STARTED = "Not started. Scaling out is a second lab, separate from this one."

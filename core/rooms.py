@@ -19,7 +19,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 from core.datafiles import require
 from core.progress import part_statuses
 from core.questions import Bank, Question
-from core.report import DECISION_RECORD, FIRST_EXPERIMENTS
+from core.run_a import DECISION_RECORD, FIRST_EXPERIMENTS
 from core.scaling.evidence import PREDICTIONS, SETTINGS_SECTION, prediction_of
 from core.scaling.outcomes import computed_outcomes
 from core.scaling.scenarios import PARTS, load_scaling

@@ -18,15 +18,26 @@ from core.datafiles import positive_number, read_json, require
 from core.learner_text import MAX_CHARS
 from core.memory import BYTES_PER_GB, to_gb
 from core.memory.reference import matching_run_a, run_a_measurements
-from core.memory.settings import COMPUTE_BYTES, OPTIMIZER_LABELS
+from core.memory.settings import COMPUTE_BYTES, Optimizer
 from core.memory.setup import StepSetup
 from core.memory.timeline import ITERATIONS, PHASE_LABELS, PHASES, StepTimeline, TimelinePoint, step_timeline
 from core.memory.verdict import Capacity, capped
 from core.model_config import parse_config
-from core.report import FIRST_EXPERIMENTS
 from core.workloads import BYTES_PER_MB
 
-EXPERIMENTS = tuple(FIRST_EXPERIMENTS)  # batch, optim, gpu, model: the ids the report reads
+DECISION_RECORD = "run_a.decision"
+REFLECTION_RECORD = "run_a.reflection"
+
+# The four first experiments offered for Run A, by the id the Run A page stores (the report and the
+# room read them too).
+FIRST_EXPERIMENTS = {
+    "batch": "Halve the tokens per step (batch × sequence) and run it again",
+    "optim": "Swap Adam for SGD to drop the optimizer state",
+    "gpu": "Move the run to a bigger GPU",
+    "model": "Shrink the model until it fits",
+}
+
+EXPERIMENTS = tuple(FIRST_EXPERIMENTS)  # batch, optim, gpu, model
 MAX_TEXT_CHARS = MAX_CHARS
 REPLACEMENT_OPTIMIZER = "sgd"
 FEEDBACK_FIGURES = ("weights_gb", "device_gb", "device_gib", "other_gb", "activations_gb", "backward_peak_gb")
@@ -313,7 +324,7 @@ def applied(experiments: Sequence[str], scenario: Scenario) -> tuple[StepSetup, 
 
 
 def _optimizer_name(optimizer: str) -> str:
-    return OPTIMIZER_LABELS[optimizer].split(" (")[0]
+    return Optimizer.label_of(optimizer).split(" (")[0]
 
 
 def _change(before: StepSetup, after: StepSetup, before_gib: float, after_gib: float) -> str:

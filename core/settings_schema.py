@@ -14,9 +14,17 @@ from typing import Any
 
 from core import validate
 from core.datafiles import DATA_DIR, read_json, require
-from core.gpus import gpu_names
+from core.gpus import DTYPES, gpu_names
 from core.measured import measured_ids
+from core.memory import BudgetOptimizer, SweepAxis
+from core.memory.settings import PRECISIONS, Attention, Optimizer, OptimizerImpl, Recompute, Stack
+from core.memory_detailed import PRECISIONS as LESSON_PRECISIONS
+from core.memory_detailed import AttentionKind, Recomputation
+from core.memory_lesson import LessonDtype
 from core.models import model_names
+from core.run_a import EXPERIMENTS
+from core.scaling.scenarios import track_keys
+from core.scaling.throughput import Mode
 from core.stack import symptom_ids
 
 KINDS = ("int", "float", "choice", "bool")
@@ -27,6 +35,22 @@ CHOICE_SOURCES: dict[str, Callable[[], tuple[str, ...]]] = {
     "models": model_names,
     "symptoms": symptom_ids,
     "measured": measured_ids,
+    "stacks": Stack.ids,
+    "conventions": lambda: PRECISIONS,
+    "phase_attentions": Attention.ids,
+    "phase_recomputations": Recompute.ids,
+    "phase_optimizers": Optimizer.ids,
+    "optimizer_impls": OptimizerImpl.ids,
+    "lesson_dtypes": LessonDtype.ids,
+    "lesson_optimizers": BudgetOptimizer.ids,
+    "lesson_precisions": lambda: tuple(LESSON_PRECISIONS),
+    "recomputations": Recomputation.ids,
+    "attentions": AttentionKind.ids,
+    "sweep_axes": SweepAxis.ids,
+    "scaling_modes": Mode.ids,
+    "dtypes": lambda: DTYPES,
+    "tracks": track_keys,
+    "run_a_experiments": lambda: EXPERIMENTS,
 }
 
 

@@ -23,23 +23,19 @@ def duration_label(seconds: float, *, unit_of: float | None = None) -> str:
     """A duration in the largest unit that keeps it at 1 or more, to three significant figures:
     '65.8 µs', '7.05 ms', '1.20 s', '30.0 min', '4.17 days'. With `unit_of`, in the unit that
     duration would get, so two figures in one sentence share a unit ('0.270 ms of 2.29 ms')."""
-    for value in (seconds, unit_of):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise ValueError(f"A duration must be a number of seconds, got {value!r}.")
-        if value < 0:
-            raise ValueError(f"A duration cannot be negative, got {value:g} s.")
+    _check(seconds)
     if seconds == 0 and unit_of is None:
         return "0 s"
-    unit, scale = _unit(seconds if unit_of is None else unit_of)
+    unit, scale = duration_unit(seconds if unit_of is None else unit_of)
     value = float(f"{seconds / scale:.3g}")
     decimals = max(0, 2 - math.floor(math.log10(value))) if value else 0
     return f"{value:,.{decimals}f} {unit}"
 
 
-def _unit(seconds: float) -> tuple[str, float]:
-    """The largest unit `seconds` reaches, moving up one when rounding carries it over (999.6 µs)."""
+def duration_unit(seconds: float) -> tuple[str, float]:
+    """The unit `duration_label` writes `seconds` in and its length in seconds: the largest unit it
+    reaches, moving up one when rounding carries it over (999.6 µs). A chart axis divides by the length."""
+    _check(seconds)
     if seconds == 0:
         return "s", 1.0
     index = next((i for i, (_, scale) in enumerate(_TIME_UNITS) if seconds >= scale), len(_TIME_UNITS) - 1)
@@ -47,3 +43,10 @@ def _unit(seconds: float) -> tuple[str, float]:
     if index > 0 and value * _TIME_UNITS[index][1] >= _TIME_UNITS[index - 1][1]:
         index -= 1
     return _TIME_UNITS[index]
+
+
+def _check(seconds: float) -> None:
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds):
+        raise ValueError(f"A duration must be a number of seconds, got {seconds!r}.")
+    if seconds < 0:
+        raise ValueError(f"A duration cannot be negative, got {seconds:g} s.")

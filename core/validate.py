@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from math import isfinite
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 T = TypeVar("T")
 
@@ -88,3 +89,34 @@ class Catalog(Generic[T]):
 
     def __iter__(self) -> Iterator[T]:
         return iter(self.entries)
+
+
+class Labelled(StrEnum):
+    """A typed id with the words a page shows for it: a member is the id string a setting stores, and
+    `label` is its text. Declare members as `NAME = "id", "label"`."""
+
+    label: str
+
+    def __new__(cls, value: str, label: str) -> Self:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label = label
+        return member
+
+    @classmethod
+    def ids(cls) -> tuple[str, ...]:
+        """Every id as a plain string, in declaration order (what a settings schema offers)."""
+        return tuple(member.value for member in cls)
+
+    @classmethod
+    def of(cls, value: str, what: str) -> Self:
+        """The member whose id is `value`; ValueError naming `what` and the ids it may be."""
+        for member in cls:
+            if member == value:
+                return member
+        raise ValueError(f"The {what} must be one of: {', '.join(cls.ids())}; got {value!r}.")
+
+    @classmethod
+    def label_of(cls, value: str) -> str:
+        """The label of the id `value` (a widget's format function)."""
+        return cls.of(value, cls.__name__.lower()).label

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from charts.estimate_check import estimate_check_chart
 from charts.memory import (
     budget_chart,
     budget_datasets,
@@ -10,9 +11,13 @@ from charts.memory import (
     sweep_datasets,
     sweep_shape,
 )
-from core.memory import OPTIMIZER_LABELS, SWEEP_AXIS_LABELS
-from core.memory_detailed import ATTENTION_LABELS, RECOMPUTE_LABELS, precision_label
-from core.memory_lesson import DTYPE_LABELS
+from core.estimate_check import check_view, config_label
+from core.gpus import gpu
+from core.memory import BudgetOptimizer, SweepAxis
+from core.memory import settings as phase_choices
+from core.memory.view import phase_view, reference_rows, reference_summary
+from core.memory_detailed import AttentionKind, Recomputation, precision_label
+from core.memory_lesson import LessonDtype
 from core.memory_view import (
     ESTIMATE_LABELS,
     SECTION,
@@ -22,18 +27,19 @@ from core.memory_view import (
     lesson_outcomes,
     lesson_two_byte_adam_bytes,
 )
+from core.models import resolve_model
 from core.settings_schema import section
 from ui import state
 from ui.charts import draw
-from ui.estimate_check_section import estimate_check_section
 from ui.links import share_box
 from ui.marked import marked_question
 from ui.model_source import chosen_model
 from ui.nav import next_link
-from ui.phase_section import phase_section
 from ui.prediction import lesson_prediction
 from ui.settings import persistent
+from ui.tables import arrow_rows
 
+MEASURED_CONFIG = "measured_config"
 fields = section(SECTION)
 
 
@@ -116,7 +122,7 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
         )
 
     st.header("Where does it break?")
-    choice(st.radio, "Grow", "sweep_axis", SWEEP_AXIS_LABELS.__getitem__, horizontal=True)
+    choice(st.radio, "Grow", "sweep_axis", SweepAxis.label_of, horizontal=True)
     sweep = view.sweep
     # The guess is a sequence length, so it is drawn only on the sequence-length sweep.
     guess = int(guessed_break) if guessed_break.isdigit() and settings["sweep_axis"] == "seq_len" else None
@@ -149,6 +155,122 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
             f"{sweep.largest_fitting:,} (fits) and {sweep.first_failing:,} (marked, out of memory), "
             "everything else as above."
         )
+
+
+def phase_section() -> None:
+    """Draw the phase-by-phase count with its own controls."""
+    st.header("Phase by phase: the careful count")
+    st.markdown(
+        "The rough rule adds every term as if all were alive at once. A real step is three phases, and each "
+        "has its own peak: forward keeps activations and ends in the loss, which upcasts the logits to FP32; "
+        "backward starts with two more logit-sized gradients and trades activations for gradients block by "
+        "block; the optimizer step holds weights, gradients and state, plus its own temporaries. Pick the "
+        "code you would really run: the count follows it tensor by tensor. The batch and sequence length are "
+        "the sliders above."
+    )
+    left, right = st.columns(2)
+    with left:
+        choice(st.radio, "Implementation stack", "stack", phase_choices.Stack.label_of)
+        choice(
+            st.selectbox,
+            "Model for the phase count",
+            "phase_model",
+            str,
+            help="custom uses the hidden size and layers above.",
+        )
+        choice(st.selectbox, "Precision", "phase_precision", phase_choices.precision_label)
+        choice(st.radio, "Attention", "phase_attention", phase_choices.Attention.label_of)
+    with right:
+        choice(st.radio, "Recomputation", "phase_recompute", phase_choices.Recompute.label_of)
+        choice(st.selectbox, "Optimizer", "phase_optimizer", phase_choices.Optimizer.label_of)
+        choice(
+            st.selectbox,
+            "Optimizer implementation",
+            "optimizer_impl",
+            phase_choices.OptimizerImpl.label_of,
+        )
+        choice(st.selectbox, "GPU", "phase_gpu", str)
+    settings = state.section_settings(SECTION)
+    model = resolve_model(settings["phase_model"], hidden=settings["hidden"], layers=settings["layers"])
+    try:
+        phases = phase_view(settings, model=model, card=gpu(settings["phase_gpu"]))
+    except ValueError as err:
+        st.warning(str(err), icon=":material/warning:")
+    else:
+        draw(
+            ("memory.phases", *budget_shape(phases.bars)),
+            lambda: budget_chart(
+                phases.bars,
+                device_gb=phases.capacity.total_gb,
+                device_label=phases.capacity.label,
+                title="Memory at each phase's peak",
+            ),
+            datasets=budget_datasets(
+                phases.bars, device_gb=phases.capacity.total_gb, device_label=phases.capacity.label
+            ),
+            description="Three stacked bars, one per phase of a training step, against the device.",
+        )
+        (st.success if phases.verdict.startswith("Fits") else st.error)(phases.verdict)
+        st.table(
+            arrow_rows(list(phases.rows)), hide_index=True, alt="Each phase's own peak and when it happens."
+        )
+        st.subheader("Three answers")
+        st.markdown(
+            "The same question answered three ways: the lesson's rough rule, the careful count above, and "
+            "what an H200 measured when the reference ran this exact setup."
+        )
+        st.table(
+            arrow_rows(list(phases.answers)),
+            hide_index=True,
+            alt="The rough rule, the careful count and the H200 measurement side by side.",
+        )
+
+
+def estimate_check_section() -> None:
+    """Pick a measured run; show the estimate next to PyTorch's bytes as a table and a chart, and what the
+    gaps are."""
+    st.header("How close is this estimate?")
+    st.markdown(
+        "An estimate is only worth as much as its distance from the real thing. We trained tiny "
+        "GPT-2-style and "
+        "Llama-style models for real with PyTorch on a CPU and counted the bytes of every tensor "
+        "each term holds; "
+        "`tools/measure_memory.py` did the measuring, and the app reads its results. Pick a run to see the "
+        "detailed estimate for exactly that setup next to what PyTorch kept."
+    )
+    st.selectbox(
+        "Measured run",
+        fields.field(MEASURED_CONFIG).choices,
+        format_func=config_label,
+        **persistent(SECTION, MEASURED_CONFIG),
+    )
+    chosen = state.section_settings(SECTION)[MEASURED_CONFIG]
+    view = check_view(chosen)
+    st.caption(view.setup_text)
+    st.table(arrow_rows(view.table), hide_index=True)
+    draw(
+        ("estimate_check", chosen),
+        lambda: estimate_check_chart(view.check, title="Estimate and PyTorch, term by term (bytes)"),
+        description=view.chart_description,
+    )
+    st.caption(view.chart_description)
+    st.markdown(view.gap_text)
+    st.info(view.summary_text, icon=":material/fact_check:")
+    with st.expander("Where the estimate is furthest off, over every measured run"):
+        st.table(arrow_rows(view.worst_table), hide_index=True)
+    st.subheader("On a GPU: the phase model against an H200")
+    st.markdown(
+        "The CPU runs above check the fused-kernel count tensor by tensor. The phase model of the careful "
+        "count was checked on a real GPU: Hugging Face models trained on an H200, "
+        "`torch.cuda.max_memory_allocated()` read after forward, after backward and after the optimizer step "
+        "(`tools/measure_memory.py --gpu` repeats the measurement on any CUDA machine)."
+    )
+    st.table(
+        arrow_rows(list(reference_rows())),
+        hide_index=True,
+        alt="Each H200 reference setup: the estimated and measured peak after each phase.",
+    )
+    st.info(reference_summary(), icon=":material/memory:")
 
 
 st.title("Memory budget")
@@ -191,8 +313,8 @@ with shape:
     slider("Hidden size (H)", "hidden")
     slider("Layers", "layers")
     if not detailed:
-        choice(st.radio, "Parameter and activation dtype", "dtype", DTYPE_LABELS.__getitem__)
-    choice(st.radio, "Optimizer", "optimizer", OPTIMIZER_LABELS.__getitem__)
+        choice(st.radio, "Parameter and activation dtype", "dtype", LessonDtype.label_of)
+    choice(st.radio, "Optimizer", "optimizer", BudgetOptimizer.label_of)
 with run:
     slider("Batch (B)", "batch")
     slider("Sequence length (S)", "seq_len")
@@ -212,8 +334,8 @@ if detailed:
         with left:
             choice(st.selectbox, "Model", "model", str, help="custom uses the hidden size and layers above.")
             choice(st.selectbox, "Mixed precision", "precision", precision_label)
-            choice(st.radio, "Activation recomputation", "recompute", RECOMPUTE_LABELS.__getitem__)
-            choice(st.radio, "Attention", "attention", ATTENTION_LABELS.__getitem__)
+            choice(st.radio, "Activation recomputation", "recompute", Recomputation.label_of)
+            choice(st.radio, "Attention", "attention", AttentionKind.label_of)
         with right:
             slider("Gradient accumulation steps", "accumulation")
             slider("ZeRO stage", "zero_stage")
@@ -243,7 +365,7 @@ if guessed_term is None or guessed_break is None:
     )
 else:
     budget_and_sweep(view, settings, guessed_break[0])
-    phase_section(choice)
+    phase_section()
 
 st.header("What this still leaves out")
 st.markdown(

@@ -4,12 +4,14 @@ out."""
 import streamlit as st
 
 from charts.run_a import iterations_chart, outcome_map_chart, timeline_chart
-from core.memory.settings import ATTENTION_LABELS, CONVENTIONS, OPTIMIZER_LABELS
+from core.memory.settings import CONVENTIONS, Attention, Optimizer
 from core.memory.view import three_answers_rows
-from core.report import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD
 from core.run_a import (
+    DECISION_RECORD,
     EXPERIMENTS,
+    FIRST_EXPERIMENTS,
     MAX_TEXT_CHARS,
+    REFLECTION_RECORD,
     brief_figures,
     budget_series,
     decision_record,
@@ -58,7 +60,7 @@ with st.container(border=True):
 st.caption(
     f"Behind it: a Hugging Face GPT-2 of {brief.parameter_count:,} parameters ({setup.model.hidden:,} wide, "
     f"{setup.model.layers} blocks), {CONVENTIONS[setup.precision].label}, "
-    f"{OPTIMIZER_LABELS[setup.optimizer]}, {ATTENTION_LABELS[setup.attention].split(':')[0]} attention, "
+    f"{Optimizer.label_of(setup.optimizer)}, {Attention.label_of(setup.attention).split(':')[0]} attention, "
     f"batch {setup.batch} × {setup.seq_len:,} tokens. Every figure on this page comes from the memory page's "
     "phase model; this exact run was also run on an H200 capped at the same memory, and the tables show what "
     "it did."

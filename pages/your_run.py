@@ -1,16 +1,172 @@
-"""Your run: read a training log (an example or your own) and get each kind's verdict and evidence."""
+"""Your run: read a training log (an example or your own) and get each kind's verdict and evidence.
+
+Everything read from a learner's file (column names, error messages that quote them) is shown as
+plain text, never as Markdown. Nothing here is kept outside the learner's own session.
+"""
+
+import functools
+import re
+from dataclasses import dataclass
 
 import streamlit as st
 
-from core.diagnose.columns import columns_signature, guess_mapping
-from core.diagnose.detectors import RunContext
-from core.diagnose.diagnosis import HEALTHY, diagnose, mapped_run
-from core.diagnose.examples import example, example_bytes
-from core.diagnose.formats import read_log
+from charts.telemetry import PANELS_PER_ROW
+from charts.your_run import panel_dataset_names, your_run_datasets, your_run_panel, your_run_shape
+from core.diagnose.columns import ROLES, RunLog, columns_signature, guess_mapping
+from core.diagnose.detectors import LIKELY, POSSIBLE, Finding, RunContext
+from core.diagnose.diagnosis import HEALTHY, Diagnosis, diagnose, mapped_run
+from core.diagnose.examples import Example, example, example_bytes, load_examples
+from core.diagnose.formats import MAX_BYTES, read_log
+from core.gpus import gpu, gpu_names, peak_tflops
 from ui import state
+from ui.charts import draw
 from ui.marked import marked_question
 from ui.nav import next_link
-from ui.your_run import ask_context, ask_mapping, finding_card, literal, pick_source, show_run
+
+UPLOAD = "upload"
+NOT_GIVEN = "(not given)"
+UNMAPPED = "(none)"
+VERDICT_ICONS = {LIKELY: ":material/error:", POSSIBLE: ":material/help:"}
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
+
+
+@dataclass(frozen=True)
+class Source:
+    """The log the learner chose: its name, its bytes and the shipped example it is, if any."""
+
+    name: str
+    data: bytes
+    example: Example | None
+
+
+def literal(text: str) -> str:
+    """Text that Markdown shows exactly as written (punctuation escaped), for st.error and friends."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def _source_label(file: str) -> str:
+    if file == UPLOAD:
+        return "My own log (upload a file)"
+    found = next(e for e in load_examples() if e.file == file)
+    return f"Example: {found.title}"
+
+
+def pick_source() -> Source | None:
+    """The example or uploaded file to read, or None while the learner has not uploaded anything yet."""
+    options = [e.file for e in load_examples()] + [UPLOAD]
+    choice = st.radio(
+        "Which log?", options, format_func=_source_label, key="your_run.source", disabled=state.read_only()
+    )
+    if choice != UPLOAD:
+        found = next(e for e in load_examples() if e.file == choice)
+        st.caption(f"How it was made: {found.how} Logged: {found.measured}.")
+        return Source(name=found.file, data=example_bytes(found.file), example=found)
+    uploaded = st.file_uploader(
+        "Your training log (CSV, JSON Lines, W&B CSV export, trainer_state.json or a TensorBoard "
+        f"event file; up to {MAX_BYTES / 1e6:g} MB)",
+        key="your_run.file",
+        max_upload_size=10,
+        disabled=state.read_only(),
+    )
+    if uploaded is None:
+        return None
+    return Source(name=uploaded.name, data=uploaded.getvalue(), example=None)
+
+
+def _whole(label: str, key: str, default: int, help: str | None = None) -> int | None:
+    value = st.number_input(
+        label, min_value=0, value=default, step=1, key=key, help=help, disabled=state.read_only()
+    )
+    return int(value) or None
+
+
+def ask_context(source: Source) -> RunContext:
+    """What the learner knows beside the log (class count, vocabulary, GPU, model size), as a RunContext."""
+    scope = source.example.file if source.example else UPLOAD
+    default_classes = source.example.classes if source.example else 0
+    left, middle, right = st.columns(3)
+    with left:
+        classes = _whole(
+            "Number of classes", f"your_run.classes.{scope}", default_classes, "0 if not a classifier"
+        )
+        vocab = _whole("Vocabulary size (0: not a language model)", f"your_run.vocab.{scope}", 0)
+    with middle:
+        card = st.selectbox(
+            "GPU it ran on",
+            [NOT_GIVEN, *gpu_names()],
+            key=f"your_run.gpu.{scope}",
+            disabled=state.read_only(),
+        )
+    with right:
+        params = _whole("Parameters, for MFU (0: not given)", f"your_run.params.{scope}", 0)
+    chosen = None if card == NOT_GIVEN else gpu(card)
+    return RunContext(
+        classes=classes,
+        vocab=vocab,
+        device_gb=chosen.memory_gb if chosen else None,
+        params=float(params) if params else None,
+        peak_tflops=peak_tflops(chosen, "bf16") if chosen else None,
+    )
+
+
+def ask_mapping(
+    columns: tuple[str, ...], guessed: dict[str, str | None], scope: str
+) -> dict[str, str | None]:
+    """One select box per quantity, preset to the column recognised by name; the learner can change any."""
+    options = [UNMAPPED, *columns]
+    mapping: dict[str, str | None] = {}
+    boxes = st.columns(3)
+    for index, role in enumerate(ROLES):
+        guess = guessed.get(role.id)
+        with boxes[index % 3]:
+            choice = st.selectbox(
+                role.label[0].upper() + role.label[1:],
+                options,
+                index=options.index(guess) if guess else 0,
+                key=f"your_run.map.{scope}.{role.id}",
+                disabled=state.read_only(),
+            )
+        mapping[role.id] = None if choice == UNMAPPED else choice
+    return mapping
+
+
+def finding_card(finding: Finding) -> None:
+    """One failure kind: verdict, summary, evidence (plain text), what is missing, the next measurement."""
+    with st.container(border=True):
+        icon = VERDICT_ICONS.get(finding.verdict, ":material/check_circle:")
+        st.subheader(f"{finding.kind.capitalize()}: {finding.verdict}", anchor=False)
+        st.markdown(f"{icon} {finding.summary}")
+        for line in finding.evidence:
+            st.text(f"• {line}")
+        for line in finding.missing:
+            st.caption(f"Would decide it: {line}.")
+        if finding.verdict in (LIKELY, POSSIBLE):
+            st.markdown(f"**Measure next:** {finding.next_step}")
+            st.page_link(
+                finding.page, label=f"Learn it: {finding.page_title}", icon=":material/arrow_forward:"
+            )
+
+
+def show_run(run: RunLog, diagnosis: Diagnosis, *, title: str, marked: bool) -> None:
+    """Draw the log's panels with the evidence marked, or bare (before the question is answered).
+    Only the layout is cached; the rows are sent fresh, so no learner's data stays in the shared cache."""
+    shape = your_run_shape(run, diagnosis, marked=marked)
+    rows = your_run_datasets(run, diagnosis, marked=marked)
+    names = panel_dataset_names(shape)
+    st.markdown(f"**{title}**")
+    for row_start in range(0, len(names), PANELS_PER_ROW):
+        # A new row of columns each time: side by side on a laptop, stacked in order on a phone.
+        for index, column in enumerate(st.columns(PANELS_PER_ROW), start=row_start):
+            if index < len(names):
+                with column:
+                    draw(
+                        ("your_run", shape, index),
+                        functools.partial(your_run_panel, shape, index),
+                        datasets={name: rows[name] for name in names[index]},
+                        description=f"{title}: one logged quantity over the run"
+                        + (", with the evidence marked." if marked else "."),
+                    )
+
 
 QUESTION_ID = "y1"
 QUESTION_EXAMPLE = "leak.tfevents"

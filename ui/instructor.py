@@ -1,4 +1,4 @@
-"""The Instructor page's pieces: the instructor key, the room controls and the live class view.
+"""The instructor key: where it is configured, how a typed one is checked, and the sign-in form.
 
 The key comes from `st.secrets["instructor_key"]` or $LAB_INSTRUCTOR_KEY and is compared in
 constant time. A session that typed it keeps only a flag saying so, never the key.
@@ -6,38 +6,15 @@ constant time. A session that typed it keeps only a flag saying so, never the ke
 
 from __future__ import annotations
 
-import csv
 import hmac
-import io
 import os
-from datetime import timedelta
 
 import streamlit as st
-
-from charts.rooms import answers_chart, predictions_chart
-from core.questions import load_bank
-from core.rooms import (
-    EXPORT_COLUMNS,
-    common_wrong_answers,
-    distributions,
-    export_rows,
-    join_link,
-    parse_room_code,
-    part_counts,
-    run_a_decisions,
-    scaling_predictions,
-)
-from core.scaling.scenarios import load_scaling
-from store import StoreUnavailable
-from store.rooms import Room
-from ui.rooms import room_store
-from ui.tables import arrow_rows
 
 SECRET_NAME = "instructor_key"
 KEY_ENV = "LAB_INSTRUCTOR_KEY"
 SIGNED_IN = "instructor.signed_in"
 ROOM = "instructor.room"  # the code of the room this instructor session is looking at
-REFRESH_S = 5
 
 
 def instructor_key() -> str | None:
@@ -65,129 +42,3 @@ def sign_in(key: str) -> None:
                 st.session_state.pop("instructor.key_typed", None)
                 st.rerun()
             st.error("That is not the instructor key.")
-
-
-def room_controls() -> None:
-    """Create a room, or open one by its code (a room made on another replica or before a reload)."""
-    with st.form("instructor.create"):
-        left, right = st.columns(2)
-        capacity = left.number_input(
-            "Learners at most", min_value=1, max_value=500, value=100, key="instructor.capacity"
-        )
-        hours = right.number_input(
-            "Open for (hours)", min_value=1, max_value=24, value=4, key="instructor.hours"
-        )
-        if st.form_submit_button("Create a room"):
-            room = room_store().create_room(capacity=int(capacity), lifetime=timedelta(hours=int(hours)))
-            st.session_state[ROOM] = room.code
-    with st.form("instructor.open"):
-        typed = st.text_input("Or open a room by its code", key="instructor.open_code")
-        if st.form_submit_button("Open"):
-            code = parse_room_code(typed)
-            found = None if code is None else room_store().room(code)
-            if found is None:
-                st.error("No room has that code.")
-            else:
-                st.session_state[ROOM] = found.code
-
-
-def room_header(room: Room) -> None:
-    """The room's code, join link, expiry and the close button."""
-    st.subheader(f"Room {room.code}")
-    st.caption("Learners type this code under *Workshop room* in the sidebar, or open the join link:")
-    st.code(join_link(st.context.url or "", room.code), language=None)
-    st.caption(
-        f"Up to {room.capacity} learners. Open until {room.expires_at:%Y-%m-%d %H:%M} UTC."
-        if not room.closed
-        else "This room is closed."
-    )
-    if not room.closed:
-        confirm = st.checkbox("Yes, close this room", key="instructor.close_confirm")
-        if st.button("Close the room", disabled=not confirm, key="instructor.close"):
-            room_store().close_room(room.code)
-            st.rerun()
-
-
-def _reveal(code: str, question_id: str) -> None:
-    room_store().set_revealed(code, question_id, bool(st.session_state[f"instructor.reveal.{question_id}"]))
-
-
-def _csv(rows: list[dict[str, str]]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=EXPORT_COLUMNS)
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
-
-
-@st.fragment(run_every=REFRESH_S)
-def class_view(code: str) -> None:
-    """The live view: refreshed every few seconds on its own, without reloading the page."""
-    try:
-        works = room_store().class_work(code)
-        revealed = room_store().revealed(code)
-    except StoreUnavailable:
-        st.warning("The store cannot be reached right now; the view tries again in a few seconds.")
-        return
-    bank = load_bank()
-    st.metric("Learners in the room", len(works))
-    st.markdown("**How far each part got**")
-    st.dataframe(
-        arrow_rows(
-            [
-                {"Part": c.title, "Started": c.started, "Complete": c.complete}
-                for c in part_counts(bank, works)
-            ]
-        ),
-        hide_index=True,
-    )
-    found = distributions(bank, works)
-    wrong = common_wrong_answers(found)
-    st.markdown("**Most common wrong answers**")
-    if wrong:
-        st.dataframe(
-            arrow_rows([{"Question": w.label, "Wrong answer": w.text, "Learners": w.count} for w in wrong]),
-            hide_index=True,
-        )
-    else:
-        st.caption("No wrong answers yet.")
-    st.markdown("**First answers per question** (hidden from learners until you reveal a question)")
-    for dist in found:
-        with st.container(border=True):
-            st.altair_chart(answers_chart(dist), width="stretch", alt=f"First answers to {dist.label}.")
-            st.caption(f"{dist.label}: {dist.answered} answered, {dist.right} right")
-            st.toggle(
-                "Reveal to learners who answered",
-                value=dist.question_id in revealed,
-                key=f"instructor.reveal.{dist.question_id}",
-                on_change=_reveal,
-                args=(code, dist.question_id),
-            )
-    st.markdown("**Run A: first experiment chosen**")
-    st.dataframe(
-        arrow_rows(
-            [
-                {"Experiment": d.label, "Learners": d.count, "With reasons": d.with_reasons}
-                for d in run_a_decisions(works)
-            ]
-        ),
-        hide_index=True,
-    )
-    st.markdown("**Scaling out: predictions beside what each learner's settings computed**")
-    rows = scaling_predictions(works)
-    for part, text in load_scaling().parts.items():
-        st.altair_chart(
-            predictions_chart(rows, part, text.title), width="stretch", alt=f"Predictions for {text.title}."
-        )
-    st.download_button(
-        "Download the room as CSV",
-        _csv(export_rows(bank, works)),
-        file_name=f"room-{code}.csv",
-        mime="text/csv",
-        key="instructor.csv",
-    )
-    named = [work.name for work in works if work.name]
-    if named:
-        with st.expander(f"Display names ({len(named)})"):
-            for name in named:
-                st.text(name)

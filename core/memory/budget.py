@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from core.datafiles import require
+from core.validate import Labelled
 
 BYTES_PER_GB = 1e9
 WORKSPACE_BYTES = 1e9  # the lesson's flat allowance for kernel scratch buffers
@@ -62,12 +63,15 @@ LEVERS = {
     "runtime_overhead": "nothing much: a fixed allowance this large means the model and batch are tiny",
 }
 
-OPTIMIZERS = ("sgd", "sgd_momentum", "adam")
-OPTIMIZER_LABELS = {
-    "sgd": "SGD, no state",
-    "sgd_momentum": "SGD with momentum, 1 extra value per parameter",
-    "adam": "Adam, 2 extra values per parameter",
-}
+
+class BudgetOptimizer(Labelled):
+    """The optimizers the lesson's budget offers (the phase model's are `core.memory.settings.Optimizer`)."""
+
+    SGD = "sgd", "SGD, no state"
+    SGD_MOMENTUM = "sgd_momentum", "SGD with momentum, 1 extra value per parameter"
+    ADAM = "adam", "Adam, 2 extra values per parameter"
+
+
 _STATE_VALUES = {"sgd": 0, "sgd_momentum": 1, "adam": 2}
 
 ZERO_STAGES = (0, 1, 2, 3)
@@ -101,7 +105,7 @@ def check_choice(value: str, choices: Iterable[str], what: str) -> str:
 
 def optimizer_state_values(optimizer: str) -> int:
     """Extra values the optimizer keeps per parameter: 0 for SGD, 1 with momentum, 2 for Adam."""
-    return _STATE_VALUES[check_choice(optimizer, OPTIMIZERS, "optimizer")]
+    return _STATE_VALUES[check_choice(optimizer, BudgetOptimizer, "optimizer")]
 
 
 @dataclass(frozen=True)
@@ -278,8 +282,11 @@ def budget_verdict(terms: MemoryTerms, *, device_gb: float) -> Verdict:
     )
 
 
-SWEEP_AXES = ("seq_len", "batch")
-SWEEP_AXIS_LABELS = {"seq_len": "Sequence length (tokens)", "batch": "Micro-batch (sequences)"}
+class SweepAxis(Labelled):
+    """The setting a memory sweep grows."""
+
+    SEQ_LEN = "seq_len", "Sequence length (tokens)"
+    BATCH = "batch", "Micro-batch (sequences)"
 
 
 @dataclass(frozen=True)
@@ -303,7 +310,7 @@ def sweep_totals(
 
     Every other term is independent of batch and sequence length, so it is taken from `terms`.
     """
-    check_choice(axis, SWEEP_AXES, "sweep axis")
+    check_choice(axis, SweepAxis, "sweep axis")
     activations = np.asarray(activations_bytes, dtype=float)
     require(len(values) == activations.size > 0, "A sweep needs one activation size per value.")
     totals_gb = (terms.total_bytes - terms.activations_bytes + activations) / BYTES_PER_GB
@@ -317,7 +324,7 @@ def sweep_totals(
     ]
     return MemorySweep(
         axis=axis,
-        axis_label=SWEEP_AXIS_LABELS[axis],
+        axis_label=SweepAxis.label_of(axis),
         values=tuple(int(v) for v in values),
         total_gb=tuple(float(t) for t in totals_gb),
         fits=tuple(bool(ok) for ok in fitting),

@@ -25,7 +25,9 @@ from core.memory.setup import StepSetup
 
 PHASES = ("forward", "backward", "optimizer_step")
 PHASE_LABELS = {"forward": "Forward", "backward": "loss.backward()", "optimizer_step": "optimizer.step()"}
-TERM_LABELS = {
+# What a step holds as the allocator sees it, phase by phase: not the budget's TERMS, whose labels are
+# TERM_LABELS in core.memory.budget.
+PHASE_TERM_LABELS = {
     "weights": "Weights",
     "master_weights": "FP32 master copy",
     "optimizer_state": "Optimizer state",

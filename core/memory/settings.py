@@ -9,35 +9,53 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-STACKS = ("hf", "fused")
-STACK_LABELS = {
-    "hf": "PyTorch + Hugging Face transformers",
-    "fused": "Fused kernels (Megatron / Transformer Engine style)",
+from core.validate import Labelled
+
+
+class Stack(Labelled):
+    """The code a training step runs on."""
+
+    HF = "hf", "PyTorch + Hugging Face transformers"
+    FUSED = "fused", "Fused kernels (Megatron / Transformer Engine style)"
+
+
+class Attention(Labelled):
+    """How attention is computed, which decides whether the score matrix is kept."""
+
+    SDPA = "sdpa", "SDPA: torch's scaled_dot_product_attention (no score matrix kept on a GPU)"
+    EAGER = "eager", "Eager: transformers' Python attention (the score matrix is kept)"
+
+
+class Recompute(Labelled):
+    """What backward recomputes instead of keeping."""
+
+    NONE = "none", "None: keep every saved tensor"
+    FULL = "full", "Full: gradient checkpointing keeps each block's input and redoes the block in backward"
+
+
+class Optimizer(Labelled):
+    """The optimizer, which decides how many state values each parameter gets."""
+
+    ADAMW = "adamw", "AdamW (two moments per parameter)"
+    ADAM = "adam", "Adam (two moments per parameter)"
+    SGD_MOMENTUM = "sgd_momentum", "SGD with momentum (one buffer per parameter)"
+    SGD = "sgd", "SGD without momentum (no state)"
+
+
+STATE_VALUES: dict[str, int] = {
+    Optimizer.ADAMW: 2,
+    Optimizer.ADAM: 2,
+    Optimizer.SGD_MOMENTUM: 1,
+    Optimizer.SGD: 0,
 }
-ATTENTIONS = ("sdpa", "eager")
-ATTENTION_LABELS = {
-    "sdpa": "SDPA: torch's scaled_dot_product_attention (no score matrix kept on a GPU)",
-    "eager": "Eager: transformers' Python attention (the score matrix is kept)",
-}
-RECOMPUTES = ("none", "full")
-RECOMPUTE_LABELS = {
-    "none": "None: keep every saved tensor",
-    "full": "Full: gradient checkpointing keeps each block's input and redoes the block in backward",
-}
-OPTIMIZERS = ("adamw", "adam", "sgd_momentum", "sgd")
-OPTIMIZER_LABELS = {
-    "adamw": "AdamW (two moments per parameter)",
-    "adam": "Adam (two moments per parameter)",
-    "sgd_momentum": "SGD with momentum (one buffer per parameter)",
-    "sgd": "SGD without momentum (no state)",
-}
-STATE_VALUES = {"adamw": 2, "adam": 2, "sgd_momentum": 1, "sgd": 0}
-OPTIMIZER_IMPLS = ("foreach", "fused", "loop")
-OPTIMIZER_IMPL_LABELS = {
-    "foreach": "foreach (PyTorch's default on a GPU: whole lists of tensors at once)",
-    "fused": "fused=True (one kernel, no temporaries)",
-    "loop": "for-loop (foreach=False: one tensor at a time)",
-}
+
+
+class OptimizerImpl(Labelled):
+    """How `optimizer.step()` walks the parameters, which decides its temporaries."""
+
+    FOREACH = "foreach", "foreach (PyTorch's default on a GPU: whole lists of tensors at once)"
+    FUSED = "fused", "fused=True (one kernel, no temporaries)"
+    LOOP = "loop", "for-loop (foreach=False: one tensor at a time)"
 
 
 @dataclass(frozen=True)

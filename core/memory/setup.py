@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from core.datafiles import require
 from core.memory.budget import check_choice, check_whole
 from core.memory.settings import (
-    ATTENTIONS,
     CONVENTIONS,
-    OPTIMIZER_IMPLS,
-    OPTIMIZERS,
-    RECOMPUTES,
-    STACKS,
     STATE_VALUES,
+    Attention,
     Convention,
+    Optimizer,
+    OptimizerImpl,
+    Recompute,
+    Stack,
 )
 from core.models import ModelSpec, check_spec, parameter_breakdown, parameter_count
 
@@ -44,11 +44,11 @@ class StepSetup:
         check_whole(self.batch, "The micro-batch")
         check_whole(self.seq_len, "The sequence length")
         check_choice(self.precision, CONVENTIONS, "precision")
-        check_choice(self.attention, ATTENTIONS, "attention")
-        check_choice(self.recompute, RECOMPUTES, "recomputation")
-        check_choice(self.optimizer, OPTIMIZERS, "optimizer")
-        check_choice(self.optimizer_impl, OPTIMIZER_IMPLS, "optimizer implementation")
-        check_choice(self.stack, STACKS, "implementation stack")
+        check_choice(self.attention, Attention, "attention")
+        check_choice(self.recompute, Recompute, "recomputation")
+        check_choice(self.optimizer, Optimizer, "optimizer")
+        check_choice(self.optimizer_impl, OptimizerImpl, "optimizer implementation")
+        check_choice(self.stack, Stack, "implementation stack")
         require(
             self.model.positions == 0 or self.seq_len <= self.model.positions,
             f"{self.model.name} has {self.model.positions:,} learned positions; a sequence of "

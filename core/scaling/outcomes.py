@@ -1,21 +1,44 @@
-"""Which prediction option comes true in each part for a learner's own settings.
+"""Every part's contrast for a learner's own settings, and which prediction option comes true in each.
 
-The instructor's class view sets the class's predictions beside these computed answers; it uses
-the same contrasts the Scaling out page draws, so the two always agree.
+The Scaling out page draws these contrasts and the instructor's class view counts their outcomes, from
+this one computation, so the two always agree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from core.scaling import capacity, layout, pipeline, quality, throughput
 from core.scaling.evidence import current_settings
-from core.scaling.scenarios import load_scaling, track
+from core.scaling.scenarios import Track, load_scaling, track
 
 
-def computed_outcomes(stored: Mapping[str, Any]) -> dict[str, str]:
-    """Part key to the option that comes true under these Scaling out settings (defaults fill gaps)."""
+@dataclass(frozen=True)
+class PartContrasts:
+    """The computed result of parts A to E for one set of Scaling out settings."""
+
+    track: Track
+    a: throughput.ScalingContrast
+    b: capacity.CapacityContrast
+    c: layout.LayoutContrast
+    d: pipeline.PipelineContrast
+    e: quality.QualityComparison  # from part A's larger pool
+
+    def outcomes(self) -> dict[str, str]:
+        """Part key to the option that comes true."""
+        return {
+            "A": self.a.outcome,
+            "B": self.b.outcome,
+            "C": self.c.outcome,
+            "D": self.d.outcome,
+            "E": self.e.winner,
+        }
+
+
+def part_contrasts(stored: Mapping[str, Any]) -> PartContrasts:
+    """Every part's contrast under these Scaling out settings (defaults fill gaps)."""
     settings = current_settings(stored)
     chosen, cases = track(settings["track"]), load_scaling().cases
     fleet = chosen.fleet
@@ -27,25 +50,29 @@ def computed_outcomes(stored: Mapping[str, Any]) -> dict[str, str]:
         dtype=cases.dtype,
     )
     step = part_a.result.step
-    return {
-        "A": part_a.outcome,
-        "B": capacity.capacity_contrast(
+    return PartContrasts(
+        track=chosen,
+        a=part_a,
+        b=capacity.capacity_contrast(
             fleet=fleet, cases=cases, zero_stage=settings["zero_stage"], recompute=settings["recompute"]
-        ).outcome,
-        "C": layout.layout_contrast(
+        ),
+        c=layout.layout_contrast(
             fleet=fleet,
             case=cases.layout,
             alternative=settings["layout"],
             efficiency=cases.compute_efficiency,
             dtype=cases.dtype,
-        ).outcome,
-        "D": pipeline.pipeline_contrast(
-            fleet=fleet, cases=cases, microbatches=settings["microbatches"]
-        ).outcome,
-        "E": quality.compare_policies(
+        ),
+        d=pipeline.pipeline_contrast(fleet=fleet, cases=cases, microbatches=settings["microbatches"]),
+        e=quality.compare_policies(
             step_ms=step.step_ms,
             global_batch=step.global_batch,
             convergence=chosen.convergence,
             straggler=chosen.straggler,
-        ).winner,
-    }
+        ),
+    )
+
+
+def computed_outcomes(stored: Mapping[str, Any]) -> dict[str, str]:
+    """Part key to the option that comes true under these Scaling out settings (defaults fill gaps)."""
+    return part_contrasts(stored).outcomes()

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from core.datafiles import require
 from core.scaling.scenarios import Convergence, StragglerPolicy
+from core.units import MS_PER_S, S_PER_H, duration_unit
 
 # Two policies finishing within this fraction of each other count as a tie.
 TIE_FRACTION = 0.01
-MS_PER_HOUR = 3.6e6
 
 
 def steps_to_target(*, convergence: Convergence, global_batch: float, work_multiplier: float = 1.0) -> int:
@@ -42,7 +42,7 @@ class PolicyResult:
     @property
     def time_to_target_h(self) -> float:
         """Wall-clock hours to reach the target."""
-        return self.step_ms * self.steps / MS_PER_HOUR
+        return self.step_ms * self.steps / (MS_PER_S * S_PER_H)
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def quality_rows(comparison: QualityComparison) -> list[dict[str, object]]:
     """One table row per policy: step, steps to target and hours to target, plus the time in the one unit
     (`Unit`) that suits the longer of the two, for a chart axis that reads in whole numbers."""
     results = (comparison.strict, comparison.drop)
-    unit, unit_hours = duration_unit(max(r.time_to_target_h for r in results))
+    unit, unit_s = duration_unit(max(r.time_to_target_h for r in results) * S_PER_H)
     return [
         {
             "Policy": POLICY_LABELS[result.policy],
@@ -97,7 +97,7 @@ def quality_rows(comparison: QualityComparison) -> list[dict[str, object]]:
             "Step (ms)": result.step_ms,
             "Steps to target": result.steps,
             "Time to target (h)": result.time_to_target_h,
-            "Time to target": result.time_to_target_h / unit_hours,
+            "Time to target": result.time_to_target_h * S_PER_H / unit_s,
             "Unit": unit,
         }
         for result in results
@@ -112,21 +112,3 @@ def policy_record(result: PolicyResult) -> dict[str, object]:
         "steps": result.steps,
         "time_to_target_h": result.time_to_target_h,
     }
-
-
-_DURATION_UNITS = (("days", 24.0), ("h", 1.0), ("min", 1 / 60), ("s", 1 / 3600), ("ms", 1 / 3.6e6))
-
-
-def duration_unit(hours: float) -> tuple[str, float]:
-    """The largest unit that keeps `hours` at 1 or more (ms below that), and its length in hours."""
-    require(hours >= 0, "A duration cannot be negative.")
-    for unit, unit_hours in _DURATION_UNITS:
-        if hours >= unit_hours:
-            return unit, unit_hours
-    return _DURATION_UNITS[-1]
-
-
-def readable_duration(hours: float) -> str:
-    """A duration in the largest unit that keeps it at 1 or more, to three significant figures."""
-    unit, unit_hours = duration_unit(hours)
-    return f"{hours / unit_hours:,.3g} {unit}"

@@ -11,7 +11,7 @@ from core import validate
 from core.datafiles import positive_number, read_json, require
 from core.gpus import Gpu, check_dtype, gpu
 from core.memory import ZERO_STAGES, optimizer_state_values
-from core.memory_detailed import ATTENTION, RECOMPUTE, precision
+from core.memory_detailed import AttentionKind, Recomputation, precision
 from core.models import preset
 
 FILE = "scaling_tracks.json"
@@ -365,10 +365,13 @@ def parse_cases(raw: Mapping[str, Any]) -> Cases:
         "Case ZeRO stages must be 0, 1, 2 or 3.",
     )
     require(
-        pipeline.get("recompute") in RECOMPUTE,
-        f"The pipeline case's recompute must be one of {', '.join(RECOMPUTE)}.",
+        pipeline.get("recompute") in Recomputation.ids(),
+        f"The pipeline case's recompute must be one of {', '.join(Recomputation.ids())}.",
     )
-    require(raw.get("attention") in ATTENTION, f"attention must be one of {', '.join(ATTENTION)}.")
+    require(
+        raw.get("attention") in AttentionKind.ids(),
+        f"attention must be one of {', '.join(AttentionKind.ids())}.",
+    )
     precision(validate.text(raw, "precision", "The cases"))
     optimizer_state_values(validate.text(raw, "optimizer", "The cases"))
     for case in (capacity, layout, pipeline):

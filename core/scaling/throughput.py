@@ -16,8 +16,14 @@ from core.datafiles import require
 from core.gpus import bytes_per_value, peak_tflops
 from core.kernel_times import small_kernel_floor_us
 from core.scaling.scenarios import Track
+from core.validate import Labelled
 
-MODES = ("strong", "weak")
+
+class Mode(Labelled):
+    """What a scaling experiment holds fixed as the pool grows."""
+
+    STRONG = "strong", "Strong: fixed global batch"
+    WEAK = "weak", "Weak: fixed local batch"
 
 
 def ring_allreduce_ms(
@@ -84,7 +90,7 @@ class ScalingPoint:
 
 def data_parallel_step(track: Track, *, workers: int, mode: str, efficiency: float, dtype: str) -> StepTime:
     """One step of `track`'s model on `workers` GPUs; strong keeps the global batch, weak the local one."""
-    require(mode in MODES, f"Scaling mode must be one of {', '.join(MODES)}.")
+    require(mode in Mode.ids(), f"Scaling mode must be one of {', '.join(Mode.ids())}.")
     require(
         isinstance(workers, int) and 1 <= workers <= track.fleet.total_gpus,
         f"Workers must be between 1 and {track.fleet.total_gpus}.",
@@ -140,14 +146,11 @@ def efficiency_band(efficiency: float) -> str:
     return "middle" if efficiency <= 0.75 else "above-three-quarters"
 
 
-MODE_LABELS = {"strong": "Strong: fixed global batch", "weak": "Weak: fixed local batch"}
-
-
 def scaling_rows(points_by_mode: dict[str, tuple[ScalingPoint, ...]]) -> list[dict[str, object]]:
     """One table row per mode and pool, with units in the column names."""
     return [
         {
-            "Mode": MODE_LABELS[mode],
+            "Mode": Mode.label_of(mode),
             "Workers": point.workers,
             "Local batch": point.step.local_batch,
             "Global batch": point.step.global_batch,
@@ -193,10 +196,10 @@ class ScalingContrast:
 
 def scaling_contrast(track: Track, *, mode: str, pool: int, efficiency: float, dtype: str) -> ScalingContrast:
     """Both modes over every pool of `track`, and the chosen mode's baseline and larger pool."""
-    require(mode in MODES, f"Scaling mode must be one of {', '.join(MODES)}.")
+    require(mode in Mode.ids(), f"Scaling mode must be one of {', '.join(Mode.ids())}.")
     track.pool_workers(pool)  # refuses a pool the track does not have
     sweeps = {
         m: scaling_points(track, track.worker_counts, mode=m, efficiency=efficiency, dtype=dtype)
-        for m in MODES
+        for m in Mode.ids()
     }
     return ScalingContrast(mode=mode, baseline=sweeps[mode][0], result=sweeps[mode][pool], sweeps=sweeps)

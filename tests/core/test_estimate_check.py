@@ -31,8 +31,7 @@ from core.estimate_check import (
     worst_gaps,
 )
 from core.measured import ATTENTION, DTYPES, load_measured, measured_ids, measured_run
-from core.memory_detailed import ALL_PRECISIONS
-from core.memory_detailed import ATTENTION as ESTIMATE_ATTENTION
+from core.memory_detailed import ALL_PRECISIONS, AttentionKind
 
 GPT2_BF16 = "gpt2-h64-l2-s64-b2-bf16-adam-none-explicit"
 LLAMA_BF16 = "llama-h64-l2-s64-b2-bf16-adam-none-explicit"
@@ -58,7 +57,7 @@ def is_documented_exception(config_id: str, term: str) -> bool:
 
 def test_names_are_mapped_in_one_place_for_every_measured_kind():
     assert set(ATTENTION_OF_KIND) == set(ATTENTION) and set(ATTENTION_OF_KIND.values()) <= set(
-        ESTIMATE_ATTENTION
+        AttentionKind.ids()
     )
     assert set(PRECISION_OF_DTYPE) == set(DTYPES) and set(PRECISION_OF_DTYPE.values()) <= set(ALL_PRECISIONS)
 

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from core.memory import TERMS
 from core.memory_detailed import (
     ALL_PRECISIONS,
-    ATTENTION,
     PRECISIONS,
-    RECOMPUTE,
+    AttentionKind,
+    Recomputation,
     TrainingSetup,
     activation_bytes,
     detailed_sweep,
@@ -181,8 +181,8 @@ setups = st.builds(
     optimizer=st.sampled_from(["sgd", "sgd_momentum", "adam"]),
     micro_batch=st.integers(1, 32),
     seq_len=st.integers(1, 8192),
-    recompute=st.sampled_from(RECOMPUTE),
-    attention=st.sampled_from(ATTENTION),
+    recompute=st.sampled_from(Recomputation.ids()),
+    attention=st.sampled_from(AttentionKind.ids()),
     runtime_overhead_gb=st.floats(0, 4),
 )
 
@@ -229,7 +229,7 @@ def test_only_activations_change_with_micro_batch_or_sequence(setup, micro_batch
 
 
 def test_recomputation_only_ever_lowers_activations():
-    kept = [per_layer(gpt3(recompute=r)) for r in RECOMPUTE]
+    kept = [per_layer(gpt3(recompute=r)) for r in Recomputation.ids()]
     assert kept == sorted(kept, reverse=True)
 
 

@@ -3,9 +3,9 @@
 import pytest
 
 from core.gpus import gpu_names
-from core.memory import OPTIMIZERS, SWEEP_AXES
-from core.memory_detailed import ATTENTION, PRECISIONS, RECOMPUTE
-from core.memory_lesson import DTYPES
+from core.memory import BudgetOptimizer, SweepAxis
+from core.memory_detailed import PRECISIONS, AttentionKind, Recomputation
+from core.memory_lesson import LessonDtype
 from core.memory_view import (
     ESTIMATES,
     SECTION,
@@ -23,13 +23,13 @@ from core.settings_schema import section
 def test_the_schema_offers_exactly_what_core_knows():
     schema = section(SECTION)
     expected = {
-        "dtype": DTYPES,
-        "optimizer": OPTIMIZERS,
+        "dtype": LessonDtype.ids(),
+        "optimizer": BudgetOptimizer.ids(),
         "estimate": ESTIMATES,
         "precision": tuple(PRECISIONS),
-        "recompute": RECOMPUTE,
-        "attention": ATTENTION,
-        "sweep_axis": SWEEP_AXES,
+        "recompute": Recomputation.ids(),
+        "attention": AttentionKind.ids(),
+        "sweep_axis": SweepAxis.ids(),
         "model": model_names(),
         "gpu": gpu_names(),
     }

@@ -18,7 +18,7 @@ from core.progress_file import (
     restore,
 )
 from core.questions import load_bank
-from core.report import FIRST_EXPERIMENTS
+from core.run_a import FIRST_EXPERIMENTS
 from core.scaling.evidence import PREDICTIONS
 from core.settings_schema import load_schema, parse_section
 from core.signing import Verdict

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.scaling.quality import compare_policies, duration_unit, readable_duration, steps_to_target
+from core.scaling.quality import compare_policies, steps_to_target
 from core.scaling.scenarios import Convergence, StragglerPolicy, track
 
 CLOUD_CURVE = Convergence(minimum_steps=2500, critical_batch=2048)
@@ -50,17 +50,3 @@ def test_a_bigger_batch_never_needs_more_steps_and_never_beats_the_minimum(batch
     small = steps_to_target(convergence=CLOUD_CURVE, global_batch=batch)
     large = steps_to_target(convergence=CLOUD_CURVE, global_batch=batch + extra)
     assert CLOUD_CURVE.minimum_steps <= large <= small
-
-
-@pytest.mark.parametrize(
-    "hours, text",
-    [(6.25, "6.25 h"), (100, "4.17 days"), (0.5, "30 min"), (2.13e-5, "76.7 ms"), (1 / 3600, "1 s")],
-)
-def test_durations_read_in_a_sensible_unit(hours, text):
-    assert readable_duration(hours) == text
-
-
-def test_the_time_axis_picks_a_unit_that_reads_in_whole_numbers():
-    assert duration_unit(20.6) == ("h", 1.0)
-    assert duration_unit(0.625)[0] == "min" and duration_unit(5 / 3600)[0] == "s"
-    assert duration_unit(0)[0] == "ms"

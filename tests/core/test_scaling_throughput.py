@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from core.scaling.scenarios import track
 from core.scaling.throughput import (
-    MODES,
+    Mode,
     data_parallel_step,
     efficiency_band,
     ring_allreduce_ms,
@@ -93,7 +93,7 @@ variants = st.builds(
 )
 
 
-@given(variants, st.sampled_from(MODES), st.floats(0.05, 1.0))
+@given(variants, st.sampled_from(Mode.ids()), st.floats(0.05, 1.0))
 def test_efficiency_never_exceeds_one_and_strong_speedup_never_exceeds_the_worker_ratio(
     variant, mode, efficiency
 ):

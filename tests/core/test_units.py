@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.units import duration_label
+from core.units import duration_label, duration_unit
 
 
 @pytest.mark.parametrize(
@@ -37,3 +37,12 @@ def test_a_duration_can_take_the_unit_of_another_so_one_sentence_shares_a_unit()
     assert duration_label(0.27e-3, unit_of=2.29e-3) == "0.270 ms"
     assert duration_label(0.27e-3) == "270 µs"
     assert duration_label(0, unit_of=2.29e-3) == "0 ms"
+
+
+def test_a_chart_axis_gets_the_unit_and_its_length_that_the_label_would_use():
+    assert duration_unit(20.6 * 3_600) == ("h", 3_600.0)
+    assert duration_unit(0.625 * 3_600) == ("min", 60.0)  # 37.5 min
+    assert duration_unit(5.0) == ("s", 1.0)
+    assert duration_unit(999.6e-6) == ("ms", 1e-3)  # the same carry as the label's
+    with pytest.raises(ValueError, match="negative"):
+        duration_unit(-1.0)

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from core.memory import OPTIMIZER_LABELS
+from core.memory import BudgetOptimizer
 from core.settings_schema import section
 
 pytestmark = pytest.mark.e2e
@@ -42,7 +42,7 @@ def linear_setup(learner) -> None:
 def memory_setup(learner) -> None:
     learner.slide("Layers")  # 16 → 20
     learner.slide("Sequence length (S)", presses=2)  # 1024 → 2048
-    learner.pick("Optimizer", OPTIMIZER_LABELS["sgd_momentum"])
+    learner.pick("Optimizer", BudgetOptimizer.SGD_MOMENTUM.label)
     learner.pick("Device memory", "40 GB")
 
 

@@ -1,0 +1,74 @@
+"""The one "lock one answer" form: nothing selected, one press locks the choice, the caller stores it.
+
+Marked questions, lesson predictions and the Scaling out predictions all ask through it; each caller
+decides where the answer is kept and what the page shows once it is locked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import streamlit as st
+
+from ui import state
+
+
+def _flash_key(key: str) -> str:
+    return f"{key}.flash"
+
+
+def _submit(key: str, option_ids: tuple[str, ...], store: Callable[[str], object], reminder: str) -> None:
+    choice = st.session_state.get(key)
+    # Type first: a list from a client that bypasses the page must not reach `in`.
+    if not isinstance(choice, str) or choice not in option_ids:
+        st.session_state[_flash_key(key)] = reminder
+        return
+    st.session_state.pop(_flash_key(key), None)
+    store(choice)
+
+
+def lock_form(
+    key: str,
+    prompt: str,
+    options: Mapping[str, str],
+    store: Callable[[str], object],
+    *,
+    button: str = "Lock prediction",
+    reminder: str = "Pick one of the options first, then lock it.",
+    scale: bool = False,
+    border: bool = True,
+) -> None:
+    """A form that asks `prompt` over `options` (id to text) and hands the chosen id to `store`.
+
+    `scale` draws an ordered set of options as a slider to drag instead of a list to pick from;
+    `reminder` is shown when the button is pressed with nothing chosen.
+    """
+    with st.form(key=f"{key}.form", border=border):
+        if scale:
+            ids = list(options)
+            st.select_slider(
+                prompt,
+                ids,
+                value=ids[len(ids) // 2],
+                format_func=options.get,
+                key=key,
+                disabled=state.read_only(),
+            )
+        else:
+            st.radio(
+                prompt,
+                list(options),
+                index=None,
+                format_func=options.get,
+                key=key,
+                disabled=state.read_only(),
+            )
+        st.form_submit_button(
+            button,
+            on_click=_submit,
+            args=(key, tuple(options), store, reminder),
+            key=f"{key}.lock",
+            disabled=state.read_only(),
+        )
+    if flash := st.session_state.get(_flash_key(key)):
+        st.info(flash)

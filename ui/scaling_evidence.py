@@ -1,0 +1,204 @@
+"""The Scaling out lab's predict, reveal and capture widgets: one locked prediction per part, the
+result it hid, whether the prediction held, and a snapshot of the evidence."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import altair as alt
+import streamlit as st
+
+from core.scaling import evidence
+from core.scaling.scenarios import load_scaling
+from core.settings_schema import section
+from ui import state
+from ui.charts import draw
+from ui.lock import lock_form
+from ui.settings import persistent
+from ui.tables import arrow_rows
+
+SECTION = "scaling"
+
+
+@dataclass(frozen=True)
+class Reveal:
+    """What one part shows once its prediction is locked: a chart and table, the outcome the prediction
+    is held against, and the figures its snapshot keeps."""
+
+    key: tuple[Hashable, ...]  # every input the chart depends on
+    chart: Callable[[], alt.TopLevelMixin]
+    description: str
+    rows: Sequence[Mapping[str, Any]]
+    formats: Mapping[str, str]
+    outcome: str
+    summary: str
+    inputs: dict[str, Any]
+    baseline: dict[str, Any]
+    result: dict[str, Any]
+    fixed: str | None = None  # the decision the part's controls already made
+    refused: Mapping[str, str] = field(default_factory=dict)  # decision -> why it cannot be saved
+    note: Callable[[], None] | None = None  # drawn between the verdict and the capture form
+
+
+def heading(part: str) -> None:
+    """The part's full title and how long it takes."""
+    text = load_scaling().parts[part]
+    st.subheader(text.title)
+    st.caption(f":material/schedule: About {text.minutes} minutes.")
+
+
+def setting_radio(label: str, name: str, *, labels: Callable[[Any], str | None]) -> None:
+    """A horizontal radio over one setting's choices in the schema, remembered across pages.
+    `labels` must pickle (a core dict's `.get` or a bound method), since session state is pickled."""
+    choices = section(SECTION).field(name).choices
+    st.radio(label, choices, format_func=labels, horizontal=True, **persistent(SECTION, name))
+
+
+def setting_slider(label: str, name: str, **options: Any) -> None:
+    """A slider over one setting's range in the schema, remembered across pages."""
+    field_ = section(SECTION).field(name)
+    st.slider(label, field_.min, field_.max, step=field_.step, **options, **persistent(SECTION, name))
+
+
+def records(name: str) -> dict[str, Any]:
+    """The learner's record `name` as a dict, empty if missing or not a mapping."""
+    value = state.record(name)
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def locked_prediction(part: str) -> str | None:
+    """The learner's locked prediction for `part`, if any."""
+    return evidence.prediction_of(state.record(evidence.PREDICTIONS), part)
+
+
+def _lock(part: str, choice: str) -> None:
+    try:
+        updated, accepted = evidence.lock_prediction(records(evidence.PREDICTIONS), part, choice)
+    except ValueError:  # only a client that bypasses the page sends a value the radio does not offer
+        return
+    if accepted:
+        state.store_record(evidence.PREDICTIONS, updated)
+
+
+def prediction_gate(part: str) -> bool:
+    """The prediction form until a prediction is locked; True once it is (show the result)."""
+    text = load_scaling().parts[part]
+    locked = locked_prediction(part)
+    if locked is not None:
+        st.caption(f":material/lock: Your locked prediction: **{text.options[locked]}**")
+        return True
+    lock_form(f"scaling.predict.{part}", text.prompt, text.options, functools.partial(_lock, part))
+    st.caption(
+        "The result stays hidden until you lock a prediction. One prediction per part; it cannot be "
+        "changed later."
+    )
+    return False
+
+
+def reveal(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
+    """The chart with its description, the table, the verdict on the prediction, then the capture form."""
+    draw(shown.key, shown.chart, description=shown.description)
+    st.caption(shown.description)
+    config = {column: st.column_config.NumberColumn(format=fmt) for column, fmt in shown.formats.items()}
+    st.dataframe(arrow_rows(shown.rows), hide_index=True, column_config=config)
+    _verdict(part, shown.outcome, shown.summary)
+    if shown.note is not None:
+        shown.note()
+    _capture_form(part, shown, settings)
+
+
+def _verdict(part: str, outcome: str, message: str) -> None:
+    text, locked = load_scaling().parts[part], locked_prediction(part)
+    if locked == outcome:
+        st.success(f"**Your prediction held.** {message}", icon=":material/check_circle:")
+        return
+    happened = text.options.get(outcome, "none of the options")
+    st.warning(f"**Not what you predicted.** What happened: *{happened}*. {message}", icon=":material/info:")
+
+
+def _flash(part: str) -> str:
+    return f"scaling.flash.{part}"
+
+
+def _capture(part: str, settings: Mapping[str, Any], shown: Reveal) -> None:
+    decision = shown.fixed or st.session_state.get(f"scaling.decide.{part}")
+    if not isinstance(decision, str):  # nothing chosen, or a value no radio sends
+        st.session_state[_flash(part)] = "Choose a decision before capturing the snapshot."
+        return
+    if decision in shown.refused:
+        st.session_state[_flash(part)] = shown.refused[decision]
+        return
+    st.session_state.pop(_flash(part), None)
+    try:
+        snapshot = evidence.make_snapshot(
+            part=part,
+            settings=settings,
+            prediction=locked_prediction(part) or "",
+            inputs=shown.inputs,
+            baseline=shown.baseline,
+            result=shown.result,
+            decision=decision,
+        )
+    except ValueError:  # a decision the radio does not offer: only a client bypassing the page sends one
+        return
+    state.store_record(evidence.SNAPSHOTS, {**records(evidence.SNAPSHOTS), part: snapshot})
+
+
+def _capture_form(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
+    """The decision (or the fixed one the controls already made) and the button that saves this part's
+    evidence, then the snapshot's status."""
+    text = load_scaling().parts[part]
+    saved = records(evidence.SNAPSHOTS).get(part)
+    saved_decision = (
+        saved.get("decision") if isinstance(saved, Mapping) and evidence.valid_snapshot(part, saved) else None
+    )
+    options = list(text.decisions)
+    with st.form(key=f"scaling.decide.{part}.form"):
+        if shown.fixed:
+            st.markdown(f"{text.decision_prompt} **{text.decisions[shown.fixed]}**, as set above.")
+        else:
+            st.radio(
+                text.decision_prompt,
+                options,
+                index=options.index(saved_decision) if saved_decision else None,
+                format_func=text.decisions.get,
+                key=f"scaling.decide.{part}",
+                disabled=state.read_only(),
+            )
+        st.form_submit_button(
+            "Capture snapshot",
+            icon=":material/photo_camera:",
+            on_click=_capture,
+            args=(part, settings, shown),
+            key=f"scaling.capture.{part}",
+            disabled=state.read_only(),
+        )
+    if flash := st.session_state.get(_flash(part)):
+        st.info(flash)
+    _snapshot_status(part, settings)
+
+
+def _snapshot_status(part: str, settings: Mapping[str, Any]) -> None:
+    """Missing, stale (and why) or current, in one line."""
+    snapshots = records(evidence.SNAPSHOTS)
+    status = evidence.snapshot_status(part, snapshots, settings)
+    if status == evidence.MISSING:
+        st.caption("No snapshot of this part yet.")
+    elif status == evidence.STALE:
+        changed = " and ".join(evidence.changed_upstream(part, snapshots, settings))
+        st.error(
+            f"**Stale snapshot.** You changed {changed} after capturing it. Capture it again.",
+            icon=":material/history:",
+        )
+    else:
+        text = load_scaling().parts[part]
+        snapshot = snapshots[part]
+        st.success(
+            f"**Snapshot saved.** Prediction: {text.options[snapshot['prediction']]}. "
+            f"Decision: {text.decisions[snapshot['decision']]}. "
+            "It keeps these figures even if you move the controls later.",
+            icon=":material/inventory_2:",
+        )
