@@ -20,11 +20,15 @@ from core.run_a import (
     measure_rows,
     outcome_map,
     outcome_rows,
+    pair_label,
+    pairs,
     phase_rows,
     reflection_record,
     run_a_timeline,
     run_experiment,
+    run_pair,
     saved_choice_index,
+    short_label,
     stored_text,
 )
 from core.settings_schema import section
@@ -177,7 +181,9 @@ else:
     st.markdown(f"**{outcome.change_title}.** {outcome.summary}")
     draw(
         ("run_a.experiment", outcome.label),
-        lambda: timeline_chart(outcome.timeline, title=f"{outcome.label}: memory in use", before=run_a),
+        lambda: timeline_chart(
+            outcome.timeline, title=f"{short_label(outcome.experiment)}: memory in use", before=run_a
+        ),
         description=f"Memory through two iterations after the experiment: {outcome.label}.",
     )
     st.caption(
@@ -188,6 +194,36 @@ else:
         arrow_rows(outcome_rows([run_experiment(e) for e in EXPERIMENTS])),
         hide_index=True,
         alt="The four experiments and where each run gets to.",
+    )
+
+    st.subheader("Two changes at once")
+    st.markdown(
+        "One change at a time shows what each one does. Now put two together: when a change gets the "
+        "run past the point where it died, does it meet another wall further on?"
+    )
+    st.selectbox("Two experiments to combine", pairs(), format_func=pair_label, **persistent("run_a", "pair"))
+    pair = run_pair(state.section_settings("run_a")["pair"])
+    compared = pair.wall_mover
+    compared_note = f"{content.short_names[compared.experiment]} alone" if compared else "Run A as briefed"
+    st.markdown(f"**{pair.together.change_title}.** {pair.verdict}")
+    draw(
+        ("run_a.pair", pair.together.experiment),
+        lambda: timeline_chart(
+            pair.together.timeline,
+            title="Both changes: memory in use",
+            before=compared.timeline if compared else run_a,
+            before_note=compared_note,
+        ),
+        description=f"Memory through two iterations with both changes: {pair.together.label}.",
+    )
+    st.caption(
+        f"Coloured bands: both changes together. Blue dashed line: {compared_note}. Below, each experiment "
+        "alone and the two together, side by side."
+    )
+    st.table(
+        arrow_rows(outcome_rows([pair.first, pair.second, pair.together])),
+        hide_index=True,
+        alt="Each of the two experiments alone, then both together, and where each run gets to.",
     )
 
 st.header("A budget too small, or a leak?")
