@@ -135,7 +135,8 @@ def test_half_the_tokens_with_sgd_clears_both_walls():
     pair = run_pair("batch+optim")
     # Half the tokens alone dies in the first optimizer.step(): weights 4 + gradients 4 + Adam's two moments 8
     # + foreach's state-sized copy 4 = 20 bytes per parameter, 39.73 GB, over the 25.77 GB cap.
-    assert pair.first.timeline.failure.where(16) == (
+    failure = pair.first.timeline.failure
+    assert failure is not None and failure.where(16) == (
         "the first `optimizer.step()`, while it creates the optimizer state"
     )
     assert pair.first.timeline.peak_reached_gb == pytest.approx(5 * WEIGHTS_GB + RESERVE_GB)
