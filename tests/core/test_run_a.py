@@ -310,6 +310,8 @@ def test_every_feedback_claim_agrees_with_the_experiment_table():
     assert base is not None and halved is not None and sgd is not None
     assert "it does pass backward" in feedback("batch") and "first optimizer.step()" in feedback("batch")
     assert halved.phase == "step" and halved.iteration == 1
+    assert "add SGD to half the tokens and watch that second wall go" in feedback("batch")
+    assert run_pair("batch+optim").together.timeline.failure is None
     assert "dies in exactly the same place" in feedback("optim")
     assert (sgd.iteration, sgd.phase, sgd.block) == (
         base.iteration,
