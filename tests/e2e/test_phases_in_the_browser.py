@@ -20,6 +20,7 @@ def _answers(page) -> str:
 
 def test_memory_budget_stack_picker_and_three_answers(learner):
     page = learner.open("memory-budget")
+    learner.predict_all()  # the careful count appears once the page's two guesses are locked
     expect(page.get_by_role("heading", name="Phase by phase: the careful count")).to_be_visible()
     defaults = page_settings({})
     view = phase_view(defaults, model=preset(defaults["phase_model"]), card=gpu(defaults["phase_gpu"]))
