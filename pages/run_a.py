@@ -119,9 +119,10 @@ draw(
 )
 agree, total = map_agreement()
 st.caption(
-    f"Each square is one run of Run A's shape with Adam, capped at {brief.device_gib:g} GiB: on the left "
-    f"what the H200 did, on the right the phase model; they agree on {agree} of {total}. The band where a "
-    "run dies inside backward is narrow: backward's start adds only the loss's two logit-sized gradients to "
+    f"Each square is one run of Run A's shape with Adam, capped at {brief.device_gib:g} GiB: its left "
+    f"half is what the H200 did, its right half what the phase model says; they agree on {agree} of "
+    f"{total}. The band where a run dies inside backward is narrow: backward's start adds only the loss's "
+    "two logit-sized gradients to "
     f"what forward already held ({brief.backward_peak_gb - brief.forward_peak_gb:.2f} GB here), so a few "
     "hundred tokens separate 'forward does not fit' from 'backward fits, the first optimizer step does not'."
 )
