@@ -402,11 +402,15 @@ def _outcome(experiments: tuple[str, ...], label: str) -> ExperimentOutcome:
     )
 
 
-def run_experiment(experiment: str) -> ExperimentOutcome:
-    """Run A with one first experiment applied, recomputed from the phase model (once per process)."""
+def _check_experiment(experiment: str) -> None:
     require(
         experiment in EXPERIMENTS, f"Unknown experiment {experiment!r}: pick one of {', '.join(EXPERIMENTS)}."
     )
+
+
+def run_experiment(experiment: str) -> ExperimentOutcome:
+    """Run A with one first experiment applied, recomputed from the phase model (once per process)."""
+    _check_experiment(experiment)
     return _outcome((experiment,), FIRST_EXPERIMENTS[experiment])
 
 
@@ -551,7 +555,7 @@ def saved_choice_index(record: Any) -> int | None:
 
 def feedback(choice: str) -> str:
     """The feedback for one first experiment, its figures filled from Run A's computed brief."""
-    require(choice in EXPERIMENTS, f"Unknown experiment {choice!r}: pick one of {', '.join(EXPERIMENTS)}.")
+    _check_experiment(choice)
     figures = brief_figures()
     return (
         load_content().feedback[choice].format(**{name: getattr(figures, name) for name in FEEDBACK_FIGURES})
@@ -613,9 +617,7 @@ def pair_experiments(pair: str) -> tuple[str, str]:
 
 def short_label(experiment: str) -> str:
     """One experiment in a few words, for a chart title: "Half the tokens"."""
-    require(
-        experiment in EXPERIMENTS, f"Unknown experiment {experiment!r}: pick one of {', '.join(EXPERIMENTS)}."
-    )
+    _check_experiment(experiment)
     return _capital(load_content().short_names[experiment])
 
 
@@ -667,8 +669,7 @@ def _fate(outcome: ExperimentOutcome, baseline: StepTimeline) -> str:
 
 def _pair_verdict(first: ExperimentOutcome, second: ExperimentOutcome, together: ExperimentOutcome) -> str:
     baseline = run_a_timeline()
-    names = load_content().short_names
-    name = {first.experiment: names[first.experiment], second.experiment: names[second.experiment]}
+    name = load_content().short_names
     alone = (
         f"Alone, {name[first.experiment]} {_fate(first, baseline)}; alone, {name[second.experiment]} "
         f"{_fate(second, baseline)}."
