@@ -68,7 +68,7 @@ def estimate_check_chart(check: EstimateCheck, *, title: str) -> alt.LayerChart:
     present = [term for term in TERMS if term in {row.budget_term for row in check.rows}]
     y = alt.Y("term:N", title=None, sort=order, axis=alt.Axis(labelLimit=260))
     x_scale = alt.Scale(type="log")
-    source_legend = alt.Legend(orient="top")
+    source_legend = alt.Legend(orient="top", columns=1)  # one row is cut off on a phone
     gaps = (
         alt.Chart(gap_frame(check))
         .mark_rule(color=GAP_COLOUR, strokeWidth=3)
@@ -96,7 +96,7 @@ def estimate_check_chart(check: EstimateCheck, *, title: str) -> alt.LayerChart:
                 "budget_term:N",
                 title="Budget term",
                 scale=term_colour_scale(present),
-                legend=alt.Legend(orient="bottom"),
+                legend=alt.Legend(orient="bottom", columns=1),
             ),
             # A wide pale estimate under a small solid measurement: an exact match still shows both.
             # The three channels share one field and title, so Vega-Lite draws them as one legend.

@@ -111,8 +111,8 @@ GB_LABEL_EXPR = (
 
 def _legend(gb_legend: bool) -> alt.Legend:
     if gb_legend:
-        return alt.Legend(orient="bottom", columns=2, labelLimit=260, labelExpr=GB_LABEL_EXPR)
-    return alt.Legend(orient="bottom", columns=4)
+        return alt.Legend(orient="bottom", columns=1, labelLimit=260, labelExpr=GB_LABEL_EXPR)
+    return alt.Legend(orient="bottom", columns=1)  # two columns of long labels are cut off on a phone
 
 
 def budget_chart(

@@ -92,12 +92,16 @@ def _failure_marker(point: TimelinePoint, where: str) -> alt.Chart:
 
 
 def timeline_chart(
-    timeline: StepTimeline, *, title: str, before: StepTimeline | None = None
+    timeline: StepTimeline,
+    *,
+    title: str,
+    before: StepTimeline | None = None,
+    before_note: str = "Run A as briefed",
 ) -> alt.LayerChart:
     """Memory in use through two iterations, stacked by term, with the device limit and the failure marked.
 
     Moments after a failure are drawn as a grey dashed total ("never reached"); `before`, when
-    given, adds the run it is compared with as a dashed total line.
+    given, adds the run it is compared with as a dashed total line named `before_note`.
     """
     frame = timeline_frame(timeline)
     present = [t for t in TERMS if t in set(frame["term"])]
@@ -118,7 +122,7 @@ def timeline_chart(
                 title="Term",
                 scale=term_colour_scale(present),
                 sort=[TERM_LABELS[t] for t in present],
-                legend=alt.Legend(orient="bottom", columns=5),
+                legend=alt.Legend(orient="bottom", columns=2),
             ),
             order=alt.Order("order:Q"),
             tooltip=[
@@ -130,7 +134,7 @@ def timeline_chart(
     )
     layers: list[alt.Chart] = [area, *_phase_marks(timeline, shown_iterations)]
     if before is not None:
-        layers.append(_total_line(before.ran, colour=TOTAL_COLOUR, note="Run A as briefed"))
+        layers.append(_total_line(before.ran, colour=TOTAL_COLOUR, note=before_note))
     if failure is not None:
         unreached = [
             p for p in timeline.points[timeline.points.index(failure) :] if p.iteration == failure.iteration
@@ -194,32 +198,50 @@ OUTCOME_ORDER = ("ok", "step 1 optimizer.step", "step 1 backward", "step 1 forwa
 OUTCOME_COLOURS = ("#4caf50", "#ffb300", "#e53935", "#6d4c41")
 
 
+SOURCES = ("Measured on the H200", "Phase model")
+
+
 def map_frame(cells: Sequence[MapCell]) -> pd.DataFrame:
     """One row per grid cell and source: the H200's outcome and the phase model's, side by side."""
     rows = [
-        {"batch": c.batch, "seq_len": c.seq_len, "attention": c.attention, "source": src, "outcome": outcome}
+        {
+            "batch": c.batch,
+            "seq_len": c.seq_len,
+            "attention": c.attention,
+            "row": f"{c.attention}, batch {c.batch}",
+            "source": src,
+            "outcome": outcome,
+        }
         for c in cells
-        for src, outcome in (("Measured on the H200", c.measured), ("Phase model", c.estimated))
+        for src, outcome in zip(SOURCES, (c.measured, c.estimated), strict=True)
     ]
     return pd.DataFrame(rows)
 
 
-def outcome_map_chart(cells: Sequence[MapCell], *, title: str) -> alt.FacetChart:
-    """Where Run A's shape dies on a batch × sequence grid, measured beside estimated, by attention."""
-    chart = (
-        alt.Chart(map_frame(cells))
-        .mark_square(size=260)
+def outcome_map_chart(cells: Sequence[MapCell], *, title: str) -> alt.Chart:
+    """Where Run A's shape dies on a batch × sequence grid: each cell's left half is the H200, its right
+    half the phase model. One view (no facets), so it takes the page's width, a phone's included."""
+    frame = map_frame(cells)
+    rows = [
+        f"{attention}, batch {batch}"
+        for attention in sorted(set(frame["attention"]))
+        for batch in sorted(set(frame["batch"]), reverse=True)
+        if ((frame["attention"] == attention) & (frame["batch"] == batch)).any()
+    ]
+    return (
+        alt.Chart(frame)
+        .mark_rect(stroke="white", strokeWidth=0.5)
         .encode(
             x=alt.X("seq_len:O", title="Sequence length (tokens)"),
-            y=alt.Y("batch:O", title="Batch", sort="descending"),
+            xOffset=alt.XOffset("source:N", sort=list(SOURCES)),
+            y=alt.Y("row:N", title="Attention, batch", sort=rows),
             color=alt.Color(
                 "outcome:N",
                 title="Where it stops",
                 scale=alt.Scale(domain=list(OUTCOME_ORDER), range=list(OUTCOME_COLOURS)),
+                legend=alt.Legend(orient="bottom", columns=1),
             ),
             tooltip=["source:N", "attention:N", "batch:O", "seq_len:O", "outcome:N"],
         )
-        .properties(width=260, height=150)
+        .properties(title=title, height=22 * len(rows))
     )
-    facets = {"column": alt.Column("source:N", title=None), "row": alt.Row("attention:N", title=None)}
-    return chart.facet(**facets).properties(title=title)

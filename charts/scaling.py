@@ -55,7 +55,7 @@ def efficiency_chart(rows: Rows) -> alt.LayerChart:
             color=alt.Color(
                 "Mode:N",
                 scale=alt.Scale(domain=modes, range=list(MODE_COLOURS[: len(modes)])),
-                legend=alt.Legend(orient="bottom"),
+                legend=alt.Legend(orient="bottom", columns=1),  # one row is cut off on a phone
             ),
             tooltip=_tooltips(
                 frame,
@@ -108,7 +108,7 @@ def overhead_chart(rows: Rows) -> alt.LayerChart:
             color=alt.Color(
                 "Overhead:N",
                 scale=alt.Scale(domain=kinds, range=[OVERHEAD_COLOURS[k] for k in kinds]),
-                legend=alt.Legend(orient="bottom"),
+                legend=alt.Legend(orient="bottom", columns=1),  # one row is cut off on a phone
             ),
             tooltip=_tooltips(frame, {"Time (ms)": ",.1f", "Step (ms)": ",.1f"}),
         )
@@ -171,6 +171,8 @@ def pipeline_chart(rows: Rows, *, hbm_gb: float) -> alt.LayerChart:
                 subtitle="The bubble shrinks (left axis); the worst stage holds more (right axis)",
             ),
             height=HEIGHT,
+            # Room for the right axis's rotated title, whose glyphs Vega measures a few pixels short.
+            padding={"left": 5, "top": 5, "bottom": 5, "right": 10},
         )
     )
 

@@ -40,6 +40,7 @@ FIRST_EXPERIMENTS = {
 EXPERIMENTS = tuple(FIRST_EXPERIMENTS)  # batch, optim, gpu, model
 MAX_TEXT_CHARS = MAX_CHARS
 REPLACEMENT_OPTIMIZER = "sgd"
+PAIR_SEPARATOR = "+"  # "batch+optim": two experiments applied together, as the settings name them
 FEEDBACK_FIGURES = ("weights_gb", "device_gb", "device_gib", "other_gb", "activations_gb", "backward_peak_gb")
 _PHASE_WORDS = {"forward": "the forward pass", "backward": "`loss.backward()`", "step": "`optimizer.step()`"}
 
@@ -98,6 +99,7 @@ class RunAContent:
     scenario: Scenario
     phases: Mapping[str, str]
     feedback: Mapping[str, str]
+    short_names: Mapping[str, str]  # each experiment as a few lower-case words, to name a pair
     principle: str
     budget_launches: int
     leak_experiments: tuple[str, ...]
@@ -135,6 +137,7 @@ def parse_content(raw: Any) -> RunAContent:
         scenario=_scenario(raw.get("scenario")),
         phases=_texts(raw.get("phases"), PHASES, "phases"),
         feedback=_texts(raw.get("feedback"), EXPERIMENTS, "feedback"),
+        short_names=_texts(raw.get("short_names"), EXPERIMENTS, "short_names"),
         principle=_prose(raw.get("principle"), "principle"),
         budget_launches=launches,
         leak_experiments=tuple(base),
@@ -273,7 +276,11 @@ class ExperimentOutcome:
     @property
     def change_title(self) -> str:
         """The change with a capital first letter, to open a sentence or fill a table cell."""
-        return self.change[:1].upper() + self.change[1:]
+        return _capital(self.change)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _same_moment(a: TimelinePoint | None, b: TimelinePoint | None) -> bool:
@@ -391,20 +398,31 @@ def estimated_outcome(timeline: StepTimeline) -> str:
 
 
 @cache
-def run_experiment(experiment: str) -> ExperimentOutcome:
-    """Run A with one first experiment applied, recomputed from the phase model (once per process)."""
+def _outcome(experiments: tuple[str, ...], label: str) -> ExperimentOutcome:
     scenario = load_content().scenario
-    setup, gib = applied((experiment,), scenario)
+    setup, gib = applied(experiments, scenario)
     timeline = step_timeline(setup, capacity=capped(gib))
     measured = matching_run_a(setup, gib)
     return ExperimentOutcome(
-        experiment=experiment,
-        label=FIRST_EXPERIMENTS[experiment],
+        experiment=PAIR_SEPARATOR.join(experiments),
+        label=label,
         change=_change(scenario.setup, setup, scenario.device_gib, gib),
         timeline=timeline,
         summary=_summary(timeline, run_a_timeline()),
         measured=measured.outcome if measured else None,
     )
+
+
+def _check_experiment(experiment: str) -> None:
+    require(
+        experiment in EXPERIMENTS, f"Unknown experiment {experiment!r}: pick one of {', '.join(EXPERIMENTS)}."
+    )
+
+
+def run_experiment(experiment: str) -> ExperimentOutcome:
+    """Run A with one first experiment applied, recomputed from the phase model (once per process)."""
+    _check_experiment(experiment)
+    return _outcome((experiment,), FIRST_EXPERIMENTS[experiment])
 
 
 def outcome_rows(outcomes: Sequence[ExperimentOutcome]) -> list[dict[str, str]]:
@@ -548,7 +566,7 @@ def saved_choice_index(record: Any) -> int | None:
 
 def feedback(choice: str) -> str:
     """The feedback for one first experiment, its figures filled from Run A's computed brief."""
-    require(choice in EXPERIMENTS, f"Unknown experiment {choice!r}: pick one of {', '.join(EXPERIMENTS)}.")
+    _check_experiment(choice)
     figures = brief_figures()
     return (
         load_content().feedback[choice].format(**{name: getattr(figures, name) for name in FEEDBACK_FIGURES})
@@ -590,3 +608,110 @@ def map_agreement() -> tuple[int, int]:
     """How many cells of the map the estimate places in the same phase as the H200, out of how many."""
     cells = outcome_map()
     return sum(c.measured == c.estimated for c in cells), len(cells)
+
+
+def pairs() -> tuple[str, ...]:
+    """Every two different first experiments, as the settings name them ("batch+optim"), in list order."""
+    return tuple(
+        f"{first}{PAIR_SEPARATOR}{second}"
+        for i, first in enumerate(EXPERIMENTS)
+        for second in EXPERIMENTS[i + 1 :]
+    )
+
+
+def pair_experiments(pair: str) -> tuple[str, str]:
+    """The two experiments of a pair id, in the order they are applied (the list's order)."""
+    require(pair in pairs(), f"Unknown pair of experiments {pair!r}: pick one of {', '.join(pairs())}.")
+    first, second = pair.split(PAIR_SEPARATOR)
+    return first, second
+
+
+def short_label(experiment: str) -> str:
+    """One experiment in a few words, for a chart title: "Half the tokens"."""
+    _check_experiment(experiment)
+    return _capital(load_content().short_names[experiment])
+
+
+def pair_label(pair: str) -> str:
+    """A pair of experiments in words: "Half the tokens + SGD instead of Adam"."""
+    first, second = pair_experiments(pair)
+    return f"{short_label(first)} + {load_content().short_names[second]}"
+
+
+@dataclass(frozen=True)
+class PairOutcome:
+    """Two first experiments, each alone and both together, and what the three runs say between them."""
+
+    first: ExperimentOutcome
+    second: ExperimentOutcome
+    together: ExperimentOutcome
+    verdict: str
+
+    @property
+    def wall_mover(self) -> ExperimentOutcome | None:
+        """The experiment that, alone, gets Run A past its failure only to fail later (a second wall)."""
+        return _wall_mover(self.first, self.second)
+
+
+def _fails_later(timeline: StepTimeline, baseline: StepTimeline) -> bool:
+    failure, before = timeline.failure, baseline.failure
+    return (
+        failure is not None
+        and before is not None
+        and timeline.points.index(failure) > baseline.points.index(before)
+    )
+
+
+def _wall_mover(*outcomes: ExperimentOutcome) -> ExperimentOutcome | None:
+    return next((o for o in outcomes if _fails_later(o.timeline, run_a_timeline())), None)
+
+
+def _fate(outcome: ExperimentOutcome, baseline: StepTimeline) -> str:
+    """What one run does, as the end of a sentence that starts with its name."""
+    timeline = outcome.timeline
+    failure = timeline.failure
+    if failure is None:
+        return f"runs, peaking at {timeline.peak_reached_gb:.2f} GB of {timeline.device_gb:.2f} GB"
+    where = failure.where(timeline.layers)
+    if _same_moment(failure, baseline.failure):
+        return f"still dies in {where}"
+    return f"{'gets further and ' if _fails_later(timeline, baseline) else ''}dies in {where}"
+
+
+def _pair_verdict(first: ExperimentOutcome, second: ExperimentOutcome, together: ExperimentOutcome) -> str:
+    baseline = run_a_timeline()
+    name = load_content().short_names
+    alone = (
+        f"Alone, {name[first.experiment]} {_fate(first, baseline)}; alone, {name[second.experiment]} "
+        f"{_fate(second, baseline)}."
+    )
+    timeline, device = together.timeline, f"{together.timeline.device_gb:.2f} GB"
+    if timeline.failure is not None:
+        asked = f"asking for {timeline.peak_reached_gb:.2f} GB of {device}"
+        return f"{alone} Together it {_fate(together, baseline)}, {asked}."
+    peak = timeline.peak_reached_gb
+    both = (
+        f"{alone} Together, every iteration completes: the peak is {peak:.2f} GB of {device}, "
+        f"{timeline.device_gb - peak:.2f} GB to spare."
+    )
+    runs_alone = " and ".join(name[o.experiment] for o in (first, second) if o.timeline.failure is None)
+    if runs_alone:
+        return f"{both} {_capital(runs_alone)} already ran alone, so the pair adds headroom, not a diagnosis."
+    mover = _wall_mover(first, second)
+    if mover is None or baseline.failure is None or mover.timeline.failure is None:
+        return f"{both} Neither change was enough alone."
+    other = second if mover is first else first
+    return (
+        f"{both} So Run A had two walls. {_capital(name[mover.experiment])} clears the first "
+        f"({baseline.failure.where(baseline.layers)}) and meets the second "
+        f"({mover.timeline.failure.where(mover.timeline.layers)}); {name[other.experiment]} clears that one."
+    )
+
+
+@cache
+def run_pair(pair: str) -> PairOutcome:
+    """Two first experiments alone and together, recomputed from the phase model (once per process)."""
+    first_id, second_id = pair_experiments(pair)
+    first, second = run_experiment(first_id), run_experiment(second_id)
+    together = _outcome((first_id, second_id), pair_label(pair))
+    return PairOutcome(first, second, together, _pair_verdict(first, second, together))

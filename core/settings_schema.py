@@ -23,6 +23,7 @@ from core.memory_detailed import AttentionKind, Recomputation
 from core.memory_lesson import LessonDtype
 from core.models import model_names
 from core.run_a import EXPERIMENTS
+from core.run_a import pairs as run_a_pairs
 from core.scaling.scenarios import track_keys
 from core.scaling.throughput import Mode
 from core.stack import symptom_ids
@@ -51,6 +52,7 @@ CHOICE_SOURCES: dict[str, Callable[[], tuple[str, ...]]] = {
     "dtypes": lambda: DTYPES,
     "tracks": track_keys,
     "run_a_experiments": lambda: EXPERIMENTS,
+    "run_a_pairs": run_a_pairs,
 }
 
 

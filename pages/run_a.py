@@ -22,11 +22,15 @@ from core.run_a import (
     measure_rows,
     outcome_map,
     outcome_rows,
+    pair_label,
+    pairs,
     phase_rows,
     reflection_record,
     run_a_timeline,
     run_experiment,
+    run_pair,
     saved_choice_index,
+    short_label,
     stored_text,
 )
 from core.settings_schema import section
@@ -117,9 +121,10 @@ draw(
 )
 agree, total = map_agreement()
 st.caption(
-    f"Each square is one run of Run A's shape with Adam, capped at {brief.device_gib:g} GiB: on the left "
-    f"what the H200 did, on the right the phase model; they agree on {agree} of {total}. The band where a "
-    "run dies inside backward is narrow: backward's start adds only the loss's two logit-sized gradients to "
+    f"Each square is one run of Run A's shape with Adam, capped at {brief.device_gib:g} GiB: its left "
+    f"half is what the H200 did, its right half what the phase model says; they agree on {agree} of "
+    f"{total}. The band where a run dies inside backward is narrow: backward's start adds only the loss's "
+    "two logit-sized gradients to "
     f"what forward already held ({brief.backward_peak_gb - brief.forward_peak_gb:.2f} GB here), so a few "
     "hundred tokens separate 'forward does not fit' from 'backward fits, the first optimizer step does not'."
 )
@@ -179,7 +184,9 @@ else:
     st.markdown(f"**{outcome.change_title}.** {outcome.summary}")
     draw(
         ("run_a.experiment", outcome.label),
-        lambda: timeline_chart(outcome.timeline, title=f"{outcome.label}: memory in use", before=run_a),
+        lambda: timeline_chart(
+            outcome.timeline, title=f"{short_label(outcome.experiment)}: memory in use", before=run_a
+        ),
         description=f"Memory through two iterations after the experiment: {outcome.label}.",
     )
     st.caption(
@@ -190,6 +197,36 @@ else:
         arrow_rows(outcome_rows([run_experiment(e) for e in EXPERIMENTS])),
         hide_index=True,
         alt="The four experiments and where each run gets to.",
+    )
+
+    st.subheader("Two changes at once")
+    st.markdown(
+        "One change at a time shows what each one does. Now put two together: when a change gets the "
+        "run past the point where it died, does it meet another wall further on?"
+    )
+    st.selectbox("Two experiments to combine", pairs(), format_func=pair_label, **persistent("run_a", "pair"))
+    pair = run_pair(state.section_settings("run_a")["pair"])
+    compared = pair.wall_mover
+    compared_note = f"{content.short_names[compared.experiment]} alone" if compared else "Run A as briefed"
+    st.markdown(f"**{pair.together.change_title}.** {pair.verdict}")
+    draw(
+        ("run_a.pair", pair.together.experiment),
+        lambda: timeline_chart(
+            pair.together.timeline,
+            title="Both changes: memory in use",
+            before=compared.timeline if compared else run_a,
+            before_note=compared_note,
+        ),
+        description=f"Memory through two iterations with both changes: {pair.together.label}.",
+    )
+    st.caption(
+        f"Coloured bands: both changes together. Blue dashed line: {compared_note}. Below, each experiment "
+        "alone and the two together, side by side."
+    )
+    st.table(
+        arrow_rows(outcome_rows([pair.first, pair.second, pair.together])),
+        hide_index=True,
+        alt="Each of the two experiments alone, then both together, and where each run gets to.",
     )
 
 st.header("A budget too small, or a leak?")

@@ -56,6 +56,9 @@ def _prepare(build: Callable[[], alt.TopLevelMixin]) -> CachedChart:
     view = spec.get("config", {}).get("view", {})
     view.pop("continuousWidth", None)
     view.pop("continuousHeight", None)
+    # Streamlit's theme fits the whole chart (title and legend too) into the height given, so a legend
+    # stacked for a phone squeezes the plot to nothing; fit the width only, and a height is the plot's own.
+    spec.setdefault("autosize", {"type": "fit-x", "contains": "padding"})
     arrow = tuple((name, arrow_bytes(rows)) for name, rows in spec.pop("datasets", {}).items())
     return CachedChart(spec_json=json.dumps(spec), datasets=arrow)
 

@@ -26,6 +26,8 @@ def test_a_second_learner_gets_the_same_spec_without_rebuilding_it(monkeypatch):
     specs = [json.loads(c.proto.spec) for c in second.get("vega_lite_chart")]
     assert specs == [json.loads(c.proto.spec) for c in first.get("vega_lite_chart")]
     assert all("continuousWidth" not in spec.get("config", {}).get("view", {}) for spec in specs)
+    # Only the width is fitted: a chart's height is its plot's, whatever its legend and title take.
+    assert all(spec["autosize"] == {"type": "fit-x", "contains": "padding"} for spec in specs)
 
 
 def test_the_cache_forgets_the_oldest_specs_beyond_its_limit(monkeypatch):
@@ -59,6 +61,7 @@ def _draw_both_ways():
     spec = chart().to_dict(validate=False)
     spec["config"]["view"].pop("continuousWidth", None)
     spec["config"]["view"].pop("continuousHeight", None)
+    spec["autosize"] = {"type": "fit-x", "contains": "padding"}
     st.vega_lite_chart(spec=spec, width="stretch", height="content", alt="cached")
 
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from core.run_a import EXPERIMENTS, brief_figures, feedback, run_experiment
+from core.run_a import EXPERIMENTS, brief_figures, feedback, run_experiment, run_pair, short_label
 from tests.app.conftest import open_page
 
 PAGE = "pages/run_a.py"
@@ -113,7 +113,7 @@ def test_each_experiment_shows_its_computed_outcome(experiment):
     outcome = run_experiment(experiment)
     assert f"**{outcome.change_title}.** {outcome.summary}" in markdown_text(at)
     charts = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
-    assert f"{outcome.label}: memory in use" in [c.get("title") for c in charts]
+    assert f"{short_label(experiment)}: memory in use" in [c.get("title") for c in charts]
     table = at.table[2].value
     assert list(table["Experiment"]) == [run_experiment(e).label for e in EXPERIMENTS]
     assert at.session_state["settings"]["run_a"]["experiment"] == experiment
@@ -135,3 +135,44 @@ def test_after_hand_in_the_forms_are_closed():
     assert at.text_area(key="run_a.reflection.text").disabled and at.radio(key="run_a.experiment").disabled
     assert all(b.disabled for b in at.button if b.label in ("Save my decision", "Submit my answer"))
     assert "handed in" in " ".join(c.value for c in at.caption)
+
+
+def test_two_experiments_together_show_the_second_wall_on_one_timeline_and_table():
+    at = submit_decision(open_page(PAGE), "batch", "Activations scale with the tokens.")
+    pick = at.selectbox(key="run_a.pair")
+    assert pick.value == "batch+optim" and pick.options == [
+        "Half the tokens + SGD instead of Adam",
+        "Half the tokens + the bigger device",
+        "Half the tokens + a smaller model",
+        "SGD instead of Adam + the bigger device",
+        "SGD instead of Adam + a smaller model",
+        "The bigger device + a smaller model",
+    ]
+    pair = run_pair("batch+optim")
+    text = markdown_text(at)
+    assert f"**{pair.together.change_title}.** {pair.verdict}" in text
+    assert "So Run A had two walls." in pair.verdict
+    titles = [json.loads(c.proto.spec).get("title") for c in at.get("vega_lite_chart")]
+    assert titles.count("Both changes: memory in use") == 1
+    # The comparison line is half the tokens alone: it climbs to 39.73 GB in the first optimizer step.
+    assert "Blue dashed line: half the tokens alone." in " ".join(c.value for c in at.caption)
+    table = at.table[3].value
+    assert list(table["Experiment"]) == [
+        run_experiment("batch").label,
+        run_experiment("optim").label,
+        "Half the tokens + SGD instead of Adam",
+    ]
+    assert list(table["Iteration 1 completes"]) == ["no", "no", "yes"]
+    assert list(table["Peak needed (GB)"]) == ["39.73", "25.89", "16.67"]
+    assert "16.67 GB of 25.77 GB" in pair.verdict  # the sentence and the table read the same peak
+
+
+def test_the_pair_is_a_setting_that_survives_another_page():
+    at = submit_decision(open_page(PAGE), "gpu", "More memory.")
+    at.selectbox(key="run_a.pair").select("optim+gpu").run()
+    assert not at.exception
+    assert at.session_state["settings"]["run_a"]["pair"] == "optim+gpu"
+    assert "The bigger device already ran alone, so the pair adds headroom" in markdown_text(at)
+    open_page("pages/four_runs.py", at=at)
+    open_page(PAGE, at=at)
+    assert at.selectbox(key="run_a.pair").value == "optim+gpu"

@@ -6,7 +6,7 @@ import pytest
 from charts.memory import FAILURE_COLOUR, TERM_COLOURS
 from charts.run_a import iterations_chart, timeline_chart, timeline_frame
 from core.memory import TERM_LABELS
-from core.run_a import budget_series, leak, run_a_timeline, run_experiment
+from core.run_a import budget_series, leak, run_a_timeline, run_experiment, run_pair
 from tests.charts.test_memory_chart import mark_type, marks, rows
 
 LIVE_IN_RUN_A = [
@@ -104,6 +104,21 @@ def test_budget_chart_crosses_every_launch():
     assert all("tooltip" in v["encoding"] for v in views)
 
 
+def test_two_changes_are_drawn_against_the_one_that_met_the_second_wall():
+    pair = run_pair("batch+optim")
+    alone = pair.wall_mover
+    assert alone is not None and alone.experiment == "batch"
+    spec = timeline_chart(
+        pair.together.timeline, title="Both", before=alone.timeline, before_note="half the tokens alone"
+    ).to_dict()
+    views = marks(spec)
+    assert [mark_type(v) for v in views] == ["area", "rule", "text", "line", "rule", "text"]  # it runs
+    line = rows(spec, 3)
+    assert {r["note"] for r in line} == {"half the tokens alone"}
+    # Half the tokens with Adam: 4 + 4 + 8 + 4 (foreach's copy) = 20 bytes per parameter, plus 256 MiB.
+    assert max(r["total_gb"] for r in line) == pytest.approx((20 * 1_973_265_408 + 2**28) / 1e9)  # 39.73
+
+
 def test_leak_chart_crosses_only_where_it_dies():
     series = leak().series
     spec = iterations_chart(series, title="Leak").to_dict()
@@ -112,15 +127,20 @@ def test_leak_chart_crosses_only_where_it_dies():
     assert rows(spec, 2) == [{"gb": 40 * 2**30 / 1e9, "label": "42.95 GB device"}]  # 40 GiB
 
 
-def test_outcome_map_shows_the_h200_beside_the_phase_model():
-    from charts.run_a import OUTCOME_ORDER, map_frame, outcome_map_chart
+def test_outcome_map_shows_the_h200_beside_the_phase_model_in_one_view_that_takes_the_page_width():
+    from charts.run_a import OUTCOME_ORDER, SOURCES, map_frame, outcome_map_chart
     from core.run_a import outcome_map
 
     cells = outcome_map()
     spec = outcome_map_chart(cells, title="Map").to_dict()
     assert spec["title"] == "Map"
-    assert spec["facet"]["column"]["field"] == "source" and spec["facet"]["row"]["field"] == "attention"
-    assert spec["spec"]["encoding"]["color"]["scale"]["domain"] == list(OUTCOME_ORDER)
+    # A facet keeps a fixed width per panel (810 px at 390 px); one view stretches to the container.
+    assert "facet" not in spec and "width" not in spec
+    assert spec["encoding"]["xOffset"] == {"field": "source", "type": "nominal", "sort": list(SOURCES)}
+    assert spec["encoding"]["color"]["scale"]["domain"] == list(OUTCOME_ORDER)
+    # 51 runs: eager and sdpa at batches 1-6 and 10, though not every sequence length.
+    rows = spec["encoding"]["y"]["sort"]
+    assert rows[:2] == ["eager, batch 10", "eager, batch 6"] and len(rows) == 14
     frame = map_frame(cells)
-    assert len(frame) == 2 * len(cells)
-    assert set(frame["source"]) == {"Measured on the H200", "Phase model"}
+    assert len(frame) == 2 * 51 and set(frame["source"]) == set(SOURCES)
+    assert spec["height"] == 22 * 14

@@ -25,11 +25,15 @@ from core.run_a import (
     load_content,
     map_agreement,
     outcome_rows,
+    pair_experiments,
+    pair_label,
+    pairs,
     parse_content,
     phase_rows,
     reflection_record,
     run_a_timeline,
     run_experiment,
+    run_pair,
     saved_choice_index,
     stored_text,
 )
@@ -104,6 +108,85 @@ def test_leak_series_rises_until_it_fails():
     series = example.series
     assert series.failed_at == series.x[-1] and series.fails[-1] and not any(series.fails[:-1])
     assert all(later > earlier for earlier, later in zip(series.peak_gb, series.peak_gb[1:], strict=False))
+
+
+# The phase model's terms for Run A's 1,973,265,408 parameters in FP32 (4 bytes each), on a 24 GiB cap:
+WEIGHTS_GB = 4 * PARAMETERS / 1e9  # 7.893 GB; the gradients are the same size
+RESERVE_GB = 2**28 / 1e9  # the allocator's 256 MiB, 0.268 GB
+HEAD_GRADIENT_GB = 50_257 * 3_072 * 4 / 1e9  # 0.618 GB: the tied embedding's gradient, made apart
+
+
+def test_pairs_are_every_two_different_experiments_and_the_settings_offer_them_all():
+    assert pairs() == ("batch+optim", "batch+gpu", "batch+model", "optim+gpu", "optim+model", "gpu+model")
+    assert read_json("settings/run_a.json")[1] == {
+        "name": "pair",
+        "kind": "choice",
+        "default": "batch+optim",
+        "choices": list(pairs()),
+    }
+    assert pair_experiments("optim+gpu") == ("optim", "gpu")
+    assert pair_label("batch+optim") == "Half the tokens + SGD instead of Adam"
+    for bad in ("optim+batch", "batch+batch", "batch", ""):
+        with pytest.raises(ValueError, match="Unknown pair of experiments"):
+            pair_experiments(bad)
+
+
+def test_half_the_tokens_with_sgd_clears_both_walls():
+    pair = run_pair("batch+optim")
+    # Half the tokens alone dies in the first optimizer.step(): weights 4 + gradients 4 + Adam's two moments 8
+    # + foreach's state-sized copy 4 = 20 bytes per parameter, 39.73 GB, over the 25.77 GB cap.
+    failure = pair.first.timeline.failure
+    assert failure is not None and failure.where(16) == (
+        "the first `optimizer.step()`, while it creates the optimizer state"
+    )
+    assert pair.first.timeline.peak_reached_gb == pytest.approx(5 * WEIGHTS_GB + RESERVE_GB)
+    # SGD alone still dies where Run A died: the optimizer state does not exist yet at backward's start.
+    assert estimated_outcome(pair.second.timeline) == "step 1 backward"
+    # Together, SGD keeps no state: the peak is backward's end, weights + gradients + the embedding's
+    # gradient made apart: 7.893 + 7.893 + 0.618 + 0.268 = 16.67 GB, 9.10 GB under the cap.
+    together = pair.together.timeline
+    assert together.failure is None
+    assert together.peak_reached_gb == pytest.approx(2 * WEIGHTS_GB + HEAD_GRADIENT_GB + RESERVE_GB)
+    assert f"{together.peak_reached_gb:.2f}" == "16.67"
+    assert pair.together.change == "tokens 1 × 1,536 → 1 × 768, optimizer Adam → SGD without momentum"
+    assert pair.wall_mover is pair.first
+    assert pair.verdict == (
+        "Alone, half the tokens gets further and dies in the first `optimizer.step()`, while it creates the "
+        "optimizer state; alone, SGD instead of Adam still dies in `loss.backward()` of iteration 1, at its "
+        "start. Together, every iteration completes: the peak is 16.67 GB of 25.77 GB, 9.10 GB to spare. "
+        "So Run A had two walls. Half the tokens clears the first (`loss.backward()` of iteration 1, at its "
+        "start) and meets the second (the first `optimizer.step()`, while it creates the optimizer state); "
+        "SGD instead of Adam clears that one."
+    )
+
+
+@pytest.mark.parametrize("pair_id", pairs())
+def test_each_pair_verdict_agrees_with_its_table(pair_id):
+    pair = run_pair(pair_id)
+    rows = outcome_rows([pair.first, pair.second, pair.together])
+    assert [r["Experiment"] for r in rows][2] == pair_label(pair_id)
+    # Each run's words in the verdict come from its own row: where it fails, or the peak it runs at.
+    for row, runs in zip(rows, ("peaking at", "peaking at", "the peak is"), strict=True):
+        if row["First failure"].startswith("none"):
+            assert f"{runs} {row['Peak needed (GB)']} GB" in pair.verdict
+        else:
+            assert row["First failure"] in pair.verdict
+    # A pair applies each change as it does alone; the smaller model is searched for after the other one.
+    first, second = pair_experiments(pair_id)
+    if "model" not in (first, second):
+        setup = pair.together.timeline.setup
+        assert setup.batch * setup.seq_len in (768, 1536) and setup.model.layers == 16
+
+
+def test_a_pair_with_a_change_that_already_runs_says_it_adds_no_diagnosis():
+    pair = run_pair("optim+gpu")
+    # SGD on the 40 GiB cap: Run A's backward start, 7.893 GB of weights + 17.73 GB of activations and loss
+    # gradients + the reserve, 25.89 GB of 42.95 GB.
+    assert pair.verdict.endswith(
+        "Together, every iteration completes: the peak is 25.89 GB of 42.95 GB, 17.06 GB to spare. "
+        "The bigger device already ran alone, so the pair adds headroom, not a diagnosis."
+    )
+    assert pair.wall_mover is None
 
 
 setups = st.builds(
@@ -227,6 +310,8 @@ def test_every_feedback_claim_agrees_with_the_experiment_table():
     assert base is not None and halved is not None and sgd is not None
     assert "it does pass backward" in feedback("batch") and "first optimizer.step()" in feedback("batch")
     assert halved.phase == "step" and halved.iteration == 1
+    assert "add SGD to half the tokens and watch that second wall go" in feedback("batch")
+    assert run_pair("batch+optim").together.timeline.failure is None
     assert "dies in exactly the same place" in feedback("optim")
     assert (sgd.iteration, sgd.phase, sgd.block) == (
         base.iteration,

@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from charts.memory import TERM_COLOURS
+from core.report import FIRST_EXPERIMENTS
 
 pytestmark = pytest.mark.e2e
 
@@ -94,16 +95,70 @@ def assert_everything_fits(learner, path: str, *, width_px: int, height_px: int)
     learner.page.set_viewport_size({"width": width_px, "height": height_px})
     learner.open(path)
     learner.predict_all()
-    drawn = learner.page.locator(DRAWN_CHART)
-    if path in WITH_CHARTS:
+    if path == "run-a":  # a saved decision opens the experiments: two more timelines and their tables
+        learner.submit_form(0, "Only activations grow with the tokens.", option=FIRST_EXPERIMENTS["batch"])
+        learner.page.get_by_role("heading", name="Two changes at once").wait_for()
+    expected_charts = {"run-a": 6}.get(path, 1 if path in WITH_CHARTS else 0)
+    assert_shown_fits(learner, path, expected_charts)
+
+
+def assert_shown_fits(learner, where: str, expected_charts: int) -> None:
+    """No chart or table in view (hidden tabs aside) reaches past the window, and no chart's text is drawn
+    past its own edge (a legend or label cut off even though the chart's box fits)."""
+    drawn = learner.page.locator(f"{DRAWN_CHART}:visible")
+    if expected_charts:
         drawn.first.wait_for()
         learner.page.wait_for_timeout(300)  # Vega lays a chart out a moment after drawing it
     window_px = learner.page.evaluate("() => document.documentElement.clientWidth")
-    boxes = learner.page.locator(f'{DRAWN_CHART}, [data-testid="stTable"], [data-testid="stDataFrame"]')
+    boxes = learner.page.locator(
+        f'{DRAWN_CHART}:visible, [data-testid="stTable"]:visible, [data-testid="stDataFrame"]:visible'
+    )
     rights_px = boxes.evaluate_all("items => items.map(i => i.getBoundingClientRect().right)")
-    assert (path not in WITH_CHARTS or drawn.count()) and all(right <= window_px for right in rights_px), (
-        path,
+    assert drawn.count() >= expected_charts and all(right <= window_px for right in rights_px), (
+        where,
         window_px,
         rights_px,
     )
+    cut = drawn.locator("text").evaluate_all(
+        "items => items.filter(i => i.getBoundingClientRect().right > "
+        "i.closest('svg').getBoundingClientRect().right + 1).map(i => i.textContent)"
+    )
+    assert cut == [], (where, cut)
     assert learner.exceptions() == []
+
+
+@pytest.mark.parametrize("width_px", [390, 1366])
+def test_every_scaling_tab_fits_and_every_tab_is_on_the_strip(learner, width_px):
+    learner.page.set_viewport_size({"width": width_px, "height": 900})
+    learner.open("scaling")
+    tabs = learner.page.get_by_role("tab")
+    assert tabs.count() == 6
+    if width_px == 1366:  # a laptop shows the whole strip, Synthesis included, without scrolling it
+        strip = learner.page.get_by_role("tablist").first.evaluate(
+            "t => [t.getBoundingClientRect().right, t.scrollWidth, t.clientWidth]"
+        )
+        rights = tabs.evaluate_all("ts => ts.map(t => t.getBoundingClientRect().right)")
+        assert strip[1] == strip[2] and max(rights) <= strip[0], (strip, rights)
+    for index in range(tabs.count()):
+        tabs.nth(index).click()
+        learner.settle()
+        learner.predict_all()
+        # Every part draws a chart; the synthesis tab only tables.
+        assert_shown_fits(learner, f"scaling tab {index} at {width_px}", 0 if index == 5 else 1)
+
+
+def test_the_scaling_efficiency_chart_keeps_its_title_and_a_plot_of_its_own_height(learner):
+    # Fitting the whole chart into its height once left Part A's plot a sliver under its legend, untitled.
+    learner.page.set_viewport_size({"width": 390, "height": 844})
+    learner.open("scaling")
+    learner.predict_all()
+    chart = learner.page.locator(f"{DRAWN_CHART}:visible").first
+    chart.wait_for()
+    learner.page.wait_for_timeout(300)
+    tops = dict(
+        chart.locator("text").evaluate_all(
+            "ts => ts.map(t => [t.textContent, t.getBoundingClientRect().top])"
+        )
+    )
+    assert "Parallel efficiency as the pool grows" in tops
+    assert tops["0.0"] - tops["1.0"] >= 200, tops  # charts.scaling.HEIGHT is 280 px, 1.0 sits at 95% of it
