@@ -37,6 +37,7 @@ from core.run_a import (
     saved_choice_index,
     stored_text,
 )
+from core.settings_schema import section
 
 # Run A as the H200 ran it: GPT-2 layout, 3072 wide, 16 blocks, 24 heads, 2048 positions, FP32, Adam.
 # Parameters: 50,257·3072 + 2048·3072 + 16·(12·3072² + 13·3072) + 2·3072 = 1,973,265,408
@@ -118,12 +119,8 @@ HEAD_GRADIENT_GB = 50_257 * 3_072 * 4 / 1e9  # 0.618 GB: the tied embedding's gr
 
 def test_pairs_are_every_two_different_experiments_and_the_settings_offer_them_all():
     assert pairs() == ("batch+optim", "batch+gpu", "batch+model", "optim+gpu", "optim+model", "gpu+model")
-    assert read_json("settings/run_a.json")[1] == {
-        "name": "pair",
-        "kind": "choice",
-        "default": "batch+optim",
-        "choices": list(pairs()),
-    }
+    assert section("run_a").field("pair").choices == pairs()
+    assert section("run_a").field("pair").default == "batch+optim"
     assert pair_experiments("optim+gpu") == ("optim", "gpu")
     assert pair_label("batch+optim") == "Half the tokens + SGD instead of Adam"
     for bad in ("optim+batch", "batch+batch", "batch", ""):
