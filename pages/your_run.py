@@ -4,13 +4,23 @@ import streamlit as st
 
 from core.diagnose.columns import columns_signature, guess_mapping
 from core.diagnose.detectors import RunContext
-from core.diagnose.diagnosis import HEALTHY, diagnose, mapped_run
-from core.diagnose.examples import example, example_bytes
+from core.diagnose.diagnosis import HEALTHY
+from core.diagnose.examples import example
 from core.diagnose.formats import read_log
 from ui import state
 from ui.marked import marked_question
 from ui.nav import next_link
-from ui.your_run import ask_context, ask_mapping, finding_card, literal, pick_source, show_run
+from ui.your_run import (
+    ask_context,
+    ask_mapping,
+    example_reading,
+    example_table,
+    finding_card,
+    literal,
+    pick_source,
+    reading,
+    show_run,
+)
 
 QUESTION_ID = "y1"
 QUESTION_EXAMPLE = "leak.tfevents"
@@ -25,10 +35,9 @@ st.markdown(
 
 st.header("Classify one first")
 quiz = example(QUESTION_EXAMPLE)
-quiz_context = RunContext(classes=quiz.classes)
-quiz_table = read_log(example_bytes(quiz.file), quiz.file)
-quiz_run = mapped_run(quiz_table, guess_mapping(quiz_table.columns), quiz_context)
-show_run(quiz_run, diagnose(quiz_run, quiz_context), title=quiz.title, marked=False)
+quiz_table = example_table(quiz.file)
+quiz_reading = example_reading(quiz.file, guess_mapping(quiz_table.columns), RunContext(classes=quiz.classes))
+show_run(quiz_reading, title=quiz.title, marked=False)
 marked_question(QUESTION_ID)
 answered = QUESTION_ID in state.answers()
 
@@ -40,7 +49,7 @@ elif source.example is not None and source.example.file == QUESTION_EXAMPLE and 
     st.info("This is the run from the question above: answer it first, then its diagnosis shows here.")
 else:
     try:
-        table = read_log(source.data, source.name)
+        table = example_table(source.example.file) if source.example else read_log(source.data, source.name)
         context = ask_context(source)
     except ValueError as problem:
         st.error(literal(str(problem)))
@@ -58,14 +67,18 @@ else:
                 table.columns, guess_mapping(table.columns), columns_signature(table.columns)
             )
         try:
-            run = mapped_run(table, mapping, context)
+            read = (
+                example_reading(source.example.file, mapping, context)
+                if source.example
+                else reading(table, mapping, context)
+            )
         except ValueError as problem:
             st.error(literal(str(problem)))
         else:
-            diagnosis = diagnose(run, context)
+            diagnosis = read.diagnosis
             (st.success if diagnosis.primary == HEALTHY else st.warning)(diagnosis.summary)
             title = source.example.title if source.example else "Your log"
-            show_run(run, diagnosis, title=title, marked=True)
+            show_run(read, title=title, marked=True)
             st.caption(
                 "Red rules: where the first nan or inf appeared (dashed) and where the loss stopped "
                 "improving (dotted). Grey band: within 5% of chance. Solid red line: device memory. "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import streamlit as st
@@ -17,9 +18,9 @@ from charts.telemetry import PANELS_PER_ROW
 from charts.your_run import panel_dataset_names, your_run_datasets, your_run_panel, your_run_shape
 from core.diagnose.columns import ROLES, RunLog
 from core.diagnose.detectors import LIKELY, POSSIBLE, Finding, RunContext
-from core.diagnose.diagnosis import Diagnosis
+from core.diagnose.diagnosis import Diagnosis, diagnose, mapped_run
 from core.diagnose.examples import Example, example_bytes, load_examples
-from core.diagnose.formats import MAX_BYTES
+from core.diagnose.formats import MAX_BYTES, Table, read_log
 from core.gpus import gpu, gpu_names, peak_tflops
 from ui import state
 from ui.charts import draw
@@ -38,6 +39,43 @@ class Source:
     name: str
     data: bytes
     example: Example | None
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A log read through a mapping: the run, its diagnosis and the chart rows, bare and marked."""
+
+    run: RunLog
+    diagnosis: Diagnosis
+    rows: dict[bool, dict[str, list[dict]]]
+
+
+# A shipped example gives every learner the same table, run and diagnosis for the same mapping and
+# context, so they are worked out once per process: under a class's burst, reading and diagnosing
+# the example logs was the largest cost of ours on the busiest page. Uploads are never cached.
+@functools.lru_cache(maxsize=16)
+def example_table(file: str) -> Table:
+    """A shipped example log, read once per process."""
+    return read_log(example_bytes(file), file)
+
+
+@functools.lru_cache(maxsize=256)
+def _example_reading(file: str, mapping: tuple[tuple[str, str | None], ...], context: RunContext) -> Reading:
+    return reading(example_table(file), dict(mapping), context)
+
+
+def example_reading(file: str, mapping: Mapping[str, str | None], context: RunContext) -> Reading:
+    """`reading` of a shipped example, shared by every learner who picks the same mapping and context."""
+    return _example_reading(file, tuple(sorted(mapping.items())), context)
+
+
+def reading(table: Table, mapping: Mapping[str, str | None], context: RunContext) -> Reading:
+    """The table read through `mapping` and diagnosed; ValueError when no column the detectors read
+    is mapped."""
+    run = mapped_run(table, mapping, context)
+    diagnosis = diagnose(run, context)
+    rows = {marked: your_run_datasets(run, diagnosis, marked=marked) for marked in (False, True)}
+    return Reading(run=run, diagnosis=diagnosis, rows=rows)
 
 
 def literal(text: str) -> str:
@@ -148,11 +186,11 @@ def finding_card(finding: Finding) -> None:
             )
 
 
-def show_run(run: RunLog, diagnosis: Diagnosis, *, title: str, marked: bool) -> None:
+def show_run(read: Reading, *, title: str, marked: bool) -> None:
     """Draw the log's panels with the evidence marked, or bare (before the question is answered).
-    Only the layout is cached; the rows are sent fresh, so no learner's data stays in the shared cache."""
-    shape = your_run_shape(run, diagnosis, marked=marked)
-    rows = your_run_datasets(run, diagnosis, marked=marked)
+    Only the layout is cached with the chart; the rows are sent each run, so an upload stays out of it."""
+    shape = your_run_shape(read.run, read.diagnosis, marked=marked)
+    rows = read.rows[marked]
     names = panel_dataset_names(shape)
     st.markdown(f"**{title}**")
     for row_start in range(0, len(names), PANELS_PER_ROW):
