@@ -17,6 +17,7 @@ import asyncio
 import json
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +35,18 @@ DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 TIMEOUT_MS = 60_000
 
 
-async def _page_paths(port: int) -> list[str]:
-    session = Session(port=port, marker="bench-s000-fp", timeout_s=120)
-    try:
-        await session.connect("")
-        return [page.url_path for page in session.model.pages]
-    finally:
-        await session.close()
+def _page_paths(port: int) -> list[str]:
+    async def read() -> list[str]:
+        session = Session(port=port, marker="bench-s000-fp", timeout_s=120)
+        try:
+            await session.connect("")
+            return [page.url_path for page in session.model.pages]
+        finally:
+            await session.close()
+
+    # Playwright's sync API runs an event loop in this thread; the protocol client gets its own.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(asyncio.run, read()).result()
 
 
 def visit(browser: Browser, url: str) -> dict[str, float]:
@@ -69,9 +75,7 @@ def measure(browser: Browser, target: Target, warm_visits: int, results_dir: Pat
     with _server(target, results_dir, f"{target.name}-warm") as server:
         base = f"http://{LOOPBACK}:{server.port}"
         # The hello demo: its Hello page only (the other demos compute for seconds).
-        paths = (
-            list(target.timing_pages[:1]) if target.timing_pages else asyncio.run(_page_paths(server.port))
-        )
+        paths = list(target.timing_pages[:1]) if target.timing_pages else _page_paths(server.port)
         for path in paths:  # every page once, so imports and per-process caches are loaded
             visit(browser, f"{base}/{path}")
         warm = {path: [visit(browser, f"{base}/{path}") for _ in range(warm_visits)] for path in paths}
