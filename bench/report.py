@@ -141,11 +141,19 @@ def _pages_p50(timing: dict[str, Any], setup: str, target: str, figure: str) -> 
     return [p[figure]["p50_ms"] for p in pages.values() if p.get(figure, {}).get("p50_ms") is not None]
 
 
-def _span(values: list[float]) -> str:
+def _span(values: list[float], digits: int = 1) -> str:
     if not values:
         return "-"
-    low, high = min(values), max(values)
-    return f"{low:,.1f}" if round(low, 1) == round(high, 1) else f"{low:,.1f}–{high:,.1f}"
+    low, high = f"{min(values):,.{digits}f}", f"{max(values):,.{digits}f}"
+    return low if low == high else f"{low}–{high}"
+
+
+def _cpu_per_run_ms(run: dict[str, Any]) -> float | None:
+    """Server CPU time per script run: robust to other load on the machine, unlike latencies."""
+    runs = sum(run[k]["count"] for k in ("rerun", "navigate", "initial_load")) + run.get(
+        "extra_script_runs", 0
+    )
+    return 1000 * run["server"]["cpu_s"] / runs if runs else None
 
 
 def headline(runs: list[dict[str, Any]], timing: dict[str, Any], paint: dict[str, Any]) -> str:
@@ -178,6 +186,11 @@ def headline(runs: list[dict[str, Any]], timing: dict[str, Any], paint: dict[str
             if base:
                 ratio_cell = f" ({app['rerun']['p95_ms'] / base:.2f}× hello)"
             rows.append(f"| {label} | {_n(app['rerun']['p95_ms'])}{ratio_cell} | {_n(base)} |")
+            cpu = [_cpu_per_run_ms(r) for r in (app, hello) if r]
+            rows.append(
+                f"| {label.replace('rerun p95 ms', 'server CPU ms per script run')} | {_n(cpu[0], 1)} | "
+                f"{_n(cpu[1], 1) if len(cpu) > 1 else '-'} |"
+            )
             if mode == "burst" and not store:
                 per_s = [r["rerun"]["count"] / r["elapsed_s"] for r in (app, hello) if r]
                 rows.append(
@@ -192,7 +205,7 @@ def headline(runs: list[dict[str, Any]], timing: dict[str, Any], paint: dict[str
                 (f["cold"]["title_ms"] if when == "cold" else f["warm_title"]["p50_ms"]) / 1000
                 for f in pages.values()
             ]
-            cells.append("-" if not values else f"{min(values):.2f}–{max(values):.2f} s")
+            cells.append(f"{_span(values, 2)} s" if values else "-")
         rows.append(
             f"| first paint (title drawn) in headless Chromium, {when} server | {cells[0]} | {cells[1]} |"
         )
