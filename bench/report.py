@@ -171,9 +171,14 @@ def headline(runs: list[dict[str, Any]], timing: dict[str, Any], paint: dict[str
                     f"{_span(_pages_p50(timing, setup, 'hello', figure))} |"
                 )
     by_key = {_key(r): r for r in runs}
+    # The largest class of each mode that was measured (the runs: a burst of 100, 200 thinking).
+    largest = {
+        mode: max((k[3] for k in by_key if k[0] == "app" and k[1] and k[2] == mode), default=0)
+        for mode in ("burst", "think")
+    }
     for mode, sessions, what in (
-        ("burst", 100, "100 learners clicking at once"),
-        ("think", 200, "200 learners thinking"),
+        ("burst", largest["burst"], f"{largest['burst']} learners clicking at once"),
+        ("think", largest["think"], f"{largest['think']} learners thinking"),
     ):
         hello = by_key.get(("hello", True, mode, sessions, False))
         for store in (False, True):

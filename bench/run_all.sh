@@ -8,7 +8,7 @@
 #
 #   bash bench/run_all.sh                  # everything, about 90 minutes on 2 CPUs
 #   SOAK_MINUTES=0 bash bench/run_all.sh   # without the soak, about 60 minutes
-#   # the headline table only, about 12 minutes:
+#   # the summary's first table only (about 25 minutes on the busy 2-core machine):
 #   SESSIONS=100 GCS=off MODES=burst SOAK_MINUTES=0 TIMING_RERUNS=10 STORE_DURATION_S=40 bash bench/run_all.sh
 #
 # Settings (environment): SESSIONS, DURATION_S, TARGETS, GCS, MODES, TIMING_RERUNS, TIMING_VIA,
