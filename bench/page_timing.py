@@ -1,13 +1,18 @@
 """Per-page rerun timing for the app and Streamlit's hello demo, printed as ratios.
 
     python -m bench.page_timing --targets app,hello --gc on,off --reruns 20
+    python -m bench.page_timing --gc off --nodelay on,off --via direct,proxy --reruns 10
 
 One session, nothing else running against the server. For every page: visit it, then
 rerun it `--reruns` times without changing anything (as pressing "R" does). Two figures
 per rerun: the server-side time of the script run (logged inside the server by
 bench/timed_server.py) and the latency the client saw (script run + post-run GC +
 delivery). Ratios
-compare each page with the hello demo's Hello page under the same GC setting.
+compare each page with the hello demo's Hello page under the same setup.
+
+A setup is the GC setting, the app's TCP_NODELAY fix on or off (`LAB_TCP_NODELAY=0`, see
+ui/sockets.py; the hello demo is always served as Streamlit ships it) and the path: straight
+to the server, or through the workshop proxy (deploy/proxy.sh: HAProxy, HTTPS).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 
 from bench.load_client import Session
 from bench.paths import RESULTS_DIR
+from bench.proxy import workshop_proxy
 from bench.scenarios import TARGETS, Target
 from bench.server import StreamlitServer
 from bench.stats import ratio, summarise
@@ -48,16 +54,13 @@ class TimingLog:
 
 
 async def _time_pages(
-    port: int, target: Target, log: TimingLog, reruns: int, page_budget_s: float
+    port: int, target: Target, log: TimingLog, reruns: int, page_budget_s: float, tls: bool, slow_demos: bool
 ) -> dict[str, Any]:
-    session = Session(port=port, marker="bench-s000-time", timeout_s=120)
+    session = Session(port=port, marker="bench-s000-time", timeout_s=120, tls=tls)
     try:
         await session.connect("")
-        pages = (
-            list(session.model.pages)
-            if target.timing_pages is None
-            else [session.model.page(p) for p in target.timing_pages]
-        )
+        paths = target.timing_pages if slow_demos else target.timing_pages and target.timing_pages[:1]
+        pages = list(session.model.pages) if paths is None else [session.model.page(p) for p in paths]
         for page in pages:  # warm-up pass: first visits import modules and fill caches
             await session.rerun(page_hash=page.script_hash)
         log.new_runs_ms()
@@ -65,7 +68,10 @@ async def _time_pages(
         for page in pages:
             await session.rerun(page_hash=page.script_hash)
             log.new_runs_ms()
-            server_ms, client_ms, exceptions = [], [], 0
+            server_ms: list[float] = []
+            client_ms: list[float] = []
+            delivery_ms: list[float] = []
+            exceptions = 0
             page_deadline = time.monotonic() + page_budget_s
             # Slow pages (the hello demo's animations) stop early, after at least three reruns.
             for done in range(reruns):
@@ -74,11 +80,14 @@ async def _time_pages(
                 result = await session.rerun()
                 client_ms.append(result.latency_ms)
                 server_ms.append(sum(log.new_runs_ms()))
+                delivery_ms.append(client_ms[-1] - server_ms[-1])
                 exceptions += len(result.exceptions)
             timings[page.url_path] = {
                 "title": page.title,
                 "server": summarise(server_ms).as_dict(),
                 "client": summarise(client_ms).as_dict(),
+                # What the tab waited beyond the script run, rerun by rerun: the delivery stall.
+                "delivery": summarise(delivery_ms).as_dict(),
                 "exception_elements": exceptions,
             }
         return timings
@@ -86,28 +95,67 @@ async def _time_pages(
         await session.close()
 
 
+def setup_label(gc: str, nodelay: str, via: str) -> str:
+    """The results key (and table cell) for one setup."""
+    return f"GC {gc}, NODELAY {nodelay}, {via}"
+
+
 def measure(
-    target: Target, post_script_gc: bool, reruns: int, page_budget_s: float, results_dir: Path
+    target: Target,
+    post_script_gc: bool,
+    reruns: int,
+    page_budget_s: float,
+    results_dir: Path,
+    *,
+    nodelay: bool = True,
+    via_proxy: bool = False,
+    slow_demos: bool = True,
 ) -> dict[str, Any]:
-    """Time every page of one target under one GC setting."""
-    stem = f"timing-{target.name}-{'gc' if post_script_gc else 'nogc'}"
+    """Time every page of one target under one setup."""
+    stem = (
+        f"timing-{target.name}-{'gc' if post_script_gc else 'nogc'}"
+        f"{'' if nodelay else '-nagle'}{'-proxy' if via_proxy else ''}"
+    )
     log = TimingLog(results_dir / f"{stem}.runs.jsonl")
     log.path.unlink(missing_ok=True)
+    # Reruns go back to back, faster than the app's per-connection message cap allows (10 a
+    # second, ui/message_rate.py), which would drop some: the cap is off for this one session.
+    env = {"BENCH_TIMING_LOG": str(log.path), "LAB_MESSAGES_PER_S": "0"}
+    if not nodelay:
+        env["LAB_TCP_NODELAY"] = "0"
     server = StreamlitServer(
         script=target.script,
         post_script_gc=post_script_gc,
         log_path=results_dir / f"{stem}.server.log",
-        env={"BENCH_TIMING_LOG": str(log.path)},
+        env=env,
         launcher="bench.timed_server",
     )
     with server:
-        return asyncio.run(_time_pages(server.port, target, log, reruns, page_budget_s))
+        if not via_proxy:
+            return asyncio.run(
+                _time_pages(server.port, target, log, reruns, page_budget_s, False, slow_demos)
+            )
+        with workshop_proxy([server.port], results_dir / f"{stem}.proxy.log") as port:
+            return asyncio.run(_time_pages(port, target, log, reruns, page_budget_s, True, slow_demos))
+
+
+def _same_path(one: str, other: str) -> bool:
+    """Whether two setup labels differ at most in their NODELAY setting."""
+
+    def strip(label: str) -> str:
+        return label.replace("NODELAY off", "NODELAY on")
+
+    return strip(one) == strip(other)
 
 
 def add_ratios(results: dict[str, dict[str, dict[str, Any]]]) -> None:
-    """Give every page its p50 ratios against the baseline page under the same GC setting."""
-    for targets in results.values():
-        base = targets.get(BASELINE[0], {}).get(BASELINE[1])
+    """Give every page its p50 ratios against the baseline page under the same setup."""
+    for setup, targets in results.items():
+        # The hello demo has no NODELAY switch: it is timed once, under the fix's first setting.
+        hello = next(
+            (t[BASELINE[0]] for s, t in results.items() if BASELINE[0] in t and _same_path(s, setup)), {}
+        )
+        base = hello.get(BASELINE[1])
         for pages in targets.values():
             for page in pages.values():
                 page["server_p50_vs_hello"] = ratio(
@@ -125,17 +173,18 @@ def _cell(value: float | None, unit: str = "") -> str:
 def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     """A markdown table: one row per page and GC setting."""
     rows = [
-        "| GC after run | app | page | server p50 ms | server p95 ms | client p50 ms | client p95 ms "
-        "| server × hello | client × hello | exceptions |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| setup | app | page | server p50 ms | server p95 ms | client p50 ms | client p95 ms "
+        "| client − server p50 ms | server × hello | client × hello | exceptions |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for gc, targets in results.items():
+    for setup, targets in results.items():
         for name, pages in targets.items():
             for path, page in pages.items():
                 rows.append(
-                    f"| {gc} | {name} | {page['title']} (`/{path}`) | "
+                    f"| {setup} | {name} | {page['title']} (`/{path}`) | "
                     f"{_cell(page['server']['p50_ms'])} | {_cell(page['server']['p95_ms'])}"
                     f" | {_cell(page['client']['p50_ms'])} | {_cell(page['client']['p95_ms'])}"
+                    f" | {_cell(page.get('delivery', {}).get('p50_ms'))}"
                     f" | {_cell(page['server_p50_vs_hello'], '×')} | "
                     f"{_cell(page['client_p50_vs_hello'], '×')} | {page['exception_elements']} |"
                 )
@@ -149,6 +198,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--targets", default="app,hello")
     parser.add_argument("--gc", default="on,off", help="runner.postScriptGC settings to try")
+    parser.add_argument(
+        "--nodelay", default="on", help="the app's TCP_NODELAY fix: on, off, or on,off (LAB_TCP_NODELAY)"
+    )
+    parser.add_argument("--via", default="direct", help="direct, proxy (HAProxy, HTTPS), or both")
+    parser.add_argument(
+        "--no-slow-demos",
+        action="store_true",
+        help="time only the hello demo's Hello page, not its Plotting and Animation demos (seconds a run)",
+    )
     parser.add_argument("--reruns", type=int, default=20, help="reruns per page")
     parser.add_argument(
         "--page-budget-s", type=float, default=30.0, help="stop a slow page's reruns after this long"
@@ -160,10 +218,23 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, dict[str, Any]]] = {}
     for gc in args.gc.split(","):
-        results[gc] = {
-            name: measure(TARGETS[name], gc == "on", args.reruns, args.page_budget_s, args.out.parent)
-            for name in args.targets.split(",")
-        }
+        for via in args.via.split(","):
+            for nodelay in args.nodelay.split(","):
+                results[setup_label(gc, nodelay, via)] = {
+                    name: measure(
+                        TARGETS[name],
+                        gc == "on",
+                        args.reruns,
+                        args.page_budget_s,
+                        args.out.parent,
+                        nodelay=nodelay == "on",
+                        via_proxy=via == "proxy",
+                        slow_demos=not args.no_slow_demos,
+                    )
+                    for name in args.targets.split(",")
+                    # Only the app has the fix: the hello demo is timed once per GC setting and path.
+                    if name == "app" or nodelay == args.nodelay.split(",")[0]
+                }
     add_ratios(results)
     args.out.write_text(json.dumps(results, indent=1))
     print(table(results))

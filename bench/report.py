@@ -17,6 +17,8 @@ from typing import Any
 
 import streamlit
 
+from bench.first_paint import table as first_paint_table
+from bench.page_timing import BASELINE, setup_label
 from bench.page_timing import table as timing_table
 from bench.paths import RESULTS_DIR
 from bench.stats import ratio
@@ -29,9 +31,13 @@ def _n(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def _key(run: dict[str, Any]) -> tuple[str, bool, str, int]:
+def _key(run: dict[str, Any]) -> tuple[str, bool, str, int, bool]:
     c = run["config"]
-    return c["target"], not c["post_script_gc"], c["mode"], c["sessions"]
+    return c["target"], not c["post_script_gc"], c["mode"], c["sessions"], not c.get("store", True)
+
+
+def _app(run: dict[str, Any]) -> str:
+    return run["config"]["target"] + ("" if run["config"].get("store", True) else " (no store)")
 
 
 def _gc(run: dict[str, Any]) -> str:
@@ -50,7 +56,7 @@ def load_table(runs: list[dict[str, Any]]) -> str:
         c, r, iso, s = run["config"], run["rerun"], run["isolation"], run["server"]
         checks = sum(v["checks"] for v in iso.values() if isinstance(v, dict))
         rows.append(
-            f"| {c['target']} | {_gc(run)} | {c['mode']} | {c['sessions']} | "
+            f"| {_app(run)} | {_gc(run)} | {c['mode']} | {c['sessions']} | "
             f"{_n(run['initial_load']['p95_ms'])}"
             f" | {_n(r['p50_ms'])} / {_n(r['p95_ms'])} / {_n(r['p99_ms'])} | {_n(run['navigate']['p95_ms'])}"
             f" | {run['error_count']} | {run['exception_count']} | {checks} / {iso['mismatches']}"
@@ -61,14 +67,14 @@ def load_table(runs: list[dict[str, Any]]) -> str:
 
 def ratio_table(runs: list[dict[str, Any]]) -> str:
     """App figures divided by the hello demo's under the same GC setting, mode and session count."""
-    hello = {_key(r)[1:]: r for r in runs if r["config"]["target"] == "hello"}
+    hello = {_key(r)[1:4]: r for r in runs if r["config"]["target"] == "hello"}
     rows = [
         "| GC | mode | sessions | rerun p50 app ÷ hello | rerun p95 app ÷ hello | RSS per session "
         "app ÷ hello | server CPU s app ÷ hello |",
         "|---|---|---|---|---|---|---|",
     ]
     for run in runs:
-        base = hello.get(_key(run)[1:])
+        base = hello.get(_key(run)[1:4])
         if run["config"]["target"] != "app" or base is None:
             continue
         figures = [
@@ -79,7 +85,8 @@ def ratio_table(runs: list[dict[str, Any]]) -> str:
         ]
         c = run["config"]
         cells = " | ".join("-" if f is None else f"{_n(f, 1)}×" for f in figures)
-        rows.append(f"| {_gc(run)} | {c['mode']} | {c['sessions']} | {cells} |")
+        store = "" if c.get("store", True) else ", no store"
+        rows.append(f"| {_gc(run)}{store} | {c['mode']} | {c['sessions']} | {cells} |")
     return "\n".join(rows)
 
 
@@ -127,16 +134,100 @@ def soak_section(runs: list[dict[str, Any]]) -> str:
     return "\n".join(parts) or "- no soak run in this folder"
 
 
+def _pages_p50(timing: dict[str, Any], setup: str, target: str, figure: str) -> list[float]:
+    pages = timing.get(setup, {}).get(target, {})
+    if target == BASELINE[0]:
+        pages = {BASELINE[1]: pages[BASELINE[1]]} if BASELINE[1] in pages else {}
+    return [p[figure]["p50_ms"] for p in pages.values() if p.get(figure, {}).get("p50_ms") is not None]
+
+
+def _span(values: list[float], digits: int = 1) -> str:
+    if not values:
+        return "-"
+    low, high = f"{min(values):,.{digits}f}", f"{max(values):,.{digits}f}"
+    return low if low == high else f"{low}–{high}"
+
+
+def _cpu_per_run_ms(run: dict[str, Any]) -> float | None:
+    """Server CPU time per script run: robust to other load on the machine, unlike latencies."""
+    runs = sum(run[k]["count"] for k in ("rerun", "navigate", "initial_load")) + run.get(
+        "extra_script_runs", 0
+    )
+    return 1000 * run["server"]["cpu_s"] / runs if runs else None
+
+
+def headline(runs: list[dict[str, Any]], timing: dict[str, Any], paint: dict[str, Any]) -> str:
+    """The issue's figures in one table: the app (every page) beside the hello demo."""
+    rows = ["| figure | this app | Streamlit's hello page |", "|---|---|---|"]
+    for via in ("direct", "proxy"):
+        for nodelay in ("on", "off"):
+            setup = setup_label("off", nodelay, via)
+            if setup not in timing:
+                continue
+            for figure, name in (("client", "what the tab waits per rerun"), ("delivery", "of it, delivery")):
+                rows.append(
+                    f"| {name}, p50 ms (GC off, TCP_NODELAY fix {nodelay}, {via}) | "
+                    f"{_span(_pages_p50(timing, setup, 'app', figure))} | "
+                    f"{_span(_pages_p50(timing, setup, 'hello', figure))} |"
+                )
+    by_key = {_key(r): r for r in runs}
+    # The largest class of each mode that was measured (the issue's runs: a burst of 100, 200 thinking).
+    largest = {
+        mode: max((k[3] for k in by_key if k[0] == "app" and k[1] and k[2] == mode), default=0)
+        for mode in ("burst", "think")
+    }
+    for mode, sessions, what in (
+        ("burst", largest["burst"], f"{largest['burst']} learners clicking at once"),
+        ("think", largest["think"], f"{largest['think']} learners thinking"),
+    ):
+        hello = by_key.get(("hello", True, mode, sessions, False))
+        for store in (False, True):
+            app = by_key.get(("app", True, mode, sessions, store))
+            if app is None:
+                continue
+            label = f"{what}, rerun p95 ms" + (", no learner store" if store else "")
+            base = hello["rerun"]["p95_ms"] if hello else None
+            ratio_cell = ""
+            if base:
+                ratio_cell = f" ({app['rerun']['p95_ms'] / base:.2f}× hello)"
+            rows.append(f"| {label} | {_n(app['rerun']['p95_ms'])}{ratio_cell} | {_n(base)} |")
+            cpu = [_cpu_per_run_ms(r) for r in (app, hello) if r]
+            rows.append(
+                f"| {label.replace('rerun p95 ms', 'server CPU ms per script run')} | {_n(cpu[0], 1)} | "
+                f"{_n(cpu[1], 1) if len(cpu) > 1 else '-'} |"
+            )
+            if mode == "burst" and not store:
+                per_s = [r["rerun"]["count"] / r["elapsed_s"] for r in (app, hello) if r]
+                rows.append(
+                    f"| {what}, reruns served a second | {per_s[0]:,.0f} | "
+                    f"{_n(per_s[1]) if len(per_s) > 1 else '-'} |"
+                )
+    for when in ("cold", "warm"):
+        cells = []
+        for target in ("app", "hello"):
+            pages = paint.get(target, {})
+            values = [
+                (f["cold"]["title_ms"] if when == "cold" else f["warm_title"]["p50_ms"]) / 1000
+                for f in pages.values()
+            ]
+            cells.append(f"{_span(values, 2)} s" if values else "-")
+        rows.append(
+            f"| first paint (title drawn) in headless Chromium, {when} server | {cells[0]} | {cells[1]} |"
+        )
+    return "\n".join(rows)
+
+
 def summary(results_dir: Path) -> str:
     """The whole markdown summary for one results folder."""
     runs = [json.loads(p.read_text()) for p in sorted(results_dir.glob("load-*.json"))]
     runs.sort(key=_key)
     load_runs = [r for r in runs if not r["config"].get("soak")]
     soak_runs = [r for r in runs if r["config"].get("soak")]
-    timing_path = results_dir / "page_timing.json"
-    timing = (
-        timing_table(json.loads(timing_path.read_text())) if timing_path.exists() else "(no page_timing.json)"
-    )
+    timing_path, paint_path = results_dir / "page_timing.json", results_dir / "first_paint.json"
+    timing_figures = json.loads(timing_path.read_text()) if timing_path.exists() else {}
+    paint_figures = json.loads(paint_path.read_text()) if paint_path.exists() else {}
+    timing = timing_table(timing_figures) if timing_figures else "(no page_timing.json)"
+    paint = first_paint_table(paint_figures) if paint_figures else "(no first_paint.json)"
     machine = (
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}, Streamlit {streamlit.__version__}, "
         f"{platform.platform()}"
@@ -144,10 +235,12 @@ def summary(results_dir: Path) -> str:
     return "\n\n".join(
         [
             f"Machine: {machine}. Client and server share these CPUs.",
+            "### The app beside Streamlit's hello page\n\n" + headline(runs, timing_figures, paint_figures),
             "### Targets at 100 sessions (reported, not asserted)\n\n" + targets(load_runs),
             "### Load runs\n\n" + load_table(load_runs),
             "### The app against Streamlit's hello demo\n\n" + ratio_table(load_runs),
             "### Per-page rerun timing (one session)\n\n" + timing,
+            "### First paint in headless Chromium\n\n" + paint,
             "### Soak\n\n" + soak_section(soak_runs),
         ]
     )

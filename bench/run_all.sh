@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# The full benchmark: per-page timing, the load matrix (app and hello demo, post-run GC on
-# and off, think and burst modes, 1/25/50/100 sessions) and a soak run. Writes JSON figures,
-# server logs and summary.md (paste it into bench/README.md, "Figures") to bench/results/.
+# The full benchmark: per-page timing (TCP_NODELAY fix on and off, direct and through HAProxy),
+# the load matrix (app and hello demo, post-run GC on and off, think and burst modes,
+# 1/25/50/100 sessions), the think run with and without the learner store, first paint in
+# headless Chromium, and a soak run. Writes JSON figures, server logs and summary.md (paste it
+# into bench/README.md, "Figures"; its first table sets the app beside the hello demo) to
+# bench/results/.
 #
-#   bash bench/run_all.sh                  # everything, about 80 minutes on 2 CPUs
-#   SOAK_MINUTES=0 bash bench/run_all.sh   # without the soak, about 50 minutes
+#   bash bench/run_all.sh                  # everything, about 90 minutes on 2 CPUs
+#   SOAK_MINUTES=0 bash bench/run_all.sh   # without the soak, about 60 minutes
+#   # the summary's first table only (about 25 minutes on the busy 2-core machine):
+#   SESSIONS=100 GCS=off MODES=burst SOAK_MINUTES=0 TIMING_RERUNS=10 STORE_DURATION_S=40 bash bench/run_all.sh
 #
-# Settings (environment): SESSIONS, DURATION_S, TARGETS, GCS, MODES, TIMING_RERUNS,
+# Settings (environment): SESSIONS, DURATION_S, TARGETS, GCS, MODES, TIMING_RERUNS, TIMING_VIA,
+# TIMING_NODELAY, STORE_SESSIONS, STORE_DURATION_S (0: skip), FIRST_PAINT (0: skip),
 # SOAK_MINUTES, SOAK_SESSIONS, SOAK_GC, SOAK_LIFETIME_S, PYTHON.
 # A run that fails is logged and the matrix goes on; timings never fail the script.
 set -uo pipefail
@@ -18,6 +24,11 @@ TARGETS="${TARGETS:-app hello}"
 GCS="${GCS:-on off}"
 MODES="${MODES:-think burst}"
 TIMING_RERUNS="${TIMING_RERUNS:-20}"
+TIMING_VIA="${TIMING_VIA:-direct proxy}"
+TIMING_NODELAY="${TIMING_NODELAY:-on off}"
+STORE_SESSIONS="${STORE_SESSIONS:-200}"
+STORE_DURATION_S="${STORE_DURATION_S:-$DURATION_S}"
+FIRST_PAINT="${FIRST_PAINT:-1}"
 SOAK_MINUTES="${SOAK_MINUTES:-30}"
 SOAK_SESSIONS="${SOAK_SESSIONS:-50}"
 SOAK_GC="${SOAK_GC:-off}"
@@ -42,7 +53,8 @@ step() {
 }
 
 started=$(date +%s)
-step bench.page_timing --targets "${TARGETS// /,}" --gc "${GCS// /,}" --reruns "$TIMING_RERUNS" --out "$OUT/page_timing.json"
+step bench.page_timing --targets "${TARGETS// /,}" --gc "${GCS// /,}" --reruns "$TIMING_RERUNS" \
+    --via "${TIMING_VIA// /,}" --nodelay "${TIMING_NODELAY// /,}" --out "$OUT/page_timing.json"
 for target in $TARGETS; do
     for gc in $GCS; do
         for mode in $MODES; do
@@ -52,6 +64,18 @@ for target in $TARGETS; do
         done
     done
 done
+if [ "$STORE_DURATION_S" != "0" ]; then
+    # The learner store's cost: the same think run with the store on (SQLite unless
+    # LAB_DATABASE_URL says otherwise) and with a store that keeps nothing; the hello demo beside.
+    for store in on off; do
+        step bench.run_load --target app --gc off --mode think --sessions "$STORE_SESSIONS" \
+            --duration-s "$STORE_DURATION_S" --store "$store"
+    done
+    step bench.run_load --target hello --gc off --mode think --sessions "$STORE_SESSIONS" --duration-s "$STORE_DURATION_S"
+fi
+if [ "$FIRST_PAINT" != "0" ]; then
+    step bench.first_paint --targets "${TARGETS// /,}" --out "$OUT/first_paint.json"
+fi
 if [ "$SOAK_MINUTES" != "0" ]; then
     step bench.run_load --target app --gc "$SOAK_GC" --mode think --sessions "$SOAK_SESSIONS" \
         --soak-minutes "$SOAK_MINUTES" --lifetime-s "$SOAK_LIFETIME_S"
@@ -59,7 +83,8 @@ fi
 
 {
     echo "Produced by \`bash bench/run_all.sh\` (SESSIONS=\"$SESSIONS\" DURATION_S=$DURATION_S TARGETS=\"$TARGETS\" GCS=\"$GCS\""\
-         "MODES=\"$MODES\" SOAK_MINUTES=$SOAK_MINUTES SOAK_SESSIONS=$SOAK_SESSIONS SOAK_GC=$SOAK_GC SOAK_LIFETIME_S=$SOAK_LIFETIME_S)"\
+         "MODES=\"$MODES\" TIMING_VIA=\"$TIMING_VIA\" TIMING_NODELAY=\"$TIMING_NODELAY\" STORE_SESSIONS=$STORE_SESSIONS"\
+         "STORE_DURATION_S=$STORE_DURATION_S FIRST_PAINT=$FIRST_PAINT SOAK_MINUTES=$SOAK_MINUTES SOAK_SESSIONS=$SOAK_SESSIONS SOAK_GC=$SOAK_GC SOAK_LIFETIME_S=$SOAK_LIFETIME_S)"\
          "on $(date -u +%Y-%m-%d), taking $(( ($(date +%s) - started) / 60 )) minutes."
     echo
     "$PYTHON" -m bench.report "$OUT"

@@ -44,6 +44,8 @@ class LoadConfig:
     lifetime_s: float
     timeout_s: float
     soak: bool = False
+    # False: the app runs with a learner store that keeps nothing (bench/no_store_server.py).
+    store: bool = True
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
@@ -58,7 +60,8 @@ class LoadConfig:
         """A file-name-friendly name for this configuration."""
         gc = "gc" if self.post_script_gc else "nogc"
         soak = "-soak" if self.soak else ""
-        return f"load-{self.target}-{gc}-{self.mode}-{self.sessions:03d}{soak}"
+        store = "" if self.store else "-nostore"
+        return f"load-{self.target}-{gc}-{self.mode}-{self.sessions:03d}{soak}{store}"
 
 
 def _random_token() -> str:
@@ -151,7 +154,10 @@ def run(config: LoadConfig, out: Path) -> dict[str, Any]:
     token = _random_token()
     log_path = out.with_suffix(".server.log")
     with StreamlitServer(
-        script=target.script, post_script_gc=config.post_script_gc, log_path=log_path
+        script=target.script,
+        post_script_gc=config.post_script_gc,
+        log_path=log_path,
+        launcher="streamlit" if config.store else "bench.no_store_server",
     ) as server:
         assert server.process is not None
         sampler = ResourceSampler(server.process.pid, interval_s=0.5 if config.duration_s <= 600 else 5.0)
@@ -262,6 +268,9 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--timeout-s", type=float, default=30.0, help="per request")
     parser.add_argument(
+        "--store", choices=("on", "off"), default="on", help="off: a learner store that keeps nothing"
+    )
+    parser.add_argument(
         "--out", type=Path, default=None, help="JSON file (default bench/results/<label>.json)"
     )
     return parser.parse_args(argv)
@@ -284,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         lifetime_s=args.lifetime_s if args.lifetime_s is not None else (300.0 if soak else 0.0),
         timeout_s=args.timeout_s,
         soak=soak,
+        store=args.store == "on",
     )
     out = args.out or RESULTS_DIR / f"{config.label}.json"
     print(describe(run(config, out)), flush=True)

@@ -12,11 +12,12 @@ import streamlit as st
 
 from charts.telemetry import PANELS_PER_ROW
 from charts.your_run import panel_dataset_names, your_run_datasets, your_run_panel, your_run_shape
-from core.diagnose.columns import ROLES, RunLog, columns_signature, guess_mapping
+from core.diagnose.columns import ROLES, columns_signature, guess_mapping
 from core.diagnose.detectors import LIKELY, POSSIBLE, Finding, RunContext
-from core.diagnose.diagnosis import HEALTHY, Diagnosis, diagnose, mapped_run
+from core.diagnose.diagnosis import HEALTHY
 from core.diagnose.examples import Example, example, example_bytes, load_examples
 from core.diagnose.formats import MAX_BYTES, read_log
+from core.diagnose.reading import Reading, example_reading, example_table, reading
 from core.gpus import gpu, gpu_names, peak_tflops
 from ui import state
 from ui.charts import draw
@@ -147,11 +148,11 @@ def finding_card(finding: Finding) -> None:
             )
 
 
-def show_run(run: RunLog, diagnosis: Diagnosis, *, title: str, marked: bool) -> None:
+def show_run(read: Reading, *, title: str, marked: bool) -> None:
     """Draw the log's panels with the evidence marked, or bare (before the question is answered).
     Only the layout is cached; the rows are sent fresh, so no learner's data stays in the shared cache."""
-    shape = your_run_shape(run, diagnosis, marked=marked)
-    rows = your_run_datasets(run, diagnosis, marked=marked)
+    shape = your_run_shape(read.run, read.diagnosis, marked=marked)
+    rows = your_run_datasets(read.run, read.diagnosis, marked=marked)
     names = panel_dataset_names(shape)
     st.markdown(f"**{title}**")
     for row_start in range(0, len(names), PANELS_PER_ROW):
@@ -181,10 +182,9 @@ st.markdown(
 
 st.header("Classify one first")
 quiz = example(QUESTION_EXAMPLE)
-quiz_context = RunContext(classes=quiz.classes)
-quiz_table = read_log(example_bytes(quiz.file), quiz.file)
-quiz_run = mapped_run(quiz_table, guess_mapping(quiz_table.columns), quiz_context)
-show_run(quiz_run, diagnose(quiz_run, quiz_context), title=quiz.title, marked=False)
+quiz_table = example_table(quiz.file)
+quiz_reading = example_reading(quiz.file, guess_mapping(quiz_table.columns), RunContext(classes=quiz.classes))
+show_run(quiz_reading, title=quiz.title, marked=False)
 marked_question(QUESTION_ID)
 answered = QUESTION_ID in state.answers()
 
@@ -196,7 +196,7 @@ elif source.example is not None and source.example.file == QUESTION_EXAMPLE and 
     st.info("This is the run from the question above: answer it first, then its diagnosis shows here.")
 else:
     try:
-        table = read_log(source.data, source.name)
+        table = example_table(source.example.file) if source.example else read_log(source.data, source.name)
         context = ask_context(source)
     except ValueError as problem:
         st.error(literal(str(problem)))
@@ -214,14 +214,18 @@ else:
                 table.columns, guess_mapping(table.columns), columns_signature(table.columns)
             )
         try:
-            run = mapped_run(table, mapping, context)
+            read = (
+                example_reading(source.example.file, mapping, context)
+                if source.example
+                else reading(table, mapping, context)
+            )
         except ValueError as problem:
             st.error(literal(str(problem)))
         else:
-            diagnosis = diagnose(run, context)
+            diagnosis = read.diagnosis
             (st.success if diagnosis.primary == HEALTHY else st.warning)(diagnosis.summary)
             title = source.example.title if source.example else "Your log"
-            show_run(run, diagnosis, title=title, marked=True)
+            show_run(read, title=title, marked=True)
             st.caption(
                 "Red rules: where the first nan or inf appeared (dashed) and where the loss stopped "
                 "improving (dotted). Grey band: within 5% of chance. Solid red line: device memory. "

@@ -9,6 +9,9 @@ we find the server's sockets through `/proc/self/fd` (no Streamlit internals are
 the option on the listener and on the connections already open, and every later connection is
 born with it. Where that cannot be done (no `/proc`, or no listener on the server's port
 while other listeners exist) nothing changes and a warning says why.
+
+`LAB_TCP_NODELAY=0` in the environment leaves Nagle on, so the benchmark can measure the stall
+(bench/README.md); nobody should set it on a served workshop.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import streamlit as st
 
 _LOGGER = logging.getLogger(__name__)
 _PROC_FDS = Path("/proc/self/fd")
+_SWITCH_ENV = "LAB_TCP_NODELAY"
 _TCP_FAMILIES = (socket.AF_INET, socket.AF_INET6)
 
 
@@ -77,6 +81,9 @@ def disable_nagle_once() -> None:
         if _done:
             return
         _done = True
+        if os.environ.get(_SWITCH_ENV) == "0":
+            _LOGGER.warning("%s=0: Nagle stays on; replies may wait ~40 ms for delayed ACKs.", _SWITCH_ENV)
+            return
         if not _PROC_FDS.is_dir():
             _LOGGER.warning("Cannot reach /proc/self/fd; replies may wait ~40 ms for delayed ACKs.")
             return

@@ -120,3 +120,32 @@ def test_rows_for_datasets_the_chart_does_not_draw_are_refused():
     assert list(chart.spec({"points": [{"x": 2}]})["datasets"]) == ["points"]
     with pytest.raises(ValueError, match=r"draws the datasets \['points'\], not \['dots'\]"):
         chart.spec({"dots": [{"x": 2}]})
+
+
+def test_sessions_missing_the_same_new_key_at_once_build_it_once(monkeypatch):
+    import threading
+    import time
+
+    import altair as alt
+    import pandas as pd
+
+    monkeypatch.setattr(charts, "_charts", charts.OrderedDict())
+    builds = []
+
+    def slow_chart():
+        builds.append(threading.get_ident())
+        time.sleep(0.2)  # long enough for every other thread to miss the cache meanwhile
+        return alt.Chart(pd.DataFrame({"x": [1]})).mark_point().encode(x="x:Q")
+
+    got = []
+    threads = [
+        threading.Thread(target=lambda: got.append(charts.cached_chart(("herd",), slow_chart)))
+        for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(builds) == 1
+    assert len(got) == 8 and all(chart is got[0] for chart in got)
+    assert charts._building == {}

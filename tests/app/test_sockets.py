@@ -9,6 +9,9 @@ from __future__ import annotations
 import asyncio
 import socket
 
+import pytest
+
+from ui import sockets
 from ui.sockets import set_nodelay_on_port
 
 
@@ -81,3 +84,20 @@ def test_connections_already_open_are_changed_and_other_ports_are_left_alone() -
             assert _nodelay(accepted) == 1
             assert _nodelay(client) == 0  # the client's end is bound to another port
             assert _nodelay(other) == 0
+
+
+def test_lab_tcp_nodelay_0_leaves_the_servers_sockets_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+
+    def record(port: int) -> sockets.Nodelay:
+        calls.append(port)
+        return sockets.Nodelay(listeners=1)
+
+    monkeypatch.setattr(sockets, "set_nodelay_on_port", record)
+    for switch, expected in (("0", []), ("1", [8501])):
+        monkeypatch.setattr(sockets, "_done", False)
+        monkeypatch.setenv("LAB_TCP_NODELAY", switch)
+        monkeypatch.setattr(sockets.st, "get_option", lambda name: 8501)
+        calls.clear()
+        sockets.disable_nagle_once()
+        assert calls == expected

@@ -1,0 +1,50 @@
+"""`streamlit run` with a learner store that keeps nothing, to measure what the real store costs.
+
+    python -m bench.no_store_server run Home.py [streamlit flags]
+
+The app's store (SQLite by default, ui/database.py) is swapped, in this server process only, for
+one that accepts every write and forgets it: the script does everything it does with a store
+except the database round trips. `python -m bench.run_load --store off` starts the server this way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from streamlit.web.cli import main
+
+from ui import identity, rooms, state
+
+
+@dataclass(frozen=True)
+class _Learner:
+    resume_code: str = "NO-STORE"
+
+
+class NullStore:
+    """Accepts every write, stores nothing, loads an empty record."""
+
+    def learner(self, learner_id: str) -> _Learner:
+        """Any learner exists, with the same resume code."""
+        return _Learner()
+
+    def load(self, learner_id: str) -> dict[str, Any]:
+        """An empty record."""
+        return {state.ANSWERS: {}, state.SETTINGS: {}, state.RECORDS: {}, state.HANDED_IN_AT: None}
+
+    def merge(self, learner_id: str, work: dict[str, Any]) -> dict[str, Any]:
+        """The session's own work, as if stored."""
+        return work
+
+    def __getattr__(self, name: str) -> Any:
+        # add_answer, add_prediction, hand_in, put_settings, put_record, ...: written, and forgotten.
+        return lambda *args, **kwargs: True
+
+
+_NULL = NullStore()
+state.learner_store = identity.learner_store = lambda: _NULL  # type: ignore[assignment,return-value]
+rooms.membership = lambda: None  # in no room: no room queries either
+
+if __name__ == "__main__":
+    main(prog_name="streamlit")

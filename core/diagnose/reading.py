@@ -1,0 +1,49 @@
+"""A log read through a column mapping and diagnosed, with the shipped examples worked out once.
+
+A shipped example gives every learner the same table, run and diagnosis for the same mapping and
+context, so those are kept per process: under a class's burst, reading and diagnosing the example
+logs was the largest cost of ours on the busiest page. An upload is never kept.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from core.diagnose.columns import RunLog
+from core.diagnose.detectors import RunContext
+from core.diagnose.diagnosis import Diagnosis, diagnose, mapped_run
+from core.diagnose.examples import example_bytes
+from core.diagnose.formats import Table, read_log
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A log read through a mapping: the run and its diagnosis."""
+
+    run: RunLog
+    diagnosis: Diagnosis
+
+
+def reading(table: Table, mapping: Mapping[str, str | None], context: RunContext) -> Reading:
+    """The table read through `mapping` and diagnosed; ValueError when no column the detectors read
+    is mapped."""
+    run = mapped_run(table, mapping, context)
+    return Reading(run=run, diagnosis=diagnose(run, context))
+
+
+@functools.lru_cache(maxsize=16)
+def example_table(file: str) -> Table:
+    """A shipped example log, read once per process."""
+    return read_log(example_bytes(file), file)
+
+
+@functools.lru_cache(maxsize=256)
+def _example_reading(file: str, mapping: tuple[tuple[str, str | None], ...], context: RunContext) -> Reading:
+    return reading(example_table(file), dict(mapping), context)
+
+
+def example_reading(file: str, mapping: Mapping[str, str | None], context: RunContext) -> Reading:
+    """`reading` of a shipped example, shared by every learner who picks the same mapping and context."""
+    return _example_reading(file, tuple(sorted(mapping.items())), context)
