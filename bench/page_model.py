@@ -367,7 +367,9 @@ class PageModel:
             state.is_auto_rerun = True
         if page_hash is not None and page_hash != self.page_hash:
             self.query_string = ""
-        state.page_script_hash = self.page_hash if page_hash is None else page_hash
+        # `page_hash` (from new_session) names the router script; rerunning it would run Home.
+        current = self.current_page or self.page_hash
+        state.page_script_hash = current if page_hash is None else page_hash
         state.page_name = page_name
         state.query_string = self.query_string
         state.cached_message_hashes.extend(self._cache)
