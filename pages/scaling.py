@@ -45,7 +45,6 @@ SCALING_FORMATS = {
     "Speedup (x)": "%.2f",
     "Parallel efficiency": "%.3f",
 }
-GB_FORMATS = {"Total (GB)": "%.1f", "HBM (GB)": "%.0f"}
 MS_FORMATS = {
     "Compute (ms)": "%.1f",
     "DP communication (ms)": "%.1f",
@@ -172,7 +171,7 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrast
         ),
         description=narrative.memory_chart_description(contrast),
         rows=capacity.plan_rows(plans),
-        formats=GB_FORMATS,
+        formats=capacity.PLAN_FORMATS,
         outcome=contrast.outcome,
         summary=narrative.capacity_summary(contrast),
         inputs={"zero_stage": settings["zero_stage"], "recompute": settings["recompute"]},

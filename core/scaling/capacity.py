@@ -187,6 +187,14 @@ def capacity_contrast(*, fleet: Fleet, cases: Cases, zero_stage: int, recompute:
     return CapacityContrast(tp=tp, dp=dp, baseline=plan(0), result=plan(zero_stage))
 
 
+# How each number column of `plan_rows` is shown: GB to one decimal, the card's HBM whole.
+PLAN_FORMATS = {
+    **{f"{TERM_LABELS[term]} (GB)": "%.1f" for term in TERMS},
+    "Total (GB)": "%.1f",
+    "HBM (GB)": "%.0f",
+}
+
+
 def plan_rows(plans: tuple[MemoryPlan, ...]) -> list[dict[str, object]]:
     """One table row per plan: each term in GB, the total, HBM and the outcome."""
     return [

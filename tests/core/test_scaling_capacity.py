@@ -11,6 +11,7 @@ from core.memory import ZERO_STAGES
 from core.memory_detailed import TrainingSetup
 from core.models import preset
 from core.scaling.capacity import (
+    PLAN_FORMATS,
     capacity_contrast,
     parallel_terms,
     plan_rows,
@@ -157,3 +158,10 @@ def test_no_plan_fits_is_ruled_out_while_the_plan_fits_and_carrying_forward_whil
     fitting = capacity_contrast(fleet=fleet, cases=cases, zero_stage=1, recompute="full")
     assert fitting.outcome != "oom" and set(fitting.refused_decisions()) == {"none"}
     assert "ZeRO-1 needs 41.7 GB of the 86 GB" in fitting.refused_decisions()["none"]
+
+
+def test_every_number_in_the_plan_table_has_a_format():
+    contrast = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=1, recompute="full")
+    for row in plan_rows((contrast.baseline, contrast.result)):
+        numbers = {column for column, value in row.items() if isinstance(value, float | int)}
+        assert numbers == set(PLAN_FORMATS)  # no column falls back to four decimals
