@@ -74,7 +74,9 @@ def _phase_marks(timeline: StepTimeline, iterations: list[int]) -> tuple[alt.Cha
     )
     text = (
         alt.Chart(frame)
-        .mark_text(color=PHASE_COLOUR, align="left", dx=3, baseline="top")
+        # Written up the left of its rule, so two iterations of labels never run into each other or off
+        # the right edge on a phone.
+        .mark_text(color=PHASE_COLOUR, angle=270, align="right", baseline="bottom", dy=-3)
         .encode(x="position:Q", y=alt.value(2), text="name:N", tooltip=tooltip)
     )
     return rule, text
