@@ -9,11 +9,9 @@ except under CI=true, where they fail: `.ci/run` installs it.
 
 from __future__ import annotations
 
-import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -24,10 +22,12 @@ from pathlib import Path
 import pytest
 from hypothesis import configuration, settings
 
+from bench.postgres import USER as PG_USER
+from bench.postgres import postgres_server, run_as, server_bindir
+
 _DATA_DIR = tempfile.mkdtemp(prefix="lab-test-data-")
 os.environ["LAB_DATA_DIR"] = _DATA_DIR
 os.environ.pop("LAB_DATABASE_URL", None)  # never write into a developer's own database
-PG_USER = "postgres"
 
 # Hypothesis keeps its example database and caches in ./.hypothesis by default, which would put
 # them in the checkout. Keep them in the user's cache folder instead (failures still replay).
@@ -41,21 +41,6 @@ settings.load_profile("lab")
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_DATA_DIR, ignore_errors=True)
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on at the moment, on the loopback address."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _bindir() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3]))
-    if found:
-        return Path(found[-1]).parent
-    initdb = shutil.which("initdb")
-    return Path(initdb).parent if initdb else None
 
 
 def _missing(reason: str) -> None:
@@ -90,37 +75,21 @@ class PostgresServer:
 
 def _run_as() -> tuple[str, ...]:
     """The command prefix that runs PostgreSQL's tools as a user it accepts."""
-    if os.geteuid() != 0:
-        return ()
-    try:
-        pwd.getpwnam(PG_USER)
-    except KeyError:
-        _missing(f"PostgreSQL refuses to run as root and there is no '{PG_USER}' user to run it as.")
-    return ("runuser", "-u", PG_USER, "--")
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam(PG_USER)
+        except KeyError:
+            _missing(f"PostgreSQL refuses to run as root and there is no '{PG_USER}' user to run it as.")
+    return run_as()
 
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     """A PostgreSQL server of our own for this test session, stopped and removed afterwards."""
-    bindir = _bindir()
+    bindir = server_bindir()
     if bindir is None:
         _missing("PostgreSQL's server binaries (initdb, pg_ctl) are not installed.")
     assert bindir is not None
     as_user = _run_as()
-    # Not under pytest's own temporary folder: that one is private to root, and the server may not be.
-    base = Path(tempfile.mkdtemp(prefix="lab-pg-"))
-    if as_user:
-        shutil.chown(base, user=PG_USER)
-    data, port = base / "data", free_port()
-    options = f"-h 127.0.0.1 -p {port} -k {base} -c fsync=off -c full_page_writes=off"
-
-    def run(*args: str) -> None:
-        subprocess.run([*as_user, *args], check=True, capture_output=True, cwd=base)
-
-    run(str(bindir / "initdb"), "-D", str(data), "-U", PG_USER, "--auth=trust", "-E", "UTF8", "--no-sync")
-    run(str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(base / "server.log"), "-w", "start")
-    try:
+    with postgres_server(bindir, as_user, "full_page_writes=off") as port:
         yield PostgresServer(port=port, bindir=bindir, as_user=as_user)
-    finally:
-        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
-        shutil.rmtree(base, ignore_errors=True)
