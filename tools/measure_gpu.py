@@ -26,29 +26,8 @@ from typing import Any
 import torch
 
 from core.datafiles import data_path, read_csv_rows
-from core.memory.reference import CONFIG_FILES, FOLDER
+from core.memory.reference import COLUMNS, CONFIG_FILES, FOLDER, SETUP_COLUMNS
 
-COLUMNS = (
-    "model",
-    "batch",
-    "seq",
-    "mode",
-    "attn",
-    "recompute",
-    "optimizer_impl",
-    "n_params",
-    "weights",
-    "optimizer",
-    "allocated_after_forward",
-    "activations_after_forward",
-    "grads_after_backward",
-    "peak_forward",
-    "peak_backward",
-    "peak_step",
-    "reserved_peak",
-    "step_s",
-)
-SETUP_COLUMNS = COLUMNS[:7]
 GPU_OUTPUT_PATH = Path("test-artifacts/gpu/memory.csv")  # compare it with the reference before committing it
 
 

@@ -21,9 +21,9 @@ CONFIG_FILES = {
     "Qwen2.5-0.5B": "configs/qwen2.5-0.5b.json",
     "Mistral-7B": "configs/mistral-7b.json",
 }
-_INT_COLUMNS = (
-    "batch",
-    "seq",
+# The columns of memory.csv, as tools/measure_gpu.py writes them: the setup, then what was measured.
+SETUP_COLUMNS = ("model", "batch", "seq", "mode", "attn", "recompute", "optimizer_impl")
+MEASURED_COLUMNS = (
     "n_params",
     "weights",
     "optimizer",
@@ -35,6 +35,8 @@ _INT_COLUMNS = (
     "peak_step",
     "reserved_peak",
 )
+COLUMNS = (*SETUP_COLUMNS, *MEASURED_COLUMNS, "step_s")
+_INT_COLUMNS = ("batch", "seq", *MEASURED_COLUMNS)
 
 
 @dataclass(frozen=True)
