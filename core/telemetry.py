@@ -163,6 +163,11 @@ def load_runs() -> tuple[tuple[Run, ...], float]:
     return runs, device_gb
 
 
+def device_words(device_gb: float) -> str:
+    """The lesson's device as a page names it: the GiB the card reports, then decimal GB."""
+    return f"{device_gb * 1e9 / 2**30:g} GiB card ({device_gb:.2f} GB)"
+
+
 @lru_cache(maxsize=len(KINDS))
 def recorded(run_id: str) -> Telemetry:
     """One of the four runs' series on the lesson's device, computed once per process (the same for

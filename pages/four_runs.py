@@ -6,7 +6,7 @@ import streamlit as st
 
 from charts.telemetry import PANELS_PER_ROW, panel_count, telemetry_panel
 from core.run_a import brief_sentence
-from core.telemetry import load_runs, recorded
+from core.telemetry import device_words, load_runs, recorded
 from ui.charts import draw
 from ui.marked import marked_question
 from ui.nav import next_link
@@ -35,7 +35,7 @@ for run in runs:
 st.header("What the dashboards recorded")
 st.markdown("Now check your sorting against what each run's dashboard recorded.")
 st.caption(
-    f"Simulated telemetry on a {device_gb * 1e9 / 2**30:g} GiB card ({device_gb:.2f} GB). The red rules mark "
+    f"Simulated telemetry on a {device_words(device_gb)}. The red rules mark "
     "the device limit and the moment things went wrong."
 )
 for run in runs:
