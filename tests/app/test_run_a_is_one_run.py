@@ -18,7 +18,7 @@ def test_the_same_run_a_figures_on_every_page_and_in_the_report() -> None:
     )
 
     home = _texts(open_page("pages/home.py"))
-    assert f"{weights} of weights" in home and f"the other {other} went" in home and device in home
+    assert all(figure in home for figure in (weights, device, other))
 
     run_a = _texts(open_page("pages/run_a.py"))
     assert f"{weights} of weights" in run_a and f"The other {other} went" in run_a and device in run_a
