@@ -251,8 +251,9 @@ def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) 
     curve, straggler = track.convergence, track.straggler
     st.caption(
         f"Illustrative assumptions, not measurements: steps to target = {curve.minimum_steps:,.0f} × "
-        f"(1 + {curve.critical_batch:,.0f} ÷ global batch); dropping slow workers makes a step "
-        f"{straggler.step_time_multiplier:.2f}× as long but needs {straggler.work_multiplier:.2f}× the steps."
+        f"(1 + {curve.critical_batch:,.0f} ÷ global batch); on {track.fleet.name} the slowest GPU ends each "
+        f"step about {straggler.lag_ms:g} ms late, and strict synchronisation waits for it; dropping slow "
+        f"workers skips that wait but needs {straggler.work_multiplier:.2f}× the steps."
     )
     rows = quality.quality_rows(comparison)
     return Reveal(
@@ -316,8 +317,10 @@ def assumptions(track: Track) -> None:
 - **Pipeline (parts C and D).** With p stages and m microbatches the bubble is (p − 1) / (m + p − 1) of the
   step. The first stage holds min(m, p) microbatches of activations at its peak; the output layer's logits
   sit on the last stage and are left out of the busiest stage.
-- **Time to quality (part E)** is illustrative: a diminishing-returns batch curve (McCandlish et al. 2018)
-  and made-up straggler multipliers. Replace both with measurements before deciding anything real.
+- **Time to quality (part E)** is illustrative: a diminishing-returns batch curve (McCandlish et al. 2018),
+  a made-up lag of the slowest GPU ({track.straggler.lag_ms:g} ms a step on this fleet, however long the step)
+  and a made-up share of work lost when slow workers are dropped. Dropping pays when the lag is longer than
+  the extra steps cost, so on short steps. Replace all three with measurements before deciding anything real.
 """
         )
         st.caption(f"Fleet: {fleet.source}")
@@ -426,7 +429,7 @@ for part, tab in zip(PARTS, part_tabs, strict=True):
     with tab:
         heading(part)
         shown = PART_VIEWS[part](chosen, settings, contrasts)
-        if prediction_gate(part):
+        if prediction_gate(part, settings):
             reveal(part, shown, settings)
 with synthesis_tab:
     synthesis(chosen, settings)

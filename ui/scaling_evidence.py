@@ -11,8 +11,10 @@ from typing import Any
 import altair as alt
 import streamlit as st
 
+from core import lessons
 from core.scaling import evidence
-from core.scaling.scenarios import load_scaling
+from core.scaling.outcomes import graded_outcomes
+from core.scaling.scenarios import load_scaling, track_label
 from core.settings_schema import section
 from ui import state
 from ui.charts import draw
@@ -74,23 +76,42 @@ def locked_prediction(part: str) -> str | None:
     return evidence.prediction_of(state.record(evidence.PREDICTIONS), part)
 
 
-def _lock(part: str, choice: str) -> None:
+def _lock(part: str, track_key: str, choice: str) -> None:
     try:
         updated, accepted = evidence.lock_prediction(records(evidence.PREDICTIONS), part, choice)
+        tracks = evidence.record_prediction_track(records(evidence.PREDICTION_TRACKS), part, track_key)
     except ValueError:  # only a client that bypasses the page sends a value the radio does not offer
         return
     if accepted:
+        state.store_record(evidence.PREDICTION_TRACKS, tracks)
         state.store_record(evidence.PREDICTIONS, updated)
 
 
-def prediction_gate(part: str) -> bool:
+def prediction_track(part: str, settings: Mapping[str, Any]) -> str:
+    """The track `part`'s prediction was locked on (the current one for a prediction without a track)."""
+    return evidence.prediction_track(state.record(evidence.PREDICTION_TRACKS), part, settings["track"])
+
+
+def prediction_gate(part: str, settings: Mapping[str, Any]) -> bool:
     """The prediction form until a prediction is locked; True once it is (show the result)."""
     text = load_scaling().parts[part]
     locked = locked_prediction(part)
     if locked is not None:
-        st.caption(f":material/lock: Your locked prediction: **{text.options[locked]}**")
+        st.caption(
+            lessons.sentence(
+                "scaling",
+                "locked_prediction",
+                option=text.options[locked],
+                track=track_label(prediction_track(part, settings)),
+            )
+        )
         return True
-    lock_form(f"scaling.predict.{part}", text.prompt, text.options, functools.partial(_lock, part))
+    lock_form(
+        f"scaling.predict.{part}",
+        text.prompt,
+        text.options,
+        functools.partial(_lock, part, settings["track"]),
+    )
     st.caption(
         "The result stays hidden until you lock a prediction. One prediction per part; it cannot be "
         "changed later."
@@ -104,19 +125,39 @@ def reveal(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
     st.caption(shown.description)
     config = {column: st.column_config.NumberColumn(format=fmt) for column, fmt in shown.formats.items()}
     st.dataframe(arrow_rows(shown.rows), hide_index=True, column_config=config)
-    _verdict(part, shown.outcome, shown.summary)
+    _verdict(part, shown, settings)
     if shown.note is not None:
         shown.note()
     _capture_form(part, shown, settings)
 
 
-def _verdict(part: str, outcome: str, message: str) -> None:
+def _verdict(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
+    """Whether the locked prediction held, graded on the numbers of the track it was locked on."""
     text, locked = load_scaling().parts[part], locked_prediction(part)
+    locked_on = prediction_track(part, settings)
+    if locked_on == settings["track"]:
+        outcome, where = shown.outcome, ""
+    else:  # the learner switched track after locking: grade on the track they predicted for
+        outcome = graded_outcomes(settings, records(evidence.PREDICTION_TRACKS))[part]
+        where = lessons.sentence(
+            "scaling",
+            "graded_elsewhere",
+            locked_track=track_label(locked_on),
+            track=track_label(settings["track"]),
+            answer_here=text.options.get(shown.outcome, "none of the options"),
+        )
     if locked == outcome:
-        st.success(f"**Your prediction held.** {message}", icon=":material/check_circle:")
+        message = lessons.sentence("scaling", "prediction_held", where=where, summary=shown.summary)
+        st.success(message.strip(), icon=":material/check_circle:")
         return
-    happened = text.options.get(outcome, "none of the options")
-    st.warning(f"**Not what you predicted.** What happened: *{happened}*. {message}", icon=":material/info:")
+    message = lessons.sentence(
+        "scaling",
+        "prediction_missed",
+        happened=text.options.get(outcome, "none of the options"),
+        where=where,
+        summary=shown.summary,
+    )
+    st.warning(message.strip(), icon=":material/info:")
 
 
 def _flash(part: str) -> str:

@@ -1,5 +1,7 @@
 """Locked predictions, evidence snapshots, stale evidence and synthesis readiness, as plain data.
 
+A prediction is locked per part, and the track it was locked on is kept beside it (first one
+stands), so a prediction is always graded on the numbers of the track the learner was looking at.
 A snapshot is what a learner captured for one part: prediction, inputs, baseline, result and
 decision, plus the upstream choices it was computed under. When one of those choices changes
 (the track for every part; the scaling mode and pool of part A for part E), the snapshot is stale.
@@ -18,6 +20,7 @@ from core.scaling.scenarios import PARTS, load_scaling
 from core.settings_schema import section
 
 PREDICTIONS = "scaling.predictions"
+PREDICTION_TRACKS = "scaling.prediction_tracks"
 SNAPSHOTS = "scaling.snapshots"
 SYNTHESIS = "scaling.synthesis"
 SETTINGS_SECTION = "scaling"
@@ -49,6 +52,20 @@ def lock_prediction(predictions: Mapping[str, str], part: str, option: str) -> t
     options = load_scaling().parts[part].options
     require(is_option(option, options), f"Part {part} has no such prediction.")
     return record_first(predictions, part, option)
+
+
+def record_prediction_track(tracks: Mapping[str, str], part: str, track_key: str) -> dict[str, str]:
+    """The prediction tracks with `part`'s added; a part's first recorded track stands."""
+    _check_part(part)
+    require(track_key in load_scaling().tracks, f"There is no track {track_key!r}.")
+    return record_first(tracks, part, track_key)[0]
+
+
+def prediction_track(tracks: Any, part: str, current: str) -> str:
+    """The track `part`'s prediction was locked on; `current` when the record names no known track
+    (a prediction locked before the lab kept tracks, or a restored file without them)."""
+    found = tracks.get(part) if isinstance(tracks, Mapping) else None
+    return found if isinstance(found, str) and found in load_scaling().tracks else current
 
 
 def current_settings(stored: Mapping[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 import json
 
-from core.scaling.evidence import PREDICTIONS, SNAPSHOTS, SYNTHESIS
+from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYNTHESIS
 from tests.app.conftest import open_page
 
 PAGE = "pages/scaling.py"
@@ -175,3 +175,24 @@ def test_no_plan_fits_is_refused_while_the_plan_fits():
     at.run()
     assert "B" not in (at.session_state["records"].get(SNAPSHOTS) or {})
     assert any("A plan does fit: ZeRO-1 needs" in i.value for i in at.info)
+
+
+def test_part_e_answer_follows_the_track_and_a_prediction_is_graded_where_it_was_locked():
+    at = open_page(PAGE)
+    at.selectbox(key="scaling.track").set_value("tinyml").run()
+    _lock(at, "E", "drop")  # TinyML's 2.3 ms steps: waiting 2 ms a step for the slowest GPU costs more
+    assert at.session_state["records"][PREDICTION_TRACKS] == {"E": "tinyml"}
+    assert any(s.value.startswith("**Your prediction held.**") for s in at.success)
+    at.selectbox(key="scaling.track").set_value("cloud").run()
+    assert not at.exception
+    held = [s.value for s in at.success if s.value.startswith("**Your prediction held.**")]
+    # Still graded on TinyML, while the page names Cloud's own answer from Cloud's 3.3 s steps.
+    assert len(held) == 1 and "TinyML" in held[0] and "*Strict synchronisation*" in held[0]
+    assert any("on the TinyML track" in c.value for c in at.caption)
+
+
+def test_the_same_prediction_misses_on_cloud():
+    at = open_page(PAGE)
+    _lock(at, "E", "drop")
+    assert at.session_state["records"][PREDICTION_TRACKS] == {"E": "cloud"}
+    assert any("What happened: *Strict synchronisation*" in w.value for w in at.warning)
