@@ -137,6 +137,8 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any], parts: PartContras
         description=narrative.efficiency_chart_description(contrast),
         rows=throughput.scaling_rows({contrast.mode: (contrast.baseline, contrast.result)}),
         formats=SCALING_FORMATS,
+        columns_by="Workers",
+        header="{} GPUs",
         outcome=contrast.outcome,
         summary=narrative.scaling_summary(contrast),
         inputs=_pool_inputs(contrast),
@@ -172,6 +174,7 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrast
         description=narrative.memory_chart_description(contrast),
         rows=capacity.plan_rows(plans),
         formats=capacity.PLAN_FORMATS,
+        columns_by="Plan",
         outcome=contrast.outcome,
         summary=narrative.capacity_summary(contrast),
         inputs={"zero_stage": settings["zero_stage"], "recompute": settings["recompute"]},
@@ -201,6 +204,7 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContr
         description="Communication and bubble time each layout adds to the same compute, stacked per step.",
         rows=layout.layout_rows(contrast.timings),
         formats=MS_FORMATS,
+        columns_by="Layout",
         outcome=contrast.outcome,
         summary=narrative.layout_summary(contrast),
         inputs={"alternative": settings["layout"]},
@@ -231,6 +235,8 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContra
         description=narrative.pipeline_chart_description(contrast),
         rows=pipeline.pipeline_rows((contrast.baseline, contrast.result)),
         formats=PIPELINE_FORMATS,
+        columns_by="Microbatches",
+        header="{} microbatches",
         outcome=contrast.outcome,
         summary=narrative.pipeline_summary(contrast),
         inputs={"microbatches": settings["microbatches"]},
@@ -260,8 +266,9 @@ def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) 
         key=("scaling.E", track.key, settings["mode"], settings["pool"]),
         chart=lambda: charts.time_to_target_chart(rows),
         description="Hours each straggler policy takes to reach the same quality target.",
-        rows=rows,
+        rows=[{name: row[name] for name in ("Policy", *QUALITY_FORMATS)} for row in rows],
         formats=QUALITY_FORMATS,
+        columns_by="Policy",
         outcome=comparison.winner,
         summary=narrative.quality_summary(comparison),
         inputs=_pool_inputs(part_a),  # part E's figures stand on part A's choices
@@ -337,7 +344,7 @@ def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
     data = load_scaling()
     snapshots = records(evidence.SNAPSHOTS)
     statuses = evidence.statuses(snapshots, settings)
-    st.dataframe(
+    st.table(
         arrow_rows(
             {
                 "Part": data.parts[part].title,

@@ -35,6 +35,7 @@ class Reveal:
     description: str
     rows: Sequence[Mapping[str, Any]]
     formats: Mapping[str, str]
+    columns_by: str  # the field whose value heads each row's column once the table is stacked
     outcome: str
     summary: str
     inputs: dict[str, Any]
@@ -43,6 +44,30 @@ class Reveal:
     fixed: str | None = None  # the decision the part's controls already made
     refused: Mapping[str, str] = field(default_factory=dict)  # decision -> why it cannot be saved
     note: Callable[[], None] | None = None  # drawn between the verdict and the capture form
+    header: str = "{}"  # how a `columns_by` value reads as a column heading, such as "{} GPUs"
+
+
+def _shown(value: Any, fmt: str | None) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return fmt % value if fmt else f"{value:,.4g}"
+
+
+def stacked(
+    rows: Sequence[Mapping[str, Any]], *, by: str, header: str, formats: Mapping[str, str]
+) -> list[dict[str, str]]:
+    """The same figures turned on their side: one row per figure, one column per row of `rows`, headed by
+    its `by` value, each value as text in its figure's format. Two or three narrow columns of text that
+    wraps fit a 390 px phone, where a row per plan with a column per figure scrolls sideways."""
+    headers = [header.format(row[by]) for row in rows]
+    figures = [name for name in (rows[0] if rows else {}) if name != by]
+    return [
+        {
+            "": name,
+            **{title: _shown(row[name], formats.get(name)) for title, row in zip(headers, rows, strict=True)},
+        }
+        for name in figures
+    ]
 
 
 def heading(part: str) -> None:
@@ -123,8 +148,10 @@ def reveal(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
     """The chart with its description, the table, the verdict on the prediction, then the capture form."""
     draw(shown.key, shown.chart, description=shown.description)
     st.caption(shown.description)
-    config = {column: st.column_config.NumberColumn(format=fmt) for column, fmt in shown.formats.items()}
-    st.dataframe(arrow_rows(shown.rows), hide_index=True, column_config=config)
+    st.table(
+        arrow_rows(stacked(shown.rows, by=shown.columns_by, header=shown.header, formats=shown.formats)),
+        hide_index=True,
+    )
     _verdict(part, shown, settings)
     if shown.note is not None:
         shown.note()

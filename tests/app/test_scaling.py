@@ -4,6 +4,7 @@ import json
 
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYNTHESIS
 from tests.app.conftest import open_page
+from ui.scaling_evidence import stacked
 
 PAGE = "pages/scaling.py"
 PREDICTIONS_GIVEN = {"A": "below-half", "B": "optimizer", "C": "within", "D": "faster-oom", "E": "strict"}
@@ -54,7 +55,7 @@ def test_results_stay_hidden_until_a_prediction_is_locked():
     at = open_page(PAGE)
     assert not at.exception
     assert not at.get("vega_lite_chart")
-    assert len(at.dataframe) == 1  # the synthesis table of evidence, nothing else
+    assert len(at.table) == 1  # the synthesis table of evidence, nothing else
     _lock(at, "A", "middle")
     assert _chart_titles(at) == ["Parallel efficiency as the pool grows"]
     assert at.session_state["records"][PREDICTIONS] == {"A": "middle"}
@@ -196,3 +197,25 @@ def test_the_same_prediction_misses_on_cloud():
     _lock(at, "E", "drop")
     assert at.session_state["records"][PREDICTION_TRACKS] == {"E": "cloud"}
     assert any("What happened: *Strict synchronisation*" in w.value for w in at.warning)
+
+
+def test_each_parts_table_is_stacked_narrow_with_the_figures_of_its_chart():
+    at = open_page(PAGE)
+    _lock(at, "B", "optimizer")
+    table = at.table[0].value  # part B's, drawn before the synthesis table
+    # One column per plan, a row per figure: 3 columns fit a phone where 12 did not.
+    assert list(table.columns) == ["", "Replicated (ZeRO-0)", "ZeRO-1"]
+    figures = dict(zip(table[""], table["ZeRO-1"], strict=True))
+    assert figures["Outcome"] == "fits" and figures["HBM (GB)"] == "86"  # 80 GiB, whole GB
+    assert float(figures["Total (GB)"]) < 86
+
+
+def test_stacking_turns_rows_into_columns_with_each_figures_format():
+    rows = [
+        {"Workers": 8, "Step (ms)": 12.345, "Mode": "strong"},
+        {"Workers": 32, "Step (ms)": 3.21, "Mode": "strong"},
+    ]
+    assert stacked(rows, by="Workers", header="{} GPUs", formats={"Step (ms)": "%.1f"}) == [
+        {"": "Step (ms)", "8 GPUs": "12.3", "32 GPUs": "3.2"},
+        {"": "Mode", "8 GPUs": "strong", "32 GPUs": "strong"},
+    ]
