@@ -27,7 +27,8 @@ from core.scaling.evidence import (
     SYNTHESIS_CHOICES,
     UPSTREAM_SETTINGS,
 )
-from core.scaling.scenarios import PARTS, load_scaling
+from core.scaling.scenarios import load_scaling
+from core.scaling.wording import PARTS
 from core.settings_schema import Section
 
 MAX_STATE_BYTES = 200_000  # the whole state as JSON; also the progress file's limit

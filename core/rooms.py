@@ -22,7 +22,8 @@ from core.questions import Bank, Question
 from core.run_a import DECISION_RECORD, FIRST_EXPERIMENTS
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SETTINGS_SECTION, prediction_of
 from core.scaling.outcomes import graded_outcomes
-from core.scaling.scenarios import PARTS, load_scaling
+from core.scaling.scenarios import load_scaling
+from core.scaling.wording import PARTS
 
 MAX_NAME_CHARS = 40
 ROOM_CODE_CHARS = 6

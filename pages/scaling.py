@@ -17,7 +17,9 @@ from core.memory_detailed import Recomputation, precision_label
 from core.scaling import capacity, evidence, layout, narrative, pipeline, quality, throughput
 from core.scaling.evidence import current_settings
 from core.scaling.outcomes import PartContrasts, part_contrasts
-from core.scaling.scenarios import PARTS, Track, load_scaling, track, track_label
+from core.scaling.scenarios import load_scaling, track, track_label
+from core.scaling.tracks import Track
+from core.scaling.wording import PARTS
 from core.settings_schema import section
 from ui import state
 from ui.links import share_box

@@ -34,7 +34,8 @@ from core.memory_detailed import (
     replicated_terms,
 )
 from core.models import preset
-from core.scaling.scenarios import Cases, Fleet
+from core.scaling.cases import Cases
+from core.scaling.fleets import Fleet
 
 GRADIENT_BUCKET_FRACTION = 0.05
 PIPELINE_BOUNDARY_BUFFERS = 2  # one send and one receive buffer per stage boundary

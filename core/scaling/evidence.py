@@ -16,7 +16,8 @@ from typing import Any
 
 from core.answers import record_first
 from core.datafiles import require
-from core.scaling.scenarios import PARTS, load_scaling
+from core.scaling.scenarios import load_scaling
+from core.scaling.wording import PARTS
 from core.settings_schema import section
 
 PREDICTIONS = "scaling.predictions"

@@ -12,7 +12,9 @@ from typing import Any
 
 from core.scaling import capacity, layout, pipeline, quality, throughput
 from core.scaling.evidence import current_settings, prediction_track
-from core.scaling.scenarios import PARTS, Track, load_scaling, track
+from core.scaling.scenarios import load_scaling, track
+from core.scaling.tracks import Track
+from core.scaling.wording import PARTS
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from core.datafiles import require
-from core.scaling.scenarios import Convergence, StragglerPolicy
+from core.scaling.tracks import Convergence, StragglerPolicy
 from core.units import MS_PER_S, S_PER_H, duration_unit
 
 # Two policies finishing within this fraction of each other count as a tie.

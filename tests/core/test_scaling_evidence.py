@@ -16,7 +16,7 @@ from core.scaling.evidence import (
     statuses,
     synthesis_readiness,
 )
-from core.scaling.scenarios import PARTS
+from core.scaling.wording import PARTS
 
 SETTINGS = {"track": "edge", "mode": "strong", "pool": 1, "zero_stage": 2}
 DECISIONS = {"A": "strong", "B": "shard", "C": "within", "D": "selected", "E": "strict"}

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.scaling.quality import compare_policies, steps_to_target
-from core.scaling.scenarios import Convergence, StragglerPolicy
+from core.scaling.tracks import Convergence, StragglerPolicy
 
 CLOUD_CURVE = Convergence(minimum_steps=2500, critical_batch=2048)
 

@@ -6,7 +6,8 @@ import json
 import pytest
 
 from core.datafiles import read_json
-from core.scaling.scenarios import PARTS, load_scaling, parse_scaling, track, track_keys
+from core.scaling.scenarios import load_scaling, parse_scaling, track, track_keys
+from core.scaling.wording import PARTS
 from core.settings_schema import section
 
 
