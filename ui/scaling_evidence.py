@@ -74,7 +74,7 @@ def heading(part: str) -> None:
     """The part's full title and how long it takes."""
     text = load_scaling().parts[part]
     st.subheader(text.title)
-    st.caption(f":material/schedule: About {text.minutes} minutes.")
+    st.caption(lessons.sentence("scaling", "part_minutes", minutes=text.minutes))
 
 
 def setting_radio(label: str, name: str, *, labels: Callable[[Any], str | None]) -> None:
@@ -137,10 +137,7 @@ def prediction_gate(part: str, settings: Mapping[str, Any]) -> bool:
         text.options,
         functools.partial(_lock, part, settings["track"]),
     )
-    st.caption(
-        "The result stays hidden until you lock a prediction. One prediction per part; it cannot be "
-        "changed later."
-    )
+    st.caption(lessons.sentence("scaling", "result_hidden"))
     return False
 
 
@@ -194,7 +191,7 @@ def _flash(part: str) -> str:
 def _capture(part: str, settings: Mapping[str, Any], shown: Reveal) -> None:
     decision = shown.fixed or st.session_state.get(f"scaling.decide.{part}")
     if not isinstance(decision, str):  # nothing chosen, or a value no radio sends
-        st.session_state[_flash(part)] = "Choose a decision before capturing the snapshot."
+        st.session_state[_flash(part)] = lessons.sentence("scaling", "choose_a_decision")
         return
     if decision in shown.refused:
         st.session_state[_flash(part)] = shown.refused[decision]
@@ -226,7 +223,14 @@ def _capture_form(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None
     options = list(text.decisions)
     with st.form(key=f"scaling.decide.{part}.form"):
         if shown.fixed:
-            st.markdown(f"{text.decision_prompt} **{text.decisions[shown.fixed]}**, as set above.")
+            st.markdown(
+                lessons.sentence(
+                    "scaling",
+                    "fixed_decision",
+                    prompt=text.decision_prompt,
+                    decision=text.decisions[shown.fixed],
+                )
+            )
         else:
             st.radio(
                 text.decision_prompt,
@@ -254,19 +258,19 @@ def _snapshot_status(part: str, settings: Mapping[str, Any]) -> None:
     snapshots = records(evidence.SNAPSHOTS)
     status = evidence.snapshot_status(part, snapshots, settings)
     if status == evidence.MISSING:
-        st.caption("No snapshot of this part yet.")
+        st.caption(lessons.sentence("scaling", "no_snapshot"))
     elif status == evidence.STALE:
         changed = " and ".join(evidence.changed_upstream(part, snapshots, settings))
-        st.error(
-            f"**Stale snapshot.** You changed {changed} after capturing it. Capture it again.",
-            icon=":material/history:",
-        )
+        st.error(lessons.sentence("scaling", "stale_snapshot", changed=changed), icon=":material/history:")
     else:
         text = load_scaling().parts[part]
         snapshot = snapshots[part]
         st.success(
-            f"**Snapshot saved.** Prediction: {text.options[snapshot['prediction']]}. "
-            f"Decision: {text.decisions[snapshot['decision']]}. "
-            "It keeps these figures even if you move the controls later.",
+            lessons.sentence(
+                "scaling",
+                "snapshot_saved",
+                prediction=text.options[snapshot["prediction"]],
+                decision=text.decisions[snapshot["decision"]],
+            ),
             icon=":material/inventory_2:",
         )

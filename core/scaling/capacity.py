@@ -139,20 +139,11 @@ class CapacityContrast:
             )
         return max(drops, key=drops.__getitem__)
 
-    def refused_decisions(self) -> dict[str, str]:
-        """Decisions the evidence rules out, each with the reason a learner reads: "no plan fits" while the
-        selected plan fits, or carrying forward a plan that does not."""
-        verdict = self.result.verdict
-        if verdict.fits:
-            return {
-                "none": f"A plan does fit: {self.result.label} needs {verdict.total_gb:,.1f} GB of the "
-                f'{verdict.device_gb:,.0f} GB on each GPU, so "no plan fits" is not what the evidence says.'
-            }
-        return {
-            "shard": f"{self.result.label} still needs {verdict.total_gb:,.1f} GB of the "
-            f"{verdict.device_gb:,.0f} GB on each GPU: there is no fitting plan to carry forward yet. Try "
-            "another ZeRO stage or recomputation."
-        }
+    @property
+    def refused_decision(self) -> str:
+        """The decision the evidence rules out: "none" (no plan fits) while the selected plan fits, or
+        "shard" (carry the plan forward) while it does not."""
+        return "none" if self.result.verdict.fits else "shard"
 
 
 def case_setup(cases: Cases, *, model: str, micro_batch: int, seq_len: int, recompute: str) -> TrainingSetup:
