@@ -429,10 +429,28 @@ def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
     if readiness.ready:
         st.success(lessons.sentence("scaling", "synthesis_ready"), icon=":material/task_alt:")
     else:
-        problems = "\n".join(f"- {problem}" for problem in readiness.problems)
+        problems = "\n".join(f"- {problem}" for problem in _problems(readiness))
         st.warning(
             lessons.sentence("scaling", "synthesis_not_ready", problems=problems), icon=":material/pending:"
         )
+
+
+def _problems(readiness: evidence.Readiness) -> list[str]:
+    """What keeps the synthesis from being ready, one sentence each."""
+    problems = []
+    if len(readiness.not_current) == 1:
+        problems.append(lessons.sentence("scaling", "capture_part", parts=readiness.not_current[0]))
+    elif readiness.not_current:
+        problems.append(lessons.sentence("scaling", "capture_parts", parts=", ".join(readiness.not_current)))
+    if readiness.unchosen:
+        problems.append(lessons.sentence("scaling", "choose", names=", ".join(readiness.unchosen)))
+    if readiness.same_plan:
+        problems.append(lessons.sentence("scaling", "same_plan"))
+    if readiness.no_rationale:
+        problems.append(lessons.sentence("scaling", "write_rationale"))
+    if readiness.unquantified:
+        problems.append(lessons.sentence("scaling", "quantify_rationale"))
+    return problems
 
 
 def _save_synthesis() -> None:

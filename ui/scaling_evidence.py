@@ -260,7 +260,12 @@ def _snapshot_status(part: str, settings: Mapping[str, Any]) -> None:
     if status == evidence.MISSING:
         st.caption(lessons.sentence("scaling", "no_snapshot"))
     elif status == evidence.STALE:
-        changed = " and ".join(evidence.changed_upstream(part, snapshots, settings))
+        words = {
+            "track": lessons.sentence("scaling", "changed_track"),
+            "mode": lessons.sentence("scaling", "changed_mode"),
+            "pool": lessons.sentence("scaling", "changed_pool"),
+        }
+        changed = " and ".join(words[name] for name in evidence.changed_upstream(part, snapshots, settings))
         st.error(lessons.sentence("scaling", "stale_snapshot", changed=changed), icon=":material/history:")
     else:
         text = load_scaling().parts[part]

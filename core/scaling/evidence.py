@@ -149,20 +149,14 @@ def snapshot_status(part: str, snapshots: Mapping[str, Any], settings: Mapping[s
     return CURRENT if snapshot.get("upstream") == upstream(part, settings) else STALE
 
 
-UPSTREAM_WORDS = {
-    "track": "the training context",
-    "mode": "part A's scaling experiment",
-    "pool": "part A's larger pool",
-}
-
-
 def changed_upstream(part: str, snapshots: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[str, ...]:
-    """In words, the upstream choices that changed since this part's snapshot was captured."""
+    """The names of the upstream settings (of UPSTREAM_SETTINGS) that changed since this part's snapshot
+    was captured."""
     snapshot = snapshots.get(part)
     if not isinstance(snapshot, Mapping) or not valid_snapshot(part, snapshot):
         return ()
     captured, now = snapshot.get("upstream") or {}, upstream(part, settings)
-    return tuple(UPSTREAM_WORDS[name] for name in now if captured.get(name) != now[name])
+    return tuple(name for name in now if captured.get(name) != now[name])
 
 
 def statuses(snapshots: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, str]:
@@ -172,38 +166,35 @@ def statuses(snapshots: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[
 
 @dataclass(frozen=True)
 class Readiness:
-    """Whether the synthesis is ready, and what is still missing if not."""
+    """What still keeps the synthesis from being ready; ready when nothing does."""
 
-    problems: tuple[str, ...]
+    not_current: tuple[str, ...]  # parts without a current snapshot
+    unchosen: tuple[str, ...]  # synthesis choices not made
+    same_plan: bool  # the rejected alternative is the recommended plan
+    no_rationale: bool
+    unquantified: bool  # a rationale without a single number
 
     @property
     def ready(self) -> bool:
         """Nothing is missing."""
-        return not self.problems
+        return not (
+            self.not_current or self.unchosen or self.same_plan or self.no_rationale or self.unquantified
+        )
 
 
 def synthesis_readiness(synthesis: Any, part_statuses: Mapping[str, str]) -> Readiness:
     """Ready when all five snapshots are current, every choice is made, the plan differs from the
     rejected alternative and the rationale cites at least one number."""
     synthesis = saved_synthesis(synthesis)
-    problems = []
-    not_current = [part for part in PARTS if part_statuses.get(part) != CURRENT]
-    if not_current:
-        problems.append(
-            f"Capture current evidence for part{'s' if len(not_current) > 1 else ''} "
-            f"{', '.join(not_current)}."
-        )
-    unchosen = [name for name in SYNTHESIS_CHOICES if name not in synthesis]
-    if unchosen:
-        problems.append(f"Choose: {', '.join(unchosen)}.")
-    elif synthesis["plan"] == synthesis["rejected"]:
-        problems.append("The rejected alternative must differ from the plan you recommend.")
+    unchosen = tuple(name for name in SYNTHESIS_CHOICES if name not in synthesis)
     rationale = synthesis.get("rationale", "")
-    if not rationale.strip():
-        problems.append("Write a rationale.")
-    elif not re.search(r"\d", rationale):
-        problems.append("Quantify the rationale: cite at least one number from your evidence.")
-    return Readiness(problems=tuple(problems))
+    return Readiness(
+        not_current=tuple(part for part in PARTS if part_statuses.get(part) != CURRENT),
+        unchosen=unchosen,
+        same_plan=not unchosen and synthesis["plan"] == synthesis["rejected"],
+        no_rationale=not rationale.strip(),
+        unquantified=bool(rationale.strip()) and not re.search(r"\d", rationale),
+    )
 
 
 @dataclass(frozen=True)
