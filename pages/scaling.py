@@ -360,7 +360,6 @@ def assumptions(track: Track) -> None:
                 inter_latency_us=fleet.inter_node_latency_us,
                 kernels=track.model.kernels_per_step,
                 kernel_floor_us=throughput.launch_floor_ms(1) * 1e3,
-                latency_note=load_scaling().lab.latency_note,
                 precision=precision_label(cases.precision),
                 optimizer=cases.optimizer,
                 bucket_fraction=capacity.GRADIENT_BUCKET_FRACTION,
@@ -462,9 +461,8 @@ def _save_synthesis() -> None:
 
 st.title("Scaling out: when do more GPUs stop helping?")
 st.markdown(lessons.text("scaling", "intro"))
-lab = load_scaling().lab
-st.caption(lessons.sentence("scaling", "time_guidance", minutes=lab.minutes.capitalize()))
-st.markdown("\n".join(f"{number}. {objective}" for number, objective in enumerate(lab.objectives, start=1)))
+st.caption(lessons.sentence("scaling", "time_guidance"))
+st.markdown(lessons.text("scaling", "objectives"))
 tracks = section(SECTION).field("track").choices
 st.selectbox("Training context", tracks, format_func=track_label, **persistent(SECTION, "track"))
 settings = current_settings(state.section_settings(SECTION))
@@ -484,5 +482,5 @@ with synthesis_tab:
     synthesis(chosen, settings)
 share_box(SECTION)
 st.subheader("Three things to keep")
-st.markdown("\n".join(f"- {takeaway}" for takeaway in lab.takeaways))
+st.markdown(lessons.text("scaling", "takeaways"))
 next_link("pages/scaling.py")

@@ -1,7 +1,7 @@
 """The scaling data file, `data/scaling_tracks.json`, read and validated once, and lookups of its tracks.
 
 What each entry is and how it is checked lives with its job: fleets and models in `fleets`, tracks in
-`tracks`, the fixed cases of parts B-D in `cases`, the questions and the lab's wording in `wording`.
+`tracks`, the fixed cases of parts B-D in `cases`, the questions and choices in `wording`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ from core.scaling.fleets import Fleet, parse_fleet, parse_track_model
 from core.scaling.tracks import Track, parse_track
 from core.scaling.wording import (
     PARTS,
-    LabText,
     PartText,
     SynthesisText,
-    parse_lab,
     parse_part,
     parse_synthesis,
 )
@@ -36,7 +34,6 @@ class ScalingData:
     cases: Cases
     parts: dict[str, PartText]
     synthesis: SynthesisText
-    lab: LabText
 
 
 def _keyed(items: list[Any], what: str) -> dict[str, Any]:
@@ -62,7 +59,6 @@ def parse_scaling(raw: Any) -> ScalingData:
         cases=parse_cases(raw.get("cases")),
         parts=parts,
         synthesis=parse_synthesis(raw.get("synthesis") or {}),
-        lab=parse_lab(raw.get("lab") or {}),
     )
 
 

@@ -1,5 +1,5 @@
-"""What the lab says of itself and asks: each part's question and decisions, the synthesis choices, and
-the lab's time, objectives and takeaways."""
+"""What the lab asks: each part's question, options and decisions, and the synthesis choices (the page's
+running text is in `data/lessons/scaling`)."""
 
 from __future__ import annotations
 
@@ -50,16 +50,6 @@ class SynthesisText:
         return {plan: label + note(plan) for plan, label in self.plans.items()}
 
 
-@dataclass(frozen=True)
-class LabText:
-    """What the lab says about itself: how long it takes, what it teaches, what to keep."""
-
-    minutes: str
-    objectives: tuple[str, ...]
-    takeaways: tuple[str, ...]
-    latency_note: str
-
-
 def _labels(raw: Any, where: str) -> dict[str, str]:
     require(isinstance(raw, dict) and len(raw) >= 2, f"{where} needs at least two options.")
     require(
@@ -81,23 +71,6 @@ def parse_part(raw: Mapping[str, Any]) -> PartText:
         options=_labels(raw.get("options"), f"{where} prediction"),
         decision_prompt=validate.text(raw, "decision_prompt", where),
         decisions=_labels(raw.get("decisions"), f"{where} decision"),
-    )
-
-
-def _sentences(raw: Mapping[str, Any], name: str) -> tuple[str, ...]:
-    message = f"The lab needs exactly three {name}."
-    items = validate.items(raw.get(name), message, at_least=3)
-    require(len(items) == 3 and all(isinstance(i, str) and i.strip() for i in items), message)
-    return tuple(items)
-
-
-def parse_lab(raw: Mapping[str, Any]) -> LabText:
-    """The lab's time guidance, its three objectives and its three takeaways."""
-    return LabText(
-        minutes=validate.text(raw, "minutes", "The lab"),
-        objectives=_sentences(raw, "objectives"),
-        takeaways=_sentences(raw, "takeaways"),
-        latency_note=validate.text(raw, "latency_note", "The lab"),
     )
 
 
