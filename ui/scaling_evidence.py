@@ -160,28 +160,37 @@ def _verdict(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
     text, locked = load_scaling().parts[part], locked_prediction(part)
     locked_on = prediction_track(part, settings)
     if locked_on == settings["track"]:
-        outcome, where = shown.outcome, ""
-    else:  # the learner switched track after locking: grade on the track they predicted for
-        outcome = graded_outcomes(settings, records(evidence.PREDICTION_TRACKS))[part]
-        where = lessons.sentence(
-            "scaling",
-            "graded_elsewhere",
-            locked_track=track_label(locked_on),
-            track=track_label(settings["track"]),
-            answer_here=text.options.get(shown.outcome, "none of the options"),
-        )
-    if locked == outcome:
-        message = lessons.sentence("scaling", "prediction_held", where=where, summary=shown.summary)
-        st.success(message.strip(), icon=":material/check_circle:")
+        if locked == shown.outcome:
+            st.success(
+                lessons.sentence("scaling", "prediction_held", summary=shown.summary),
+                icon=":material/check_circle:",
+            )
+        else:
+            happened = text.options.get(shown.outcome, "none of the options")
+            st.warning(
+                lessons.sentence("scaling", "prediction_missed", happened=happened, summary=shown.summary),
+                icon=":material/info:",
+            )
         return
-    message = lessons.sentence(
-        "scaling",
-        "prediction_missed",
-        happened=text.options.get(outcome, "none of the options"),
-        where=where,
-        summary=shown.summary,
-    )
-    st.warning(message.strip(), icon=":material/info:")
+    # The learner switched track after locking: grade on the track they predicted for.
+    outcome = graded_outcomes(settings, records(evidence.PREDICTION_TRACKS))[part]
+    figures = {
+        "locked_track": track_label(locked_on),
+        "track": track_label(settings["track"]),
+        "answer_here": text.options.get(shown.outcome, "none of the options"),
+        "summary": shown.summary,
+    }
+    if locked == outcome:
+        st.success(
+            lessons.sentence("scaling", "prediction_held_elsewhere", **figures),
+            icon=":material/check_circle:",
+        )
+    else:
+        happened = text.options.get(outcome, "none of the options")
+        st.warning(
+            lessons.sentence("scaling", "prediction_missed_elsewhere", happened=happened, **figures),
+            icon=":material/info:",
+        )
 
 
 def _flash(part: str) -> str:

@@ -222,3 +222,16 @@ def test_stacking_turns_rows_into_columns_with_each_figures_format():
         {"": "Step (ms)", "8 GPUs": "12.3", "32 GPUs": "3.2"},
         {"": "Mode", "8 GPUs": "strong", "32 GPUs": "strong"},
     ]
+
+
+def test_after_a_switch_every_verdict_is_graded_on_the_track_each_prediction_was_locked_on():
+    at = open_page(PAGE)
+    for part, option in PREDICTIONS_GIVEN.items():
+        _lock(at, part, option)
+    at.selectbox(key="scaling.track").set_value("tinyml").run()
+    assert not at.exception
+    verdicts = [m.value for m in [*at.success, *at.warning] if "Cloud" in m.value and "TinyML" in m.value]
+    assert len(verdicts) == 5
+    # Part E on Cloud: 3.30 s steps keep strict synchronisation ahead, so "strict" held; TinyML drops.
+    part_e = [v for v in verdicts if "*Dropping slow workers*" in v]
+    assert len(part_e) == 1 and part_e[0] in [s.value for s in at.success]
