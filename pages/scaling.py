@@ -159,13 +159,15 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any], parts: PartContras
 
 
 def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
-    """Part B: the 70B capacity case, replicated state against a ZeRO stage and a recomputation choice."""
+    """Part B: the 70B capacity case on part A's larger pool, replicated state against a ZeRO stage and a
+    recomputation choice."""
     cases, fleet = load_scaling().cases, track.fleet
     contrast = parts.b
     st.markdown(
         lessons.sentence(
             "scaling",
             "part_b_setup",
+            gpus=contrast.tp * contrast.dp,
             model=cases.capacity.model,
             seq_len=cases.capacity.seq_len,
             tp=contrast.tp,
@@ -177,7 +179,7 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrast
     setting_radio("Activation recomputation", "recompute", labels=Recomputation.label_of)
     plans = (contrast.baseline, contrast.result)
     return Reveal(
-        key=("scaling.B", track.key, settings["zero_stage"], settings["recompute"]),
+        key=("scaling.B", track.key, settings["pool"], settings["zero_stage"], settings["recompute"]),
         chart=lambda: budget_chart(
             [(plan.label, plan.terms) for plan in plans],
             device_gb=fleet.card.memory_gb,
@@ -194,7 +196,11 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrast
             if contrast.result.verdict.fits
             else lessons.sentence("scaling", "part_b_does_not_fit", **narrative.capacity_figures(contrast))
         ),
-        inputs={"zero_stage": settings["zero_stage"], "recompute": settings["recompute"]},
+        inputs={
+            "zero_stage": settings["zero_stage"],
+            "recompute": settings["recompute"],
+            "workers": contrast.tp * contrast.dp,
+        },
         baseline=capacity.terms_record(contrast.baseline.terms, contrast.baseline.verdict),
         result=capacity.terms_record(contrast.result.terms, contrast.result.verdict),
         refused={contrast.refused_decision: _refusal(contrast)},

@@ -160,14 +160,21 @@ def case_setup(cases: Cases, *, model: str, micro_batch: int, seq_len: int, reco
     )
 
 
-def capacity_contrast(*, fleet: Fleet, cases: Cases, zero_stage: int, recompute: str) -> CapacityContrast:
-    """TP over each node's GPUs and DP over the nodes; ZeRO-0 against `zero_stage`."""
+def capacity_contrast(
+    *, fleet: Fleet, cases: Cases, zero_stage: int, recompute: str, gpus: int
+) -> CapacityContrast:
+    """The capacity case on `gpus` GPUs of `fleet`: TP over each node's GPUs and DP over those nodes;
+    ZeRO-0 against `zero_stage`. ZeRO shards over the DP replicas only, so fewer nodes save less."""
     require(zero_stage in (1, 2, 3), "Pick ZeRO stage 1, 2 or 3 to compare with replicated state.")
+    require(
+        isinstance(gpus, int) and gpus >= fleet.gpus_per_node and gpus % fleet.gpus_per_node == 0,
+        f"The capacity case needs whole nodes of {fleet.gpus_per_node} GPUs.",
+    )
     case = cases.capacity
     setup = case_setup(
         cases, model=case.model, micro_batch=case.micro_batch, seq_len=case.seq_len, recompute=recompute
     )
-    tp, dp = fleet.gpus_per_node, fleet.nodes
+    tp, dp = fleet.gpus_per_node, gpus // fleet.gpus_per_node
 
     def plan(stage: int) -> MemoryPlan:
         terms = parallel_terms(setup, tp=tp, pp=1, dp=dp, zero_stage=stage)

@@ -3,8 +3,9 @@
 A prediction is locked per part, and the track it was locked on is kept beside it (first one
 stands), so a prediction is always graded on the numbers of the track the learner was looking at.
 A snapshot is what a learner captured for one part: prediction, inputs, baseline, result and
-decision, plus the upstream choices it was computed under. When one of those choices changes
-(the track for every part; the scaling mode and pool of part A for part E), the snapshot is stale.
+decision, plus the upstream choices it was computed under. When one of those choices changes (the
+track for every part; part A's pool for part B; part A's mode and pool for part E), the snapshot is
+stale.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ SETTINGS_SECTION = "scaling"
 # The settings each part's evidence depends on, beyond its own inputs.
 UPSTREAM_SETTINGS: dict[str, tuple[str, ...]] = {
     "A": ("track",),
-    "B": ("track",),
+    "B": ("track", "pool"),
     "C": ("track",),
     "D": ("track",),
     "E": ("track", "mode", "pool"),

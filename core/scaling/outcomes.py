@@ -23,7 +23,7 @@ class PartContrasts:
 
     track: Track
     a: throughput.ScalingContrast
-    b: capacity.CapacityContrast
+    b: capacity.CapacityContrast  # on part A's larger pool
     c: layout.LayoutContrast
     d: pipeline.PipelineContrast
     e: quality.QualityComparison  # from part A's larger pool
@@ -56,7 +56,11 @@ def part_contrasts(stored: Mapping[str, Any]) -> PartContrasts:
         track=chosen,
         a=part_a,
         b=capacity.capacity_contrast(
-            fleet=fleet, cases=cases, zero_stage=settings["zero_stage"], recompute=settings["recompute"]
+            fleet=fleet,
+            cases=cases,
+            zero_stage=settings["zero_stage"],
+            recompute=settings["recompute"],
+            gpus=part_a.result.workers,  # part A's larger pool: ZeRO shards over its nodes
         ),
         c=layout.layout_contrast(
             fleet=fleet,

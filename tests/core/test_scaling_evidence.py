@@ -80,11 +80,12 @@ def test_a_track_change_makes_every_snapshot_stale():
     assert set(statuses(snapshots, SETTINGS | {"track": "cloud"}).values()) == {STALE}
 
 
-def test_changing_part_a_scaling_stales_only_part_e():
+def test_part_a_mode_stales_part_e_and_its_pool_stales_parts_b_and_e():
     snapshots = _all_current()
-    for change in ({"mode": "weak"}, {"pool": 3}):
-        after = statuses(snapshots, SETTINGS | change)
-        assert after == {"A": CURRENT, "B": CURRENT, "C": CURRENT, "D": CURRENT, "E": STALE}
+    after = statuses(snapshots, SETTINGS | {"mode": "weak"})
+    assert after == {"A": CURRENT, "B": CURRENT, "C": CURRENT, "D": CURRENT, "E": STALE}
+    after = statuses(snapshots, SETTINGS | {"pool": 3})  # part B shards over the pool's nodes
+    assert after == {"A": CURRENT, "B": STALE, "C": CURRENT, "D": CURRENT, "E": STALE}
 
 
 def test_own_inputs_do_not_stale_a_snapshot_and_absent_ones_are_missing():

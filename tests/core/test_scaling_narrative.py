@@ -55,7 +55,7 @@ def test_part_b_sentence_for_70b_under_zero_1():
     # = 17.64 + 17.64 + 35.28 + 70.55 GB, activations 0.24 GB (full recomputation), a 5% gradient bucket
     # 0.88 GB, 1 GB workspace and 1 GB overhead = 144.2 GB. ZeRO-1 cuts the master copy and moments by
     # 8: 4.41 + 8.82 GB, so 51.6 GB. The 2-byte weights (17.6 GB) now come first, tied with gradients.
-    contrast = capacity.capacity_contrast(fleet=LAB, cases=CASES, zero_stage=1, recompute="full")
+    contrast = capacity.capacity_contrast(fleet=LAB, cases=CASES, zero_stage=1, recompute="full", gpus=64)
     figures = narrative.capacity_figures(contrast)
     assert figures == {
         "replicated_gb": pytest.approx(144.2, abs=0.05),
@@ -74,7 +74,7 @@ def test_part_b_sentence_for_70b_under_zero_1():
 
 def test_part_b_sentence_says_when_a_plan_does_not_fit():
     # A ZeRO stage that still overflows HBM: shrink the card to 40 GB and ZeRO-1's 51.6 GB no longer fits.
-    small = capacity.capacity_contrast(fleet=LAB, cases=CASES, zero_stage=1, recompute="full")
+    small = capacity.capacity_contrast(fleet=LAB, cases=CASES, zero_stage=1, recompute="full", gpus=64)
     shrunk = capacity.MemoryPlan(
         label=small.result.label,
         terms=small.result.terms,

@@ -89,9 +89,23 @@ def test_weak_scaling_is_near_ideal_for_tinyml_and_far_from_it_for_cloud():
     assert part_contrasts({"track": "cloud", "mode": "weak"}).a.outcome == "below-half"
 
 
+def test_part_b_fits_on_clouds_four_nodes_and_not_on_the_two_of_the_small_tracks():
+    # Llama-3-70B, TP 8 inside a node, ZeRO-1 over the nodes of part A's larger pool (the defaults):
+    # Cloud 32 GPUs = 4 nodes, 64.9 GB; TinyML, Mobile and Edge 16 GPUs = 2 nodes, 91.3 GB > 85.9 GB
+    # (worked term by term in tests/core/test_scaling_capacity.py).
+    for key, nodes, total_gb, answer in (("cloud", 4, 64.85, "optimizer"), ("tinyml", 2, 91.31, "oom")):
+        part_b = part_contrasts({"track": key}).b
+        assert part_b.dp == track(key).worker_counts[1] // 8 == nodes
+        assert part_b.result.verdict.total_gb == pytest.approx(total_gb, abs=0.01)
+        assert part_b.outcome == answer
+    # The whole lab fleet (pool 3, 64 GPUs = 8 nodes) fits TinyML's case too.
+    assert part_contrasts({"track": "tinyml", "pool": 3}).b.outcome == "optimizer"
+
+
 def test_the_answers_differ_between_tracks_where_the_numbers_do():
     answers = {key: graded_outcomes({"track": key}) for key in track_keys()}
     assert answers["tinyml"]["E"] != answers["cloud"]["E"]
+    assert answers["tinyml"]["B"] != answers["cloud"]["B"]
     weak = {key: graded_outcomes({"track": key, "mode": "weak"})["A"] for key in track_keys()}
     assert len(set(weak.values())) == 3  # below half, between, above three quarters
 
