@@ -19,6 +19,7 @@ from core.predictions import RECORD_PREFIX, record_names
 from core.questions import Bank
 from core.run_a import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD
 from core.scaling.evidence import (
+    PREDICTION_TRACKS,
     PREDICTIONS,
     SETTINGS_SECTION,
     SNAPSHOTS,
@@ -26,7 +27,8 @@ from core.scaling.evidence import (
     SYNTHESIS_CHOICES,
     UPSTREAM_SETTINGS,
 )
-from core.scaling.scenarios import PARTS, load_scaling
+from core.scaling.scenarios import load_scaling
+from core.scaling.wording import PARTS
 from core.settings_schema import Section
 
 MAX_STATE_BYTES = 200_000  # the whole state as JSON; also the progress file's limit
@@ -38,7 +40,8 @@ MAX_WHOLE_NUMBER = 2**53  # beyond this a JSON number loses precision in a brows
 
 # Records saved by pages that are not listed under a part in data/lab.json. Part records are
 # added by `known_records`, so a new part's records are accepted as soon as lab.json names them.
-EXTRA_RECORDS: tuple[str, ...] = (PREDICTIONS, SNAPSHOTS, SYNTHESIS)  # the scaling lab, not a marked part
+# The scaling lab, not a marked part.
+EXTRA_RECORDS: tuple[str, ...] = (PREDICTIONS, PREDICTION_TRACKS, SNAPSHOTS, SYNTHESIS)
 
 SNAPSHOT_KEYS = ("part", "upstream", "prediction", "inputs", "baseline", "result", "decision")
 
@@ -118,6 +121,13 @@ def _predictions(value: Any, schema: Mapping[str, Section]) -> Any:
     return record
 
 
+def _prediction_tracks(value: Any, schema: Mapping[str, Section]) -> Any:
+    record = _object(value, "The tracks of the scaling predictions", PARTS)
+    for part, track_key in record.items():
+        _option(track_key, tuple(load_scaling().tracks), f"The track of the prediction for part {part}")
+    return record
+
+
 def _snapshot(part: str, value: Any, settings: Section) -> None:
     where = f"The snapshot of part {part}"
     snapshot = _object(value, where, SNAPSHOT_KEYS, SNAPSHOT_KEYS)
@@ -175,6 +185,7 @@ RECORD_CHECKS: dict[str, Callable[[Any, Mapping[str, Section]], Any]] = {
     DECISION_RECORD: _decision,
     REFLECTION_RECORD: _reflection,
     PREDICTIONS: _predictions,
+    PREDICTION_TRACKS: _prediction_tracks,
     SNAPSHOTS: _snapshots,
     SYNTHESIS: _synthesis,
 }

@@ -29,7 +29,7 @@ from core.client_values import (
 from core.predictions import RECORD_PREFIX
 from core.questions import Bank
 from core.report import build_report, readable_time
-from core.scaling.evidence import PREDICTIONS
+from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS
 from core.settings_schema import Section
 from core.signing import SIGNATURE_FIELD, UNSIGNED, Verdict, is_signature_text, sign, verify
 
@@ -292,10 +292,12 @@ def _merge(current: Mapping[str, Any], incoming: dict[str, Any], bank: Bank) -> 
     for section, values in incoming["settings"].items():
         settings[section] = {**settings.get(section, {}), **values}
     records = {**copy.deepcopy(dict(current.get("records") or {})), **incoming["records"]}
-    locked_predictions = (current.get("records") or {}).get(PREDICTIONS) or {}
-    if locked_predictions:
-        # A prediction is locked like an answer: the file may add parts, never replace one.
-        records[PREDICTIONS] = {**(incoming["records"].get(PREDICTIONS) or {}), **locked_predictions}
+    for name in (PREDICTIONS, PREDICTION_TRACKS):
+        locked_predictions = (current.get("records") or {}).get(name) or {}
+        if locked_predictions:
+            # A prediction (and the track it was made on) is locked like an answer: the file may add
+            # parts, never replace one.
+            records[name] = {**(incoming["records"].get(name) or {}), **locked_predictions}
     for name, value in (current.get("records") or {}).items():
         if name.startswith(RECORD_PREFIX):  # a lesson prediction, locked the same way
             records[name] = copy.deepcopy(value)

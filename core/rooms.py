@@ -20,9 +20,10 @@ from core.datafiles import require
 from core.progress import part_statuses
 from core.questions import Bank, Question
 from core.run_a import DECISION_RECORD, FIRST_EXPERIMENTS
-from core.scaling.evidence import PREDICTIONS, SETTINGS_SECTION, prediction_of
-from core.scaling.outcomes import computed_outcomes
-from core.scaling.scenarios import PARTS, load_scaling
+from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SETTINGS_SECTION, prediction_of
+from core.scaling.outcomes import graded_outcomes
+from core.scaling.scenarios import load_scaling
+from core.scaling.wording import PARTS
 
 MAX_NAME_CHARS = 40
 ROOM_CODE_CHARS = 6
@@ -224,7 +225,7 @@ def run_a_decisions(works: Iterable[LearnerWork]) -> tuple[DecisionCount, ...]:
 
 def _learner_outcomes(work: LearnerWork) -> dict[str, str]:
     try:
-        return computed_outcomes(work.settings.get(SETTINGS_SECTION, {}))
+        return graded_outcomes(work.settings.get(SETTINGS_SECTION, {}), work.records.get(PREDICTION_TRACKS))
     except (ValueError, KeyError, TypeError):
         return {}  # settings the current scenarios cannot compute (an older release's values)
 

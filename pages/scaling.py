@@ -11,13 +11,16 @@ import streamlit as st
 
 from charts import scaling as charts
 from charts.memory import budget_chart
+from core import lessons
 from core.gpus import bytes_per_value, peak_tflops
 from core.learner_text import MAX_CHARS
 from core.memory_detailed import Recomputation, precision_label
 from core.scaling import capacity, evidence, layout, narrative, pipeline, quality, throughput
 from core.scaling.evidence import current_settings
 from core.scaling.outcomes import PartContrasts, part_contrasts
-from core.scaling.scenarios import PARTS, Track, load_scaling, track, track_label
+from core.scaling.scenarios import load_scaling, track, track_label
+from core.scaling.tracks import Track
+from core.scaling.wording import PARTS
 from core.settings_schema import section
 from ui import state
 from ui.links import share_box
@@ -68,17 +71,30 @@ def context(track: Track) -> None:
     _, replica_gb = replica_fits(track)
     with st.container(border=True):
         left, middle, right = st.columns(3)
-        left.markdown(f"**Deployed to**  \n{track.deployment_target}")
+        left.markdown(lessons.sentence("scaling", "deployed_to", target=track.deployment_target))
         middle.markdown(
-            f"**Trained upstream**  \n{track.model.name}, {track.model.parameters:,.0f} parameters"
+            lessons.sentence(
+                "scaling", "trained_upstream", model=track.model.name, parameters=track.model.parameters
+            )
         )
         right.markdown(
-            f"**Training fleet**  \n{fleet.name}: {fleet.intra_node_link} inside a node, "
-            f"{fleet.inter_node_link} between nodes"
+            lessons.sentence(
+                "scaling",
+                "training_fleet",
+                fleet=fleet.name,
+                intra_link=fleet.intra_node_link,
+                inter_link=fleet.inter_node_link,
+            )
         )
         st.markdown(
-            f"{track.note} A full replica of its training state takes **{replica_gb:,.3g} GB**; "
-            f"one {card.name} has **{card.memory_gb:,.0f} GB**."
+            lessons.sentence(
+                "scaling",
+                "replica",
+                note=track.note,
+                replica_gb=replica_gb,
+                gpu=card.name,
+                gpu_gb=card.memory_gb,
+            )
         )
 
 
@@ -91,42 +107,33 @@ def replica_fits(track: Track) -> tuple[bool, float]:
 def model_parallel_note(track: Track) -> None:
     """For a track whose model fits on one GPU, say that this part's mechanism is not one it needs."""
     if not track.model_parallel:
-        st.caption(
-            f":material/info: The {track.label} model fits on one GPU, so it never needs this. "
-            "The case shows what the upstream fleet does with a model that does not fit."
-        )
+        st.caption(lessons.sentence("scaling", "model_parallel_not_needed", track=track.label))
 
 
 def _contrast_note(track: Track) -> None:
     """Point the learner at the other end of the scale: the tiny model after the big one, and back."""
     if track.key == "cloud":
-        st.info(
-            "**Now try TinyML.** Switch the training context at the top to TinyML and predict again: the "
-            "same question with a 200-thousand-parameter model, where fixed costs (kernel launches, link "
-            "latency) matter more than bytes.",
-            icon=":material/compare_arrows:",
-        )
+        st.info(lessons.sentence("scaling", "now_try_tinyml"), icon=":material/compare_arrows:")
     else:
-        st.caption(
-            f":material/compare_arrows: Set this beside the Cloud track: the same experiment on an 8B model, "
-            f"where the gradients, not fixed costs, set the pace. {track.label} answers from its own numbers."
-        )
+        st.caption(lessons.sentence("scaling", "beside_cloud", track=track.label))
 
 
 def strong_vs_weak(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part A: hold the global or the local batch fixed as the pool grows."""
     contrast = parts.a
     st.markdown(
-        f"The {track.model.name} job starts on **{track.base_workers} GPUs**. "
-        "Choose what stays fixed as the pool grows and how large the larger pool is."
+        lessons.sentence("scaling", "part_a_setup", model=track.model.name, workers=track.base_workers)
     )
     fits, replica_gb = replica_fits(track)
     if not fits:
         st.warning(
-            f"Plain data parallelism cannot run this model: a full replica of its training state is "
-            f"{replica_gb:,.0f} GB and one {track.fleet.card.name} holds {track.fleet.card.memory_gb:,.0f} "
-            "GB. Read this part as the gradient traffic of sharded data parallelism (ZeRO-1 and ZeRO-2 "
-            "all-reduce the same gradient bytes each step); part B shows how sharding makes a model fit.",
+            lessons.sentence(
+                "scaling",
+                "no_plain_replica",
+                replica_gb=replica_gb,
+                gpu=track.fleet.card.name,
+                gpu_gb=track.fleet.card.memory_gb,
+            ),
             icon=":material/warning:",
         )
     setting_radio("Hold fixed", "mode", labels=throughput.Mode.label_of)
@@ -134,11 +141,15 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any], parts: PartContras
     return Reveal(
         key=("scaling.A", track.key, contrast.mode, settings["pool"]),
         chart=lambda: charts.efficiency_chart(throughput.scaling_rows(contrast.sweeps)),
-        description=narrative.efficiency_chart_description(contrast),
+        description=lessons.sentence(
+            "scaling", "part_a_chart", **narrative.efficiency_chart_figures(contrast)
+        ),
         rows=throughput.scaling_rows({contrast.mode: (contrast.baseline, contrast.result)}),
         formats=SCALING_FORMATS,
+        columns_by="Workers",
+        header="{} GPUs",
         outcome=contrast.outcome,
-        summary=narrative.scaling_summary(contrast),
+        summary=lessons.sentence("scaling", "part_a_summary", **narrative.scaling_figures(contrast)),
         inputs=_pool_inputs(contrast),
         baseline=throughput.point_record(contrast.baseline),
         result=throughput.point_record(contrast.result),
@@ -148,37 +159,60 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any], parts: PartContras
 
 
 def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
-    """Part B: the 70B capacity case, replicated state against a ZeRO stage and a recomputation choice."""
+    """Part B: the 70B capacity case on part A's larger pool, replicated state against a ZeRO stage and a
+    recomputation choice."""
     cases, fleet = load_scaling().cases, track.fleet
     contrast = parts.b
     st.markdown(
-        f"A capacity case on the same fleet: **{cases.capacity.model}**, one "
-        f"{cases.capacity.seq_len:,}-token "
-        f"sequence per GPU at a time. Tensor parallel splits it over the {contrast.tp} GPUs of each node; "
-        f"ZeRO shards the rest over the {contrast.dp} nodes."
+        lessons.sentence(
+            "scaling",
+            "part_b_setup",
+            gpus=contrast.tp * contrast.dp,
+            model=cases.capacity.model,
+            seq_len=cases.capacity.seq_len,
+            tp=contrast.tp,
+            dp=contrast.dp,
+        )
     )
     model_parallel_note(track)
     setting_slider("ZeRO stage", "zero_stage", format="ZeRO-%d")
     setting_radio("Activation recomputation", "recompute", labels=Recomputation.label_of)
     plans = (contrast.baseline, contrast.result)
     return Reveal(
-        key=("scaling.B", track.key, settings["zero_stage"], settings["recompute"]),
+        key=("scaling.B", track.key, settings["pool"], settings["zero_stage"], settings["recompute"]),
         chart=lambda: budget_chart(
             [(plan.label, plan.terms) for plan in plans],
             device_gb=fleet.card.memory_gb,
             device_label=f"{fleet.card.name} HBM",
             title="Memory per GPU against HBM",
         ),
-        description=narrative.memory_chart_description(contrast),
+        description=lessons.sentence("scaling", "part_b_chart", **narrative.memory_chart_figures(contrast)),
         rows=capacity.plan_rows(plans),
         formats=capacity.PLAN_FORMATS,
+        columns_by="Plan",
         outcome=contrast.outcome,
-        summary=narrative.capacity_summary(contrast),
-        inputs={"zero_stage": settings["zero_stage"], "recompute": settings["recompute"]},
+        summary=(
+            lessons.sentence("scaling", "part_b_fits", **narrative.capacity_figures(contrast))
+            if contrast.result.verdict.fits
+            else lessons.sentence("scaling", "part_b_does_not_fit", **narrative.capacity_figures(contrast))
+        ),
+        inputs={
+            "zero_stage": settings["zero_stage"],
+            "recompute": settings["recompute"],
+            "workers": contrast.tp * contrast.dp,
+        },
         baseline=capacity.terms_record(contrast.baseline.terms, contrast.baseline.verdict),
         result=capacity.terms_record(contrast.result.terms, contrast.result.verdict),
-        refused=contrast.refused_decisions(),
+        refused={contrast.refused_decision: _refusal(contrast)},
     )
+
+
+def _refusal(contrast: capacity.CapacityContrast) -> str:
+    """Why part B's refused decision cannot be captured, in the learner's words."""
+    figures = narrative.refusal_figures(contrast)
+    if contrast.refused_decision == "none":
+        return lessons.sentence("scaling", "refused_no_plan", **figures)
+    return lessons.sentence("scaling", "refused_shard", **figures)
 
 
 def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
@@ -188,21 +222,28 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContr
     case = cases.layout
     contrast = parts.c
     st.markdown(
-        f"{case.model} on all {fleet.total_gpus} GPUs, {case.global_batch} sequences of "
-        f"{case.seq_len:,} tokens "
-        f"a step in {case.microbatch_count} microbatches, ZeRO-{case.zero_stage}. The baseline keeps tensor "
-        "parallel inside each node. Pick the alternative to set against it."
+        lessons.sentence(
+            "scaling",
+            "part_c_setup",
+            model=case.model,
+            gpus=fleet.total_gpus,
+            global_batch=case.global_batch,
+            seq_len=case.seq_len,
+            microbatches=case.microbatch_count,
+            zero_stage=case.zero_stage,
+        )
     )
     model_parallel_note(track)
     setting_radio("Alternative layout", "layout", labels=contrast.layout_label)
     return Reveal(
         key=("scaling.C", track.key, settings["layout"]),
         chart=lambda: charts.overhead_chart(layout.overhead_rows(contrast.timings)),
-        description="Communication and bubble time each layout adds to the same compute, stacked per step.",
+        description=lessons.sentence("scaling", "part_c_chart"),
         rows=layout.layout_rows(contrast.timings),
         formats=MS_FORMATS,
+        columns_by="Layout",
         outcome=contrast.outcome,
-        summary=narrative.layout_summary(contrast),
+        summary=lessons.sentence("scaling", "part_c_summary", **narrative.layout_figures(contrast)),
         inputs={"alternative": settings["layout"]},
         baseline=layout.timing_record(contrast.baseline),
         result=layout.timing_record(contrast.result),
@@ -215,11 +256,18 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContra
     case = cases.pipeline
     contrast = parts.d
     st.markdown(
-        f"{case.model} cut into **{contrast.stages} pipeline stages** (tensor parallel {contrast.tp}, "
-        f"{contrast.dp} replicas), microbatches fixed at {contrast.microbatch_size} sequences of "
-        f"{case.seq_len:,} tokens. Recomputation: {Recomputation.label_of(case.recompute)}. "
-        f"The baseline feeds "
-        f"{case.baseline_microbatches} microbatches a step; feed more of the same size."
+        lessons.sentence(
+            "scaling",
+            "part_d_setup",
+            model=case.model,
+            stages=contrast.stages,
+            tp=contrast.tp,
+            dp=contrast.dp,
+            microbatch_size=contrast.microbatch_size,
+            seq_len=case.seq_len,
+            recompute=Recomputation.label_of(case.recompute),
+            baseline_microbatches=case.baseline_microbatches,
+        )
     )
     model_parallel_note(track)
     setting_slider("Microbatches per step", "microbatches")
@@ -228,11 +276,13 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContra
         chart=lambda: charts.pipeline_chart(
             pipeline.pipeline_rows(contrast.sweep), hbm_gb=fleet.card.memory_gb
         ),
-        description=narrative.pipeline_chart_description(contrast),
+        description=lessons.sentence("scaling", "part_d_chart", device_gb=contrast.result.verdict.device_gb),
         rows=pipeline.pipeline_rows((contrast.baseline, contrast.result)),
         formats=PIPELINE_FORMATS,
+        columns_by="Microbatches",
+        header="{} microbatches",
         outcome=contrast.outcome,
-        summary=narrative.pipeline_summary(contrast),
+        summary=lessons.sentence("scaling", "part_d_summary", **narrative.pipeline_figures(contrast)),
         inputs={"microbatches": settings["microbatches"]},
         baseline=contrast.baseline.record(),
         result=contrast.result.record(),
@@ -244,25 +294,37 @@ def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) 
     part_a, comparison = parts.a, parts.e
     step = part_a.result.step
     st.markdown(
-        f"Back to {track.model.name} on {part_a.result.workers} GPUs with part A's setup: a global batch of "
-        f"{step.global_batch:,.0f} and {step.step_ms:,.3g} ms steps. "
-        "Is the shortest step also the fastest way to a given quality?"
+        lessons.sentence(
+            "scaling",
+            "part_e_setup",
+            model=track.model.name,
+            workers=part_a.result.workers,
+            global_batch=step.global_batch,
+            step_ms=step.step_ms,
+        )
     )
     curve, straggler = track.convergence, track.straggler
     st.caption(
-        f"Illustrative assumptions, not measurements: steps to target = {curve.minimum_steps:,.0f} × "
-        f"(1 + {curve.critical_batch:,.0f} ÷ global batch); dropping slow workers makes a step "
-        f"{straggler.step_time_multiplier:.2f}× as long but needs {straggler.work_multiplier:.2f}× the steps."
+        lessons.sentence(
+            "scaling",
+            "part_e_assumptions",
+            minimum_steps=curve.minimum_steps,
+            critical_batch=curve.critical_batch,
+            fleet=track.fleet.name,
+            lag_ms=straggler.lag_ms,
+            work_multiplier=straggler.work_multiplier,
+        )
     )
     rows = quality.quality_rows(comparison)
     return Reveal(
         key=("scaling.E", track.key, settings["mode"], settings["pool"]),
         chart=lambda: charts.time_to_target_chart(rows),
-        description="Hours each straggler policy takes to reach the same quality target.",
-        rows=rows,
+        description=lessons.sentence("scaling", "part_e_chart"),
+        rows=[{name: row[name] for name in ("Policy", *QUALITY_FORMATS)} for row in rows],
         formats=QUALITY_FORMATS,
+        columns_by="Policy",
         outcome=comparison.winner,
-        summary=narrative.quality_summary(comparison),
+        summary=lessons.sentence("scaling", "part_e_summary", **narrative.quality_figures(comparison)),
         inputs=_pool_inputs(part_a),  # part E's figures stand on part A's choices
         baseline=quality.policy_record(comparison.strict),
         result=quality.policy_record(comparison.drop),
@@ -288,53 +350,41 @@ def assumptions(track: Track) -> None:
     peak = peak_tflops(card, cases.dtype)
     with st.expander("How the numbers are made, and what they leave out", icon=":material/functions:"):
         st.markdown(
-            f"""
-- **Compute.** A training step costs three forward passes (the backward pass is about twice the forward). Each
-  GPU runs at {cases.compute_efficiency:.0%} of the {card.name}'s {cases.dtype} peak of {peak:,.0f} TFLOP/s.
-- **Links.** A ring all-reduce moves 2 (N − 1) / N times the data through every GPU. A group that fits in one
-  node runs at {fleet.intra_node_gb_per_s:,.0f} GB/s each way ({fleet.intra_node_link}); once it spans nodes
-  every GPU is held to {fleet.inter_node_gb_per_s:,.1f} GB/s ({fleet.inter_node_link}). Gradients travel in
-  {cases.dtype} ({bytes_per_value(cases.dtype)} bytes a value). Each all-reduce also pays a fixed latency per
-  hop, 2 (N − 1) hops of {fleet.intra_node_latency_us:g} µs inside a node or {fleet.inter_node_latency_us:g}
-  µs across nodes (the α–β model). Contention and any overlap with compute are left out: compute and
-  communication run back to back, which is the worst case.
-- **Kernel-launch floor.** A step never computes faster than its {track.model.kernels_per_step:,} kernels one
-  after another at {throughput.launch_floor_ms(1) * 1e3:.1f} µs each, the smallest kernel time measured on an
-  H200: for a small model this floor, not the arithmetic, sets the
-  compute time. {load_scaling().lab.latency_note}
-- **Memory (parts B and D)** comes from the same model as the Memory budget page:
-  {precision_label(cases.precision)}, {cases.optimizer} state, saved activations counted after Korthikanti
-  et al. with standard attention, 1 GB of workspace and 1 GB of runtime overhead. Tensor parallel and
-  pipeline stages split the model state evenly before ZeRO shards it; we assume sequence parallelism, so
-  tensor parallel also splits every saved activation. Communication buffers are a gradient bucket of
-  {capacity.GRADIENT_BUCKET_FRACTION:.0%} of a GPU's gradients, plus a send and a receive buffer of one
-  microbatch's hidden states between pipeline stages.
-- **Layouts (part C).** Tensor parallel costs {layout.TP_ALLREDUCES_PER_LAYER} all-reduces of one
-  microbatch's activations per layer (two forward, two backward). ZeRO-3 moves
-  {layout.ZERO3_TRAFFIC_FACTOR}× the data-parallel traffic of plain all-reduce. Point-to-point sends between
-  pipeline stages are left out.
-- **Pipeline (parts C and D).** With p stages and m microbatches the bubble is (p − 1) / (m + p − 1) of the
-  step. The first stage holds min(m, p) microbatches of activations at its peak; the output layer's logits
-  sit on the last stage and are left out of the busiest stage.
-- **Time to quality (part E)** is illustrative: a diminishing-returns batch curve (McCandlish et al. 2018)
-  and made-up straggler multipliers. Replace both with measurements before deciding anything real.
-"""
+            lessons.text(
+                "scaling",
+                "assumptions",
+                efficiency=cases.compute_efficiency,
+                gpu=card.name,
+                dtype=cases.dtype,
+                peak_tflops=peak,
+                intra_gb_per_s=fleet.intra_node_gb_per_s,
+                intra_link=fleet.intra_node_link,
+                inter_gb_per_s=fleet.inter_node_gb_per_s,
+                inter_link=fleet.inter_node_link,
+                value_bytes=bytes_per_value(cases.dtype),
+                intra_latency_us=fleet.intra_node_latency_us,
+                inter_latency_us=fleet.inter_node_latency_us,
+                kernels=track.model.kernels_per_step,
+                kernel_floor_us=throughput.launch_floor_ms(1) * 1e3,
+                precision=precision_label(cases.precision),
+                optimizer=cases.optimizer,
+                bucket_fraction=capacity.GRADIENT_BUCKET_FRACTION,
+                tp_allreduces=layout.TP_ALLREDUCES_PER_LAYER,
+                zero3_factor=layout.ZERO3_TRAFFIC_FACTOR,
+                lag_ms=track.straggler.lag_ms,
+            )
         )
-        st.caption(f"Fleet: {fleet.source}")
-        st.caption(f"Model: {track.model.source}")
+        st.caption(lessons.sentence("scaling", "fleet_source", source=fleet.source))
+        st.caption(lessons.sentence("scaling", "model_source", source=track.model.source))
 
 
 def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
     """Each part's evidence status, the plan form, and whether the synthesis is ready."""
-    st.markdown(
-        "Recommend one plan for this track, name the alternative you rejected, say what would make "
-        "you look again "
-        "and what this model cannot tell you. Ground the rationale in numbers from your snapshots."
-    )
+    st.markdown(lessons.sentence("scaling", "synthesis_intro"))
     data = load_scaling()
     snapshots = records(evidence.SNAPSHOTS)
     statuses = evidence.statuses(snapshots, settings)
-    st.dataframe(
+    st.table(
         arrow_rows(
             {
                 "Part": data.parts[part].title,
@@ -369,10 +419,7 @@ def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
         st.text_area(
             "Quantified rationale",
             value=saved.get("rationale", ""),
-            placeholder=(
-                "Cite figures from your snapshots, say what the rejected plan would cost, "
-                "and when you would look again."
-            ),
+            placeholder=lessons.sentence("scaling", "rationale_placeholder"),
             key="scaling.synthesis.rationale",
             max_chars=MAX_CHARS,
             disabled=state.read_only(),
@@ -385,15 +432,30 @@ def synthesis(track: Track, settings: Mapping[str, Any]) -> None:
         )
     readiness = evidence.synthesis_readiness(saved, statuses)
     if readiness.ready:
-        st.success(
-            "**Ready for the report.** Five current snapshots and a complete, quantified plan.",
-            icon=":material/task_alt:",
-        )
+        st.success(lessons.sentence("scaling", "synthesis_ready"), icon=":material/task_alt:")
     else:
+        problems = "\n".join(f"- {problem}" for problem in _problems(readiness))
         st.warning(
-            "**Not ready yet.**\n\n" + "\n".join(f"- {problem}" for problem in readiness.problems),
-            icon=":material/pending:",
+            lessons.sentence("scaling", "synthesis_not_ready", problems=problems), icon=":material/pending:"
         )
+
+
+def _problems(readiness: evidence.Readiness) -> list[str]:
+    """What keeps the synthesis from being ready, one sentence each."""
+    problems = []
+    if len(readiness.not_current) == 1:
+        problems.append(lessons.sentence("scaling", "capture_part", parts=readiness.not_current[0]))
+    elif readiness.not_current:
+        problems.append(lessons.sentence("scaling", "capture_parts", parts=", ".join(readiness.not_current)))
+    if readiness.unchosen:
+        problems.append(lessons.sentence("scaling", "choose", names=", ".join(readiness.unchosen)))
+    if readiness.same_plan:
+        problems.append(lessons.sentence("scaling", "same_plan"))
+    if readiness.no_rationale:
+        problems.append(lessons.sentence("scaling", "write_rationale"))
+    if readiness.unquantified:
+        problems.append(lessons.sentence("scaling", "quantify_rationale"))
+    return problems
 
 
 def _save_synthesis() -> None:
@@ -404,15 +466,9 @@ def _save_synthesis() -> None:
 
 
 st.title("Scaling out: when do more GPUs stop helping?")
-st.markdown(
-    "More GPUs only pay while each one still has enough work to hide the cost of keeping them in step. "
-    "Follow one training job through five questions: what to hold fixed, how to make a big model fit, "
-    "where each kind of parallelism should run, how to feed a pipeline, and what to do about slow workers. "
-    "Predict each result before you see it, capture the evidence, then defend a plan."
-)
-lab = load_scaling().lab
-st.caption(f":material/schedule: {lab.minutes.capitalize()}. After it you can:")
-st.markdown("\n".join(f"{number}. {objective}" for number, objective in enumerate(lab.objectives, start=1)))
+st.markdown(lessons.text("scaling", "intro"))
+st.caption(lessons.sentence("scaling", "time_guidance"))
+st.markdown(lessons.text("scaling", "objectives"))
 tracks = section(SECTION).field("track").choices
 st.selectbox("Training context", tracks, format_func=track_label, **persistent(SECTION, "track"))
 settings = current_settings(state.section_settings(SECTION))
@@ -426,11 +482,11 @@ for part, tab in zip(PARTS, part_tabs, strict=True):
     with tab:
         heading(part)
         shown = PART_VIEWS[part](chosen, settings, contrasts)
-        if prediction_gate(part):
+        if prediction_gate(part, settings):
             reveal(part, shown, settings)
 with synthesis_tab:
     synthesis(chosen, settings)
 share_box(SECTION)
 st.subheader("Three things to keep")
-st.markdown("\n".join(f"- {takeaway}" for takeaway in lab.takeaways))
+st.markdown(lessons.text("scaling", "takeaways"))
 next_link("pages/scaling.py")

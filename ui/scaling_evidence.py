@@ -11,8 +11,10 @@ from typing import Any
 import altair as alt
 import streamlit as st
 
+from core import lessons
 from core.scaling import evidence
-from core.scaling.scenarios import load_scaling
+from core.scaling.outcomes import graded_outcomes
+from core.scaling.scenarios import load_scaling, track_label
 from core.settings_schema import section
 from ui import state
 from ui.charts import draw
@@ -33,6 +35,7 @@ class Reveal:
     description: str
     rows: Sequence[Mapping[str, Any]]
     formats: Mapping[str, str]
+    columns_by: str  # the field whose value heads each row's column once the table is stacked
     outcome: str
     summary: str
     inputs: dict[str, Any]
@@ -41,13 +44,37 @@ class Reveal:
     fixed: str | None = None  # the decision the part's controls already made
     refused: Mapping[str, str] = field(default_factory=dict)  # decision -> why it cannot be saved
     note: Callable[[], None] | None = None  # drawn between the verdict and the capture form
+    header: str = "{}"  # how a `columns_by` value reads as a column heading, such as "{} GPUs"
+
+
+def _shown(value: Any, fmt: str | None) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return fmt % value if fmt else f"{value:,.4g}"
+
+
+def stacked(
+    rows: Sequence[Mapping[str, Any]], *, by: str, header: str, formats: Mapping[str, str]
+) -> list[dict[str, str]]:
+    """The same figures turned on their side: one row per figure, one column per row of `rows`, headed by
+    its `by` value, each value as text in its figure's format. Two or three narrow columns of text that
+    wraps fit a 390 px phone, where a row per plan with a column per figure scrolls sideways."""
+    headers = [header.format(row[by]) for row in rows]
+    figures = [name for name in (rows[0] if rows else {}) if name != by]
+    return [
+        {
+            "": name,
+            **{title: _shown(row[name], formats.get(name)) for title, row in zip(headers, rows, strict=True)},
+        }
+        for name in figures
+    ]
 
 
 def heading(part: str) -> None:
     """The part's full title and how long it takes."""
     text = load_scaling().parts[part]
     st.subheader(text.title)
-    st.caption(f":material/schedule: About {text.minutes} minutes.")
+    st.caption(lessons.sentence("scaling", "part_minutes", minutes=text.minutes))
 
 
 def setting_radio(label: str, name: str, *, labels: Callable[[Any], str | None]) -> None:
@@ -74,27 +101,43 @@ def locked_prediction(part: str) -> str | None:
     return evidence.prediction_of(state.record(evidence.PREDICTIONS), part)
 
 
-def _lock(part: str, choice: str) -> None:
+def _lock(part: str, track_key: str, choice: str) -> None:
     try:
         updated, accepted = evidence.lock_prediction(records(evidence.PREDICTIONS), part, choice)
+        tracks = evidence.record_prediction_track(records(evidence.PREDICTION_TRACKS), part, track_key)
     except ValueError:  # only a client that bypasses the page sends a value the radio does not offer
         return
     if accepted:
+        state.store_record(evidence.PREDICTION_TRACKS, tracks)
         state.store_record(evidence.PREDICTIONS, updated)
 
 
-def prediction_gate(part: str) -> bool:
+def prediction_track(part: str, settings: Mapping[str, Any]) -> str:
+    """The track `part`'s prediction was locked on (the current one for a prediction without a track)."""
+    return evidence.prediction_track(state.record(evidence.PREDICTION_TRACKS), part, settings["track"])
+
+
+def prediction_gate(part: str, settings: Mapping[str, Any]) -> bool:
     """The prediction form until a prediction is locked; True once it is (show the result)."""
     text = load_scaling().parts[part]
     locked = locked_prediction(part)
     if locked is not None:
-        st.caption(f":material/lock: Your locked prediction: **{text.options[locked]}**")
+        st.caption(
+            lessons.sentence(
+                "scaling",
+                "locked_prediction",
+                option=text.options[locked],
+                track=track_label(prediction_track(part, settings)),
+            )
+        )
         return True
-    lock_form(f"scaling.predict.{part}", text.prompt, text.options, functools.partial(_lock, part))
-    st.caption(
-        "The result stays hidden until you lock a prediction. One prediction per part; it cannot be "
-        "changed later."
+    lock_form(
+        f"scaling.predict.{part}",
+        text.prompt,
+        text.options,
+        functools.partial(_lock, part, settings["track"]),
     )
+    st.caption(lessons.sentence("scaling", "result_hidden"))
     return False
 
 
@@ -102,21 +145,52 @@ def reveal(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
     """The chart with its description, the table, the verdict on the prediction, then the capture form."""
     draw(shown.key, shown.chart, description=shown.description)
     st.caption(shown.description)
-    config = {column: st.column_config.NumberColumn(format=fmt) for column, fmt in shown.formats.items()}
-    st.dataframe(arrow_rows(shown.rows), hide_index=True, column_config=config)
-    _verdict(part, shown.outcome, shown.summary)
+    st.table(
+        arrow_rows(stacked(shown.rows, by=shown.columns_by, header=shown.header, formats=shown.formats)),
+        hide_index=True,
+    )
+    _verdict(part, shown, settings)
     if shown.note is not None:
         shown.note()
     _capture_form(part, shown, settings)
 
 
-def _verdict(part: str, outcome: str, message: str) -> None:
+def _verdict(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
+    """Whether the locked prediction held, graded on the numbers of the track it was locked on."""
     text, locked = load_scaling().parts[part], locked_prediction(part)
-    if locked == outcome:
-        st.success(f"**Your prediction held.** {message}", icon=":material/check_circle:")
+    locked_on = prediction_track(part, settings)
+    if locked_on == settings["track"]:
+        if locked == shown.outcome:
+            st.success(
+                lessons.sentence("scaling", "prediction_held", summary=shown.summary),
+                icon=":material/check_circle:",
+            )
+        else:
+            happened = text.options.get(shown.outcome, "none of the options")
+            st.warning(
+                lessons.sentence("scaling", "prediction_missed", happened=happened, summary=shown.summary),
+                icon=":material/info:",
+            )
         return
-    happened = text.options.get(outcome, "none of the options")
-    st.warning(f"**Not what you predicted.** What happened: *{happened}*. {message}", icon=":material/info:")
+    # The learner switched track after locking: grade on the track they predicted for.
+    outcome = graded_outcomes(settings, records(evidence.PREDICTION_TRACKS))[part]
+    figures = {
+        "locked_track": track_label(locked_on),
+        "track": track_label(settings["track"]),
+        "answer_here": text.options.get(shown.outcome, "none of the options"),
+        "summary": shown.summary,
+    }
+    if locked == outcome:
+        st.success(
+            lessons.sentence("scaling", "prediction_held_elsewhere", **figures),
+            icon=":material/check_circle:",
+        )
+    else:
+        happened = text.options.get(outcome, "none of the options")
+        st.warning(
+            lessons.sentence("scaling", "prediction_missed_elsewhere", happened=happened, **figures),
+            icon=":material/info:",
+        )
 
 
 def _flash(part: str) -> str:
@@ -126,7 +200,7 @@ def _flash(part: str) -> str:
 def _capture(part: str, settings: Mapping[str, Any], shown: Reveal) -> None:
     decision = shown.fixed or st.session_state.get(f"scaling.decide.{part}")
     if not isinstance(decision, str):  # nothing chosen, or a value no radio sends
-        st.session_state[_flash(part)] = "Choose a decision before capturing the snapshot."
+        st.session_state[_flash(part)] = lessons.sentence("scaling", "choose_a_decision")
         return
     if decision in shown.refused:
         st.session_state[_flash(part)] = shown.refused[decision]
@@ -158,7 +232,14 @@ def _capture_form(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None
     options = list(text.decisions)
     with st.form(key=f"scaling.decide.{part}.form"):
         if shown.fixed:
-            st.markdown(f"{text.decision_prompt} **{text.decisions[shown.fixed]}**, as set above.")
+            st.markdown(
+                lessons.sentence(
+                    "scaling",
+                    "fixed_decision",
+                    prompt=text.decision_prompt,
+                    decision=text.decisions[shown.fixed],
+                )
+            )
         else:
             st.radio(
                 text.decision_prompt,
@@ -186,19 +267,24 @@ def _snapshot_status(part: str, settings: Mapping[str, Any]) -> None:
     snapshots = records(evidence.SNAPSHOTS)
     status = evidence.snapshot_status(part, snapshots, settings)
     if status == evidence.MISSING:
-        st.caption("No snapshot of this part yet.")
+        st.caption(lessons.sentence("scaling", "no_snapshot"))
     elif status == evidence.STALE:
-        changed = " and ".join(evidence.changed_upstream(part, snapshots, settings))
-        st.error(
-            f"**Stale snapshot.** You changed {changed} after capturing it. Capture it again.",
-            icon=":material/history:",
-        )
+        words = {
+            "track": lessons.sentence("scaling", "changed_track"),
+            "mode": lessons.sentence("scaling", "changed_mode"),
+            "pool": lessons.sentence("scaling", "changed_pool"),
+        }
+        changed = " and ".join(words[name] for name in evidence.changed_upstream(part, snapshots, settings))
+        st.error(lessons.sentence("scaling", "stale_snapshot", changed=changed), icon=":material/history:")
     else:
         text = load_scaling().parts[part]
         snapshot = snapshots[part]
         st.success(
-            f"**Snapshot saved.** Prediction: {text.options[snapshot['prediction']]}. "
-            f"Decision: {text.decisions[snapshot['decision']]}. "
-            "It keeps these figures even if you move the controls later.",
+            lessons.sentence(
+                "scaling",
+                "snapshot_saved",
+                prediction=text.options[snapshot["prediction"]],
+                decision=text.decisions[snapshot["decision"]],
+            ),
             icon=":material/inventory_2:",
         )

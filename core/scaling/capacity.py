@@ -34,7 +34,8 @@ from core.memory_detailed import (
     replicated_terms,
 )
 from core.models import preset
-from core.scaling.scenarios import Cases, Fleet
+from core.scaling.cases import Cases
+from core.scaling.fleets import Fleet
 
 GRADIENT_BUCKET_FRACTION = 0.05
 PIPELINE_BOUNDARY_BUFFERS = 2  # one send and one receive buffer per stage boundary
@@ -138,20 +139,11 @@ class CapacityContrast:
             )
         return max(drops, key=drops.__getitem__)
 
-    def refused_decisions(self) -> dict[str, str]:
-        """Decisions the evidence rules out, each with the reason a learner reads: "no plan fits" while the
-        selected plan fits, or carrying forward a plan that does not."""
-        verdict = self.result.verdict
-        if verdict.fits:
-            return {
-                "none": f"A plan does fit: {self.result.label} needs {verdict.total_gb:,.1f} GB of the "
-                f'{verdict.device_gb:,.0f} GB on each GPU, so "no plan fits" is not what the evidence says.'
-            }
-        return {
-            "shard": f"{self.result.label} still needs {verdict.total_gb:,.1f} GB of the "
-            f"{verdict.device_gb:,.0f} GB on each GPU: there is no fitting plan to carry forward yet. Try "
-            "another ZeRO stage or recomputation."
-        }
+    @property
+    def refused_decision(self) -> str:
+        """The decision the evidence rules out: "none" (no plan fits) while the selected plan fits, or
+        "shard" (carry the plan forward) while it does not."""
+        return "none" if self.result.verdict.fits else "shard"
 
 
 def case_setup(cases: Cases, *, model: str, micro_batch: int, seq_len: int, recompute: str) -> TrainingSetup:
@@ -168,14 +160,21 @@ def case_setup(cases: Cases, *, model: str, micro_batch: int, seq_len: int, reco
     )
 
 
-def capacity_contrast(*, fleet: Fleet, cases: Cases, zero_stage: int, recompute: str) -> CapacityContrast:
-    """TP over each node's GPUs and DP over the nodes; ZeRO-0 against `zero_stage`."""
+def capacity_contrast(
+    *, fleet: Fleet, cases: Cases, zero_stage: int, recompute: str, gpus: int
+) -> CapacityContrast:
+    """The capacity case on `gpus` GPUs of `fleet`: TP over each node's GPUs and DP over those nodes;
+    ZeRO-0 against `zero_stage`. ZeRO shards over the DP replicas only, so fewer nodes save less."""
     require(zero_stage in (1, 2, 3), "Pick ZeRO stage 1, 2 or 3 to compare with replicated state.")
+    require(
+        isinstance(gpus, int) and gpus >= fleet.gpus_per_node and gpus % fleet.gpus_per_node == 0,
+        f"The capacity case needs whole nodes of {fleet.gpus_per_node} GPUs.",
+    )
     case = cases.capacity
     setup = case_setup(
         cases, model=case.model, micro_batch=case.micro_batch, seq_len=case.seq_len, recompute=recompute
     )
-    tp, dp = fleet.gpus_per_node, fleet.nodes
+    tp, dp = fleet.gpus_per_node, gpus // fleet.gpus_per_node
 
     def plan(stage: int) -> MemoryPlan:
         terms = parallel_terms(setup, tp=tp, pp=1, dp=dp, zero_stage=stage)

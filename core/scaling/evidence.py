@@ -1,8 +1,11 @@
 """Locked predictions, evidence snapshots, stale evidence and synthesis readiness, as plain data.
 
+A prediction is locked per part, and the track it was locked on is kept beside it (first one
+stands), so a prediction is always graded on the numbers of the track the learner was looking at.
 A snapshot is what a learner captured for one part: prediction, inputs, baseline, result and
-decision, plus the upstream choices it was computed under. When one of those choices changes
-(the track for every part; the scaling mode and pool of part A for part E), the snapshot is stale.
+decision, plus the upstream choices it was computed under. When one of those choices changes (the
+track for every part; part A's pool for part B; part A's mode and pool for part E), the snapshot is
+stale.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from typing import Any
 
 from core.answers import record_first
 from core.datafiles import require
-from core.scaling.scenarios import PARTS, load_scaling
+from core.scaling.scenarios import load_scaling
+from core.scaling.wording import PARTS
 from core.settings_schema import section
 
 PREDICTIONS = "scaling.predictions"
+PREDICTION_TRACKS = "scaling.prediction_tracks"
 SNAPSHOTS = "scaling.snapshots"
 SYNTHESIS = "scaling.synthesis"
 SETTINGS_SECTION = "scaling"
@@ -25,7 +30,7 @@ SETTINGS_SECTION = "scaling"
 # The settings each part's evidence depends on, beyond its own inputs.
 UPSTREAM_SETTINGS: dict[str, tuple[str, ...]] = {
     "A": ("track",),
-    "B": ("track",),
+    "B": ("track", "pool"),
     "C": ("track",),
     "D": ("track",),
     "E": ("track", "mode", "pool"),
@@ -49,6 +54,20 @@ def lock_prediction(predictions: Mapping[str, str], part: str, option: str) -> t
     options = load_scaling().parts[part].options
     require(is_option(option, options), f"Part {part} has no such prediction.")
     return record_first(predictions, part, option)
+
+
+def record_prediction_track(tracks: Mapping[str, str], part: str, track_key: str) -> dict[str, str]:
+    """The prediction tracks with `part`'s added; a part's first recorded track stands."""
+    _check_part(part)
+    require(track_key in load_scaling().tracks, f"There is no track {track_key!r}.")
+    return record_first(tracks, part, track_key)[0]
+
+
+def prediction_track(tracks: Any, part: str, current: str) -> str:
+    """The track `part`'s prediction was locked on; `current` when the record names no known track
+    (a prediction locked before the lab kept tracks, or a restored file without them)."""
+    found = tracks.get(part) if isinstance(tracks, Mapping) else None
+    return found if isinstance(found, str) and found in load_scaling().tracks else current
 
 
 def current_settings(stored: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,20 +150,14 @@ def snapshot_status(part: str, snapshots: Mapping[str, Any], settings: Mapping[s
     return CURRENT if snapshot.get("upstream") == upstream(part, settings) else STALE
 
 
-UPSTREAM_WORDS = {
-    "track": "the training context",
-    "mode": "part A's scaling experiment",
-    "pool": "part A's larger pool",
-}
-
-
 def changed_upstream(part: str, snapshots: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[str, ...]:
-    """In words, the upstream choices that changed since this part's snapshot was captured."""
+    """The names of the upstream settings (of UPSTREAM_SETTINGS) that changed since this part's snapshot
+    was captured."""
     snapshot = snapshots.get(part)
     if not isinstance(snapshot, Mapping) or not valid_snapshot(part, snapshot):
         return ()
     captured, now = snapshot.get("upstream") or {}, upstream(part, settings)
-    return tuple(UPSTREAM_WORDS[name] for name in now if captured.get(name) != now[name])
+    return tuple(name for name in now if captured.get(name) != now[name])
 
 
 def statuses(snapshots: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, str]:
@@ -154,38 +167,35 @@ def statuses(snapshots: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[
 
 @dataclass(frozen=True)
 class Readiness:
-    """Whether the synthesis is ready, and what is still missing if not."""
+    """What still keeps the synthesis from being ready; ready when nothing does."""
 
-    problems: tuple[str, ...]
+    not_current: tuple[str, ...]  # parts without a current snapshot
+    unchosen: tuple[str, ...]  # synthesis choices not made
+    same_plan: bool  # the rejected alternative is the recommended plan
+    no_rationale: bool
+    unquantified: bool  # a rationale without a single number
 
     @property
     def ready(self) -> bool:
         """Nothing is missing."""
-        return not self.problems
+        return not (
+            self.not_current or self.unchosen or self.same_plan or self.no_rationale or self.unquantified
+        )
 
 
 def synthesis_readiness(synthesis: Any, part_statuses: Mapping[str, str]) -> Readiness:
     """Ready when all five snapshots are current, every choice is made, the plan differs from the
     rejected alternative and the rationale cites at least one number."""
     synthesis = saved_synthesis(synthesis)
-    problems = []
-    not_current = [part for part in PARTS if part_statuses.get(part) != CURRENT]
-    if not_current:
-        problems.append(
-            f"Capture current evidence for part{'s' if len(not_current) > 1 else ''} "
-            f"{', '.join(not_current)}."
-        )
-    unchosen = [name for name in SYNTHESIS_CHOICES if name not in synthesis]
-    if unchosen:
-        problems.append(f"Choose: {', '.join(unchosen)}.")
-    elif synthesis["plan"] == synthesis["rejected"]:
-        problems.append("The rejected alternative must differ from the plan you recommend.")
+    unchosen = tuple(name for name in SYNTHESIS_CHOICES if name not in synthesis)
     rationale = synthesis.get("rationale", "")
-    if not rationale.strip():
-        problems.append("Write a rationale.")
-    elif not re.search(r"\d", rationale):
-        problems.append("Quantify the rationale: cite at least one number from your evidence.")
-    return Readiness(problems=tuple(problems))
+    return Readiness(
+        not_current=tuple(part for part in PARTS if part_statuses.get(part) != CURRENT),
+        unchosen=unchosen,
+        same_plan=not unchosen and synthesis["plan"] == synthesis["rejected"],
+        no_rationale=not rationale.strip(),
+        unquantified=bool(rationale.strip()) and not re.search(r"\d", rationale),
+    )
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from core.datafiles import require
 from core.gpus import bytes_per_value, peak_tflops
 from core.models import parameter_count, preset
+from core.scaling.cases import LayoutCase
+from core.scaling.fleets import Fleet
 from core.scaling.pipeline import bubble_ms
-from core.scaling.scenarios import Fleet, LayoutCase
 from core.scaling.throughput import compute_ms, ring_allreduce_ms
 
 LAYOUT_KEYS = ("within", "cross", "pipeline")

@@ -1,7 +1,8 @@
-"""The sentences that put each part's result into words, built from the same figures the page shows.
+"""The figures each part's sentences name, taken from the same result objects the page draws.
 
-One function per part takes that part's result object and returns plain text (no Markdown), so the
-page cannot say a number its table and chart do not, and the wording can be tested without a browser.
+The sentences are templates in `data/lessons/scaling/sentences.toml` (`part_a_summary` and the like);
+each function here returns the figures of one template, so the page cannot say a number its table and
+chart do not, and a test checks the numbers without pinning the wording.
 """
 
 from __future__ import annotations
@@ -14,79 +15,81 @@ from core.scaling.throughput import ScalingContrast
 from core.units import MS_PER_S, S_PER_H, duration_label
 
 
-def scaling_summary(contrast: ScalingContrast) -> str:
+def scaling_figures(contrast: ScalingContrast) -> dict[str, object]:
     """Part A: the larger pool's step, the all-reduce's share of it, the speedup and the efficiency."""
     point, step = contrast.result, contrast.result.step
-    return (
-        f"On {point.workers} GPUs a step takes {duration_label(step.step_ms / MS_PER_S)}, "
-        f"{duration_label(step.communication_ms / MS_PER_S, unit_of=step.step_ms / MS_PER_S)} of it "
-        f"the gradient all-reduce. Useful throughput is {point.speedup:,.2f}× the "
-        f"{contrast.baseline.workers}-GPU "
-        f"baseline: a parallel efficiency of {point.efficiency:.2f}."
-    )
+    return {
+        "workers": point.workers,
+        "step": duration_label(step.step_ms / MS_PER_S),
+        "communication": duration_label(step.communication_ms / MS_PER_S, unit_of=step.step_ms / MS_PER_S),
+        "speedup": point.speedup,
+        "baseline_workers": contrast.baseline.workers,
+        "efficiency": point.efficiency,
+    }
 
 
-def efficiency_chart_description(contrast: ScalingContrast) -> str:
-    """Part A's chart in one line, naming the pool sizes it covers."""
-    workers = ", ".join(str(point.workers) for point in contrast.sweeps[contrast.mode])
-    return f"Parallel efficiency of both experiments on {workers} GPUs; the dashed line is ideal scaling."
+def efficiency_chart_figures(contrast: ScalingContrast) -> dict[str, object]:
+    """Part A's chart: the pool sizes it covers, as a list."""
+    return {"workers": ", ".join(str(point.workers) for point in contrast.sweeps[contrast.mode])}
 
 
-def capacity_summary(contrast: CapacityContrast) -> str:
-    """Part B: replicated state against the chosen ZeRO stage, whether that fits, and what now dominates."""
+def capacity_figures(contrast: CapacityContrast) -> dict[str, object]:
+    """Part B: replicated state against the chosen ZeRO stage, against HBM, and what now dominates."""
     plan = contrast.result.verdict
-    fit = "fits" if plan.fits else "does not fit"
-    return (
-        f"Replicated state needs {contrast.baseline.verdict.total_gb:,.1f} GB per GPU; "
-        f"{contrast.result.label} "
-        f"needs {plan.total_gb:,.1f} GB of {plan.device_gb:,.0f} GB and {fit}. "
-        f"Its largest term is now {plan.largest_label.lower()} ({plan.largest_gb:,.1f} GB)."
-    )
+    return {
+        "replicated_gb": contrast.baseline.verdict.total_gb,
+        "plan": contrast.result.label,
+        "plan_gb": plan.total_gb,
+        "device_gb": plan.device_gb,
+        "largest": plan.largest_label.lower(),
+        "largest_gb": plan.largest_gb,
+    }
 
 
-def memory_chart_description(contrast: CapacityContrast) -> str:
-    """Part B's chart in one line: which plans are stacked, against how much HBM."""
-    return (
-        f"Per-GPU memory of replicated state and {contrast.result.label}, term by term, "
-        f"against {contrast.result.verdict.device_gb:,.0f} GB of HBM."
-    )
+def memory_chart_figures(contrast: CapacityContrast) -> dict[str, object]:
+    """Part B's chart: the plan stacked beside replicated state, and the HBM it is drawn against."""
+    return {"plan": contrast.result.label, "device_gb": contrast.result.verdict.device_gb}
 
 
-def layout_summary(contrast: LayoutContrast) -> str:
+def refusal_figures(contrast: CapacityContrast) -> dict[str, object]:
+    """Part B's refused decision: the chosen plan's total against HBM."""
+    verdict = contrast.result.verdict
+    return {"plan": contrast.result.label, "plan_gb": verdict.total_gb, "device_gb": verdict.device_gb}
+
+
+def layout_figures(contrast: LayoutContrast) -> dict[str, object]:
     """Part C: where the alternative runs tensor parallel, what that costs, and both step times."""
     chosen, baseline = contrast.result, contrast.baseline
-    return (
-        f"{chosen.layout.label} runs tensor parallel {chosen.tp_link} and spends "
-        f"{chosen.tp_communication_ms:,.1f} ms a step on it, against {baseline.tp_communication_ms:,.1f} ms "
-        f"{baseline.tp_link}. Steps: {chosen.step_ms:,.1f} ms against {baseline.step_ms:,.1f} ms."
-    )
+    return {
+        "layout": chosen.layout.label,
+        "link": chosen.tp_link,
+        "tp_ms": chosen.tp_communication_ms,
+        "baseline_tp_ms": baseline.tp_communication_ms,
+        "baseline_link": baseline.tp_link,
+        "step_ms": chosen.step_ms,
+        "baseline_step_ms": baseline.step_ms,
+    }
 
 
-def pipeline_summary(contrast: PipelineContrast) -> str:
+def pipeline_figures(contrast: PipelineContrast) -> dict[str, object]:
     """Part D: the bubble shrinking while the first stage keeps more activations, and what that weighs."""
     baseline, chosen = contrast.baseline, contrast.result
-    return (
-        f"The bubble goes from {baseline.bubble_fraction:.3f} to {chosen.bubble_fraction:.3f} of the step, "
-        f"while the first stage holds {chosen.retained_microbatches} microbatches of activations instead of "
-        f"{baseline.retained_microbatches}: {chosen.verdict.total_gb:,.1f} GB per GPU "
-        f"against {baseline.verdict.total_gb:,.1f} GB."
-    )
+    return {
+        "baseline_bubble": baseline.bubble_fraction,
+        "bubble": chosen.bubble_fraction,
+        "retained": chosen.retained_microbatches,
+        "baseline_retained": baseline.retained_microbatches,
+        "memory_gb": chosen.verdict.total_gb,
+        "baseline_memory_gb": baseline.verdict.total_gb,
+    }
 
 
-def pipeline_chart_description(contrast: PipelineContrast) -> str:
-    """Part D's two panels in one line, with the HBM line the memory panel is drawn against."""
-    return (
-        "Left: bubble fraction as microbatches grow. Right: the busiest stage's memory per GPU, "
-        f"against {contrast.result.verdict.device_gb:,.0f} GB of HBM."
-    )
-
-
-def quality_summary(comparison: QualityComparison) -> str:
+def quality_figures(comparison: QualityComparison) -> dict[str, object]:
     """Part E: how long each straggler policy takes to reach the target, and in how many steps."""
     strict, drop = comparison.strict, comparison.drop
-    return (
-        f"Strict synchronisation reaches the target in {duration_label(strict.time_to_target_h * S_PER_H)} "
-        f"({strict.steps:,} steps); dropping slow workers takes "
-        f"{duration_label(drop.time_to_target_h * S_PER_H)} "
-        f"({drop.steps:,} shorter steps)."
-    )
+    return {
+        "strict_time": duration_label(strict.time_to_target_h * S_PER_H),
+        "strict_steps": strict.steps,
+        "drop_time": duration_label(drop.time_to_target_h * S_PER_H),
+        "drop_steps": drop.steps,
+    }

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.scaling import capacity, layout, pipeline, quality, throughput
-from core.scaling.evidence import current_settings
-from core.scaling.scenarios import Track, load_scaling, track
+from core.scaling.evidence import current_settings, prediction_track
+from core.scaling.scenarios import load_scaling, track
+from core.scaling.tracks import Track
+from core.scaling.wording import PARTS
 
 
 @dataclass(frozen=True)
@@ -21,7 +23,7 @@ class PartContrasts:
 
     track: Track
     a: throughput.ScalingContrast
-    b: capacity.CapacityContrast
+    b: capacity.CapacityContrast  # on part A's larger pool
     c: layout.LayoutContrast
     d: pipeline.PipelineContrast
     e: quality.QualityComparison  # from part A's larger pool
@@ -54,7 +56,11 @@ def part_contrasts(stored: Mapping[str, Any]) -> PartContrasts:
         track=chosen,
         a=part_a,
         b=capacity.capacity_contrast(
-            fleet=fleet, cases=cases, zero_stage=settings["zero_stage"], recompute=settings["recompute"]
+            fleet=fleet,
+            cases=cases,
+            zero_stage=settings["zero_stage"],
+            recompute=settings["recompute"],
+            gpus=part_a.result.workers,  # part A's larger pool: ZeRO shards over its nodes
         ),
         c=layout.layout_contrast(
             fleet=fleet,
@@ -73,6 +79,15 @@ def part_contrasts(stored: Mapping[str, Any]) -> PartContrasts:
     )
 
 
-def computed_outcomes(stored: Mapping[str, Any]) -> dict[str, str]:
-    """Part key to the option that comes true under these Scaling out settings (defaults fill gaps)."""
-    return part_contrasts(stored).outcomes()
+def graded_outcomes(stored: Mapping[str, Any], prediction_tracks: Any = None) -> dict[str, str]:
+    """Part key to the option that comes true under these settings on the track each part's prediction
+    was locked on (the current track where none is recorded), so switching track never regrades one."""
+    settings = current_settings(stored)
+    by_track: dict[str, PartContrasts] = {}
+    graded = {}
+    for part in PARTS:
+        key = prediction_track(prediction_tracks, part, settings["track"])
+        if key not in by_track:
+            by_track[key] = part_contrasts({**settings, "track": key})
+        graded[part] = by_track[key].outcomes()[part]
+    return graded

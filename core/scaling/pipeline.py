@@ -14,7 +14,8 @@ from core.datafiles import require
 from core.memory import MemoryTerms, Verdict, budget_verdict, to_gb
 from core.memory_detailed import TrainingSetup
 from core.scaling.capacity import case_setup, parallel_terms
-from core.scaling.scenarios import Cases, Fleet
+from core.scaling.cases import Cases
+from core.scaling.fleets import Fleet
 
 
 def _check(stages: int, microbatches: int) -> None:

@@ -2,8 +2,11 @@
 
 Steps to target follow a diminishing-returns batch curve (McCandlish et al. 2018):
 steps = S_min x (1 + B_crit / B). Past the critical batch, a bigger batch barely cuts the steps.
-Dropping stragglers shortens each step but wastes some gradient work, modelled as a multiplier
-on the steps. Both curves are illustrative assumptions, not measurements.
+Strict synchronisation waits every step for the slowest GPU, a lag of the fleet that does not shrink
+with the step (jitter, a slow input batch, a throttled card). Dropping slow workers skips that wait but
+wastes their gradient work, modelled as a multiplier on the steps. So dropping wins exactly when the
+lag is longer than (work multiplier - 1) x the step: on short steps, not on long ones. The curve, the
+lag and the multiplier are illustrative assumptions, not measurements.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from core.datafiles import require
-from core.scaling.scenarios import Convergence, StragglerPolicy
+from core.scaling.tracks import Convergence, StragglerPolicy
 from core.units import MS_PER_S, S_PER_H, duration_unit
 
 # Two policies finishing within this fraction of each other count as a tie.
@@ -65,16 +68,19 @@ class QualityComparison:
 def compare_policies(
     *, step_ms: float, global_batch: float, convergence: Convergence, straggler: StragglerPolicy
 ) -> QualityComparison:
-    """Time to target for both policies, starting from a strictly synchronised step of `step_ms`."""
+    """Time to target for both policies, from a step of `step_ms` when no GPU lags: strict synchronisation
+    adds the straggler lag to every step, dropping slow workers adds steps instead."""
     require(step_ms > 0, "The step time must be positive.")
     return QualityComparison(
         global_batch=global_batch,
         strict=PolicyResult(
-            "strict", step_ms, steps_to_target(convergence=convergence, global_batch=global_batch)
+            "strict",
+            step_ms + straggler.lag_ms,
+            steps_to_target(convergence=convergence, global_batch=global_batch),
         ),
         drop=PolicyResult(
             "drop",
-            step_ms * straggler.step_time_multiplier,
+            step_ms,
             steps_to_target(
                 convergence=convergence, global_batch=global_batch, work_multiplier=straggler.work_multiplier
             ),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from core.datafiles import require
 from core.gpus import bytes_per_value, peak_tflops
 from core.kernel_times import small_kernel_floor_us
-from core.scaling.scenarios import Track
+from core.scaling.tracks import Track
 from core.validate import Labelled
 
 

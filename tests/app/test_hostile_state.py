@@ -52,7 +52,14 @@ def test_a_poison_file_is_refused_and_the_quiz_page_keeps_every_section():
 
 
 RECORD_NAMES = st.sampled_from(
-    ["run_a.decision", "run_a.reflection", "scaling.predictions", "scaling.snapshots", "scaling.synthesis"]
+    [
+        "run_a.decision",
+        "run_a.reflection",
+        "scaling.predictions",
+        "scaling.prediction_tracks",
+        "scaling.snapshots",
+        "scaling.synthesis",
+    ]
 )
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),

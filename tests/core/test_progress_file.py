@@ -19,7 +19,7 @@ from core.progress_file import (
 )
 from core.questions import load_bank
 from core.run_a import FIRST_EXPERIMENTS
-from core.scaling.evidence import PREDICTIONS
+from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS
 from core.settings_schema import load_schema, parse_section
 from core.signing import Verdict
 
@@ -104,11 +104,18 @@ def test_locked_answers_win_and_the_rest_is_merged_in():
     assert current == before
 
 
-def test_locked_predictions_win_and_new_parts_are_added():
-    current = {**EMPTY, "records": {PREDICTIONS: {"A": "middle"}}}
-    incoming = {**EMPTY, "records": {PREDICTIONS: {"A": "below-half", "B": "optimizer"}}}
+def test_locked_predictions_and_their_tracks_win_and_new_parts_are_added():
+    current = {**EMPTY, "records": {PREDICTIONS: {"A": "middle"}, PREDICTION_TRACKS: {"A": "tinyml"}}}
+    incoming = {
+        **EMPTY,
+        "records": {
+            PREDICTIONS: {"A": "below-half", "B": "optimizer"},
+            PREDICTION_TRACKS: {"A": "cloud", "B": "edge"},
+        },
+    }
     restored = _restore(export_progress(incoming, exported_at=AT, key=None), current)
     assert restored.state["records"][PREDICTIONS] == {"A": "middle", "B": "optimizer"}
+    assert restored.state["records"][PREDICTION_TRACKS] == {"A": "tinyml", "B": "edge"}
 
 
 def test_nothing_is_restored_into_a_handed_in_session():
@@ -130,6 +137,7 @@ def test_known_records_come_from_the_parts_and_the_explicit_list(monkeypatch):
         "run_a.decision",
         "run_a.reflection",
         "scaling.predictions",
+        "scaling.prediction_tracks",
         "scaling.snapshots",
         "scaling.synthesis",
         "predict.linear.layer",

@@ -24,7 +24,7 @@ from core.rooms import (
     scaling_predictions,
     visible_distributions,
 )
-from core.scaling.outcomes import computed_outcomes
+from core.scaling.outcomes import graded_outcomes
 
 BANK = load_bank()
 DECISION = "run_a.decision"
@@ -79,7 +79,7 @@ def test_run_a_decisions_ignore_records_of_the_wrong_shape() -> None:
 
 def test_scaling_predictions_sit_beside_each_learners_computed_answer() -> None:
     # At the defaults part A's efficiency falls below half (computed here from the page's own core).
-    assert computed_outcomes({})["A"] == "below-half"
+    assert graded_outcomes({})["A"] == "below-half"
     works = [
         LearnerWork(answers={}, records={"scaling.predictions": {"A": "middle"}}),
         LearnerWork(answers={}, records={"scaling.predictions": {"A": "below-half", "B": "oom"}}),
@@ -89,7 +89,20 @@ def test_scaling_predictions_sit_beside_each_learners_computed_answer() -> None:
     assert rows[("A", "middle")] == (1, 0)
     assert rows[("A", "below-half")] == (1, 2)
     assert rows[("B", "oom")] == (1, 0)
-    assert rows[("B", computed_outcomes({})["B"])] == (0, 1)
+    assert rows[("B", graded_outcomes({})["B"])] == (0, 1)
+
+
+def test_a_scaling_prediction_is_counted_on_the_track_it_was_locked_on() -> None:
+    # Locked on TinyML, now looking at Cloud: part E is graded on TinyML's short steps, where dropping
+    # slow workers wins (see tests/core/test_scaling_outcomes.py), not on Cloud's, where it loses.
+    work = LearnerWork(
+        answers={},
+        records={"scaling.predictions": {"E": "drop"}, "scaling.prediction_tracks": {"E": "tinyml"}},
+        settings={"scaling": {"track": "cloud"}},
+    )
+    rows = {(r.part, r.option_id): (r.predicted, r.computed) for r in scaling_predictions([work])}
+    assert rows[("E", "drop")] == (1, 1)
+    assert graded_outcomes({"track": "cloud"})["E"] == "strict"
 
 
 def test_reveal_needs_both_the_switch_and_an_answer() -> None:

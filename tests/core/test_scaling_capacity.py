@@ -1,17 +1,19 @@
 """Part B and D memory: the memory core's terms under TP x PP x ZeRO, worked by hand."""
 
 import itertools
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.memory import ZERO_STAGES
+from core.memory import ZERO_STAGES, budget_verdict
 from core.memory_detailed import TrainingSetup
 from core.models import preset
 from core.scaling.capacity import (
     PLAN_FORMATS,
+    CapacityContrast,
     capacity_contrast,
     parallel_terms,
     plan_rows,
@@ -34,7 +36,7 @@ def _gb(n_bytes):
 def test_zero_terms_for_70b_on_64_gpus_worked_by_hand():
     # TP over the 8 GPUs of a node, DP over the 8 nodes. Mixed precision with Adam:
     # 2-byte weights and gradients, a 4-byte master copy and two 4-byte moments per parameter.
-    contrast = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=1, recompute="full")
+    contrast = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=1, recompute="full", gpus=64)
     assert (contrast.tp, contrast.dp) == (8, 8)
     replicated, zero1 = contrast.baseline.terms, contrast.result.terms
     assert _gb(replicated.parameters_bytes) == pytest.approx(2 * PER_TP_RANK / 1e9)  # 17.64 GB
@@ -54,8 +56,12 @@ def test_zero_terms_for_70b_on_64_gpus_worked_by_hand():
 
 
 def test_zero_stages_two_and_three_shard_gradients_then_weights():
-    zero2 = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=2, recompute="full").result.terms
-    zero3 = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=3, recompute="full").result.terms
+    zero2 = capacity_contrast(
+        fleet=LAB, cases=DATA.cases, zero_stage=2, recompute="full", gpus=64
+    ).result.terms
+    zero3 = capacity_contrast(
+        fleet=LAB, cases=DATA.cases, zero_stage=3, recompute="full", gpus=64
+    ).result.terms
     assert _gb(zero2.gradients_bytes) == pytest.approx(2 * PER_TP_RANK / 8 / 1e9)  # 2.20 GB
     assert _gb(zero2.parameters_bytes) == pytest.approx(2 * PER_TP_RANK / 1e9)
     assert _gb(zero3.parameters_bytes) == pytest.approx(2 * PER_TP_RANK / 8 / 1e9)
@@ -113,7 +119,7 @@ def test_only_the_cloud_model_is_too_big_to_replicate():
 
 
 def test_plan_rows_say_fits_or_out_of_memory():
-    contrast = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=3, recompute="selective")
+    contrast = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=3, recompute="selective", gpus=64)
     rows: list[dict[str, Any]] = plan_rows((contrast.baseline, contrast.result))
     assert [row["Outcome"] for row in rows] == ["out of memory", "fits"]
     assert rows[0]["Total (GB)"] > rows[0]["HBM (GB)"] == pytest.approx(80 * 2**30 / 1e9)
@@ -126,7 +132,7 @@ def test_bad_splits_are_refused():
     with pytest.raises(ValueError, match="evenly"):
         stage_activation_bytes(setup, tp=1, pp=3)
     with pytest.raises(ValueError, match="ZeRO stage 1, 2 or 3"):
-        capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=0, recompute="full")
+        capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=0, recompute="full", gpus=64)
 
 
 @settings(max_examples=40, deadline=None)
@@ -155,13 +161,36 @@ def test_a_higher_zero_stage_never_needs_more_memory(model, recompute, tp, pp, d
 
 def test_no_plan_fits_is_ruled_out_while_the_plan_fits_and_carrying_forward_while_it_does_not():
     fleet, cases = load_scaling().tracks["cloud"].fleet, load_scaling().cases
-    fitting = capacity_contrast(fleet=fleet, cases=cases, zero_stage=1, recompute="full")
-    assert fitting.outcome != "oom" and set(fitting.refused_decisions()) == {"none"}
-    assert "ZeRO-1 needs 41.7 GB of the 86 GB" in fitting.refused_decisions()["none"]
+    fitting = capacity_contrast(fleet=fleet, cases=cases, zero_stage=1, recompute="full", gpus=256)
+    assert fitting.outcome != "oom" and fitting.refused_decision == "none"
+    assert fitting.result.verdict.total_gb == pytest.approx(41.7, abs=0.05)  # of 86 GB: it fits
+    squeezed = replace(fitting.result, verdict=budget_verdict(fitting.result.terms, device_gb=40))
+    overflowing = CapacityContrast(tp=fitting.tp, dp=fitting.dp, baseline=fitting.baseline, result=squeezed)
+    assert overflowing.outcome == "oom" and overflowing.refused_decision == "shard"
+
+
+def test_zero_saves_less_on_fewer_nodes_so_two_nodes_run_out_where_four_fit():
+    # 8.82 G parameters per TP rank: 17.64 GB weights, 17.64 gradients, 35.28 master copy, 70.55 moments.
+    # ZeRO-1 shards the last two over the nodes. Two nodes (16 GPUs, TinyML's part A pool):
+    # 17.64 + 17.64 + 105.83 / 2 + 0.24 activations + 0.88 bucket + 2 = 91.3 GB > 85.9 GB: out of memory.
+    # Four nodes (32 GPUs, Cloud's): 105.83 / 4 = 26.46 -> 64.9 GB: fits, and the moments fell the most.
+    two = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=1, recompute="full", gpus=16)
+    four = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=1, recompute="full", gpus=32)
+    replicated_gb, sharded_gb = _gb(PER_TP_RANK * (2 + 2)), _gb(PER_TP_RANK * (4 + 8))
+    assert two.result.verdict.total_gb == pytest.approx(
+        replicated_gb + sharded_gb / 2 + 0.24 + 0.88 + 2, abs=0.01
+    )
+    assert four.result.verdict.total_gb == pytest.approx(
+        replicated_gb + sharded_gb / 4 + 0.24 + 0.88 + 2, abs=0.01
+    )
+    assert (two.dp, two.outcome, two.refused_decision) == (2, "oom", "shard")
+    assert (four.dp, four.outcome) == (4, "optimizer")
+    with pytest.raises(ValueError, match="whole nodes"):
+        capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=1, recompute="full", gpus=12)
 
 
 def test_every_number_in_the_plan_table_has_a_format():
-    contrast = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=1, recompute="full")
+    contrast = capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=1, recompute="full", gpus=64)
     for row in plan_rows((contrast.baseline, contrast.result)):
         numbers = {column for column, value in row.items() if isinstance(value, float | int)}
         assert numbers == set(PLAN_FORMATS)  # no column falls back to four decimals

@@ -1,11 +1,14 @@
 """Locked predictions, snapshots, stale evidence and synthesis readiness."""
 
+import dataclasses
+
 import pytest
 
 from core.scaling.evidence import (
     CURRENT,
     MISSING,
     STALE,
+    SYNTHESIS_CHOICES,
     changed_upstream,
     current_settings,
     lock_prediction,
@@ -16,7 +19,7 @@ from core.scaling.evidence import (
     statuses,
     synthesis_readiness,
 )
-from core.scaling.scenarios import PARTS
+from core.scaling.wording import PARTS
 
 SETTINGS = {"track": "edge", "mode": "strong", "pool": 1, "zero_stage": 2}
 DECISIONS = {"A": "strong", "B": "shard", "C": "within", "D": "selected", "E": "strict"}
@@ -77,11 +80,12 @@ def test_a_track_change_makes_every_snapshot_stale():
     assert set(statuses(snapshots, SETTINGS | {"track": "cloud"}).values()) == {STALE}
 
 
-def test_changing_part_a_scaling_stales_only_part_e():
+def test_part_a_mode_stales_part_e_and_its_pool_stales_parts_b_and_e():
     snapshots = _all_current()
-    for change in ({"mode": "weak"}, {"pool": 3}):
-        after = statuses(snapshots, SETTINGS | change)
-        assert after == {"A": CURRENT, "B": CURRENT, "C": CURRENT, "D": CURRENT, "E": STALE}
+    after = statuses(snapshots, SETTINGS | {"mode": "weak"})
+    assert after == {"A": CURRENT, "B": CURRENT, "C": CURRENT, "D": CURRENT, "E": STALE}
+    after = statuses(snapshots, SETTINGS | {"pool": 3})  # part B shards over the pool's nodes
+    assert after == {"A": CURRENT, "B": STALE, "C": CURRENT, "D": CURRENT, "E": STALE}
 
 
 def test_own_inputs_do_not_stale_a_snapshot_and_absent_ones_are_missing():
@@ -96,31 +100,31 @@ def test_ready_with_five_current_snapshots_and_a_complete_synthesis():
 @pytest.mark.parametrize(
     "settings, synthesis, problem",
     [
-        (SETTINGS | {"track": "mobile"}, GOOD_SYNTHESIS, "parts A, B, C, D, E"),
-        (SETTINGS | {"mode": "weak"}, GOOD_SYNTHESIS, "part E"),
-        (SETTINGS, GOOD_SYNTHESIS | {"rejected": "data-parallel"}, "must differ"),
-        (SETTINGS, GOOD_SYNTHESIS | {"trigger": None}, "trigger"),
-        (SETTINGS, GOOD_SYNTHESIS | {"rationale": "   "}, "Write a rationale"),
-        (SETTINGS, GOOD_SYNTHESIS | {"rationale": "It felt faster."}, "at least one number"),
+        (SETTINGS | {"track": "mobile"}, GOOD_SYNTHESIS, {"not_current": ("A", "B", "C", "D", "E")}),
+        (SETTINGS | {"mode": "weak"}, GOOD_SYNTHESIS, {"not_current": ("E",)}),
+        (SETTINGS, GOOD_SYNTHESIS | {"rejected": "data-parallel"}, {"same_plan": True}),
+        (SETTINGS, GOOD_SYNTHESIS | {"trigger": None}, {"unchosen": ("trigger",)}),
+        (SETTINGS, GOOD_SYNTHESIS | {"rationale": "   "}, {"no_rationale": True}),
+        (SETTINGS, GOOD_SYNTHESIS | {"rationale": "It felt faster."}, {"unquantified": True}),
     ],
 )
 def test_not_ready_says_what_is_missing(settings, synthesis, problem):
     readiness = synthesis_readiness(synthesis, statuses(_all_current(), settings))
+    nothing = {"not_current": (), "unchosen": (), "same_plan": False, "no_rationale": False}
     assert not readiness.ready
-    assert any(problem in text for text in readiness.problems)
+    assert dataclasses.asdict(readiness) == nothing | {"unquantified": False} | problem
 
 
 def test_nothing_done_is_not_ready():
     readiness = synthesis_readiness(None, statuses({}, SETTINGS))
-    assert not readiness.ready and len(readiness.problems) == 3
+    assert not readiness.ready
+    assert (readiness.not_current, readiness.unchosen) == (PARTS, SYNTHESIS_CHOICES)
+    assert readiness.no_rationale and not readiness.same_plan and not readiness.unquantified
 
 
 def test_a_stale_snapshot_says_what_changed():
     snapshots = _all_current()
-    assert changed_upstream("E", snapshots, SETTINGS | {"track": "cloud", "pool": 2}) == (
-        "the training context",
-        "part A's larger pool",
-    )
+    assert changed_upstream("E", snapshots, SETTINGS | {"track": "cloud", "pool": 2}) == ("track", "pool")
     assert changed_upstream("B", snapshots, SETTINGS) == ()
     assert changed_upstream("B", {}, SETTINGS) == ()
 

@@ -1,4 +1,5 @@
-"""Each part's result sentence (real tracks and cases, figures worked by hand) and the pickers' labels.
+"""The figures each part's result sentence names (real tracks and cases, worked by hand), every sentence
+template filled with them, and the pickers' labels. The tests check numbers, not wording.
 
 Shared inputs (data/scaling_tracks.json): H100 SXM at 50% of its 989 TFLOP/s bf16 peak, NVLink at
 450 GB/s inside a node; the lab fleet has 8 nodes of 8 GPUs joined at 25 GB/s per GPU.
@@ -8,6 +9,7 @@ import pickle
 
 import pytest
 
+from core import lessons
 from core.memory import budget_verdict
 from core.scaling import capacity, layout, narrative, pipeline, quality, throughput
 from core.scaling.scenarios import load_scaling, track, track_label
@@ -29,16 +31,23 @@ def test_part_a_sentence_for_tinyml_on_two_nodes():
     # 0.002 to 0.004 ms). 16 GPUs: the ring leaves the node, 2 x 15 x 8 µs + 2 x 15/16 x 400 kB / 25 GB/s
     # = 0.24 + 0.03 = 0.27 ms; step 2.2908 ms. 8 GPUs: 2 x 7 x 3 µs + 2 x 7/8 x 400 kB / 450 GB/s
     # = 0.0436 ms; step 2.0644 ms. Speedup 2.0644 / 2.2908 = 0.901; efficiency 0.901 x 8 / 16 = 0.45.
-    assert narrative.scaling_summary(_part_a("tinyml")) == (
-        "On 16 GPUs a step takes 2.29 ms, 0.270 ms of it the gradient all-reduce. "
-        "Useful throughput is 0.90× the 8-GPU baseline: a parallel efficiency of 0.45."
-    )
+    figures = narrative.scaling_figures(_part_a("tinyml"))
+    assert figures == {
+        "workers": 16,
+        "step": "2.29 ms",
+        "communication": "0.270 ms",
+        "speedup": pytest.approx(2.0644 / 2.2908, abs=1e-4),
+        "baseline_workers": 8,
+        "efficiency": pytest.approx(2.0644 / 2.2908 / 2, abs=1e-4),
+    }
+    sentence = lessons.sentence("scaling", "part_a_summary", **figures)
+    assert all(shown in sentence for shown in ("16", "2.29 ms", "0.270 ms", "0.90", "8", "0.45"))
 
 
 def test_part_a_chart_description_names_every_pool_of_the_track():
-    assert narrative.efficiency_chart_description(_part_a("cloud", pool=3)) == (
-        "Parallel efficiency of both experiments on 8, 32, 128, 256 GPUs; the dashed line is ideal scaling."
-    )
+    figures = narrative.efficiency_chart_figures(_part_a("cloud", pool=3))
+    assert figures == {"workers": "8, 32, 128, 256"}
+    assert "8, 32, 128, 256" in lessons.sentence("scaling", "part_a_chart", **figures)
 
 
 def test_part_b_sentence_for_70b_under_zero_1():
@@ -46,28 +55,36 @@ def test_part_b_sentence_for_70b_under_zero_1():
     # = 17.64 + 17.64 + 35.28 + 70.55 GB, activations 0.24 GB (full recomputation), a 5% gradient bucket
     # 0.88 GB, 1 GB workspace and 1 GB overhead = 144.2 GB. ZeRO-1 cuts the master copy and moments by
     # 8: 4.41 + 8.82 GB, so 51.6 GB. The 2-byte weights (17.6 GB) now come first, tied with gradients.
-    contrast = capacity.capacity_contrast(fleet=LAB, cases=CASES, zero_stage=1, recompute="full")
-    assert narrative.capacity_summary(contrast) == (
-        "Replicated state needs 144.2 GB per GPU; ZeRO-1 needs 51.6 GB of 86 GB and fits. "
-        "Its largest term is now parameters (17.6 GB)."
-    )
-    assert narrative.memory_chart_description(contrast) == (
-        "Per-GPU memory of replicated state and ZeRO-1, term by term, against 86 GB of HBM."
-    )
+    contrast = capacity.capacity_contrast(fleet=LAB, cases=CASES, zero_stage=1, recompute="full", gpus=64)
+    figures = narrative.capacity_figures(contrast)
+    assert figures == {
+        "replicated_gb": pytest.approx(144.2, abs=0.05),
+        "plan": "ZeRO-1",
+        "plan_gb": pytest.approx(51.6, abs=0.05),
+        "device_gb": pytest.approx(85.9, abs=0.05),  # 80 GiB
+        "largest": "parameters",
+        "largest_gb": pytest.approx(17.6, abs=0.05),
+    }
+    sentence = lessons.sentence("scaling", "part_b_fits", **figures)
+    assert all(shown in sentence for shown in ("144.2 GB", "ZeRO-1", "51.6 GB", "86 GB", "(17.6 GB)"))
+    chart = narrative.memory_chart_figures(contrast)
+    assert chart == {"plan": "ZeRO-1", "device_gb": figures["device_gb"]}
+    assert "86 GB" in lessons.sentence("scaling", "part_b_chart", **chart)
 
 
 def test_part_b_sentence_says_when_a_plan_does_not_fit():
     # A ZeRO stage that still overflows HBM: shrink the card to 40 GB and ZeRO-1's 51.6 GB no longer fits.
-    small = capacity.capacity_contrast(fleet=LAB, cases=CASES, zero_stage=1, recompute="full")
+    small = capacity.capacity_contrast(fleet=LAB, cases=CASES, zero_stage=1, recompute="full", gpus=64)
     shrunk = capacity.MemoryPlan(
         label=small.result.label,
         terms=small.result.terms,
         verdict=budget_verdict(small.result.terms, device_gb=40),
     )
-    sentence = narrative.capacity_summary(
+    figures = narrative.capacity_figures(
         capacity.CapacityContrast(tp=8, dp=8, baseline=small.baseline, result=shrunk)
     )
-    assert "needs 51.6 GB of 40 GB and does not fit." in sentence
+    assert (figures["plan_gb"], figures["device_gb"]) == (pytest.approx(51.6, abs=0.05), 40)
+    assert "51.6 GB of 40 GB" in lessons.sentence("scaling", "part_b_does_not_fit", **figures)
 
 
 def test_part_c_sentence_for_tensor_parallel_across_two_nodes():
@@ -82,10 +99,18 @@ def test_part_c_sentence_for_tensor_parallel_across_two_nodes():
         efficiency=CASES.compute_efficiency,
         dtype=CASES.dtype,
     )
-    assert narrative.layout_summary(contrast) == (
-        "TP16 · PP1 · DP4 runs tensor parallel between nodes and spends 5,154.0 ms a step on it, "
-        "against 133.6 ms inside a node. Steps: 5,643.4 ms against 743.5 ms."
-    )
+    figures = narrative.layout_figures(contrast)
+    assert figures == {
+        "layout": "TP16 · PP1 · DP4",
+        "link": "between nodes",
+        "tp_ms": pytest.approx(5154.0, abs=0.05),
+        "baseline_tp_ms": pytest.approx(133.6, abs=0.05),
+        "baseline_link": "inside a node",
+        "step_ms": pytest.approx(5643.4, abs=0.05),
+        "baseline_step_ms": pytest.approx(743.5, abs=0.05),
+    }
+    sentence = lessons.sentence("scaling", "part_c_summary", **figures)
+    assert all(shown in sentence for shown in ("5,154.0 ms", "133.6 ms", "5,643.4 ms", "743.5 ms"))
 
 
 def test_part_d_sentence_for_eight_microbatches():
@@ -93,17 +118,24 @@ def test_part_d_sentence_for_eight_microbatches():
     # 10.20 GB on the first stage; model state 2.01 + 2.01 + 4.02 + 8.03 GB, buffers 0.10 + 0.13 GB and 2 GB
     # of workspace and overhead: 38.7 GB with 2 retained, 38.7 + 6 x 10.20 = 99.9 GB with 8.
     contrast = pipeline.pipeline_contrast(fleet=LAB, cases=CASES, microbatches=8)
-    assert narrative.pipeline_summary(contrast) == (
-        "The bubble goes from 0.778 to 0.467 of the step, while the first stage holds 8 microbatches of "
-        "activations instead of 2: 99.9 GB per GPU against 38.7 GB."
-    )
-    assert narrative.pipeline_chart_description(contrast).endswith("against 86 GB of HBM.")  # 80 GiB
+    figures = narrative.pipeline_figures(contrast)
+    assert figures == {
+        "baseline_bubble": pytest.approx(7 / 9),
+        "bubble": pytest.approx(7 / 15),
+        "retained": 8,
+        "baseline_retained": 2,
+        "memory_gb": pytest.approx(99.9, abs=0.05),
+        "baseline_memory_gb": pytest.approx(38.7, abs=0.05),
+    }
+    sentence = lessons.sentence("scaling", "part_d_summary", **figures)
+    assert all(shown in sentence for shown in ("0.778", "0.467", "99.9 GB", "38.7 GB"))
 
 
 def test_part_e_sentence_for_cloud_on_32_gpus():
     # Part A on 32 GPUs, strong: 798.2 ms compute + 2 x 31 x 20 µs + 2 x 31/32 x 16.06 GB / 12.5 GB/s
     # = 1.24 + 2,489.4 ms -> 3,288.8 ms. Steps: 2,500 x (1 + 2,048 / 256) = 22,500 -> 20.6 h.
-    # Dropping: 0.75 x 3,288.8 ms x ceil(22,500 x 1.55) = 34,875 steps = 23.9 h.
+    # Strict waits the 10 ms lag of the research fleet: 3,298.8 ms x 22,500 = 20.6 h.
+    # Dropping: 3,288.8 ms x ceil(22,500 x 1.55) = 34,875 steps = 31.9 h = 1.33 days.
     cloud, step = track("cloud"), _part_a("cloud").result.step
     comparison = quality.compare_policies(
         step_ms=step.step_ms,
@@ -111,10 +143,15 @@ def test_part_e_sentence_for_cloud_on_32_gpus():
         convergence=cloud.convergence,
         straggler=cloud.straggler,
     )
-    assert narrative.quality_summary(comparison) == (
-        "Strict synchronisation reaches the target in 20.6 h (22,500 steps); "
-        "dropping slow workers takes 23.9 h (34,875 shorter steps)."
-    )
+    figures = narrative.quality_figures(comparison)
+    assert figures == {
+        "strict_time": "20.6 h",
+        "strict_steps": 22_500,
+        "drop_time": "1.33 days",
+        "drop_steps": 34_875,
+    }
+    sentence = lessons.sentence("scaling", "part_e_summary", **figures)
+    assert all(shown in sentence for shown in ("20.6 h", "22,500", "1.33 days", "34,875"))
 
 
 def test_picker_labels_survive_pickling():

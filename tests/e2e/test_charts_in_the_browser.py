@@ -145,6 +145,20 @@ def test_every_scaling_tab_fits_and_every_tab_is_on_the_strip(learner, width_px)
         learner.predict_all()
         # Every part draws a chart; the synthesis tab only tables.
         assert_shown_fits(learner, f"scaling tab {index} at {width_px}", 0 if index == 5 else 1)
+        assert_no_table_scrolls_sideways(learner, f"scaling tab {index} at {width_px}")
+
+
+def assert_no_table_scrolls_sideways(learner, where: str) -> None:
+    """Every table in view is as wide as its box or narrower: neither it nor anything inside it scrolls
+    sideways (a box that fits the window can still hide columns behind a horizontal scroll)."""
+    tables = learner.page.locator('[data-testid="stTable"]:visible, [data-testid="stDataFrame"]:visible')
+    assert tables.count() >= 1, where
+    overflowing = tables.evaluate_all(
+        "items => items.flatMap(t => [t, ...t.querySelectorAll('*')])"
+        ".filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible')"
+        ".map(e => [e.tagName, e.className, e.scrollWidth, e.clientWidth])"
+    )
+    assert overflowing == [], (where, overflowing)
 
 
 def test_the_scaling_efficiency_chart_keeps_its_title_and_a_plot_of_its_own_height(learner):
