@@ -15,7 +15,7 @@ from functools import cache
 from core.datafiles import require
 from core.measured import FAMILIES, MeasuredRun, load_measured, measured_run
 from core.memory import BudgetOptimizer
-from core.memory_detailed import (
+from core.memory.detailed import (
     TrainingSetup,
     layer_activation_bytes,
     output_activation_bytes,

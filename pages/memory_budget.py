@@ -15,10 +15,9 @@ from core.estimate_check import check_view, config_label
 from core.gpus import gpu
 from core.memory import BudgetOptimizer, SweepAxis
 from core.memory import settings as phase_choices
-from core.memory.view import phase_view, reference_rows, reference_summary
-from core.memory_detailed import AttentionKind, Recomputation, precision_label
-from core.memory_lesson import LessonDtype
-from core.memory_view import (
+from core.memory.detailed import AttentionKind, Recomputation, precision_label
+from core.memory.lesson import LessonDtype
+from core.memory.view import (
     ESTIMATE_LABELS,
     SECTION,
     BudgetView,
@@ -26,6 +25,9 @@ from core.memory_view import (
     bytes_per_parameter_card,
     lesson_outcomes,
     lesson_two_byte_adam_bytes,
+    phase_view,
+    reference_rows,
+    reference_summary,
 )
 from core.models import resolve_model
 from core.settings_schema import section

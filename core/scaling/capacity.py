@@ -26,7 +26,7 @@ from core.memory import (
     to_gb,
     zero_sharded,
 )
-from core.memory_detailed import (
+from core.memory.detailed import (
     TrainingSetup,
     layer_activation_bytes,
     output_activation_bytes,

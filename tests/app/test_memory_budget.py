@@ -7,7 +7,7 @@ import pytest
 
 from core.estimate_check import check_view, config_label
 from core.measured import measured_ids
-from core.memory_view import SECTION, budget_view
+from core.memory.view import SECTION, budget_view
 from core.settings_schema import section
 from tests.app.conftest import answer, chart_rows, open_page, sketch_budget
 

@@ -31,7 +31,7 @@ from core.estimate_check import (
     worst_gaps,
 )
 from core.measured import ATTENTION, DTYPES, load_measured, measured_ids, measured_run
-from core.memory_detailed import ALL_PRECISIONS, AttentionKind
+from core.memory.detailed import ALL_PRECISIONS, AttentionKind
 
 GPT2_BF16 = "gpt2-h64-l2-s64-b2-bf16-adam-none-explicit"
 LLAMA_BF16 = "llama-h64-l2-s64-b2-bf16-adam-none-explicit"

@@ -22,7 +22,7 @@ from core.memory import (
     to_gb,
     zero_sharded,
 )
-from core.memory_detailed import PRECISIONS
+from core.memory.detailed import PRECISIONS
 
 GB = 1e9
 term_bytes = st.floats(min_value=0, max_value=1e12, allow_nan=False)

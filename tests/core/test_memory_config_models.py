@@ -2,8 +2,8 @@
 
 from dataclasses import replace
 
-from core.memory_detailed import TrainingSetup, layer_activation_bytes
-from core.memory_view import budget_view
+from core.memory.detailed import TrainingSetup, layer_activation_bytes
+from core.memory.view import budget_view
 from core.models import parameter_count, preset
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.memory import TERMS
-from core.memory_detailed import (
+from core.memory.detailed import (
     ALL_PRECISIONS,
     PRECISIONS,
     AttentionKind,

@@ -4,9 +4,9 @@ import pytest
 
 from core.gpus import gpu_names
 from core.memory import BudgetOptimizer, SweepAxis
-from core.memory_detailed import PRECISIONS, AttentionKind, Recomputation
-from core.memory_lesson import LessonDtype
-from core.memory_view import (
+from core.memory.detailed import PRECISIONS, AttentionKind, Recomputation
+from core.memory.lesson import LessonDtype
+from core.memory.view import (
     ESTIMATES,
     SECTION,
     budget_view,

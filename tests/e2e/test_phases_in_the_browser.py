@@ -4,8 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from core.gpus import gpu
-from core.memory.view import phase_view
-from core.memory_view import page_settings
+from core.memory.view import page_settings, phase_view
 from core.models import preset
 from core.run_a import brief_figures
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from core.gpus import bytes_per_value
-from core.memory import (
+from core.memory.budget import (
     WORKSPACE_BYTES,
     MemorySweep,
     MemoryTerms,

@@ -10,7 +10,7 @@ the count reduces to the paper's formula exactly.
 Like the paper, the count assumes fused GPU kernels (a norm keeps its input, fused attention keeps
 no score matrix) and leaves out per-token statistics: a norm's mean and 1/σ and fused attention's
 log-sum-exp per head, each a few values per token against the hundreds counted.
-`core/estimate_check.py` compares the count with what PyTorch really kept.
+`core/estimate_check/` compares the count with what PyTorch really kept.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from core.datafiles import require
-from core.memory import (
+from core.memory.budget import (
     BYTES_PER_GB,
-    LOGIT_BYTES,  # noqa: F401 (the memory page's sentences read it from here)
     WORKSPACE_BYTES,
     MemorySweep,
     MemoryTerms,
