@@ -11,7 +11,7 @@ from charts.memory import (
     sweep_datasets,
     sweep_shape,
 )
-from core.estimate_check import check_view, config_label
+from core.estimate_check.view import check_view, config_label
 from core.gpus import gpu
 from core.memory import BudgetOptimizer, SweepAxis
 from core.memory import settings as phase_choices

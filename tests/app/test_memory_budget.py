@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from core.estimate_check import check_view, config_label
+from core.estimate_check.view import check_view, config_label
 from core.measured import measured_ids
 from core.memory.view import SECTION, budget_view
 from core.settings_schema import section

@@ -7,28 +7,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.estimate_check import (
+from core.estimate_check.causes import CAUSE_WORDS, PLATFORM_CAUSES
+from core.estimate_check.compare import (
     ACTIVATION_TERMS,
     ACTIVATION_TOLERANCE,
-    ATTENTION_OF_KIND,
-    CAUSE_WORDS,
     COMPARED_TERMS,
-    PLATFORM_CAUSES,
-    PRECISION_OF_DTYPE,
     STATE_TERMS,
     all_checks,
-    chart_description,
     check_run,
     check_summary,
-    config_label,
     estimate_check,
+    worst_gaps,
+)
+from core.estimate_check.setups import ATTENTION_OF_KIND, PRECISION_OF_DTYPE, weight_tensor_count
+from core.estimate_check.view import (
+    chart_description,
+    config_label,
     gap_sentence,
     setup_sentence,
     summary_sentence,
     table_rows,
-    weight_tensor_count,
     worst_gap_rows,
-    worst_gaps,
 )
 from core.measured import ATTENTION, DTYPES, load_measured, measured_ids, measured_run
 from core.memory.detailed import ALL_PRECISIONS, AttentionKind
