@@ -3,16 +3,18 @@
 Three estimates of "how much memory does this step need?": the lesson's first-order budget and the
 detailed per-GPU estimate (each with its verdict, sweep and the sums behind it), and the careful phase
 model beside the rough rule and the H200's measurement of the same setup. The page hands over its stored
-settings and renders what comes back.
+settings and renders what comes back: figures, and for each sentence the key of its template in
+`data/lessons/memory/sentences.toml` with the figures it names (`Line`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from core import lessons
 from core.gpus import Gpu, gpu
 from core.memory.budget import (
     LOGIT_BYTES,
@@ -54,20 +56,27 @@ from core.settings_schema import section
 SECTION = "memory"
 ESTIMATES = ("lesson", "detailed")
 ESTIMATE_LABELS = {"lesson": "The lesson's five terms", "detailed": "Detailed estimate"}
+_LESSON_OPTIMIZER = {"adamw": "adam", "adam": "adam", "sgd_momentum": "sgd_momentum", "sgd": "sgd"}
 
 
 @dataclass(frozen=True)
-class BudgetView:
-    """One estimate as the page shows it: terms, verdict, sweep, and each assumption in words."""
+class Line:
+    """One sentence of the page: its key in data/lessons/memory/sentences.toml and the figures it names (a
+    figure may itself be a Line, a phrase filled in first)."""
 
-    estimate: str
-    parameter_count: int
-    terms: MemoryTerms
-    verdict: Verdict
-    sweep: MemorySweep
-    device_label: str
-    effective_batch: int
-    assumptions: tuple[str, ...]
+    key: str
+    figures: Mapping[str, object] = field(default_factory=dict)
+
+
+def said(line: Line) -> str:
+    """A line in words: its template with every figure, inner lines first, filled in."""
+    figures = {
+        name: said(value) if isinstance(value, Line) else value for name, value in line.figures.items()
+    }
+    return lessons.sentence("memory", line.key, **figures)
+
+
+# The settings, read into each estimate's setup
 
 
 def page_settings(stored: Mapping[str, Any]) -> dict[str, Any]:
@@ -78,15 +87,28 @@ def page_settings(stored: Mapping[str, Any]) -> dict[str, Any]:
 
 def sweep_values(axis: str) -> tuple[int, ...]:
     """The values a sweep visits: the whole range of that setting's slider."""
-    field = section(SECTION).field(axis)
-    low, high, step = field.bounds()
-    return tuple(range(int(low), int(high) + 1, int(step)))
+    bounds = section(SECTION).field(axis).bounds()
+    low, high, step = (int(value) for value in bounds)
+    return tuple(range(low, high + 1, step))
 
 
 def lesson_setup(settings: Mapping[str, Any]) -> LessonSetup:
     """The lesson's six sliders from the page settings."""
     return LessonSetup(
         **{name: settings[name] for name in ("hidden", "layers", "dtype", "optimizer", "batch", "seq_len")}
+    )
+
+
+def lesson_setup_of(setup: StepSetup) -> LessonSetup:
+    """The lesson's six sliders for the same shape and run as a phase-model step (2-byte values unless
+    FP32)."""
+    return LessonSetup(
+        hidden=setup.model.hidden,
+        layers=setup.model.layers,
+        dtype="fp32" if setup.precision == "fp32" else "bf16",
+        optimizer=_LESSON_OPTIMIZER[setup.optimizer],
+        batch=setup.batch,
+        seq_len=setup.seq_len,
     )
 
 
@@ -105,6 +127,55 @@ def training_setup(settings: Mapping[str, Any], model: ModelSpec | None = None) 
     )
 
 
+def phase_setup(settings: Mapping[str, Any], model: ModelSpec) -> StepSetup:
+    """The step the memory page's careful-count controls describe, for `model`."""
+    return StepSetup(
+        model=model,
+        batch=settings["batch"],
+        seq_len=settings["seq_len"],
+        precision=settings["phase_precision"],
+        attention=settings["phase_attention"],
+        recompute=settings["phase_recompute"],
+        optimizer=settings["phase_optimizer"],
+        optimizer_impl=settings["optimizer_impl"],
+        stack=settings["stack"],
+    )
+
+
+# The lesson's and the detailed estimate
+
+
+@dataclass(frozen=True)
+class BudgetView:
+    """One estimate as the page shows it: terms, verdict, sweep, and the sums behind it, one line each."""
+
+    estimate: str
+    parameter_count: int
+    terms: MemoryTerms
+    verdict: Verdict
+    sweep: MemorySweep
+    device_label: str
+    effective_batch: int
+    assumptions: tuple[Line, ...]
+
+    @property
+    def verdict_line(self) -> Line:
+        """The verdict in one line: fits with the headroom or out of memory by the overshoot, then the
+        largest term and its lever."""
+        verdict = self.verdict
+        figures = {
+            "total_gb": verdict.total_gb,
+            "device": self.device_label,
+            "largest": verdict.largest_label.lower(),
+            "largest_gb": verdict.largest_gb,
+            "share_percent": verdict.largest_share_percent,
+            "lever": verdict.lever,
+        }
+        if verdict.fits:
+            return Line("budget_fits", {**figures, "headroom_gb": verdict.headroom_gb})
+        return Line("budget_oom", {**figures, "over_gb": verdict.over_gb})
+
+
 def lesson_view(settings: Mapping[str, Any]) -> BudgetView:
     """The lesson's estimate against the lesson's device sizes."""
     setup = lesson_setup(settings)
@@ -112,15 +183,34 @@ def lesson_view(settings: Mapping[str, Any]) -> BudgetView:
     terms = lesson_terms(setup)
     count = lesson_parameter_count(hidden=setup.hidden, layers=setup.layers)
     size = setup.precision.weight_bytes
-    state_values = optimizer_state_values(setup.optimizer)
+    shape = {"hidden": setup.hidden, "layers": setup.layers}
     assumptions = (
-        f"Parameters: 12 × {setup.hidden:,}² × {setup.layers} layers = {count:,}.",
-        f"Parameters and gradients: {count:,} × {size} bytes = {to_gb(terms.parameters_bytes):.2f} GB each.",
-        f"Optimizer state, kept in FP32: {count:,} × {state_values} extra values × "
-        f"{OPTIMIZER_STATE_BYTES_PER_VALUE} bytes = {to_gb(terms.optimizer_state_bytes):.2f} GB.",
-        f"Saved activations: {setup.batch} × {setup.seq_len:,} × {setup.hidden:,} × {setup.layers} layers × "
-        f"{SAVED_TENSORS_PER_LAYER} tensors × {size} bytes = {to_gb(terms.activations_bytes):.2f} GB.",
-        f"Workspace: a flat {to_gb(terms.workspace_bytes):.0f} GB.",
+        Line("lesson_parameters", {**shape, "parameters": count}),
+        Line(
+            "lesson_weights",
+            {"parameters": count, "value_bytes": size, "weights_gb": to_gb(terms.parameters_bytes)},
+        ),
+        Line(
+            "lesson_optimizer_state",
+            {
+                "parameters": count,
+                "state_values": optimizer_state_values(setup.optimizer),
+                "state_bytes": OPTIMIZER_STATE_BYTES_PER_VALUE,
+                "optimizer_state_gb": to_gb(terms.optimizer_state_bytes),
+            },
+        ),
+        Line(
+            "lesson_activations",
+            {
+                **shape,
+                "batch": setup.batch,
+                "seq_len": setup.seq_len,
+                "tensors": SAVED_TENSORS_PER_LAYER,
+                "value_bytes": size,
+                "activations_gb": to_gb(terms.activations_bytes),
+            },
+        ),
+        Line("lesson_workspace", {"workspace_gb": to_gb(terms.workspace_bytes)}),
     )
     return BudgetView(
         estimate="lesson",
@@ -139,93 +229,109 @@ def lesson_view(settings: Mapping[str, Any]) -> BudgetView:
     )
 
 
-def _model_sentence(model: ModelSpec, count: int) -> str:
+def _model_line(model: ModelSpec, count: int) -> Line:
     if model.is_moe:
-        return (
-            f"Parameters: {count:,} in {model.name}, all {model.experts} experts of each MoE layer, "
-            "which memory holds with their gradients and optimizer state; each token uses "
-            f"{active_parameter_count(model):,} of them ({model.active_experts} experts), "
-            "so activations follow the routed tokens, not the expert count."
+        return Line(
+            "model_moe",
+            {
+                "parameters": count,
+                "model": model.name,
+                "experts": model.experts,
+                "active_parameters": active_parameter_count(model),
+                "active_experts": model.active_experts,
+            },
         )
     if model.published_params is not None:
-        return (
-            f"Parameters: {count:,}, counted from {model.name}'s architecture (the published count is "
-            f"{model.published_params:,})."
+        return Line(
+            "model_published", {"parameters": count, "model": model.name, "published": model.published_params}
         )
     if model.name != CUSTOM:
-        return f"Parameters: {count:,}, counted tensor by tensor from {model.name} ({model.source})."
-    lesson_count = lesson_parameter_count(hidden=model.hidden, layers=model.layers)
-    return (
-        f"Parameters: {count:,} for a Llama-style model of this shape ({model.heads} heads, a "
-        f"{model.vocab:,}-token vocabulary); the lesson's 12·H² rule gives {lesson_count:,}, leaving out "
-        "embeddings, biases and norms."
+        return Line("model_preset", {"parameters": count, "model": model.name, "source": model.source})
+    return Line(
+        "model_custom",
+        {
+            "parameters": count,
+            "heads": model.heads,
+            "vocab": model.vocab,
+            "lesson_parameters": lesson_parameter_count(hidden=model.hidden, layers=model.layers),
+        },
     )
 
 
-def _activation_sentence(setup: TrainingSetup) -> str:
-    model = setup.model
-    size = precision(setup.precision).activation_bytes
-    shape = (
-        f"{model.kv_heads} KV heads, a {'gated' if model.gated_mlp else 'plain'} MLP "
-        f"{model.intermediate:,} wide, "
-        f"{'with' if model.dropout else 'no'} dropout, {size}-byte values"
-    )
+def _kept(setup: TrainingSetup) -> Line:
+    """What the activation count keeps under this recomputation and attention."""
     if setup.recompute == "full":
-        kept = "full recomputation keeps only each block's input (2·s·b·h bytes in the paper)"
-    elif setup.recompute == "selective":
-        kept = "selective recomputation drops the attention scores (34·s·b·h bytes in the paper)"
-    elif setup.attention == "memory_efficient":
-        kept = "memory-efficient attention never stores the a·s² scores, so the 5·a·s²·b part is gone"
-    else:
-        kept = "nothing is recomputed and the a·s² scores are kept"
-    return (
-        "Saved activations per block follow Korthikanti et al. (2022): s·b·h·(34 + 5·a·s/h) bytes "
-        "for a GPT-style "
-        "block with 2-byte values and dropout. That formula already counts bytes, so it is not "
-        "multiplied by the dtype "
-        f"again; we count the same tensors for this shape ({shape}). Here {kept}."
+        return Line("kept_full")
+    if setup.recompute == "selective":
+        return Line("kept_selective")
+    if setup.attention == "memory_efficient":
+        return Line("kept_memory_efficient")
+    return Line("kept_everything")
+
+
+def _activation_line(setup: TrainingSetup) -> Line:
+    model = setup.model
+    return Line(
+        "activations",
+        {
+            "kv_heads": model.kv_heads,
+            "mlp": Line("mlp_gated" if model.gated_mlp else "mlp_plain"),
+            "intermediate": model.intermediate,
+            "dropout": Line("dropout_on" if model.dropout else "dropout_off"),
+            "value_bytes": precision(setup.precision).activation_bytes,
+            "kept": _kept(setup),
+        },
     )
 
 
-def _zero_sentence(zero_stage: int, gpus: int) -> str:
+def _zero_line(zero_stage: int, gpus: int) -> Line:
     if zero_stage == 0 or gpus == 1:
-        return "No sharding: each GPU holds a full copy of the weights, gradients and optimizer state."
+        return Line("zero_none")
     sharded = ", ".join(TERM_LABELS[t].lower() for t in ZERO_SHARDED_TERMS[zero_stage])
-    return (
-        f"ZeRO stage {zero_stage} over {gpus} GPUs: each GPU keeps 1/{gpus} of the {sharded}; "
-        "activations are not sharded."
-    )
+    return Line("zero_sharded", {"zero_stage": zero_stage, "gpus": gpus, "sharded": sharded})
 
 
 def detailed_view(settings: Mapping[str, Any], model: ModelSpec | None = None) -> BudgetView:
     """The detailed, per-GPU estimate against the chosen GPU preset, for `model` if one is given."""
     setup = training_setup(settings, model)
     card = gpu(settings["gpu"])
-    zero_stage, gpus = settings["zero_stage"], settings["gpus"]
+    zero_stage, gpus, accumulation = settings["zero_stage"], settings["gpus"], settings["accumulation"]
     terms = per_gpu_terms(setup, zero_stage=zero_stage, gpus=gpus)
     count = parameter_count(setup.model)
-    batch = effective_batch(
-        micro_batch=setup.micro_batch, accumulation_steps=settings["accumulation"], gpus=gpus
-    )
-    output_gb = to_gb(
-        float(output_activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len))
-    )
+    batch = effective_batch(micro_batch=setup.micro_batch, accumulation_steps=accumulation, gpus=gpus)
+    output_bytes = output_activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len)
     assumptions = (
-        _model_sentence(setup.model, count),
-        f"{precision_label(setup.precision)}. {BudgetOptimizer.label_of(setup.optimizer)}; "
-        "its state is kept in FP32.",
-        _activation_sentence(setup),
-        "Outside the blocks, the final norm and output layer keep their inputs and the loss keeps "
-        "the logits in FP32 "
-        f"({setup.model.vocab:,} values × {LOGIT_BYTES} bytes per token): {output_gb:.2f} GB in all.",
-        f"Gradient accumulation: micro-batch {setup.micro_batch} × {settings['accumulation']} steps "
-        f"× {gpus} GPU(s) = "
-        f"an effective batch of {batch:,}; activations follow the micro-batch only.",
-        _zero_sentence(zero_stage, gpus),
-        f"Runtime overhead: {setup.runtime_overhead_gb:g} GB set aside for the CUDA context and "
-        "memory the allocator holds "
-        f"but cannot reuse (fragmentation). Workspace: {to_gb(terms.workspace_bytes):.0f} GB, as in "
-        "the lesson.",
+        _model_line(setup.model, count),
+        Line(
+            "precision",
+            {
+                "precision": precision_label(setup.precision),
+                "optimizer": BudgetOptimizer.label_of(setup.optimizer),
+            },
+        ),
+        _activation_line(setup),
+        Line(
+            "outside_blocks",
+            {
+                "vocab": setup.model.vocab,
+                "logit_bytes": LOGIT_BYTES,
+                "output_gb": to_gb(float(output_bytes)),
+            },
+        ),
+        Line(
+            "accumulation",
+            {
+                "micro_batch": setup.micro_batch,
+                "accumulation": accumulation,
+                "gpus": gpus,
+                "effective_batch": batch,
+            },
+        ),
+        _zero_line(zero_stage, gpus),
+        Line(
+            "overhead",
+            {"overhead_gb": setup.runtime_overhead_gb, "workspace_gb": to_gb(terms.workspace_bytes)},
+        ),
     )
     sweep = detailed_sweep(
         setup,
@@ -266,64 +372,42 @@ def lesson_outcomes(stored: Mapping[str, Any]) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class BytesPerParameter:
-    """One common convention for the model state a parameter costs in training, in bytes."""
+    """The usual conventions for the model state a parameter costs in training, in bytes."""
 
-    bytes_per_parameter: int
-    meaning: str
+    fp32_weights: int  # inference, nothing to train
+    sgd: int  # FP32 weights and gradients
+    sgd_momentum: int  # plus one momentum buffer
+    adam: int  # FP32 Adam: two moments
+    mixed18: int  # 2-byte weights, FP32 gradients and master weights, Adam
+    mixed20: int  # 2-byte weights and gradients with FP32 copies of both, Adam
+    lesson_two_byte_adam: int  # the lesson calculator's 2-byte dtype with Adam: no FP32 master copy
 
 
-def bytes_per_parameter_card() -> tuple[BytesPerParameter, ...]:
-    """The usual 4 / 8 / 12 / 16 / 18 / 20 bytes per parameter, each computed from the precision it names."""
+def bytes_per_parameter() -> BytesPerParameter:
+    """The usual 4 / 8 / 12 / 16 / 18 / 20 bytes per parameter, each computed from the precision it names,
+    and the lesson's own count for a 2-byte dtype with Adam (2 + 2 + 8)."""
     fp32 = precision("fp32")
-    return (
-        BytesPerParameter(fp32.weight_bytes, "FP32 weights alone: inference, nothing to train."),
-        BytesPerParameter(fp32.state_bytes_per_parameter("sgd"), "FP32 weights and gradients, plain SGD."),
-        BytesPerParameter(
-            fp32.state_bytes_per_parameter("sgd_momentum"),
-            "FP32 weights and gradients plus one momentum buffer (SGD with momentum).",
-        ),
-        BytesPerParameter(
-            fp32.state_bytes_per_parameter("adam"),
-            "FP32 Adam: 4 + 4 + 8 for its two moments, `exp_avg` and `exp_avg_sq`; also 2-byte weights and "
-            "gradients with an FP32 master copy.",
-        ),
-        BytesPerParameter(
-            precision("mixed18").state_bytes_per_parameter("adam"),
-            "2-byte weights, FP32 gradients and FP32 master weights, Adam.",
-        ),
-        BytesPerParameter(
-            precision("mixed20").state_bytes_per_parameter("adam"),
-            "2-byte weights and gradients with FP32 copies of both, Adam.",
-        ),
+    lesson = lesson_setup({**page_settings({}), "dtype": "bf16", "optimizer": "adam"})
+    return BytesPerParameter(
+        fp32_weights=fp32.weight_bytes,
+        sgd=fp32.state_bytes_per_parameter("sgd"),
+        sgd_momentum=fp32.state_bytes_per_parameter("sgd_momentum"),
+        adam=fp32.state_bytes_per_parameter("adam"),
+        mixed18=precision("mixed18").state_bytes_per_parameter("adam"),
+        mixed20=precision("mixed20").state_bytes_per_parameter("adam"),
+        lesson_two_byte_adam=lesson.precision.state_bytes_per_parameter("adam"),
     )
 
 
-def lesson_two_byte_adam_bytes() -> int:
-    """The lesson calculator's count for a 2-byte dtype with Adam: 2 + 2 + 8, no FP32 master copy."""
-    return lesson_setup(
-        {**page_settings({}), "dtype": "bf16", "optimizer": "adam"}
-    ).precision.state_bytes_per_parameter("adam")
-
-
-_LESSON_OPTIMIZER = {"adamw": "adam", "adam": "adam", "sgd_momentum": "sgd_momentum", "sgd": "sgd"}
-
-
-def lesson_setup_of(setup: StepSetup) -> LessonSetup:
-    """The lesson's six sliders for the same shape and run (2-byte values unless FP32)."""
-    return LessonSetup(
-        hidden=setup.model.hidden,
-        layers=setup.model.layers,
-        dtype="fp32" if setup.precision == "fp32" else "bf16",
-        optimizer=_LESSON_OPTIMIZER[setup.optimizer],
-        batch=setup.batch,
-        seq_len=setup.seq_len,
-    )
+# The careful count: the phase model beside the rough rule and the H200
 
 
 def _verdict(need_bytes: float, capacity: Capacity) -> str:
     """Fits or out of memory against the device, with the margin in GB."""
     margin = to_gb(capacity.total_bytes - need_bytes)
-    return f"fits, {margin:.2f} GB spare" if margin >= 0 else f"out of memory by {-margin:.2f} GB"
+    if margin >= 0:
+        return lessons.sentence("memory", "answer_fits", spare_gb=margin)
+    return lessons.sentence("memory", "answer_oom", over_gb=-margin)
 
 
 def _row(answer: str, peak_bytes: float | None, verdict: str, why: str) -> dict[str, str]:
@@ -336,61 +420,64 @@ def _measured_row(setup: StepSetup, capacity: Capacity) -> dict[str, str]:
     cap_gib = capacity.total_bytes / GIB
     run = matching_run_a(setup, cap_gib) if capacity.context_bytes == 0 else None
     if run is not None:
-        verdict = "ran" if run.outcome == "ok" else f"out of memory in {run.outcome}"
-        why = (
-            "A real run with the same cap: the allocator's peak when it stopped, which for a failed run is "
-            "where it was refused, not what the step needed."
+        verdict = (
+            lessons.sentence("memory", "answer_ran")
+            if run.outcome == "ok"
+            else lessons.sentence("memory", "answer_run_oom", outcome=run.outcome)
         )
+        why = lessons.sentence("memory", "why_run_a")
         return _row("H200 measurement (run_a.csv)", run.peak_allocated, verdict, why)
     row = matching_step(setup)
     if row is None:
-        return _row("H200 measurement", None, "not measured", "The reference did not run this setup.")
-    why = (
-        f"torch.cuda.max_memory_allocated() over one step on an H200; the allocator reserved "
-        f"{to_gb(row.reserved_peak - row.peak_step):.2f} GB more than that."
-    )
+        return _row(
+            "H200 measurement",
+            None,
+            lessons.sentence("memory", "answer_not_measured"),
+            lessons.sentence("memory", "why_not_measured"),
+        )
+    why = lessons.sentence("memory", "why_measured", reserved_gb=to_gb(row.reserved_peak - row.peak_step))
     return _row("H200 measurement (memory.csv)", row.peak_step, _verdict(row.peak_step, capacity), why)
 
 
 def three_answers_rows(setup: StepSetup, *, capacity: Capacity) -> list[dict[str, str]]:
-    """The rough rule, the careful count and the H200 measurement of `setup`, judged against `capacity`."""
+    """The rough rule, the careful count and the H200 measurement of `setup`, judged against `capacity`
+    (the Memory and Run A pages both show them, so the sentences are filled here)."""
     lesson = lesson_setup_of(setup)
     rough = lesson_terms(lesson).total_bytes
     missing = setup.parameters - lesson_parameter_count(hidden=lesson.hidden, layers=lesson.layers)
     phases = step_phases(setup)
     peak = phases.peak_bytes
-    moment = phases.own(phases.peak_phase).moment
     failure = step_timeline(setup, capacity=capacity).failure
     careful = (
         _verdict(peak + capacity.overhead_bytes, capacity)
         if failure is None
-        else f"out of memory in {failure.where(setup.model.layers)}, asking {failure.total_gb:.2f} GB"
+        else lessons.sentence(
+            "memory", "answer_failed_at", where=failure.where(setup.model.layers), asked_gb=failure.total_gb
+        )
+    )
+    why_careful = lessons.sentence(
+        "memory",
+        "why_careful",
+        phase=PHASE_LABELS[phases.peak_phase],
+        moment=phases.own(phases.peak_phase).moment,
+        overhead_gb=to_gb(capacity.overhead_bytes),
     )
     return [
         _row(
             "The lesson's rough rule",
             rough,
             _verdict(rough, capacity),
-            f"12·H² weights a block ({missing:,} parameters short: no embeddings), "
-            "four B·S·H tensors a block "
-            "and a flat 1 GB: no score matrix, no logits, no optimizer temporaries.",
+            lessons.sentence("memory", "why_rough", missing=missing),
         ),
-        _row(
-            "The careful count (phase model)",
-            peak,
-            careful,
-            "Every tensor the code keeps, the loss's FP32 logits and each phase's temporaries; "
-            "the peak is in "
-            f"{PHASE_LABELS[phases.peak_phase]}, {moment}; the verdict adds "
-            f"{to_gb(capacity.overhead_bytes):.2f} GB the device cannot give to tensors.",
-        ),
+        _row("The careful count (phase model)", peak, careful, why_careful),
         _measured_row(setup, capacity),
     ]
 
 
 @dataclass(frozen=True)
 class PhaseView:
-    """The careful count for the memory page: each phase's terms, its table, the verdict and three answers."""
+    """The careful count for the memory page: each phase's terms, its table, three answers, and whether the
+    step fits the card with the figures its verdict names."""
 
     setup: StepSetup
     phases: StepPhases
@@ -398,22 +485,10 @@ class PhaseView:
     bars: tuple[tuple[str, MemoryTerms], ...]
     rows: tuple[dict[str, str], ...]
     answers: tuple[dict[str, str], ...]
-    verdict: str
-
-
-def phase_setup(settings: Mapping[str, Any], model: ModelSpec) -> StepSetup:
-    """The step the memory page's careful-count controls describe, for `model`."""
-    return StepSetup(
-        model=model,
-        batch=settings["batch"],
-        seq_len=settings["seq_len"],
-        precision=settings["phase_precision"],
-        attention=settings["phase_attention"],
-        recompute=settings["phase_recompute"],
-        optimizer=settings["phase_optimizer"],
-        optimizer_impl=settings["optimizer_impl"],
-        stack=settings["stack"],
-    )
+    fits: bool
+    need_gb: float  # the step's peak with the CUDA context and the allocator's reserve
+    peak_phase: str  # the label of the phase the peak is in
+    peak_moment: str
 
 
 def _phase_rows(phases: StepPhases) -> tuple[dict[str, str], ...]:
@@ -441,14 +516,6 @@ def phase_view(settings: Mapping[str, Any], *, model: ModelSpec, card: Gpu) -> P
         for phase in PHASES
     )
     need = phases.peak_bytes + overhead
-    where = f"{PHASE_LABELS[phases.peak_phase]}, {phases.own(phases.peak_phase).moment}"
-    verdict = (
-        f"Fits: the step peaks at {to_gb(need):.2f} GB with the CUDA context and the allocator's reserve, "
-        f"in {where}; the {card.name} reports {card.memory_gib:.1f} GiB ({card.memory_gb:.2f} GB)."
-        if need <= capacity.total_bytes
-        else f"Out of memory: the step needs {to_gb(need):.2f} GB at its peak, in {where}; the {card.name} "
-        f"reports {card.memory_gib:.1f} GiB ({card.memory_gb:.2f} GB)."
-    )
     return PhaseView(
         setup=setup,
         phases=phases,
@@ -456,7 +523,10 @@ def phase_view(settings: Mapping[str, Any], *, model: ModelSpec, card: Gpu) -> P
         bars=bars,
         rows=_phase_rows(phases),
         answers=tuple(three_answers_rows(setup, capacity=capacity)),
-        verdict=verdict,
+        fits=need <= capacity.total_bytes,
+        need_gb=to_gb(need),
+        peak_phase=PHASE_LABELS[phases.peak_phase],
+        peak_moment=phases.own(phases.peak_phase).moment,
     )
 
 
@@ -483,16 +553,27 @@ def reference_rows() -> tuple[dict[str, str], ...]:
     return tuple(rows)
 
 
+@dataclass(frozen=True)
+class ReferenceSummary:
+    """How far the phase model's peaks are from the H200's, over every reference setup."""
+
+    setups: int
+    worst_percent: float  # the largest |estimate ÷ measured − 1| of any phase, in percent
+    lowest_ratio: float
+    highest_ratio: float
+
+
 @lru_cache(maxsize=1)
-def reference_summary() -> str:
-    """One sentence: how far the phase model's peaks are from the H200's, over every reference setup."""
+def reference_summary() -> ReferenceSummary:
+    """The phase model against the H200 over every reference setup and phase."""
     ratios = [
         step_phases(setup_of(row)).reported_bytes[phase] / measured
         for row in measured_steps()
         for phase, measured in row.phases.items()
     ]
-    return (
-        f"Over {len(measured_steps())} setups measured on an H200, every phase's peak is within "
-        f"{100 * max(abs(r - 1) for r in ratios):.1f}% of the measurement (estimate ÷ measured from "
-        f"{min(ratios):.3f} to {max(ratios):.3f}), and the parameter counts are exact."
+    return ReferenceSummary(
+        setups=len(measured_steps()),
+        worst_percent=100 * max(abs(r - 1) for r in ratios),
+        lowest_ratio=min(ratios),
+        highest_ratio=max(ratios),
     )
