@@ -9,18 +9,8 @@ from core.estimate_check.setups import FUSED_ATTENTION_KINDS, PRECISION_OF_DTYPE
 from core.measured import MeasuredRun
 from core.memory.detailed import precision
 
-CAUSE_WORDS = {
-    "cpu_rmsnorm": "RMSNorm written in Python is not fused: it works in FP32 and keeps FP32 copies of its "
-    "input and of its normalised output (on a GPU too, as transformers writes it; the H200 reference shows "
-    "it), where the fused kernel this estimate assumes keeps only the input",
-    "qkv_view": "with rotary positions Q and K are rotated into new tensors, while V stays a view into the "
-    "fused QKV projection's output and so keeps all of that output alive",
-    "softmax_statistics": "the fused attention kernel keeps an FP32 log-sum-exp per head and token to redo "
-    "the softmax in backward",
-    "norm_statistics": "LayerNorm keeps a mean and a 1/σ for every token",
-    "token_ids": "the embedding and the loss keep token ids, targets and positions as 8-byte integers",
-    "step_counters": "Adam keeps a 4-byte step count for each weight tensor",
-}
+# Every known cause of a gap, by key; what each is in words is in data/lessons/memory/sentences.toml.
+CAUSES = ("cpu_rmsnorm", "qkv_view", "softmax_statistics", "norm_statistics", "token_ids", "step_counters")
 # Causes that come from unfused Python code (the CPU runs here, and transformers' RMSNorm on a GPU as well)
 # rather than from the fused-kernel stack this estimate models; core.memory.hf_stack counts them.
 PLATFORM_CAUSES = ("cpu_rmsnorm",)
@@ -34,12 +24,11 @@ class Cause:
     """Part of a gap, computed from the shapes: measured minus estimated bytes it accounts for."""
 
     key: str
-    words: str
     explained_bytes: int
 
 
 def _cause(key: str, explained_bytes: int) -> Cause:
-    return Cause(key, CAUSE_WORDS[key], explained_bytes)
+    return Cause(key, explained_bytes)
 
 
 def _value_bytes(run: MeasuredRun) -> int:

@@ -1,11 +1,13 @@
 """What the Memory page shows of the estimate check: a run in words, the table rows, and the sentences about
-the gaps, every one computed from the comparison's numbers."""
+the gaps, computed from the comparison's numbers; their wording is in `data/lessons/memory/sentences.toml`
+(filled here, since each is assembled from several templates)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.estimate_check.causes import CAUSE_WORDS
+from core import lessons
+from core.estimate_check.causes import CAUSES
 from core.estimate_check.compare import (
     STATE_TERMS,
     CheckSummary,
@@ -17,7 +19,7 @@ from core.estimate_check.compare import (
     worst_gaps,
 )
 from core.measured import measured_run
-from core.memory import BudgetOptimizer
+from core.memory import BudgetOptimizer, check_choice
 from core.memory.detailed import precision_label
 
 FAMILY_WORDS = {"gpt2": "GPT-2-style", "llama": "Llama-style"}
@@ -62,54 +64,69 @@ def table_rows(check: EstimateCheck) -> list[dict[str, str]]:
 def setup_sentence(check: EstimateCheck) -> str:
     """Which estimate the measured bytes are compared with, in words."""
     spec, setup = check.run.spec, check.setup
-    return (
-        f"Compared with the detailed estimate for the same {FAMILY_WORDS[spec.name]} model (hidden "
-        f"{spec.hidden}, "
-        f"{spec.layers} layers, {spec.heads} heads, {spec.kv_heads} KV heads, MLP {spec.intermediate} wide, "
-        f"vocabulary {spec.vocab}): {precision_label(setup.precision)}; "
-        f"{BudgetOptimizer.label_of(setup.optimizer)}; "
-        f"micro-batches of {setup.micro_batch} × {setup.seq_len} tokens; {RECOMPUTE_WORDS[setup.recompute]}; "
-        f"{setup.attention.replace('_', '-')} attention. Measured with PyTorch "
-        f"{check.run.torch_version} on the CPU."
+    return lessons.sentence(
+        "memory",
+        "check_setup",
+        family=FAMILY_WORDS[spec.name],
+        hidden=spec.hidden,
+        layers=spec.layers,
+        heads=spec.heads,
+        kv_heads=spec.kv_heads,
+        intermediate=spec.intermediate,
+        vocab=spec.vocab,
+        precision=precision_label(setup.precision),
+        optimizer=BudgetOptimizer.label_of(setup.optimizer),
+        micro_batch=setup.micro_batch,
+        seq_len=setup.seq_len,
+        recompute=RECOMPUTE_WORDS[setup.recompute],
+        attention=setup.attention.replace("_", "-"),
+        torch_version=check.run.torch_version,
     )
 
 
-def _direction(error_percent: float) -> str:
-    return "under" if error_percent < 0 else "over"
+def cause_words(key: str) -> str:
+    """What a known cause of a gap is, in words (`data/lessons/memory/sentences.toml`, under its key)."""
+    return lessons.sentence("memory", check_choice(key, CAUSES, "cause"))
 
 
 def _gap_clause(row: TermCheck) -> str:
-    error = row.error_percent
+    error, term = row.error_percent, row.label.lower()
     if row.estimate_bytes == 0 or error is None:
-        return f"{row.label.lower()} (left out, {row.gap_bytes:,} bytes)"
-    return f"{row.label.lower()} ({abs(error):.1f}% {_direction(error)}, {abs(row.gap_bytes):,} bytes)"
+        return lessons.sentence("memory", "gap_left_out", term=term, gap_bytes=row.gap_bytes)
+    figures = {"term": term, "percent": abs(error), "gap_bytes": abs(row.gap_bytes)}
+    if error < 0:
+        return lessons.sentence("memory", "gap_under", **figures)
+    return lessons.sentence("memory", "gap_over", **figures)
 
 
 def gap_sentence(check: EstimateCheck, *, largest: int = 2, causes: int = 3) -> str:
     """What the larger gaps of one check are and what they are made of, computed from its rows."""
     state_gap = sum(abs(check.row(term).gap_bytes) for term in STATE_TERMS)
     opening = (
-        "Parameters, gradients and optimizer state match PyTorch to the byte."
+        lessons.sentence("memory", "state_exact")
         if state_gap == 0
-        else f"Parameters, gradients and optimizer state differ from PyTorch by {state_gap:,} bytes in all."
+        else lessons.sentence("memory", "state_off", gap_bytes=state_gap)
     )
     gaps = sorted((row for row in check.rows if row.gap_bytes), key=lambda row: -abs(row.gap_bytes))
     if not gaps:
-        return opening + " So does every other term."
-    sizes = " and for ".join(_gap_clause(row) for row in gaps[:largest])
+        return f"{opening} {lessons.sentence('memory', 'no_other_gap')}"
     by_cause: dict[str, int] = {}
     for row in gaps[:largest]:
         for cause in row.causes:
             by_cause[cause.key] = by_cause.get(cause.key, 0) + cause.explained_bytes
     ranked = sorted((key for key, n in by_cause.items() if n), key=lambda key: -by_cause[key])
-    text = f"{opening} The estimate is furthest off for {sizes}."
+    terms = " and for ".join(_gap_clause(row) for row in gaps[:largest])
+    said = [opening, lessons.sentence("memory", "furthest_off", terms=terms)]
     if ranked:
-        named = "; ".join(f"{CAUSE_WORDS[key]} ({by_cause[key]:,} bytes)" for key in ranked[:causes])
-        text += f" What makes up the difference: {named}."
+        named = "; ".join(
+            lessons.sentence("memory", "cause_bytes", cause=cause_words(key), explained_bytes=by_cause[key])
+            for key in ranked[:causes]
+        )
+        said.append(lessons.sentence("memory", "made_of", causes=named))
     unexplained = sum(row.unexplained_bytes for row in gaps[:largest])
     if abs(unexplained) > 0.05 * sum(abs(row.gap_bytes) for row in gaps[:largest]):
-        text += f" {unexplained:,} bytes have no named cause."
-    return text
+        said.append(lessons.sentence("memory", "unexplained", unexplained_bytes=unexplained))
+    return " ".join(said)
 
 
 def worst_gap_rows(gaps: tuple[WorstGap, ...]) -> list[dict[str, str]]:
@@ -119,29 +136,41 @@ def worst_gap_rows(gaps: tuple[WorstGap, ...]) -> list[dict[str, str]]:
             "Term": gap.label,
             "Furthest-off run": config_label(gap.config_id),
             "Relative error": "exact" if gap.error_percent == 0 else f"{gap.error_percent:+.1f}%",
-            "Main cause": gap.main_cause,
+            "Main cause": (
+                lessons.sentence("memory", "exact_no_cause")
+                if gap.main_cause is None
+                else cause_words(gap.main_cause)
+            ),
         }
         for gap in gaps
     ]
 
 
+def _family_clause(family: str, error_percent: float) -> str:
+    figures = {"percent": abs(error_percent), "family": FAMILY_WORDS[family]}
+    if error_percent < 0:
+        return lessons.sentence("memory", "family_under", **figures)
+    return lessons.sentence("memory", "family_over", **figures)
+
+
 def summary_sentence(summary: CheckSummary) -> str:
     """The whole comparison in two sentences, for under the chart."""
     state = (
-        "parameters, gradients and optimizer state match to the byte"
+        lessons.sentence("memory", "summary_state_exact")
         if summary.state_exact
-        else "parameters, gradients or optimizer state miss somewhere"
+        else lessons.sentence("memory", "summary_state_off")
     )
     families = " and ".join(
-        f"at most {abs(error):.1f}% {_direction(error)} for {FAMILY_WORDS[family]} runs"
-        for family, error in summary.worst_activation_error_percent.items()
+        _family_clause(family, error) for family, error in summary.worst_activation_error_percent.items()
     )
-    return (
-        f"Across all {summary.runs} measured runs, {state}; the saved activations are {families}. "
-        "Taking out the CPU's unfused RMSNorm leaves every run within "
-        f"{abs(summary.worst_gpu_error_percent):.1f}%, "
-        "and with every cause named here added the estimate is within "
-        f"{abs(summary.worst_explained_error_percent):.2f}%."
+    return lessons.sentence(
+        "memory",
+        "check_summary",
+        runs=summary.runs,
+        state=state,
+        families=families,
+        gpu_percent=abs(summary.worst_gpu_error_percent),
+        explained_percent=abs(summary.worst_explained_error_percent),
     )
 
 
@@ -153,16 +182,13 @@ def chart_description(check: EstimateCheck) -> str:
         if row.gap_bytes and row.estimate_bytes and (error := row.error_percent) is not None
     ]
     widest = max(gaps, key=lambda gap: abs(gap[1]), default=None)
-    ending = (
-        f"the widest gap is {widest[0].lower()}, {abs(widest[1]):.1f}% {_direction(widest[1])}"
-        if widest
-        else "every estimated term sits on its measured one"
-    )
-    return (
-        f"Dot plot of {len(check.rows)} memory terms on a logarithmic byte axis, the estimate as a "
-        "circle and "
-        f"PyTorch's bytes as a diamond, joined by a grey line where they differ; {ending}."
-    )
+    if widest is None:
+        ending = lessons.sentence("memory", "no_gap")
+    elif widest[1] < 0:
+        ending = lessons.sentence("memory", "widest_under", term=widest[0].lower(), percent=abs(widest[1]))
+    else:
+        ending = lessons.sentence("memory", "widest_over", term=widest[0].lower(), percent=abs(widest[1]))
+    return lessons.sentence("memory", "check_chart", terms=len(check.rows), ending=ending)
 
 
 @dataclass(frozen=True)
