@@ -16,8 +16,7 @@ from core.estimate_check.view import check_view, config_label
 from core.gpus import gpu
 from core.memory import BudgetOptimizer, SweepAxis
 from core.memory import settings as phase_choices
-from core.memory.detailed import AttentionKind, Recomputation, precision_label
-from core.memory.lesson import LessonDtype
+from core.memory.settings import AttentionKind, LessonDtype, Recomputation, precision_label
 from core.memory.view import (
     ESTIMATE_LABELS,
     SECTION,
@@ -144,7 +143,7 @@ def phase_section() -> None:
             str,
             help="custom uses the hidden size and layers above.",
         )
-        choice(st.selectbox, "Precision", "phase_precision", phase_choices.precision_label)
+        choice(st.selectbox, "Precision", "phase_precision", phase_choices.convention_label)
         choice(st.radio, "Attention", "phase_attention", phase_choices.Attention.label_of)
     with right:
         choice(st.radio, "Recomputation", "phase_recompute", phase_choices.Recompute.label_of)

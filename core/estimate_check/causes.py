@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from core.estimate_check.setups import FUSED_ATTENTION_KINDS, PRECISION_OF_DTYPE, weight_tensor_count
 from core.measured import MeasuredRun
-from core.memory.detailed import precision
+from core.memory.settings import precision
 
 # Every known cause of a gap, by key; what each is in words is in data/lessons/memory/sentences.toml.
 CAUSES = ("cpu_rmsnorm", "qkv_view", "softmax_statistics", "norm_statistics", "token_ids", "step_counters")

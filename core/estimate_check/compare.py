@@ -17,12 +17,8 @@ from core.estimate_check.causes import (
 )
 from core.estimate_check.setups import setup_for
 from core.measured import FAMILIES, MeasuredRun, load_measured, measured_run
-from core.memory.detailed import (
-    TrainingSetup,
-    layer_activation_bytes,
-    output_activation_bytes,
-    replicated_terms,
-)
+from core.memory.detailed import layer_activation_bytes, output_activation_bytes, replicated_terms
+from core.memory.setup import TrainingSetup
 
 # How close the saved-activation estimate must come to PyTorch's bytes; model state must match exactly.
 ACTIVATION_TOLERANCE = 0.10

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.measured import MeasuredRun
-from core.memory.detailed import TrainingSetup
+from core.memory.setup import TrainingSetup
 from core.models import ModelSpec
 
 # Every measured run keeps all its copies in one dtype (fp32, or a model cast to bf16); the math SDPA

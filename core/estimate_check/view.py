@@ -20,7 +20,7 @@ from core.estimate_check.compare import (
 )
 from core.measured import measured_run
 from core.memory import BudgetOptimizer, check_choice
-from core.memory.detailed import precision_label
+from core.memory.settings import precision_label
 
 FAMILY_WORDS = {"gpt2": "GPT-2-style", "llama": "Llama-style"}
 ATTENTION_WORDS = {

@@ -8,9 +8,9 @@ in one kernel, so nothing here is an FP32 copy that Python code made.
 from __future__ import annotations
 
 from core.memory.count import ActivationCount
-from core.memory.detailed import TrainingSetup, layer_activation_bytes, output_activation_bytes
+from core.memory.detailed import layer_activation_bytes, output_activation_bytes
 from core.memory.settings import COMPUTE_BYTES
-from core.memory.setup import StepSetup
+from core.memory.setup import StepSetup, TrainingSetup
 
 
 def _detailed(setup: StepSetup) -> TrainingSetup:

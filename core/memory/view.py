@@ -30,24 +30,12 @@ from core.memory.budget import (
     optimizer_state_values,
     to_gb,
 )
-from core.memory.detailed import (
-    TrainingSetup,
-    detailed_sweep,
-    output_activation_bytes,
-    per_gpu_terms,
-    precision,
-    precision_label,
-)
-from core.memory.lesson import (
-    SAVED_TENSORS_PER_LAYER,
-    LessonSetup,
-    lesson_parameter_count,
-    lesson_sweep,
-    lesson_terms,
-)
+from core.memory.detailed import detailed_sweep, output_activation_bytes, per_gpu_terms
+from core.memory.lesson import SAVED_TENSORS_PER_LAYER, lesson_parameter_count, lesson_sweep, lesson_terms
 from core.memory.phases import PHASE_LABELS, PHASES, StepPhases, step_phases
 from core.memory.reference import cuda_context_bytes, matching_run_a, matching_step, measured_steps, setup_of
-from core.memory.setup import StepSetup
+from core.memory.settings import precision, precision_label
+from core.memory.setup import LessonSetup, StepSetup, TrainingSetup
 from core.memory.timeline import chart_terms, step_timeline
 from core.memory.verdict import GIB, Capacity, whole_card
 from core.models import CUSTOM, ModelSpec, active_parameter_count, parameter_count, resolve_model

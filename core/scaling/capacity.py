@@ -26,13 +26,9 @@ from core.memory import (
     to_gb,
     zero_sharded,
 )
-from core.memory.detailed import (
-    TrainingSetup,
-    layer_activation_bytes,
-    output_activation_bytes,
-    precision,
-    replicated_terms,
-)
+from core.memory.detailed import layer_activation_bytes, output_activation_bytes, replicated_terms
+from core.memory.settings import precision
+from core.memory.setup import TrainingSetup
 from core.models import preset
 from core.scaling.scenarios import Cases, Fleet
 

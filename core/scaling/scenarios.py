@@ -11,7 +11,7 @@ from core import validate
 from core.datafiles import positive_number, read_json, require
 from core.gpus import Gpu, check_dtype, gpu
 from core.memory import ZERO_STAGES, optimizer_state_values
-from core.memory.detailed import AttentionKind, Recomputation, precision
+from core.memory.settings import AttentionKind, Recomputation, precision
 from core.models import preset
 
 FILE = "scaling_tracks.json"

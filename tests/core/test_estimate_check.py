@@ -32,7 +32,7 @@ from core.estimate_check.view import (
     worst_gap_rows,
 )
 from core.measured import ATTENTION, DTYPES, load_measured, measured_ids, measured_run
-from core.memory.detailed import ALL_PRECISIONS, AttentionKind, precision_label
+from core.memory.settings import ALL_DETAILED_PRECISIONS, AttentionKind, precision_label
 
 GPT2_BF16 = "gpt2-h64-l2-s64-b2-bf16-adam-none-explicit"
 LLAMA_BF16 = "llama-h64-l2-s64-b2-bf16-adam-none-explicit"
@@ -60,7 +60,9 @@ def test_names_are_mapped_in_one_place_for_every_measured_kind():
     assert set(ATTENTION_OF_KIND) == set(ATTENTION) and set(ATTENTION_OF_KIND.values()) <= set(
         AttentionKind.ids()
     )
-    assert set(PRECISION_OF_DTYPE) == set(DTYPES) and set(PRECISION_OF_DTYPE.values()) <= set(ALL_PRECISIONS)
+    assert set(PRECISION_OF_DTYPE) == set(DTYPES) and set(PRECISION_OF_DTYPE.values()) <= set(
+        ALL_DETAILED_PRECISIONS
+    )
 
 
 def test_every_run_is_checked_on_every_term():

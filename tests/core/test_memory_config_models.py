@@ -2,7 +2,8 @@
 
 from dataclasses import replace
 
-from core.memory.detailed import TrainingSetup, layer_activation_bytes
+from core.memory.detailed import layer_activation_bytes
+from core.memory.setup import TrainingSetup
 from core.memory.view import budget_view
 from core.models import parameter_count, preset
 

@@ -6,8 +6,7 @@ import pytest
 
 from core.gpus import gpu_names
 from core.memory import BudgetOptimizer, SweepAxis
-from core.memory.detailed import PRECISIONS, AttentionKind, Recomputation
-from core.memory.lesson import LessonDtype
+from core.memory.settings import DETAILED_PRECISIONS, AttentionKind, LessonDtype, Recomputation
 from core.memory.view import (
     ESTIMATES,
     SECTION,
@@ -29,7 +28,7 @@ def test_the_schema_offers_exactly_what_core_knows():
         "dtype": LessonDtype.ids(),
         "optimizer": BudgetOptimizer.ids(),
         "estimate": ESTIMATES,
-        "precision": tuple(PRECISIONS),
+        "precision": tuple(DETAILED_PRECISIONS),
         "recompute": Recomputation.ids(),
         "attention": AttentionKind.ids(),
         "sweep_axis": SweepAxis.ids(),
