@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 
 from charts.memory import term_colour_scale
-from core.estimate_check import EstimateCheck
+from core.estimate_check.compare import EstimateCheck
 from core.memory import TERM_LABELS, TERMS
 
 SOURCES = ("Estimate", "PyTorch")

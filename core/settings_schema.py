@@ -17,10 +17,18 @@ from core.datafiles import DATA_DIR, read_json, require
 from core.gpus import DTYPES, gpu_names
 from core.measured import measured_ids
 from core.memory import BudgetOptimizer, SweepAxis
-from core.memory.settings import PRECISIONS, Attention, Optimizer, OptimizerImpl, Recompute, Stack
-from core.memory_detailed import PRECISIONS as LESSON_PRECISIONS
-from core.memory_detailed import AttentionKind, Recomputation
-from core.memory_lesson import LessonDtype
+from core.memory.settings import DETAILED_PRECISIONS as LESSON_PRECISIONS
+from core.memory.settings import (
+    PRECISIONS,
+    Attention,
+    AttentionKind,
+    LessonDtype,
+    Optimizer,
+    OptimizerImpl,
+    Recomputation,
+    Recompute,
+    Stack,
+)
 from core.models import model_names
 from core.run_a import EXPERIMENTS
 from core.run_a import pairs as run_a_pairs

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from charts.roofline import FRAME_HEIGHT_PX, roofline_chart, roofline_datasets, roofline_shape
+from core import lessons
 from core.kernel_times import (
     REFERENCE_GPU,
     find,
@@ -42,13 +43,18 @@ def kernel_times_section(dtype: str) -> None:
     peak = h200_roof("bf16").peak_tflops
     st.header(f"Measured on an {REFERENCE_GPU}")
     st.markdown(
-        f"The roof is a limit, not a forecast. On a real {REFERENCE_GPU} in BF16 a "
-        f"{LESSON_MATMUL_SIDE:,}² matmul reached **{matmul.achieved_tflops:,.0f} TFLOP/s** "
-        f"({100 * matmul.achieved_tflops / peak:.0f}% of the {peak:,.0f} TFLOP/s peak), while GELU over "
-        f"{gelu.size / 1e6:,.3g} million values reached **{gelu.achieved_tflops:.2g} TFLOP/s**: the same "
-        f"card, about {matmul.achieved_tflops / gelu.achieved_tflops:,.0f} times apart, because one "
-        "operation has arithmetic to hide its memory traffic and the other does not. Pick the H200 above to "
-        "see every measured kernel as a hollow square on the roofline."
+        lessons.text(
+            "linear",
+            "measured",
+            gpu=REFERENCE_GPU,
+            matmul_side=LESSON_MATMUL_SIDE,
+            matmul_tflops=matmul.achieved_tflops,
+            matmul_percent=100 * matmul.achieved_tflops / peak,
+            peak_tflops=peak,
+            gelu_million_values=gelu.size / 1e6,
+            gelu_tflops=gelu.achieved_tflops,
+            times_apart=matmul.achieved_tflops / gelu.achieved_tflops,
+        )
     )
     st.dataframe(
         arrow_rows(measured_rows(measured_points(precision))),
@@ -62,10 +68,7 @@ def kernel_times_section(dtype: str) -> None:
             "Time (µs)": st.column_config.NumberColumn(format="%.3g"),
         },
     )
-    st.caption(
-        f"Median of 30 timings in {precision.upper()} on one {REFERENCE_GPU}. % of roof compares each kernel "
-        "with what the roof allows at its own intensity."
-    )
+    st.caption(lessons.sentence("linear", "measured_caption", precision=precision.upper(), gpu=REFERENCE_GPU))
     _what_it_leaves_out()
 
 
@@ -77,33 +80,24 @@ def _what_it_leaves_out() -> None:
     fp32_peak = h200_roof("fp32").peak_tflops
     st.subheader("What the roofline leaves out")
     st.markdown(
-        f"- **A floor under every kernel.** No measured kernel finished in under {floor_us:,.1f} µs, however "
-        "little it did: launching and finishing a kernel has a fixed cost, so thousands of tiny kernels are "
-        "slow whatever the roof says.\n"
-        "- **Small shapes never fill the GPU.** A linear layer fed one row at a time took "
-        f"{one_row.microseconds:,.0f} µs and reached {one_row.achieved_tflops:.2g} TFLOP/s: too few "
-        "independent tiles to keep every unit busy.\n"
-        f"- **TF32 is opt-in.** With PyTorch's default a {LESSON_MATMUL_SIDE:,}² FP32 matmul ran on plain "
-        f"FP32 units at {fp32.achieved_tflops:,.0f} TFLOP/s (under the {fp32_peak:,.0f} TFLOP/s roof); after "
-        f"`torch.backends.cuda.matmul.allow_tf32 = True` it reached {tf32.achieved_tflops:,.0f} TFLOP/s, "
-        "above that roof, because TF32 runs on the tensor cores."
+        lessons.text(
+            "linear",
+            "leaves_out",
+            floor_us=floor_us,
+            one_row_us=one_row.microseconds,
+            one_row_tflops=one_row.achieved_tflops,
+            matmul_side=LESSON_MATMUL_SIDE,
+            fp32_tflops=fp32.achieved_tflops,
+            fp32_peak_tflops=fp32_peak,
+            tf32_tflops=tf32.achieved_tflops,
+        )
     )
 
 
 fields = section("linear")
 
 st.title("What a linear layer costs")
-st.markdown(
-    "`torch.nn.Linear(n, m)` computes $y = Wx + b$ with a weight matrix $W$ of shape "
-    "$m \\times n$ and a bias $b$ of length $m$; it applies no activation (GELU or ReLU is a module of its "
-    "own). Read it as a job for the GPU instead of a formula: how much arithmetic does it create, and how "
-    "much data must it fetch to do that arithmetic?\n\n"
-    "Each of the $m$ outputs is a dot product over the $n$ inputs, so it costs $n$ multiplications "
-    "and $n$ additions. One multiplication paired with one addition is a **MAC** "
-    "(multiply-accumulate). A whole layer is $m \\times n$ MACs per input row, and a batch of $B$ "
-    "rows is $B \\times m \\times n$ MACs. FLOP counts usually take two per MAC; the exact "
-    "convention matters less than how the count grows with each dimension."
-)
+st.markdown(lessons.text("linear", "intro"))
 
 sizes, hardware = st.columns(2)
 with sizes:
@@ -113,10 +107,7 @@ with sizes:
 with hardware:
     st.selectbox("Number format", fields.field("dtype").choices, **persistent("linear", "dtype"))
     st.selectbox("GPU", fields.field("gpu").choices, **persistent("linear", "gpu"))
-    st.caption(
-        "Number format sets the bytes per value moved and which peak rate applies. fp32 means plain "
-        "FP32 units: PyTorch leaves TF32 off for matrix multiplies unless you switch it on."
-    )
+    st.caption(lessons.sentence("linear", "number_format"))
 
 share_box("linear")
 
@@ -132,39 +123,35 @@ layer, roof = view.layer, view.roof
 
 tiles = st.columns(4)
 tiles[0].metric("MACs (forward)", f"{layer.macs:,}")
-tiles[0].caption("B × m × n: every row meets every weight once.")
+tiles[0].caption(lessons.sentence("linear", "tile_macs"))
 tiles[1].metric("FLOPs (forward)", f"{layer.gflop:,.2f} GFLOP")
-tiles[1].caption("Two per MAC: the multiply and the add are counted apart.")
+tiles[1].caption(lessons.sentence("linear", "tile_flops"))
 tiles[2].metric("Parameters", f"{layer.parameters:,}")
-tiles[2].caption("m × n weights, plus one bias for each of the m outputs.")
+tiles[2].caption(lessons.sentence("linear", "tile_parameters"))
 tiles[3].metric("Weight memory", f"{layer.weight_mb_4byte:,.0f} MB")
-tiles[3].caption(f"At 4 bytes a value; {layer.weight_mb_2byte:,.0f} MB at 2 bytes.")
+tiles[3].caption(lessons.sentence("linear", "tile_weights", weight_mb_2byte=layer.weight_mb_2byte))
 
 st.info(
-    f"A single line of PyTorch, and the forward pass alone is **{layer.gflop:,.2f} billion** FLOPs over "
-    f"**{layer.parameters_millions:,.1f} million** parameters that fill **{layer.weight_mb_4byte:,.0f} MB** "
-    f"before any training state exists. Training it costs about {TRAINING_FLOPS_PER_FORWARD} forward "
-    "passes (the backward pass "
-    f"computes a gradient for the inputs and one for the weights, each as big as the forward): "
-    f"**{layer.training_gflop:,.2f} GFLOP** per step.\n\n"
-    f"The batch is **{layer.batch}**. Doubling it doubles the arithmetic and the activations this layer "
-    "must keep for the backward pass, while the weights stay the same size. The activations are what "
-    "run out of memory; the memory budget page adds them up. Each weight fetched from memory is also "
-    "used once per row, so a bigger batch raises the layer's FLOPs per byte (now "
-    f"{layer.forward.flop_per_byte:,.1f}; "
-    "see the roofline below).",
+    lessons.text(
+        "linear",
+        "layer_cost",
+        gflop=layer.gflop,
+        parameters_millions=layer.parameters_millions,
+        weight_mb=layer.weight_mb_4byte,
+        training_factor=TRAINING_FLOPS_PER_FORWARD,
+        training_gflop=layer.training_gflop,
+        batch=layer.batch,
+        flop_per_byte=layer.forward.flop_per_byte,
+    ),
     icon=":material/calculate:",
 )
 
 st.header("FLOPs do not tell you the runtime")
-st.markdown("Answer this before reading on: the rest of the page explains it.")
+st.markdown(lessons.sentence("linear", "answer_first"))
 marked_question("c2")
 
 st.subheader("Place three operations before the roofline does")
-st.markdown(
-    f"On the **{roof.gpu_name}** at **{roof.dtype}**, will each of these wait for memory or for arithmetic? "
-    "Lock a guess for each; the roofline below appears once all three are locked."
-)
+st.markdown(lessons.sentence("linear", "place_three", gpu=roof.gpu_name, dtype=roof.dtype))
 guesses = [
     lesson_prediction(prediction_id, point.regime)
     for prediction_id, point in zip(
@@ -172,43 +159,45 @@ guesses = [
     )
 ]
 if None in guesses:
-    st.info("The roofline stays hidden until you have placed all three.", icon=":material/lock:")
+    st.info(lessons.sentence("linear", "locked"), icon=":material/lock:")
     next_link("pages/linear_layer.py")
     st.stop()
 matmul, gelu, layer_point = view.matmul, view.gelu, view.layer_point
 st.markdown(
-    f"At {roof.dtype} the {roof.gpu_name} can do {roof.peak_tflops:,.1f} trillion FLOPs a second, so your "
-    f"layer's {layer.gflop:,.2f} GFLOP is only {layer_point.time.compute_label} of arithmetic, provided the "
-    "arithmetic units never wait. They often do: every operation reads its inputs from device memory "
-    "and writes its result back, and that traffic has its own speed limit (moving this layer's "
-    f"{layer.forward.moved_mb:,.0f} MB takes at least {layer_point.time.memory_label}). Which limit binds "
-    "depends on **arithmetic intensity**, the FLOPs an operation performs for each byte it moves.\n\n"
-    f"Take two operations over {roof.dtype} matrices of the same size:\n"
-    f"- **{matmul.name}**: {matmul.gflop:,.0f} GFLOP on {matmul.read_mb:,.0f} MB of inputs, about "
-    f"{matmul.flop_per_byte_read:,.0f} FLOPs per byte read ({matmul.flop_per_byte:,.0f} once the "
-    f"{matmul.written_mb:,.0f} MB result it writes is counted). The memory traffic hides easily "
-    "behind all that arithmetic.\n"
-    f"- **GELU** over one of those matrices: it reads {gelu.read_mb:,.0f} MB, writes "
-    f"{gelu.written_mb:,.0f} MB "
-    f"and does a few operations per element (we count {GELU_FLOPS_PER_ELEMENT}), so only "
-    f"{gelu.flop_per_byte:,.3g} FLOPs per "
-    "byte. The arithmetic units spend nearly all their time waiting for data."
+    lessons.text(
+        "linear",
+        "intensity",
+        dtype=roof.dtype,
+        gpu=roof.gpu_name,
+        peak_tflops=roof.peak_tflops,
+        gflop=layer.gflop,
+        compute_time=layer_point.time.compute_label,
+        moved_mb=layer.forward.moved_mb,
+        memory_time=layer_point.time.memory_label,
+        matmul=matmul.name,
+        matmul_gflop=matmul.gflop,
+        matmul_read_mb=matmul.read_mb,
+        matmul_flop_per_byte_read=matmul.flop_per_byte_read,
+        matmul_flop_per_byte=matmul.flop_per_byte,
+        matmul_written_mb=matmul.written_mb,
+        gelu_read_mb=gelu.read_mb,
+        gelu_written_mb=gelu.written_mb,
+        gelu_flops_per_element=GELU_FLOPS_PER_ELEMENT,
+        gelu_flop_per_byte=gelu.flop_per_byte,
+    )
 )
 
 st.subheader(f"The roofline of the {roof.gpu_name} at {roof.dtype}")
 if view.has_bf16_fallback:
-    st.warning(
-        f"The {roof.gpu_name} has no BF16 units, so bf16 work cannot use its tensor cores: the roof "
-        "is its FP32 rate.",
-        icon=":material/info:",
-    )
+    st.warning(lessons.sentence("linear", "no_bf16", gpu=roof.gpu_name), icon=":material/info:")
 st.markdown(
-    f"The card reaches at most **{roof.peak_tflops:,.1f} TFLOP/s** and moves at most "
-    f"**{roof.bandwidth_tb_per_s:,.3g} TB/s**. An operation at intensity $I$ can reach "
-    f"$\\min(\\text{{peak}}, I \\times \\text{{bandwidth}})$: the sloped part of the roof is "
-    "bandwidth, the flat part "
-    f"is arithmetic. They meet at the **ridge point**, {roof.ridge_flop_per_byte:,.1f} FLOP/byte. "
-    "Anything left of it is memory-bound, whatever its FLOP count."
+    lessons.text(
+        "linear",
+        "roof",
+        peak_tflops=roof.peak_tflops,
+        bandwidth_tb_per_s=roof.bandwidth_tb_per_s,
+        ridge=roof.ridge_flop_per_byte,
+    )
 )
 on_h200 = roof.gpu_name == REFERENCE_GPU
 chart_column, table_column = st.columns(2)
@@ -219,15 +208,10 @@ with chart_column:
         lambda: roofline_chart(roof, view.points, measured),
         datasets=roofline_datasets(roof, view.points, measured),
         height=FRAME_HEIGHT_PX,
-        description=(
-            f"Log-log roofline of the {roof.gpu_name} at {roof.dtype} with four operations placed under it."
-        ),
+        description=lessons.sentence("linear", "roofline_description", gpu=roof.gpu_name, dtype=roof.dtype),
     )
-    st.caption(
-        f"Grey line: the roof. Orange diamond: the ridge at {roof.ridge_flop_per_byte:,.1f} FLOP/byte. "
-        "Triangles are memory-bound, circles compute-bound."
-        + (" Hollow squares: kernels measured on a real H200." if on_h200 else "")
-    )
+    caption = lessons.sentence("linear", "roofline_caption", ridge=roof.ridge_flop_per_byte)
+    st.caption(f"{caption} {lessons.sentence('linear', 'hollow_squares')}" if on_h200 else caption)
 with table_column:
     st.dataframe(
         arrow_rows(roofline_rows(view.points)),
@@ -240,41 +224,48 @@ with table_column:
             "Time bound": st.column_config.TextColumn("Fastest"),
         },
     )
-    st.caption(
-        "TFLOP/s is the best rate the roof allows. Fastest = the larger of FLOPs ÷ peak and bytes "
-        "moved ÷ bandwidth; real kernels are slower."
-    )
+    st.caption(lessons.sentence("linear", "table_caption"))
 
 kernel_times_section(roof.dtype)
 
 st.header("Fusion: same arithmetic, fewer bytes")
 separate, fused = view.fusion_points
 st.markdown(
-    f"Chain {view.fusion.ops} cheap elementwise operations on one of those matrices and run each as its "
-    "own kernel: every kernel reads the whole tensor and writes it back, "
-    f"**{view.fusion.separate.moved_mb:,.0f} MB** "
-    f"in all, at least {separate.time_bound_label} on this card. Fuse them into one kernel that "
-    "keeps each value in "
-    f"registers between steps and the traffic drops to **{view.fusion.fused.moved_mb:,.0f} MB** "
-    f"({view.fusion.traffic_percent:.0f}% of it), at least {fused.time_bound_label}, for exactly the "
-    "same FLOPs."
+    lessons.text(
+        "linear",
+        "fusion",
+        ops=view.fusion.ops,
+        separate_mb=view.fusion.separate.moved_mb,
+        separate_time=separate.time_bound_label,
+        fused_mb=view.fusion.fused.moved_mb,
+        traffic_percent=view.fusion.traffic_percent,
+        fused_time=fused.time_bound_label,
+    )
 )
 st.markdown(
-    "FlashAttention wins the same way. Plain attention writes each head's $S \\times S$ score "
-    "matrix to device "
-    f"memory and reads it back for the softmax: at $S$ = {view.attention.seq_len:,} that is "
-    f"{view.attention.matrix_mb:,.0f} MB per head, {view.attention.round_trip_mb:,.0f} MB of traffic. "
-    "FlashAttention computes the scores tile by tile in on-chip memory and never stores the full matrix. "
-    "It does no fewer FLOPs; it moves far fewer bytes."
+    lessons.text(
+        "linear",
+        "flash_attention",
+        seq_len=view.attention.seq_len,
+        matrix_mb=view.attention.matrix_mb,
+        round_trip_mb=view.attention.round_trip_mb,
+    )
 )
 timed = fusion_times()
 st.info(
-    f"**Measured on an H200.** Scale, shift and GELU over "
-    f"{timed.chain_values / 1e6:,.0f} million FP32 values took {timed.separate_us:,.0f} µs as "
-    f"{timed.separate_kernels} kernels and {timed.fused_us:,.0f} µs as one kernel from `torch.compile`. "
-    f"Attention over {timed.attention_tokens:,} tokens (16 heads, BF16) took {timed.eager_ms:.2f} ms and "
-    f"{timed.eager_extra_gb:.2f} GB extra written out eagerly, {timed.sdpa_ms:.2f} ms and "
-    f"{timed.sdpa_extra_mb:,.0f} MB with `scaled_dot_product_attention`.",
+    lessons.text(
+        "linear",
+        "fusion_measured",
+        chain_million_values=timed.chain_values / 1e6,
+        separate_us=timed.separate_us,
+        separate_kernels=timed.separate_kernels,
+        fused_us=timed.fused_us,
+        attention_tokens=timed.attention_tokens,
+        eager_ms=timed.eager_ms,
+        eager_extra_gb=timed.eager_extra_gb,
+        sdpa_ms=timed.sdpa_ms,
+        sdpa_extra_mb=timed.sdpa_extra_mb,
+    ),
     icon=":material/timer:",
 )
 next_link("pages/linear_layer.py")

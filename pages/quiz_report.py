@@ -6,8 +6,8 @@ import streamlit as st
 
 from core import progress_file
 from core.memory import to_gb
-from core.memory_view import SECTION as MEMORY_SECTION
-from core.memory_view import budget_view
+from core.memory.view import SECTION as MEMORY_SECTION
+from core.memory.view import budget_view
 from core.progress import quiz_ids
 from core.questions import load_bank
 from core.report import (

@@ -14,7 +14,7 @@ from charts.memory import budget_chart
 from core import lessons
 from core.gpus import bytes_per_value, peak_tflops
 from core.learner_text import MAX_CHARS
-from core.memory_detailed import Recomputation, precision_label
+from core.memory.settings import Recomputation, precision_label
 from core.scaling import capacity, evidence, layout, narrative, pipeline, quality, throughput
 from core.scaling.evidence import current_settings
 from core.scaling.outcomes import PartContrasts, part_contrasts

@@ -1,8 +1,16 @@
-"""Training memory, modules in the order data flows, none reaching back up: `budget` (the terms every
-estimate fills) → `settings` (stacks, precision conventions, optimizers) → `setup` (one training step)
-→ `count`, `hf_stack`, `fused_stack` (what a step keeps, per stack) → `phases` (forward, backward,
-optimizer step) → `timeline` (moment by moment) → `verdict` (a device's capacity) → `reference` (the
-H200 measurements) → `view` (what the pages show).
+"""Training memory as one pipeline, its modules in the order the data flows, none importing a later one
+(tests/core/test_memory_pipeline.py checks it):
+
+- `budget`: the terms every estimate fills, and what each does with them (shard, judge, sweep);
+- `settings`: every choice a step is run with (the phase model's stacks, conventions, attention and
+  optimizers; the detailed estimate's precisions, recomputation and attention; the lesson's dtype);
+- `setup`: one training step as each estimate reads it, its settings validated together;
+- count: `count` (what a step keeps, the result every stack's count fills), `lesson` (the lesson's
+  first-order count, kept exactly as the seed has it), `detailed` (the Korthikanti count, per GPU), and
+  one module per stack, `hf_stack` and `fused_stack`;
+- `phases`: forward, backward and the optimizer step, each with its own peak;
+- verdict: `verdict` (a device's capacity) and `timeline` (the step moment by moment, and where it fails);
+- view: `reference` (the H200 measurements) and `view` (what the Memory and Run A pages show).
 
 The budget terms are re-exported here, so `from core.memory import MemoryTerms` keeps working.
 """

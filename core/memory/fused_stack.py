@@ -1,5 +1,5 @@
 """Saved activations as a fused-kernel stack keeps them (Megatron-LM, Transformer Engine): the
-Korthikanti et al. 2022 count of `core.memory_detailed`, with the loss and its gradient held once.
+Korthikanti et al. 2022 count of `core.memory.detailed`, with the loss and its gradient held once.
 
 Fused kernels keep a norm's input only, fuse attention (no score matrix with SDPA) and compute the loss
 in one kernel, so nothing here is an FP32 copy that Python code made.
@@ -8,13 +8,13 @@ in one kernel, so nothing here is an FP32 copy that Python code made.
 from __future__ import annotations
 
 from core.memory.count import ActivationCount
+from core.memory.detailed import layer_activation_bytes, output_activation_bytes
 from core.memory.settings import COMPUTE_BYTES
-from core.memory.setup import StepSetup
-from core.memory_detailed import TrainingSetup, layer_activation_bytes, output_activation_bytes
+from core.memory.setup import StepSetup, TrainingSetup
 
 
 def _detailed(setup: StepSetup) -> TrainingSetup:
-    """The same step in `core.memory_detailed`'s terms (2-byte activations unless FP32)."""
+    """The same step in `core.memory.detailed`'s terms (2-byte activations unless FP32)."""
     return TrainingSetup(
         model=setup.model,
         precision="fp32" if setup.convention.compute == "fp32" else "mixed16",

@@ -1,5 +1,6 @@
-"""The choices one training step is run with: implementation stack, precision convention, attention,
-recomputation and optimizer, each with the words a page shows for it.
+"""The choices one training step is run with, each with the words a page shows for it: the phase model's
+implementation stack, precision convention, attention, recomputation and optimizer; the detailed estimate's
+mixed-precision conventions, recomputation and attention; the lesson's number format.
 
 Byte sizes here are facts about the conventions, not estimates: a BF16 value is 2 bytes, Adam keeps two
 moments per parameter, `torch.optim` creates them in the parameters' dtype.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.memory.budget import Precision, check_choice
 from core.validate import Labelled
 
 
@@ -88,6 +90,73 @@ PRECISIONS = tuple(CONVENTIONS)
 COMPUTE_BYTES = {"fp32": 4, "bf16": 2, "amp": 2}  # bytes of a matmul output in each code path
 
 
-def precision_label(name: str) -> str:
-    """The words a page shows for a precision convention."""
+def convention_label(name: str) -> str:
+    """The words a page shows for a phase-model precision convention."""
     return CONVENTIONS[name].label
+
+
+# Mixed-precision conventions in use, by bytes per parameter of model state with Adam:
+# 16 (ZeRO paper), 18 (FP32 gradients, e.g. Megatron bf16) and 20 (FP32 copies of both
+# weights and gradients, Megatron fp16). The FP32 copies shard with the optimizer state.
+# DETAILED_PRECISIONS are the conventions the memory page's detailed estimate offers.
+DETAILED_PRECISIONS = {
+    "fp32": Precision(weight_bytes=4, gradient_bytes=4, master_bytes=0, activation_bytes=4),
+    "mixed16": Precision(weight_bytes=2, gradient_bytes=2, master_bytes=4, activation_bytes=2),
+    "mixed18": Precision(weight_bytes=2, gradient_bytes=4, master_bytes=4, activation_bytes=2),
+    "mixed20": Precision(weight_bytes=2, gradient_bytes=2, master_bytes=8, activation_bytes=2),
+}
+# Pure BF16 is a model cast to bfloat16 and trained as it is: torch.optim creates Adam's moments in the
+# weights' dtype, there is no FP32 copy, and the loss reads the BF16 logits. The measured runs use it.
+ALL_DETAILED_PRECISIONS = {
+    **DETAILED_PRECISIONS,
+    "bf16": Precision(
+        weight_bytes=2,
+        gradient_bytes=2,
+        master_bytes=0,
+        activation_bytes=2,
+        optimizer_state_bytes=2,
+        logit_bytes=2,
+    ),
+}
+_PRECISION_WORDS = {
+    "fp32": "No mixed precision: everything in FP32",
+    "mixed16": "2-byte weights and gradients, FP32 master weights",
+    "mixed18": "2-byte weights, FP32 gradients and master weights",
+    "mixed20": "2-byte weights and gradients, FP32 copies of both",
+    "bf16": "Pure BF16: weights, gradients and optimizer state all in 2 bytes, no FP32 copy",
+}
+
+
+class Recomputation(Labelled):
+    """What the detailed estimate's backward recomputes instead of keeping."""
+
+    NONE = "none", "None: keep every saved tensor"
+    SELECTIVE = "selective", "Selective: recompute the attention scores"
+    FULL = "full", "Full: keep only each block's input"
+
+
+class AttentionKind(Labelled):
+    """Whether the detailed estimate keeps the attention score matrix."""
+
+    STANDARD = "standard", "Standard: the a·s² score matrix is kept"
+    MEMORY_EFFICIENT = "memory_efficient", "Memory-efficient (flash): no score matrix"
+
+
+def precision_label(name: str) -> str:
+    """What a precision convention keeps, with its bytes per parameter of model state under Adam."""
+    return (
+        f"{_PRECISION_WORDS[name]} ({precision(name).state_bytes_per_parameter('adam')} bytes per "
+        "parameter with Adam)"
+    )
+
+
+def precision(name: str) -> Precision:
+    """The named precision convention; a ValueError listing them for an unknown name."""
+    return ALL_DETAILED_PRECISIONS[check_choice(name, ALL_DETAILED_PRECISIONS, "precision")]
+
+
+class LessonDtype(Labelled):
+    """The number formats the lesson's estimate offers for weights and activations."""
+
+    FP32 = "fp32", "FP32, 4 bytes"
+    BF16 = "bf16", "FP16 or BF16, 2 bytes"

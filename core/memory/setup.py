@@ -1,21 +1,27 @@
-"""One training step as the phase model reads it: the model, how much it processes at once, and the
-settings of `core.memory.settings`, validated together."""
+"""One training step as each estimate reads it, its settings (`core.memory.settings`) validated together:
+`StepSetup` for the phase model, `TrainingSetup` for the detailed estimate (one GPU's share of a run) and
+`LessonSetup` for the lesson's six sliders."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from core.datafiles import require
-from core.memory.budget import check_choice, check_whole
+from core.gpus import bytes_per_value
+from core.memory.budget import Precision, check_choice, check_whole, optimizer_state_values
 from core.memory.settings import (
     CONVENTIONS,
     STATE_VALUES,
     Attention,
+    AttentionKind,
     Convention,
+    LessonDtype,
     Optimizer,
     OptimizerImpl,
+    Recomputation,
     Recompute,
     Stack,
+    precision,
 )
 from core.models import ModelSpec, check_spec, parameter_breakdown, parameter_count
 
@@ -86,3 +92,50 @@ class StepSetup:
     def largest_tensor_parameters(self) -> int:
         """Values in the largest single weight tensor (the embedding table, or the widest MLP matrix)."""
         return max(self.model.vocab * self.model.hidden, self.model.hidden * self.model.intermediate)
+
+
+@dataclass(frozen=True)
+class TrainingSetup:
+    """One GPU's share of a training run: model, number formats, optimizer and what it processes at once."""
+
+    model: ModelSpec
+    precision: str
+    optimizer: str
+    micro_batch: int
+    seq_len: int
+    recompute: str = "none"
+    attention: str = "standard"
+    runtime_overhead_gb: float = 1.0
+
+    def __post_init__(self) -> None:
+        precision(self.precision)
+        optimizer_state_values(self.optimizer)
+        check_whole(self.micro_batch, "The micro-batch")
+        check_whole(self.seq_len, "The sequence length")
+        check_choice(self.recompute, Recomputation, "recomputation")
+        check_choice(self.attention, AttentionKind, "attention kind")
+        require(0 <= self.runtime_overhead_gb < float("inf"), "The runtime overhead must be 0 GB or more.")
+
+
+@dataclass(frozen=True)
+class LessonSetup:
+    """The lesson's six sliders: the model's shape, its dtype and optimizer, and how it is run."""
+
+    hidden: int
+    layers: int
+    dtype: str
+    optimizer: str
+    batch: int
+    seq_len: int
+
+    def __post_init__(self) -> None:
+        for name in ("hidden", "layers", "batch", "seq_len"):
+            check_whole(getattr(self, name), name.replace("_", " ").capitalize())
+        check_choice(self.dtype, LessonDtype, "dtype")
+        optimizer_state_values(self.optimizer)
+
+    @property
+    def precision(self) -> Precision:
+        """Weights, gradients and activations at the chosen dtype, and no master copy."""
+        size = bytes_per_value(self.dtype)
+        return Precision(weight_bytes=size, gradient_bytes=size, master_bytes=0, activation_bytes=size)

@@ -1,31 +1,95 @@
-"""What the memory pages show: three answers to "how much memory does this step need?" side by side.
+"""What the Memory page shows for one learner's settings, from every earlier step of the pipeline.
 
-The seed's rough rule (kept exactly as the lesson has it), the careful phase model, and the H200's
-measurement where the reference ran the same setup, each with one sentence on why it differs.
+Three estimates of "how much memory does this step need?": the lesson's first-order budget and the
+detailed per-GPU estimate (each with its verdict, sweep and the sums behind it), and the careful phase
+model beside the rough rule and the H200's measurement of the same setup. The page hands over its stored
+settings and renders what comes back: figures, and for each sentence the key of its template in
+`data/lessons/memory/sentences.toml` with the figures it names (`Line`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from core.gpus import Gpu
-from core.memory.budget import MemoryTerms, to_gb
+from core import lessons
+from core.gpus import Gpu, gpu
+from core.memory.budget import (
+    LOGIT_BYTES,
+    OPTIMIZER_STATE_BYTES_PER_VALUE,
+    TERM_LABELS,
+    ZERO_SHARDED_TERMS,
+    BudgetOptimizer,
+    MemorySweep,
+    MemoryTerms,
+    Verdict,
+    budget_verdict,
+    effective_batch,
+    optimizer_state_values,
+    to_gb,
+)
+from core.memory.detailed import detailed_sweep, output_activation_bytes, per_gpu_terms
+from core.memory.lesson import SAVED_TENSORS_PER_LAYER, lesson_parameter_count, lesson_sweep, lesson_terms
 from core.memory.phases import PHASE_LABELS, PHASES, StepPhases, step_phases
 from core.memory.reference import cuda_context_bytes, matching_run_a, matching_step, measured_steps, setup_of
-from core.memory.setup import StepSetup
+from core.memory.settings import precision, precision_label
+from core.memory.setup import LessonSetup, StepSetup, TrainingSetup
 from core.memory.timeline import chart_terms, step_timeline
 from core.memory.verdict import GIB, Capacity, whole_card
-from core.memory_lesson import LessonSetup, lesson_parameter_count, lesson_terms
-from core.models import ModelSpec
+from core.models import CUSTOM, ModelSpec, active_parameter_count, parameter_count, resolve_model
+from core.settings_schema import section
 
+SECTION = "memory"
+ESTIMATES = ("lesson", "detailed")
+ESTIMATE_LABELS = {"lesson": "The lesson's five terms", "detailed": "Detailed estimate"}
 _LESSON_OPTIMIZER = {"adamw": "adam", "adam": "adam", "sgd_momentum": "sgd_momentum", "sgd": "sgd"}
 
 
+@dataclass(frozen=True)
+class Line:
+    """One sentence of the page: its key in data/lessons/memory/sentences.toml and the figures it names (a
+    figure may itself be a Line, a phrase filled in first)."""
+
+    key: str
+    figures: Mapping[str, object] = field(default_factory=dict)
+
+
+def said(line: Line) -> str:
+    """A line in words: its template with every figure, inner lines first, filled in."""
+    figures = {
+        name: said(value) if isinstance(value, Line) else value for name, value in line.figures.items()
+    }
+    return lessons.sentence("memory", line.key, **figures)
+
+
+# The settings, read into each estimate's setup
+
+
+def page_settings(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema's defaults overlaid with the learner's stored values, each checked against the schema."""
+    schema = section(SECTION)
+    return schema.check({**schema.defaults(), **stored})
+
+
+def sweep_values(axis: str) -> tuple[int, ...]:
+    """The values a sweep visits: the whole range of that setting's slider."""
+    bounds = section(SECTION).field(axis).bounds()
+    low, high, step = (int(value) for value in bounds)
+    return tuple(range(low, high + 1, step))
+
+
+def lesson_setup(settings: Mapping[str, Any]) -> LessonSetup:
+    """The lesson's six sliders from the page settings."""
+    return LessonSetup(
+        **{name: settings[name] for name in ("hidden", "layers", "dtype", "optimizer", "batch", "seq_len")}
+    )
+
+
 def lesson_setup_of(setup: StepSetup) -> LessonSetup:
-    """The lesson's six sliders for the same shape and run (2-byte values unless FP32)."""
+    """The lesson's six sliders for the same shape and run as a phase-model step (2-byte values unless
+    FP32)."""
     return LessonSetup(
         hidden=setup.model.hidden,
         layers=setup.model.layers,
@@ -36,85 +100,19 @@ def lesson_setup_of(setup: StepSetup) -> LessonSetup:
     )
 
 
-def _verdict(need_bytes: float, capacity: Capacity) -> str:
-    """Fits or out of memory against the device, with the margin in GB."""
-    margin = to_gb(capacity.total_bytes - need_bytes)
-    return f"fits, {margin:.2f} GB spare" if margin >= 0 else f"out of memory by {-margin:.2f} GB"
-
-
-def _row(answer: str, peak_bytes: float | None, verdict: str, why: str) -> dict[str, str]:
-    shown = "—" if peak_bytes is None else f"{to_gb(peak_bytes):.2f}"
-    shown_gib = "—" if peak_bytes is None else f"{peak_bytes / GIB:.2f}"
-    return {"Answer": answer, "Peak (GB)": shown, "Peak (GiB)": shown_gib, "Verdict": verdict, "Why": why}
-
-
-def _measured_row(setup: StepSetup, capacity: Capacity) -> dict[str, str]:
-    cap_gib = capacity.total_bytes / GIB
-    run = matching_run_a(setup, cap_gib) if capacity.context_bytes == 0 else None
-    if run is not None:
-        verdict = "ran" if run.outcome == "ok" else f"out of memory in {run.outcome}"
-        why = (
-            "A real run with the same cap: the allocator's peak when it stopped, which for a failed run is "
-            "where it was refused, not what the step needed."
-        )
-        return _row("H200 measurement (run_a.csv)", run.peak_allocated, verdict, why)
-    row = matching_step(setup)
-    if row is None:
-        return _row("H200 measurement", None, "not measured", "The reference did not run this setup.")
-    why = (
-        f"torch.cuda.max_memory_allocated() over one step on an H200; the allocator reserved "
-        f"{to_gb(row.reserved_peak - row.peak_step):.2f} GB more than that."
+def training_setup(settings: Mapping[str, Any], model: ModelSpec | None = None) -> TrainingSetup:
+    """The detailed estimate's setup for `model` (default: the picked preset or custom shape); the lesson's
+    batch slider is the micro-batch here."""
+    return TrainingSetup(
+        model=model or resolve_model(settings["model"], hidden=settings["hidden"], layers=settings["layers"]),
+        precision=settings["precision"],
+        optimizer=settings["optimizer"],
+        micro_batch=settings["batch"],
+        seq_len=settings["seq_len"],
+        recompute=settings["recompute"],
+        attention=settings["attention"],
+        runtime_overhead_gb=settings["overhead_gb"],
     )
-    return _row("H200 measurement (memory.csv)", row.peak_step, _verdict(row.peak_step, capacity), why)
-
-
-def three_answers_rows(setup: StepSetup, *, capacity: Capacity) -> list[dict[str, str]]:
-    """The rough rule, the careful count and the H200 measurement of `setup`, judged against `capacity`."""
-    lesson = lesson_setup_of(setup)
-    rough = lesson_terms(lesson).total_bytes
-    missing = setup.parameters - lesson_parameter_count(hidden=lesson.hidden, layers=lesson.layers)
-    phases = step_phases(setup)
-    peak = phases.peak_bytes
-    moment = phases.own(phases.peak_phase).moment
-    failure = step_timeline(setup, capacity=capacity).failure
-    careful = (
-        _verdict(peak + capacity.overhead_bytes, capacity)
-        if failure is None
-        else f"out of memory in {failure.where(setup.model.layers)}, asking {failure.total_gb:.2f} GB"
-    )
-    return [
-        _row(
-            "The lesson's rough rule",
-            rough,
-            _verdict(rough, capacity),
-            f"12·H² weights a block ({missing:,} parameters short: no embeddings), "
-            "four B·S·H tensors a block "
-            "and a flat 1 GB: no score matrix, no logits, no optimizer temporaries.",
-        ),
-        _row(
-            "The careful count (phase model)",
-            peak,
-            careful,
-            "Every tensor the code keeps, the loss's FP32 logits and each phase's temporaries; "
-            "the peak is in "
-            f"{PHASE_LABELS[phases.peak_phase]}, {moment}; the verdict adds "
-            f"{to_gb(capacity.overhead_bytes):.2f} GB the device cannot give to tensors.",
-        ),
-        _measured_row(setup, capacity),
-    ]
-
-
-@dataclass(frozen=True)
-class PhaseView:
-    """The careful count for the memory page: each phase's terms, its table, the verdict and three answers."""
-
-    setup: StepSetup
-    phases: StepPhases
-    capacity: Capacity
-    bars: tuple[tuple[str, MemoryTerms], ...]
-    rows: tuple[dict[str, str], ...]
-    answers: tuple[dict[str, str], ...]
-    verdict: str
 
 
 def phase_setup(settings: Mapping[str, Any], model: ModelSpec) -> StepSetup:
@@ -130,6 +128,355 @@ def phase_setup(settings: Mapping[str, Any], model: ModelSpec) -> StepSetup:
         optimizer_impl=settings["optimizer_impl"],
         stack=settings["stack"],
     )
+
+
+# The lesson's and the detailed estimate
+
+
+@dataclass(frozen=True)
+class BudgetView:
+    """One estimate as the page shows it: terms, verdict, sweep, and the sums behind it, one line each."""
+
+    estimate: str
+    parameter_count: int
+    terms: MemoryTerms
+    verdict: Verdict
+    sweep: MemorySweep
+    device_label: str
+    effective_batch: int
+    assumptions: tuple[Line, ...]
+
+    @property
+    def verdict_line(self) -> Line:
+        """The verdict in one line: fits with the headroom or out of memory by the overshoot, then the
+        largest term and its lever."""
+        verdict = self.verdict
+        figures = {
+            "total_gb": verdict.total_gb,
+            "device": self.device_label,
+            "largest": verdict.largest_label.lower(),
+            "largest_gb": verdict.largest_gb,
+            "share_percent": verdict.largest_share_percent,
+            "lever": verdict.lever,
+        }
+        if verdict.fits:
+            return Line("budget_fits", {**figures, "headroom_gb": verdict.headroom_gb})
+        return Line("budget_oom", {**figures, "over_gb": verdict.over_gb})
+
+
+def lesson_view(settings: Mapping[str, Any]) -> BudgetView:
+    """The lesson's estimate against the lesson's device sizes."""
+    setup = lesson_setup(settings)
+    device_gb = float(settings["device_gb"])
+    terms = lesson_terms(setup)
+    count = lesson_parameter_count(hidden=setup.hidden, layers=setup.layers)
+    size = setup.precision.weight_bytes
+    shape = {"hidden": setup.hidden, "layers": setup.layers}
+    assumptions = (
+        Line("lesson_parameters", {**shape, "parameters": count}),
+        Line(
+            "lesson_weights",
+            {"parameters": count, "value_bytes": size, "weights_gb": to_gb(terms.parameters_bytes)},
+        ),
+        Line(
+            "lesson_optimizer_state",
+            {
+                "parameters": count,
+                "state_values": optimizer_state_values(setup.optimizer),
+                "state_bytes": OPTIMIZER_STATE_BYTES_PER_VALUE,
+                "optimizer_state_gb": to_gb(terms.optimizer_state_bytes),
+            },
+        ),
+        Line(
+            "lesson_activations",
+            {
+                **shape,
+                "batch": setup.batch,
+                "seq_len": setup.seq_len,
+                "tensors": SAVED_TENSORS_PER_LAYER,
+                "value_bytes": size,
+                "activations_gb": to_gb(terms.activations_bytes),
+            },
+        ),
+        Line("lesson_workspace", {"workspace_gb": to_gb(terms.workspace_bytes)}),
+    )
+    return BudgetView(
+        estimate="lesson",
+        parameter_count=count,
+        terms=terms,
+        verdict=budget_verdict(terms, device_gb=device_gb),
+        sweep=lesson_sweep(
+            setup,
+            axis=settings["sweep_axis"],
+            values=sweep_values(settings["sweep_axis"]),
+            device_gb=device_gb,
+        ),
+        device_label=f"{device_gb:g} GB device",
+        effective_batch=setup.batch,
+        assumptions=assumptions,
+    )
+
+
+def _model_line(model: ModelSpec, count: int) -> Line:
+    if model.is_moe:
+        return Line(
+            "model_moe",
+            {
+                "parameters": count,
+                "model": model.name,
+                "experts": model.experts,
+                "active_parameters": active_parameter_count(model),
+                "active_experts": model.active_experts,
+            },
+        )
+    if model.published_params is not None:
+        return Line(
+            "model_published", {"parameters": count, "model": model.name, "published": model.published_params}
+        )
+    if model.name != CUSTOM:
+        return Line("model_preset", {"parameters": count, "model": model.name, "source": model.source})
+    return Line(
+        "model_custom",
+        {
+            "parameters": count,
+            "heads": model.heads,
+            "vocab": model.vocab,
+            "lesson_parameters": lesson_parameter_count(hidden=model.hidden, layers=model.layers),
+        },
+    )
+
+
+def _kept(setup: TrainingSetup) -> Line:
+    """What the activation count keeps under this recomputation and attention."""
+    if setup.recompute == "full":
+        return Line("kept_full")
+    if setup.recompute == "selective":
+        return Line("kept_selective")
+    if setup.attention == "memory_efficient":
+        return Line("kept_memory_efficient")
+    return Line("kept_everything")
+
+
+def _activation_line(setup: TrainingSetup) -> Line:
+    model = setup.model
+    return Line(
+        "activations",
+        {
+            "kv_heads": model.kv_heads,
+            "mlp": Line("mlp_gated" if model.gated_mlp else "mlp_plain"),
+            "intermediate": model.intermediate,
+            "dropout": Line("dropout_on" if model.dropout else "dropout_off"),
+            "value_bytes": precision(setup.precision).activation_bytes,
+            "kept": _kept(setup),
+        },
+    )
+
+
+def _zero_line(zero_stage: int, gpus: int) -> Line:
+    if zero_stage == 0 or gpus == 1:
+        return Line("zero_none")
+    sharded = ", ".join(TERM_LABELS[t].lower() for t in ZERO_SHARDED_TERMS[zero_stage])
+    return Line("zero_sharded", {"zero_stage": zero_stage, "gpus": gpus, "sharded": sharded})
+
+
+def detailed_view(settings: Mapping[str, Any], model: ModelSpec | None = None) -> BudgetView:
+    """The detailed, per-GPU estimate against the chosen GPU preset, for `model` if one is given."""
+    setup = training_setup(settings, model)
+    card = gpu(settings["gpu"])
+    zero_stage, gpus, accumulation = settings["zero_stage"], settings["gpus"], settings["accumulation"]
+    terms = per_gpu_terms(setup, zero_stage=zero_stage, gpus=gpus)
+    count = parameter_count(setup.model)
+    batch = effective_batch(micro_batch=setup.micro_batch, accumulation_steps=accumulation, gpus=gpus)
+    output_bytes = output_activation_bytes(setup, micro_batch=setup.micro_batch, seq_len=setup.seq_len)
+    assumptions = (
+        _model_line(setup.model, count),
+        Line(
+            "precision",
+            {
+                "precision": precision_label(setup.precision),
+                "optimizer": BudgetOptimizer.label_of(setup.optimizer),
+            },
+        ),
+        _activation_line(setup),
+        Line(
+            "outside_blocks",
+            {
+                "vocab": setup.model.vocab,
+                "logit_bytes": LOGIT_BYTES,
+                "output_gb": to_gb(float(output_bytes)),
+            },
+        ),
+        Line(
+            "accumulation",
+            {
+                "micro_batch": setup.micro_batch,
+                "accumulation": accumulation,
+                "gpus": gpus,
+                "effective_batch": batch,
+            },
+        ),
+        _zero_line(zero_stage, gpus),
+        Line(
+            "overhead",
+            {"overhead_gb": setup.runtime_overhead_gb, "workspace_gb": to_gb(terms.workspace_bytes)},
+        ),
+    )
+    sweep = detailed_sweep(
+        setup,
+        axis=settings["sweep_axis"],
+        values=sweep_values(settings["sweep_axis"]),
+        device_gb=card.memory_gb,
+        zero_stage=zero_stage,
+        gpus=gpus,
+    )
+    return BudgetView(
+        estimate="detailed",
+        parameter_count=count,
+        terms=terms,
+        verdict=budget_verdict(terms, device_gb=card.memory_gb),
+        sweep=sweep,
+        device_label=f"{card.name} ({card.memory_gib:g} GiB = {card.memory_gb:.1f} GB)",
+        effective_batch=batch,
+        assumptions=assumptions,
+    )
+
+
+def budget_view(stored: Mapping[str, Any], *, model: ModelSpec | None = None) -> BudgetView:
+    """The estimate the learner picked, for their stored settings (defaults fill the gaps); `model`, such as
+    one read from a pasted config.json, replaces the picked one in the detailed estimate."""
+    settings = page_settings(stored)
+    return detailed_view(settings, model) if settings["estimate"] == "detailed" else lesson_view(settings)
+
+
+def lesson_outcomes(stored: Mapping[str, Any]) -> tuple[str, str]:
+    """What the lesson estimate says for these settings: its largest term, and the first sequence length
+    on the sweep that does not fit ("never" when all of them fit). The Memory page's predictions are
+    scored against these."""
+    settings = {**page_settings(stored), "estimate": "lesson", "sweep_axis": "seq_len"}
+    view = lesson_view(settings)
+    breaks = view.sweep.first_failing
+    return view.verdict.largest_term, "never" if breaks is None else str(breaks)
+
+
+@dataclass(frozen=True)
+class BytesPerParameter:
+    """The usual conventions for the model state a parameter costs in training, in bytes."""
+
+    fp32_weights: int  # inference, nothing to train
+    sgd: int  # FP32 weights and gradients
+    sgd_momentum: int  # plus one momentum buffer
+    adam: int  # FP32 Adam: two moments
+    mixed18: int  # 2-byte weights, FP32 gradients and master weights, Adam
+    mixed20: int  # 2-byte weights and gradients with FP32 copies of both, Adam
+    lesson_two_byte_adam: int  # the lesson calculator's 2-byte dtype with Adam: no FP32 master copy
+
+
+def bytes_per_parameter() -> BytesPerParameter:
+    """The usual 4 / 8 / 12 / 16 / 18 / 20 bytes per parameter, each computed from the precision it names,
+    and the lesson's own count for a 2-byte dtype with Adam (2 + 2 + 8)."""
+    fp32 = precision("fp32")
+    lesson = lesson_setup({**page_settings({}), "dtype": "bf16", "optimizer": "adam"})
+    return BytesPerParameter(
+        fp32_weights=fp32.weight_bytes,
+        sgd=fp32.state_bytes_per_parameter("sgd"),
+        sgd_momentum=fp32.state_bytes_per_parameter("sgd_momentum"),
+        adam=fp32.state_bytes_per_parameter("adam"),
+        mixed18=precision("mixed18").state_bytes_per_parameter("adam"),
+        mixed20=precision("mixed20").state_bytes_per_parameter("adam"),
+        lesson_two_byte_adam=lesson.precision.state_bytes_per_parameter("adam"),
+    )
+
+
+# The careful count: the phase model beside the rough rule and the H200
+
+
+def _verdict(need_bytes: float, capacity: Capacity) -> str:
+    """Fits or out of memory against the device, with the margin in GB."""
+    margin = to_gb(capacity.total_bytes - need_bytes)
+    if margin >= 0:
+        return lessons.sentence("memory", "answer_fits", spare_gb=margin)
+    return lessons.sentence("memory", "answer_oom", over_gb=-margin)
+
+
+def _row(answer: str, peak_bytes: float | None, verdict: str, why: str) -> dict[str, str]:
+    shown = "—" if peak_bytes is None else f"{to_gb(peak_bytes):.2f}"
+    shown_gib = "—" if peak_bytes is None else f"{peak_bytes / GIB:.2f}"
+    return {"Answer": answer, "Peak (GB)": shown, "Peak (GiB)": shown_gib, "Verdict": verdict, "Why": why}
+
+
+def _measured_row(setup: StepSetup, capacity: Capacity) -> dict[str, str]:
+    cap_gib = capacity.total_bytes / GIB
+    run = matching_run_a(setup, cap_gib) if capacity.context_bytes == 0 else None
+    if run is not None:
+        verdict = (
+            lessons.sentence("memory", "answer_ran")
+            if run.outcome == "ok"
+            else lessons.sentence("memory", "answer_run_oom", outcome=run.outcome)
+        )
+        why = lessons.sentence("memory", "why_run_a")
+        return _row("H200 measurement (run_a.csv)", run.peak_allocated, verdict, why)
+    row = matching_step(setup)
+    if row is None:
+        return _row(
+            "H200 measurement",
+            None,
+            lessons.sentence("memory", "answer_not_measured"),
+            lessons.sentence("memory", "why_not_measured"),
+        )
+    why = lessons.sentence("memory", "why_measured", reserved_gb=to_gb(row.reserved_peak - row.peak_step))
+    return _row("H200 measurement (memory.csv)", row.peak_step, _verdict(row.peak_step, capacity), why)
+
+
+def three_answers_rows(setup: StepSetup, *, capacity: Capacity) -> list[dict[str, str]]:
+    """The rough rule, the careful count and the H200 measurement of `setup`, judged against `capacity`
+    (the Memory and Run A pages both show them, so the sentences are filled here)."""
+    lesson = lesson_setup_of(setup)
+    rough = lesson_terms(lesson).total_bytes
+    missing = setup.parameters - lesson_parameter_count(hidden=lesson.hidden, layers=lesson.layers)
+    phases = step_phases(setup)
+    peak = phases.peak_bytes
+    failure = step_timeline(setup, capacity=capacity).failure
+    careful = (
+        _verdict(peak + capacity.overhead_bytes, capacity)
+        if failure is None
+        else lessons.sentence(
+            "memory", "answer_failed_at", where=failure.where(setup.model.layers), asked_gb=failure.total_gb
+        )
+    )
+    why_careful = lessons.sentence(
+        "memory",
+        "why_careful",
+        phase=PHASE_LABELS[phases.peak_phase],
+        moment=phases.own(phases.peak_phase).moment,
+        overhead_gb=to_gb(capacity.overhead_bytes),
+    )
+    return [
+        _row(
+            "The lesson's rough rule",
+            rough,
+            _verdict(rough, capacity),
+            lessons.sentence("memory", "why_rough", missing=missing),
+        ),
+        _row("The careful count (phase model)", peak, careful, why_careful),
+        _measured_row(setup, capacity),
+    ]
+
+
+@dataclass(frozen=True)
+class PhaseView:
+    """The careful count for the memory page: each phase's terms, its table, three answers, and whether the
+    step fits the card with the figures its verdict names."""
+
+    setup: StepSetup
+    phases: StepPhases
+    capacity: Capacity
+    bars: tuple[tuple[str, MemoryTerms], ...]
+    rows: tuple[dict[str, str], ...]
+    answers: tuple[dict[str, str], ...]
+    fits: bool
+    need_gb: float  # the step's peak with the CUDA context and the allocator's reserve
+    peak_phase: str  # the label of the phase the peak is in
+    peak_moment: str
 
 
 def _phase_rows(phases: StepPhases) -> tuple[dict[str, str], ...]:
@@ -157,14 +504,6 @@ def phase_view(settings: Mapping[str, Any], *, model: ModelSpec, card: Gpu) -> P
         for phase in PHASES
     )
     need = phases.peak_bytes + overhead
-    where = f"{PHASE_LABELS[phases.peak_phase]}, {phases.own(phases.peak_phase).moment}"
-    verdict = (
-        f"Fits: the step peaks at {to_gb(need):.2f} GB with the CUDA context and the allocator's reserve, "
-        f"in {where}; the {card.name} reports {card.memory_gib:.1f} GiB ({card.memory_gb:.2f} GB)."
-        if need <= capacity.total_bytes
-        else f"Out of memory: the step needs {to_gb(need):.2f} GB at its peak, in {where}; the {card.name} "
-        f"reports {card.memory_gib:.1f} GiB ({card.memory_gb:.2f} GB)."
-    )
     return PhaseView(
         setup=setup,
         phases=phases,
@@ -172,7 +511,10 @@ def phase_view(settings: Mapping[str, Any], *, model: ModelSpec, card: Gpu) -> P
         bars=bars,
         rows=_phase_rows(phases),
         answers=tuple(three_answers_rows(setup, capacity=capacity)),
-        verdict=verdict,
+        fits=need <= capacity.total_bytes,
+        need_gb=to_gb(need),
+        peak_phase=PHASE_LABELS[phases.peak_phase],
+        peak_moment=phases.own(phases.peak_phase).moment,
     )
 
 
@@ -199,16 +541,27 @@ def reference_rows() -> tuple[dict[str, str], ...]:
     return tuple(rows)
 
 
+@dataclass(frozen=True)
+class ReferenceSummary:
+    """How far the phase model's peaks are from the H200's, over every reference setup."""
+
+    setups: int
+    worst_percent: float  # the largest |estimate ÷ measured − 1| of any phase, in percent
+    lowest_ratio: float
+    highest_ratio: float
+
+
 @lru_cache(maxsize=1)
-def reference_summary() -> str:
-    """One sentence: how far the phase model's peaks are from the H200's, over every reference setup."""
+def reference_summary() -> ReferenceSummary:
+    """The phase model against the H200 over every reference setup and phase."""
     ratios = [
         step_phases(setup_of(row)).reported_bytes[phase] / measured
         for row in measured_steps()
         for phase, measured in row.phases.items()
     ]
-    return (
-        f"Over {len(measured_steps())} setups measured on an H200, every phase's peak is within "
-        f"{100 * max(abs(r - 1) for r in ratios):.1f}% of the measurement (estimate ÷ measured from "
-        f"{min(ratios):.3f} to {max(ratios):.3f}), and the parameter counts are exact."
+    return ReferenceSummary(
+        setups=len(measured_steps()),
+        worst_percent=100 * max(abs(r - 1) for r in ratios),
+        lowest_ratio=min(ratios),
+        highest_ratio=max(ratios),
     )

@@ -1,6 +1,6 @@
 """Part B: per-GPU memory of a model split by tensor (TP) and pipeline (PP) parallelism, then ZeRO.
 
-Built on the memory core (`core.memory`, `core.memory_detailed`): the same terms, the same
+Built on the memory core (`core.memory`, `core.memory.detailed`): the same terms, the same
 activation count (Korthikanti et al.) and the same ZeRO rule. What this module adds:
 - model state split evenly over TP x PP GPUs before ZeRO shards it over the DP replicas;
 - saved activations of the layers one stage owns, divided by TP (we assume sequence parallelism
@@ -26,13 +26,9 @@ from core.memory import (
     to_gb,
     zero_sharded,
 )
-from core.memory_detailed import (
-    TrainingSetup,
-    layer_activation_bytes,
-    output_activation_bytes,
-    precision,
-    replicated_terms,
-)
+from core.memory.detailed import layer_activation_bytes, output_activation_bytes, replicated_terms
+from core.memory.settings import precision
+from core.memory.setup import TrainingSetup
 from core.models import preset
 from core.scaling.cases import Cases
 from core.scaling.fleets import Fleet

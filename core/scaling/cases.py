@@ -11,7 +11,7 @@ from core import validate
 from core.datafiles import positive_number, require
 from core.gpus import check_dtype
 from core.memory import ZERO_STAGES, optimizer_state_values
-from core.memory_detailed import AttentionKind, Recomputation, precision
+from core.memory.settings import AttentionKind, Recomputation, precision
 from core.models import preset
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from core.datafiles import require
 from core.memory import MemoryTerms, Verdict, budget_verdict, to_gb
-from core.memory_detailed import TrainingSetup
+from core.memory.setup import TrainingSetup
 from core.scaling.capacity import case_setup, parallel_terms
 from core.scaling.cases import Cases
 from core.scaling.fleets import Fleet

@@ -5,9 +5,10 @@ import json
 
 import pytest
 
-from core.estimate_check import check_view, config_label
+from core import lessons
+from core.estimate_check.view import check_view, config_label
 from core.measured import measured_ids
-from core.memory_view import SECTION, budget_view
+from core.memory.view import SECTION, budget_view, bytes_per_parameter, said
 from core.settings_schema import section
 from tests.app.conftest import answer, chart_rows, open_page, sketch_budget
 
@@ -44,11 +45,10 @@ def widget(at, name):
 
 
 def callout(at):
-    """The verdict: one success or one error callout."""
-    shown = [*at.success, *at.error]
-    verdicts = [c.value for c in shown if c.value.startswith(("**Fits:**", "**Out of memory:**"))]
-    assert len(verdicts) == 1
-    return verdicts[0]
+    """The budget's verdict: one success or one error callout, worded from core's figures."""
+    text = said(budget_view(at.session_state["settings"][SECTION]).verdict_line)
+    assert [c.value for c in [*at.success, *at.error]].count(text) == 1
+    return text
 
 
 def parameters_shown(at):
@@ -58,13 +58,11 @@ def parameters_shown(at):
 def assert_verdict_matches_core(at):
     view = budget_view(at.session_state["settings"][SECTION])
     verdict, text = view.verdict, callout(at)
-    assert text.startswith("**Fits:**" if verdict.fits else "**Out of memory:**")
-    assert f"{verdict.total_gb:.1f} GB" in text
-    assert f"{verdict.headroom_gb if verdict.fits else verdict.over_gb:.1f} GB" in text
-    assert (
-        f"**{verdict.largest_label.lower()}** at {verdict.largest_gb:.1f} GB "
-        f"({verdict.largest_share_percent:.0f}%" in text
-    )
+    shown = [c.value for c in (at.success if verdict.fits else at.error)]
+    assert text in shown
+    for figure in (verdict.total_gb, verdict.headroom_gb if verdict.fits else verdict.over_gb):
+        assert f"{figure:.1f} GB" in text
+    assert f"{verdict.largest_gb:.1f} GB" in text and f"({verdict.largest_share_percent:.0f}%" in text
     assert verdict.lever in text and view.device_label in text
     budget = at.get("vega_lite_chart")[0]
     assert json.loads(budget.proto.spec)["title"] == "Peak training memory per GPU"
@@ -78,8 +76,11 @@ def test_the_default_is_the_lessons_budget_worked_in_the_lesson():
     assert not at.exception
     text = callout(at)
     # 3.22 + 3.22 + 6.44 + 2.15 + 1 = 16.0 GB of 24 GB: 8.0 GB spare; Adam's state is the largest term.
-    assert text.startswith("**Fits:** 16.0 GB on the 24 GB device, with 8.0 GB to spare")
-    assert "**optimizer state** at 6.4 GB (40% of the total)" in text
+    assert text in [c.value for c in at.success]
+    assert all(
+        figure in text for figure in ("16.0 GB", "24 GB device", "8.0 GB", "optimizer state", "6.4 GB")
+    )
+    assert "(40%" in text
     assert parameters_shown(at) == "805,306,368"
     assert len(at.get("vega_lite_chart")) == 4  # budget, sweep, the phases, and the estimate against PyTorch
     assert {"marked.c3.choice", "marked.c4.choice"} <= {r.key for r in at.radio}
@@ -118,7 +119,7 @@ def test_the_lesson_only_radios_act_in_the_lesson_and_are_hidden_in_the_detailed
     widget(at, "dtype").set_value("bf16").run()
     widget(at, "device_gb").set_value("40").run()
     assert_verdict_matches_core(at)
-    assert "40 GB device" in callout(at)
+    assert "40 GB device" in callout(at)  # the device label core names
     widget(at, "estimate").set_value("detailed").run()
     keys = {w.key for kind in (at.radio, at.selectbox) for w in kind}
     assert not {f"{SECTION}.{name}" for name in LESSON_ONLY} & keys
@@ -128,7 +129,7 @@ def test_the_lesson_only_radios_act_in_the_lesson_and_are_hidden_in_the_detailed
 def test_the_guesses_gate_the_budget_and_the_sweep_is_drawn_over_the_guess():
     at = open_page(PAGE)
     assert len(at.get("vega_lite_chart")) == 1  # only the estimate check further down
-    assert any("both guesses are locked" in i.value for i in at.info)
+    assert lessons.sentence("memory", "locked") in [i.value for i in at.info]
     sketch_budget(at, term="activations", breaks="4096")
     records = at.session_state["records"]
     # The lesson default: optimizer state is the largest term and 5,120 tokens is the first that fails.
@@ -146,20 +147,24 @@ def test_the_bytes_per_parameter_card_names_the_lessons_convention():
     card = " ".join(m.value for m in at.markdown)
     for figure in ("**4**", "**8**", "**12**", "**16**", "**18**", "**20**"):
         assert figure in card
-    assert any("counts 12 bytes a parameter (2 + 2 + 8)" in c.value for c in at.caption)
+    # The lesson's 2-byte Adam: 2 + 2 + 8 = 12 bytes a parameter, no FP32 master copy.
+    two_byte_adam = lessons.sentence("memory", "lesson_convention", two_byte_adam=12)
+    assert two_byte_adam in [c.value for c in at.caption] and "12 bytes" in two_byte_adam
 
 
 def test_the_sweep_follows_the_chosen_setting_and_marks_the_break():
     at = _open()
     sweep = json.loads(at.get("vega_lite_chart")[1].proto.spec)
     assert sweep["title"] == "Peak memory as sequence length (tokens) grows"
-    assert any("between 4,608 (fits) and 5,120" in c.value for c in at.caption)
+    crossing = {"axis": "sequence length (tokens)", "fits": 4608, "fails": 5120}
+    assert lessons.sentence("memory", "sweep_crosses", **crossing) in [c.value for c in at.caption]
     widget(at, "sweep_axis").set_value("batch").run()
     assert (
         json.loads(at.get("vega_lite_chart")[1].proto.spec)["title"]
         == "Peak memory as micro-batch (sequences) grows"
     )
-    assert any("between 18 (fits) and 19" in c.value for c in at.caption)
+    crossing = {"axis": "micro-batch (sequences)", "fits": 18, "fails": 19}
+    assert lessons.sentence("memory", "sweep_crosses", **crossing) in [c.value for c in at.caption]
 
 
 def test_detailed_controls_appear_only_for_the_detailed_estimate():
@@ -167,7 +172,9 @@ def test_detailed_controls_appear_only_for_the_detailed_estimate():
     assert "memory.model" not in {s.key for s in at.selectbox}
     widget(at, "estimate").set_value("detailed").run()
     assert {"memory.model", "memory.precision", "memory.gpu"} <= {s.key for s in at.selectbox}
-    assert any("already counts bytes" in m.value for m in at.markdown)
+    sums = budget_view(at.session_state["settings"][SECTION]).assumptions
+    assert [line.key for line in sums][2] == "activations"
+    assert "\n".join(f"- {said(line)}" for line in sums) in [m.value for m in at.markdown]
 
 
 def test_settings_survive_leaving_the_page():
@@ -231,8 +238,9 @@ def test_how_close_is_this_estimate_follows_the_picked_run_and_keeps_it():
 def test_the_lessons_rule_of_thumb_and_the_gb_legend_are_on_the_page():
     at = _open()
     prose = " ".join(m.value for m in at.markdown)
-    assert "FP32 Adam costs **16 bytes per parameter**" in prose and "the five terms, not the 16" in prose
-    assert "small model on long sequences is mostly saved activations" in prose and "exp_avg_sq" in prose
+    card = bytes_per_parameter()
+    assert f"**{card.adam} bytes per parameter**" in prose and card.adam == 16  # FP32 Adam: 4 + 4 + 8
+    assert "exp_avg_sq" in prose  # the name of Adam's second moment in PyTorch
     budget = at.get("vega_lite_chart")[0]
     assert "data('terms')" in json.dumps(
         json.loads(budget.proto.spec)["layer"][0]["encoding"]["color"]["legend"]

@@ -18,7 +18,8 @@ from charts.memory import (
 )
 from charts.roofline import roofline_chart, roofline_datasets, roofline_shape
 from core.gpus import gpu_names
-from core.memory_lesson import LessonSetup, lesson_sweep, lesson_terms
+from core.memory.lesson import lesson_sweep, lesson_terms
+from core.memory.setup import LessonSetup
 from core.roofline import linear_layer_roofline
 
 

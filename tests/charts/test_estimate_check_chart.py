@@ -11,7 +11,7 @@ from charts.estimate_check import (
     gap_frame,
 )
 from charts.memory import TERM_COLOURS
-from core.estimate_check import estimate_check
+from core.estimate_check.compare import estimate_check
 from core.memory import TERM_LABELS
 
 LLAMA_BF16 = "llama-h64-l2-s64-b2-bf16-adam-none-explicit"

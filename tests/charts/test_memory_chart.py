@@ -4,7 +4,8 @@ import pytest
 
 from charts.memory import TERM_COLOURS, budget_chart, sweep_chart
 from core.memory import TERM_LABELS, TERMS, MemoryTerms
-from core.memory_lesson import LessonSetup, lesson_sweep, lesson_terms
+from core.memory.lesson import lesson_sweep, lesson_terms
+from core.memory.setup import LessonSetup
 
 SETUP = LessonSetup(hidden=2048, layers=16, dtype="fp32", optimizer="adam", batch=4, seq_len=1024)
 

@@ -7,31 +7,32 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.estimate_check import (
+from core import lessons
+from core.estimate_check.causes import PLATFORM_CAUSES
+from core.estimate_check.compare import (
     ACTIVATION_TERMS,
     ACTIVATION_TOLERANCE,
-    ATTENTION_OF_KIND,
-    CAUSE_WORDS,
     COMPARED_TERMS,
-    PLATFORM_CAUSES,
-    PRECISION_OF_DTYPE,
     STATE_TERMS,
     all_checks,
-    chart_description,
     check_run,
     check_summary,
-    config_label,
     estimate_check,
+    worst_gaps,
+)
+from core.estimate_check.setups import ATTENTION_OF_KIND, PRECISION_OF_DTYPE, weight_tensor_count
+from core.estimate_check.view import (
+    cause_words,
+    chart_description,
+    config_label,
     gap_sentence,
     setup_sentence,
     summary_sentence,
     table_rows,
-    weight_tensor_count,
     worst_gap_rows,
-    worst_gaps,
 )
 from core.measured import ATTENTION, DTYPES, load_measured, measured_ids, measured_run
-from core.memory_detailed import ALL_PRECISIONS, AttentionKind
+from core.memory.settings import ALL_DETAILED_PRECISIONS, AttentionKind, precision_label
 
 GPT2_BF16 = "gpt2-h64-l2-s64-b2-bf16-adam-none-explicit"
 LLAMA_BF16 = "llama-h64-l2-s64-b2-bf16-adam-none-explicit"
@@ -59,7 +60,9 @@ def test_names_are_mapped_in_one_place_for_every_measured_kind():
     assert set(ATTENTION_OF_KIND) == set(ATTENTION) and set(ATTENTION_OF_KIND.values()) <= set(
         AttentionKind.ids()
     )
-    assert set(PRECISION_OF_DTYPE) == set(DTYPES) and set(PRECISION_OF_DTYPE.values()) <= set(ALL_PRECISIONS)
+    assert set(PRECISION_OF_DTYPE) == set(DTYPES) and set(PRECISION_OF_DTYPE.values()) <= set(
+        ALL_DETAILED_PRECISIONS
+    )
 
 
 def test_every_run_is_checked_on_every_term():
@@ -164,26 +167,32 @@ def test_the_summary_and_the_worst_gaps():
     assert abs(summary.worst_gpu_error_percent) <= 100 * ACTIVATION_TOLERANCE
     assert abs(summary.worst_explained_error_percent) < 0.1
     text = summary_sentence(summary)
-    assert f"Across all {summary.runs} measured runs" in text and "match to the byte" in text
+    assert f"{summary.runs} measured runs" in text
+    assert lessons.sentence("memory", "summary_state_exact") in text  # state_exact, as asserted above
+    for error in (*summary.worst_activation_error_percent.values(), summary.worst_gpu_error_percent):
+        assert f"{abs(error):.1f}%" in text
     worst = {gap.term: gap for gap in worst_gaps()}
-    assert worst["parameters"].error_percent == 0 and worst["parameters"].main_cause == "none: exact"
+    assert worst["parameters"].error_percent == 0 and worst["parameters"].main_cause is None
     assert (
         worst["saved_activations_layers"].config_id.startswith("llama-")
         and "bf16" in worst["saved_activations_layers"].config_id
     )
-    assert worst["saved_activations_layers"].main_cause == CAUSE_WORDS["cpu_rmsnorm"]
+    assert worst["saved_activations_layers"].main_cause == "cpu_rmsnorm"
     rows = worst_gap_rows(worst_gaps())
     assert [row["Term"] for row in rows][:3] == ["Parameters", "Gradients", "Optimizer state"]
     assert {row["Relative error"] for row in rows[:3]} == {"exact"}
+    assert rows[4]["Main cause"] == cause_words("cpu_rmsnorm")
     assert rows[4]["Relative error"] == f"{worst['saved_activations_layers'].error_percent:+.1f}%" == "-29.9%"
 
 
 def test_the_sentence_names_the_largest_gaps_and_their_causes():
     check = estimate_check(LLAMA_BF16)
     text = gap_sentence(check)
-    assert text.startswith("Parameters, gradients and optimizer state match PyTorch to the byte.")
-    assert "saved activations in the blocks (20.9% under, 198,656 bytes)" in text
-    assert f"{CAUSE_WORDS['cpu_rmsnorm']} (" in text
+    assert text.startswith(lessons.sentence("memory", "state_exact"))
+    # Saved activations in the blocks: 753,664 estimated, 952,320 kept, 198,656 bytes (20.9%) short.
+    blocks = {"term": "saved activations in the blocks", "percent": 20.88, "gap_bytes": 198_656}
+    assert lessons.sentence("memory", "gap_under", **blocks) in text and "20.9%" in text
+    assert f"{cause_words('cpu_rmsnorm')} (" in text
     table = table_rows(check)
     assert table[4] == {
         "Term": "Saved activations in the blocks",
@@ -191,8 +200,10 @@ def test_the_sentence_names_the_largest_gaps_and_their_causes():
         "PyTorch (bytes)": "952,320",
         "Relative error": "-20.9%",
     }
-    assert "widest gap is saved activations outside the blocks, 24.0% under" in chart_description(check)
-    assert "Pure BF16" in setup_sentence(check) and "standard attention" in setup_sentence(check)
+    widest = {"term": "saved activations outside the blocks", "percent": 24.0}
+    assert lessons.sentence("memory", "widest_under", **widest) in chart_description(check)
+    setup = setup_sentence(check)
+    assert precision_label("bf16") in setup and "64 × 64 tokens" not in setup and "2 × 64 tokens" in setup
 
 
 def test_a_run_measured_exactly_as_estimated_reads_as_exact():
@@ -200,7 +211,7 @@ def test_a_run_measured_exactly_as_estimated_reads_as_exact():
     perfect = replace(check.run, terms=tuple((row.term, row.estimate_bytes) for row in check.rows))
     rows = check_run(perfect).rows
     assert all(row.gap_bytes == 0 for row in rows)
-    assert gap_sentence(check_run(perfect)).endswith("So does every other term.")
+    assert gap_sentence(check_run(perfect)).endswith(lessons.sentence("memory", "no_other_gap"))
     assert [row.error_text for row in rows][3] == "exact (none kept)"
 
 

@@ -22,7 +22,7 @@ from core.memory import (
     to_gb,
     zero_sharded,
 )
-from core.memory_detailed import PRECISIONS
+from core.memory.settings import DETAILED_PRECISIONS
 
 GB = 1e9
 term_bytes = st.floats(min_value=0, max_value=1e12, allow_nan=False)
@@ -32,13 +32,13 @@ any_terms = st.builds(MemoryTerms, *[term_bytes] * len(TERMS))
 def test_seed_004_mixed_precision_adam_for_7b_parameters():
     # 7e9 parameters: 2-byte weights 14 GB, 2-byte gradients 14 GB, FP32 master copy 28 GB, Adam's two FP32
     # moments 56 GB.
-    terms = model_state_terms(parameters=7e9, precision=PRECISIONS["mixed16"], optimizer="adam")
+    terms = model_state_terms(parameters=7e9, precision=DETAILED_PRECISIONS["mixed16"], optimizer="adam")
     assert [
         to_gb(terms.term_bytes(t)) for t in ("parameters", "gradients", "master_weights", "optimizer_state")
     ] == [14, 14, 28, 56]
     assert terms.total_gb == 112  # 16 bytes per parameter
     # Plain FP32 is also 16 bytes with Adam (4 + 4 + 8), with no master copy: not "2x bigger weights".
-    fp32 = model_state_terms(parameters=7e9, precision=PRECISIONS["fp32"], optimizer="adam")
+    fp32 = model_state_terms(parameters=7e9, precision=DETAILED_PRECISIONS["fp32"], optimizer="adam")
     assert (fp32.total_gb, fp32.master_weights_bytes) == (112, 0)
 
 
@@ -46,20 +46,20 @@ def test_seed_004_mixed_precision_adam_for_7b_parameters():
     ("name", "bytes_with_adam"), [("fp32", 16), ("mixed16", 16), ("mixed18", 18), ("mixed20", 20)]
 )
 def test_the_precision_conventions_in_use(name, bytes_with_adam):
-    assert PRECISIONS[name].state_bytes_per_parameter("adam") == bytes_with_adam
+    assert DETAILED_PRECISIONS[name].state_bytes_per_parameter("adam") == bytes_with_adam
 
 
 @pytest.mark.parametrize(("optimizer", "values"), [("sgd", 0), ("sgd_momentum", 1), ("adam", 2)])
 def test_optimizer_state_is_fp32_whatever_the_weights(optimizer, values):
     assert optimizer_state_values(optimizer) == values
-    for precision in PRECISIONS.values():
+    for precision in DETAILED_PRECISIONS.values():
         terms = model_state_terms(parameters=1e9, precision=precision, optimizer=optimizer)
         assert terms.optimizer_state_bytes == 4 * values * 1e9
 
 
 def test_zero_paper_figure_1():
     # Rajbhandari et al. 2020, Figure 1: Ψ = 7.5B parameters, K = 12 (mixed-precision Adam), 64 GPUs.
-    state = model_state_terms(parameters=7.5e9, precision=PRECISIONS["mixed16"], optimizer="adam")
+    state = model_state_terms(parameters=7.5e9, precision=DETAILED_PRECISIONS["mixed16"], optimizer="adam")
     per_gpu = [zero_sharded(state, zero_stage=stage, gpus=64).total_gb for stage in ZERO_STAGES]
     # (2 + 2 + 12)·7.5 = 120; 4·7.5 + 12·7.5/64 = 31.4; 2·7.5 + 14·7.5/64 = 16.6; 16·7.5/64 = 1.9
     assert per_gpu == pytest.approx([120, 31.40625, 16.640625, 1.875])
@@ -71,7 +71,7 @@ def test_zero_paper_figure_1():
 def test_megatron_distributed_optimizer_table(name, kept, sharded):
     # Megatron Core's distributed optimizer (ZeRO-1), bytes per parameter with Adam over d GPUs:
     # fp16 params and grads 4 + 16/d; fp16 params, fp32 grads 6 + 12/d; fp32 8 + 8/d.
-    state = model_state_terms(parameters=1, precision=PRECISIONS[name], optimizer="adam")
+    state = model_state_terms(parameters=1, precision=DETAILED_PRECISIONS[name], optimizer="adam")
     for d in (1, 8, 64):
         assert zero_sharded(state, zero_stage=1, gpus=d).total_bytes == pytest.approx(kept + sharded / d)
 

@@ -2,8 +2,9 @@
 
 from dataclasses import replace
 
-from core.memory_detailed import TrainingSetup, layer_activation_bytes
-from core.memory_view import budget_view
+from core.memory.detailed import layer_activation_bytes
+from core.memory.setup import TrainingSetup
+from core.memory.view import budget_view
 from core.models import parameter_count, preset
 
 
@@ -44,6 +45,13 @@ def test_a_pasted_model_replaces_the_picked_one_in_the_detailed_estimate():
     qwen = preset("Qwen3-30B-A3B")
     view = budget_view({"estimate": "detailed", "model": "GPT-2 small"}, model=qwen)
     assert view.parameter_count == parameter_count(qwen) == 30_532_122_624
-    assert "each token uses 3,353,032,704 of them (8 experts)" in view.assumptions[0]
+    assert view.assumptions[0].key == "model_moe"
+    assert (
+        view.assumptions[0].figures["active_parameters"],
+        view.assumptions[0].figures["active_experts"],
+    ) == (
+        3_353_032_704,
+        8,
+    )
     lesson = budget_view({"estimate": "lesson"}, model=qwen)
     assert lesson.parameter_count == 805_306_368  # the lesson's estimate sizes the sliders' shape only

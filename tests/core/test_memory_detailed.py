@@ -7,21 +7,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.memory import TERMS
-from core.memory_detailed import (
-    ALL_PRECISIONS,
-    PRECISIONS,
-    AttentionKind,
-    Recomputation,
-    TrainingSetup,
+from core.memory.detailed import (
     activation_bytes,
     detailed_sweep,
     kept_kv_width,
     layer_activation_bytes,
     output_activation_bytes,
     per_gpu_terms,
-    precision_label,
     replicated_terms,
 )
+from core.memory.settings import (
+    ALL_DETAILED_PRECISIONS,
+    DETAILED_PRECISIONS,
+    AttentionKind,
+    Recomputation,
+    precision_label,
+)
+from core.memory.setup import TrainingSetup
 from core.models import ModelSpec, model_names, preset, resolve_model
 
 # GPT-3 175B as Korthikanti et al. 2022 tabulate it: h 12288, a 96, 96 layers, a 4h MLP with dropout.
@@ -116,7 +118,7 @@ def test_pure_bf16_keeps_every_copy_in_two_bytes():
     # The loss reads 2-byte logits: 1,024 tokens · (2·768·2 + 50,257·2 + a 768-byte dropout mask).
     assert output_activation_bytes(setup, micro_batch=1, seq_len=1024) == 1024 * (3072 + 100_514 + 768)
     assert (
-        "bf16" in ALL_PRECISIONS and "bf16" not in PRECISIONS
+        "bf16" in ALL_DETAILED_PRECISIONS and "bf16" not in DETAILED_PRECISIONS
     )  # known to the estimate, not offered on the page yet
 
 
@@ -177,7 +179,7 @@ setups = st.builds(
             st.integers(1, 8),
         ),
     ),
-    precision=st.sampled_from(list(PRECISIONS)),
+    precision=st.sampled_from(list(DETAILED_PRECISIONS)),
     optimizer=st.sampled_from(["sgd", "sgd_momentum", "adam"]),
     micro_batch=st.integers(1, 32),
     seq_len=st.integers(1, 8192),

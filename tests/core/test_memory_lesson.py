@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.memory import TERMS, budget_verdict
-from core.memory_lesson import LessonSetup, lesson_parameter_count, lesson_sweep, lesson_terms
+from core.memory.lesson import lesson_parameter_count, lesson_sweep, lesson_terms
+from core.memory.setup import LessonSetup
 
 DEFAULTS = LessonSetup(hidden=2048, layers=16, dtype="fp32", optimizer="adam", batch=4, seq_len=1024)
 

@@ -1,19 +1,21 @@
 """The memory page's settings turned into what it shows: defaults, both estimates, schema agreement."""
 
+from dataclasses import astuple
+
 import pytest
 
 from core.gpus import gpu_names
 from core.memory import BudgetOptimizer, SweepAxis
-from core.memory_detailed import PRECISIONS, AttentionKind, Recomputation
-from core.memory_lesson import LessonDtype
-from core.memory_view import (
+from core.memory.settings import DETAILED_PRECISIONS, AttentionKind, LessonDtype, Recomputation
+from core.memory.view import (
     ESTIMATES,
     SECTION,
+    Line,
     budget_view,
-    bytes_per_parameter_card,
+    bytes_per_parameter,
     lesson_outcomes,
-    lesson_two_byte_adam_bytes,
     page_settings,
+    said,
     sweep_values,
 )
 from core.models import model_names
@@ -26,7 +28,7 @@ def test_the_schema_offers_exactly_what_core_knows():
         "dtype": LessonDtype.ids(),
         "optimizer": BudgetOptimizer.ids(),
         "estimate": ESTIMATES,
-        "precision": tuple(PRECISIONS),
+        "precision": tuple(DETAILED_PRECISIONS),
         "recompute": Recomputation.ids(),
         "attention": AttentionKind.ids(),
         "sweep_axis": SweepAxis.ids(),
@@ -41,8 +43,22 @@ def test_the_default_view_is_the_lessons_budget():
     view = budget_view({})
     assert (view.estimate, view.parameter_count, view.device_label) == ("lesson", 805_306_368, "24 GB device")
     assert view.verdict.total_gb == pytest.approx(16.032385536)
-    assert view.assumptions[0] == "Parameters: 12 × 2,048² × 16 layers = 805,306,368."
-    assert "4 × 1,024 × 2,048 × 16 layers × 4 tensors × 4 bytes = 2.15 GB" in view.assumptions[3]
+    assert view.assumptions[0] == Line(
+        "lesson_parameters", {"hidden": 2048, "layers": 16, "parameters": 805_306_368}
+    )  # 12 × 2,048² × 16
+    activations = view.assumptions[3].figures
+    assert (
+        activations["batch"],
+        activations["seq_len"],
+        activations["tensors"],
+        activations["value_bytes"],
+    ) == (
+        4,
+        1024,
+        4,
+        4,
+    )
+    assert activations["activations_gb"] == pytest.approx(4 * 1024 * 2048 * 16 * 4 * 4 / 1e9)  # 2.15 GB
     assert view.sweep.values == tuple(range(512, 8193, 512))
     assert view.effective_batch == 4
 
@@ -67,15 +83,17 @@ def test_the_detailed_view_follows_the_preset_gpu_and_sharding():
     )
     assert view.terms.parameters_bytes == 2 * 6_738_415_616 / 8
     assert view.verdict.device_gb == pytest.approx(80 * 2**30 / 1e9)  # 80 GiB
-    text = " ".join(view.assumptions)
-    assert "published count is 6,738,415,616" in text
-    assert "ZeRO stage 3 over 8 GPUs" in text and "already counts bytes" in text
-    assert "effective batch of 128" in text
+    lines = {line.key: line.figures for line in view.assumptions}
+    assert lines["model_published"]["published"] == 6_738_415_616
+    assert (lines["zero_sharded"]["zero_stage"], lines["zero_sharded"]["gpus"]) == (3, 8)
+    assert lines["activations"]["kept"] == Line("kept_selective")
+    assert lines["accumulation"]["effective_batch"] == 128  # micro-batch 4 × 4 steps × 8 GPUs
 
 
 def test_custom_detailed_view_compares_with_the_lessons_rule():
     view = budget_view({"estimate": "detailed", "hidden": 1024, "layers": 4})
-    assert "the lesson's 12·H² rule gives 50,331,648" in view.assumptions[0]
+    assert view.assumptions[0].key == "model_custom"
+    assert view.assumptions[0].figures["lesson_parameters"] == 12 * 1024**2 * 4  # 50,331,648
     assert view.device_label == "RTX 4090 (24 GiB = 25.8 GB)"
 
 
@@ -97,6 +115,41 @@ def test_the_predictions_are_scored_against_the_lesson_estimate():
 
 
 def test_the_bytes_per_parameter_card_and_the_lessons_two_byte_adam_case():
-    assert [row.bytes_per_parameter for row in bytes_per_parameter_card()] == [4, 8, 12, 16, 18, 20]
-    assert "exp_avg_sq" in bytes_per_parameter_card()[3].meaning
-    assert lesson_two_byte_adam_bytes() == 12  # 2 weight + 2 gradient + 2 × 4 Adam, no master copy
+    card = bytes_per_parameter()
+    assert astuple(card)[:6] == (4, 8, 12, 16, 18, 20)
+    assert card.lesson_two_byte_adam == 12  # 2 weight + 2 gradient + 2 × 4 Adam, no master copy
+
+
+@pytest.mark.parametrize("model", ["GPT-2 small", "Llama-2-7B", "Mixtral-8x7B", "Pythia-160M", "custom"])
+@pytest.mark.parametrize(
+    ("recompute", "attention", "zero_stage"),
+    [
+        ("none", "standard", 0),
+        ("none", "memory_efficient", 1),
+        ("selective", "standard", 2),
+        ("full", "standard", 3),
+    ],
+)
+def test_every_line_of_the_sums_fills_its_template(model, recompute, attention, zero_stage):
+    settings = {"model": model, "recompute": recompute, "attention": attention, "zero_stage": zero_stage}
+    for estimate in ESTIMATES:
+        view = budget_view({**settings, "estimate": estimate, "gpus": 4})
+        assert all(said(line) for line in view.assumptions)
+
+
+def test_a_line_reads_its_figures_with_their_formats():
+    shown = said(Line("lesson_parameters", {"hidden": 2048, "layers": 16, "parameters": 805_306_368}))
+    assert "2,048" in shown and "805,306,368" in shown
+    kept = said(Line("kept_full"))
+    line = Line(
+        "activations",
+        {
+            "kv_heads": 8,
+            "mlp": Line("mlp_gated"),
+            "intermediate": 14_336,
+            "dropout": Line("dropout_off"),
+            "value_bytes": 2,
+            "kept": Line("kept_full"),
+        },
+    )
+    assert "14,336" in said(line) and said(line).endswith(f"{kept}.")

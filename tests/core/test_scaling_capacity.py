@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.memory import ZERO_STAGES, budget_verdict
-from core.memory_detailed import TrainingSetup
+from core.memory.setup import TrainingSetup
 from core.models import preset
 from core.scaling.capacity import (
     PLAN_FORMATS,

@@ -9,10 +9,10 @@ torch = pytest.importorskip(
     "can be re-measured.",
 )
 
-from core.estimate_check import (  # noqa: E402 (after the torch skip)
+from core.estimate_check.causes import PLATFORM_CAUSES  # noqa: E402 (after the torch skip)
+from core.estimate_check.compare import (  # noqa: E402 (after the torch skip)
     ACTIVATION_TERMS,
     ACTIVATION_TOLERANCE,
-    PLATFORM_CAUSES,
     STATE_TERMS,
     check_run,
 )

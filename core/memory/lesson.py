@@ -9,57 +9,22 @@ lesson uses it for.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from core.gpus import bytes_per_value
-from core.memory import (
+from core.memory.budget import (
     WORKSPACE_BYTES,
     MemorySweep,
     MemoryTerms,
-    Precision,
-    check_choice,
     check_whole,
     model_state_terms,
-    optimizer_state_values,
     sweep_totals,
 )
-from core.validate import Labelled
+from core.memory.setup import LessonSetup
 
 PARAMETERS_PER_HIDDEN_SQUARED = 12  # attention 4·H² + MLP 8·H² per block
 SAVED_TENSORS_PER_LAYER = 4  # the lesson's rough count of B·S·H tensors a block keeps for backward
-
-
-class LessonDtype(Labelled):
-    """The number formats the lesson's estimate offers for weights and activations."""
-
-    FP32 = "fp32", "FP32, 4 bytes"
-    BF16 = "bf16", "FP16 or BF16, 2 bytes"
-
-
-@dataclass(frozen=True)
-class LessonSetup:
-    """The lesson's six sliders: the model's shape, its dtype and optimizer, and how it is run."""
-
-    hidden: int
-    layers: int
-    dtype: str
-    optimizer: str
-    batch: int
-    seq_len: int
-
-    def __post_init__(self) -> None:
-        for name in ("hidden", "layers", "batch", "seq_len"):
-            check_whole(getattr(self, name), name.replace("_", " ").capitalize())
-        check_choice(self.dtype, LessonDtype, "dtype")
-        optimizer_state_values(self.optimizer)
-
-    @property
-    def precision(self) -> Precision:
-        """Weights, gradients and activations at the chosen dtype, and no master copy."""
-        size = bytes_per_value(self.dtype)
-        return Precision(weight_bytes=size, gradient_bytes=size, master_bytes=0, activation_bytes=size)
 
 
 def lesson_parameter_count(*, hidden: int, layers: int) -> int:

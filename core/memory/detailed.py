@@ -10,115 +10,28 @@ the count reduces to the paper's formula exactly.
 Like the paper, the count assumes fused GPU kernels (a norm keeps its input, fused attention keeps
 no score matrix) and leaves out per-token statistics: a norm's mean and 1/σ and fused attention's
 log-sum-exp per head, each a few values per token against the hundreds counted.
-`core/estimate_check.py` compares the count with what PyTorch really kept.
+`core/estimate_check/` compares the count with what PyTorch really kept.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from core.datafiles import require
-from core.memory import (
+from core.memory.budget import (
     BYTES_PER_GB,
-    LOGIT_BYTES,  # noqa: F401 (the memory page's sentences read it from here)
     WORKSPACE_BYTES,
     MemorySweep,
     MemoryTerms,
-    Precision,
-    check_choice,
-    check_whole,
     model_state_terms,
-    optimizer_state_values,
     sweep_totals,
     zero_sharded,
 )
-from core.models import ModelSpec, parameter_count
-from core.validate import Labelled
-
-# Mixed-precision conventions in use, by bytes per parameter of model state with Adam:
-# 16 (ZeRO paper), 18 (FP32 gradients, e.g. Megatron bf16) and 20 (FP32 copies of both
-# weights and gradients, Megatron fp16). The FP32 copies shard with the optimizer state.
-# PRECISIONS are the conventions the memory page offers.
-PRECISIONS = {
-    "fp32": Precision(weight_bytes=4, gradient_bytes=4, master_bytes=0, activation_bytes=4),
-    "mixed16": Precision(weight_bytes=2, gradient_bytes=2, master_bytes=4, activation_bytes=2),
-    "mixed18": Precision(weight_bytes=2, gradient_bytes=4, master_bytes=4, activation_bytes=2),
-    "mixed20": Precision(weight_bytes=2, gradient_bytes=2, master_bytes=8, activation_bytes=2),
-}
-# Pure BF16 is a model cast to bfloat16 and trained as it is: torch.optim creates Adam's moments in the
-# weights' dtype, there is no FP32 copy, and the loss reads the BF16 logits. The measured runs use it.
-ALL_PRECISIONS = {
-    **PRECISIONS,
-    "bf16": Precision(
-        weight_bytes=2,
-        gradient_bytes=2,
-        master_bytes=0,
-        activation_bytes=2,
-        optimizer_state_bytes=2,
-        logit_bytes=2,
-    ),
-}
-_PRECISION_WORDS = {
-    "fp32": "No mixed precision: everything in FP32",
-    "mixed16": "2-byte weights and gradients, FP32 master weights",
-    "mixed18": "2-byte weights, FP32 gradients and master weights",
-    "mixed20": "2-byte weights and gradients, FP32 copies of both",
-    "bf16": "Pure BF16: weights, gradients and optimizer state all in 2 bytes, no FP32 copy",
-}
-
-
-class Recomputation(Labelled):
-    """What the detailed estimate's backward recomputes instead of keeping."""
-
-    NONE = "none", "None: keep every saved tensor"
-    SELECTIVE = "selective", "Selective: recompute the attention scores"
-    FULL = "full", "Full: keep only each block's input"
-
-
-class AttentionKind(Labelled):
-    """Whether the detailed estimate keeps the attention score matrix."""
-
-    STANDARD = "standard", "Standard: the a·s² score matrix is kept"
-    MEMORY_EFFICIENT = "memory_efficient", "Memory-efficient (flash): no score matrix"
-
-
-def precision_label(name: str) -> str:
-    """What a precision convention keeps, with its bytes per parameter of model state under Adam."""
-    return (
-        f"{_PRECISION_WORDS[name]} ({precision(name).state_bytes_per_parameter('adam')} bytes per "
-        "parameter with Adam)"
-    )
-
-
-def precision(name: str) -> Precision:
-    """The named precision convention; a ValueError listing them for an unknown name."""
-    return ALL_PRECISIONS[check_choice(name, ALL_PRECISIONS, "precision")]
-
-
-@dataclass(frozen=True)
-class TrainingSetup:
-    """One GPU's share of a training run: model, number formats, optimizer and what it processes at once."""
-
-    model: ModelSpec
-    precision: str
-    optimizer: str
-    micro_batch: int
-    seq_len: int
-    recompute: str = "none"
-    attention: str = "standard"
-    runtime_overhead_gb: float = 1.0
-
-    def __post_init__(self) -> None:
-        precision(self.precision)
-        optimizer_state_values(self.optimizer)
-        check_whole(self.micro_batch, "The micro-batch")
-        check_whole(self.seq_len, "The sequence length")
-        check_choice(self.recompute, Recomputation, "recomputation")
-        check_choice(self.attention, AttentionKind, "attention kind")
-        require(0 <= self.runtime_overhead_gb < float("inf"), "The runtime overhead must be 0 GB or more.")
+from core.memory.settings import precision
+from core.memory.setup import TrainingSetup
+from core.models import parameter_count
 
 
 def layer_activation_bytes(
