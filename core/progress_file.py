@@ -28,7 +28,8 @@ from core.client_values import (
 )
 from core.predictions import RECORD_PREFIX
 from core.questions import Bank
-from core.report import build_report, readable_time
+from core.report.contents import build_report
+from core.report.moments import readable_time
 from core.scaling.evidence import PREDICTIONS
 from core.settings_schema import Section
 from core.signing import SIGNATURE_FIELD, UNSIGNED, Verdict, is_signature_text, sign, verify

@@ -10,17 +10,16 @@ from core.memory_view import SECTION as MEMORY_SECTION
 from core.memory_view import budget_view
 from core.progress import quiz_ids
 from core.questions import load_bank
-from core.report import (
+from core.report.contents import (
     NOT_DONE,
     SCALING_NOT_STARTED,
     SYNTHESIS_HEADINGS,
-    BudgetFigures,
-    LayerFigures,
     build_report,
-    render_markdown,
     unanswered_quiz,
-    utc_timestamp,
 )
+from core.report.figures import BudgetFigures, LayerFigures
+from core.report.markdown import render_markdown
+from core.report.moments import utc_timestamp
 from core.run_a import brief_sentence
 from core.settings_schema import load_schema
 from core.signing import Verdict

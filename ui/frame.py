@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.progress import checks_score, part_statuses, quiz_score
 from core.questions import load_bank
-from core.report import readable_time
+from core.report.moments import readable_time
 from ui import state
 
 

@@ -8,19 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.questions import load_bank
-from core.report import (
-    NOT_DONE,
-    BudgetFigures,
-    LayerFigures,
-    build_report,
-    literal_block,
-    literal_inline,
-    readable_flops,
-    readable_time,
-    render_markdown,
-    unanswered_quiz,
-    utc_timestamp,
-)
+from core.report.contents import NOT_DONE, build_report, unanswered_quiz
+from core.report.figures import BudgetFigures, LayerFigures, readable_flops
+from core.report.markdown import literal_block, literal_inline, render_markdown
+from core.report.moments import readable_time, utc_timestamp
 
 BANK = load_bank()
 CORRECT = {q.id: q.correct for q in BANK.questions}
