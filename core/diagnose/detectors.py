@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from core.diagnose.columns import RunLog, Series
 from core.diagnose.stats import finite_points, line_fit, mad, median
 from core.stack import load_stack
+from core.units import duration_label
 
 LIKELY, POSSIBLE, NO_SIGN = "likely", "possible", "no sign"
 VERDICTS = (LIKELY, POSSIBLE, NO_SIGN)
@@ -446,8 +447,9 @@ def throughput(run: RunLog, context: RunContext) -> Finding:
         share = data_time / step_time
         verdicts.append(_grade_above(share, DATA_WAIT_LIKELY, DATA_WAIT_POSSIBLE))
         evidence.append(
-            f"A median step takes {step_time * 1e3:,.1f} ms, of which {data_time * 1e3:,.1f} ms "
-            f"({share:.0%}) is spent waiting for the next batch."
+            f"A median step takes {duration_label(step_time)}, of which "
+            f"{duration_label(data_time, unit_of=step_time)} ({share:.0%}) "
+            "is spent waiting for the next batch."
         )
     elif data_time is not None or step_time is not None:
         missing.append("step time" if data_time is not None else "time waiting for data (data_time)")
