@@ -163,9 +163,9 @@ def load_runs() -> tuple[tuple[Run, ...], float]:
     return runs, device_gb
 
 
-def device_words(device_gb: float) -> str:
-    """The lesson's device as a page names it: the GiB the card reports, then decimal GB."""
-    return f"{device_gb * 1e9 / 2**30:g} GiB card ({device_gb:.2f} GB)"
+def device_gib(device_gb: float) -> float:
+    """The lesson's device in the GiB the card reports (a page names it in GiB, then decimal GB)."""
+    return device_gb * 1e9 / 2**30
 
 
 @lru_cache(maxsize=len(KINDS))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.run_a import brief_figures, run_a_timeline
-from core.telemetry import device_words, load_runs, recorded, telemetry
+from core.telemetry import device_gib, load_runs, recorded, telemetry
 
 RUNS, DEVICE_GB = load_runs()
 BY_ID = {run.id: telemetry(run, DEVICE_GB) for run in RUNS}
@@ -90,6 +90,6 @@ def test_each_failure_is_told_in_words_where_it_happened():
     ]
 
 
-def test_the_lesson_device_is_named_in_gib_then_decimal_gb():
+def test_the_lesson_device_reads_back_in_the_gib_the_card_reports():
     # 24 GiB = 24 × 2^30 = 25,769,803,776 bytes = 25.77 GB.
-    assert device_words(24 * 2**30 / 1e9) == "24 GiB card (25.77 GB)"
+    assert device_gib(24 * 2**30 / 1e9) == pytest.approx(24.0)
