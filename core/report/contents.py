@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core import lessons
 from core.predictions import PredictionLine, prediction_lines, predictions_score
 from core.progress import Score, check_ids, checks_score, overall_score, part_statuses, quiz_ids, quiz_score
 from core.questions import Bank
@@ -19,8 +20,6 @@ from core.report.moments import readable_time
 from core.run_a import DECISION_RECORD, FIRST_EXPERIMENTS, REFLECTION_RECORD
 from core.scaling.evidence import EvidenceSummary, evidence_summary
 
-NOT_DONE = "Not done yet."
-SCALING_NOT_STARTED = "Not started. Scaling out is a second lab, separate from this one."
 SYNTHESIS_HEADINGS = {
     "plan": "Recommended plan",
     "rejected": "Rejected alternative",
@@ -104,8 +103,8 @@ class Report:
     def handed_in_text(self) -> str:
         """When the lab was handed in, in words, or that it was not."""
         if self.handed_in_at is None:
-            return "Not handed in yet."
-        return f"Handed in on {readable_time(self.handed_in_at)}."
+            return lessons.sentence("quiz_report", "not_handed_in")
+        return lessons.sentence("quiz_report", "handed_in", when=readable_time(self.handed_in_at))
 
 
 def _marked_lines(
@@ -169,6 +168,14 @@ def build_report(
         predictions=prediction_lines(bank, records),
         predictions_score=predictions_score(bank, records),
     )
+
+
+def scaling_progress(summary: EvidenceSummary) -> str:
+    """How far the Scaling out lab got, in one sentence (the page and the Markdown report share it)."""
+    figures = {"parts_current": summary.parts_current, "parts_total": summary.parts_total}
+    if summary.ready:
+        return lessons.sentence("quiz_report", "scaling_ready", **figures)
+    return lessons.sentence("quiz_report", "scaling_not_ready", **figures)
 
 
 def unanswered_quiz(bank: Bank, answers: Mapping[str, str]) -> tuple[str, ...]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core import lessons
+
 
 @dataclass(frozen=True)
 class LayerFigures:
@@ -21,9 +23,13 @@ class LayerFigures:
 
     def sentence(self) -> str:
         """One line describing the layer and its cost."""
-        return (
-            f"A {self.n_in:,} → {self.m_out:,} linear layer at batch {self.batch:,} does "
-            f"{readable_flops(self.flops)} in one forward pass."
+        return lessons.sentence(
+            "quiz_report",
+            "layer",
+            n_in=self.n_in,
+            m_out=self.m_out,
+            batch=self.batch,
+            flops=readable_flops(self.flops),
         )
 
 
@@ -68,9 +74,13 @@ class BudgetFigures:
 
     def sentence(self) -> str:
         """One line: size, total against the device, whether it fits, and the two big terms."""
-        verdict = "it fits" if self.fits else "it does not fit"
-        return (
-            f"{self.parameters_billion:,.2f}B parameters need {self.total_gb:,.1f} GB on a "
-            f"{self.device_gb:,.0f} GB device: {verdict}. Activations take {self.activations_gb:,.1f} GB "
-            f"and optimizer state {self.optimizer_gb:,.1f} GB."
-        )
+        figures = {
+            "parameters_billion": self.parameters_billion,
+            "total_gb": self.total_gb,
+            "device_gb": self.device_gb,
+            "activations_gb": self.activations_gb,
+            "optimizer_gb": self.optimizer_gb,
+        }
+        if self.fits:
+            return lessons.sentence("quiz_report", "budget_fits", **figures)
+        return lessons.sentence("quiz_report", "budget_does_not_fit", **figures)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from core.report.contents import NOT_DONE, SCALING_NOT_STARTED, SYNTHESIS_HEADINGS, MarkedLine, Report
+from core import lessons
+from core.report.contents import SYNTHESIS_HEADINGS, MarkedLine, Report, scaling_progress
 from core.run_a import FIRST_EXPERIMENTS
 from core.scaling.evidence import EvidenceSummary
 
@@ -58,23 +59,21 @@ def _predictions_table(report: Report) -> list[str]:
 
 def _scaling_lines(summary: EvidenceSummary | None) -> list[str]:
     if summary is None:
-        return [SCALING_NOT_STARTED]
-    lines = [
-        f"Evidence current for {summary.parts_current} of {summary.parts_total} parts; "
-        f"the synthesis is {'ready' if summary.ready else 'not ready yet'}.",
-        "",
-    ]
+        return [lessons.sentence("quiz_report", "scaling_not_started")]
+    lines = [scaling_progress(summary), ""]
     lines += [
         f"- {heading}: {_cell(summary.choices[name])}"
         for name, heading in SYNTHESIS_HEADINGS.items()
         if name in summary.choices
     ]
-    lines += ["", "My rationale:", "", literal_block(summary.rationale) if summary.rationale else NOT_DONE]
+    not_done = lessons.sentence("quiz_report", "not_done")
+    lines += ["", "My rationale:", "", literal_block(summary.rationale) if summary.rationale else not_done]
     return lines
 
 
 def render_markdown(report: Report) -> str:
     """The report as a Markdown document for a portfolio or an instructor."""
+    not_done = lessons.sentence("quiz_report", "not_done")
     experiment = report.first_experiment
     if experiment is not None and experiment not in FIRST_EXPERIMENTS.values():
         experiment = literal_inline(experiment)
@@ -106,24 +105,24 @@ def render_markdown(report: Report) -> str:
         "",
         "## The layer I built",
         "",
-        report.layer.sentence() if report.layer else NOT_DONE,
+        report.layer.sentence() if report.layer else not_done,
         "",
         "## The memory budget I left",
         "",
-        report.budget.sentence() if report.budget else NOT_DONE,
+        report.budget.sentence() if report.budget else not_done,
         "",
         "## Run A: my first experiment",
         "",
         *([report.run_a_brief, ""] if report.run_a_brief else []),
-        experiment or NOT_DONE,
+        experiment or not_done,
         "",
         "My reasoning:",
         "",
-        literal_block(report.reasoning) if report.reasoning else NOT_DONE,
+        literal_block(report.reasoning) if report.reasoning else not_done,
         "",
         "## Run B: what I would measure",
         "",
-        literal_block(report.run_b_measure) if report.run_b_measure else NOT_DONE,
+        literal_block(report.run_b_measure) if report.run_b_measure else not_done,
         "",
         "## Scaling out: my plan",
         "",
@@ -131,6 +130,9 @@ def render_markdown(report: Report) -> str:
         "",
         "## Parts not done yet",
         "",
-        *([f"- {_cell(title_)}" for title_ in report.not_done] or ["None: every part is complete."]),
+        *(
+            [f"- {_cell(title_)}" for title_ in report.not_done]
+            or [lessons.sentence("quiz_report", "every_part_complete_report")]
+        ),
     ]
     return "\n".join(lines) + "\n"

@@ -4,6 +4,8 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
+from core import lessons
+from core.stack import load_stack
 from core.telemetry import recorded
 from tests.app.conftest import HOME, answer, open_page
 
@@ -60,9 +62,12 @@ def test_training_is_slow_shows_both_sides_of_the_fork():
     at = open_page("pages/execution_stack.py")
     at.radio(key="stack.symptom").set_value("slow").run()
     assert "Tensors" in [e.value.split("**")[1] for e in at.error]
-    forks = [w.value for w in at.warning]
-    assert any(text.startswith("**The GPU is idle.** Look upward") for text in forks)
-    assert any(text.startswith("**The GPU is busy.**") for text in forks)
+    fork = load_stack().symptom("slow").fork
+    assert fork is not None and fork.idle.startswith("Look upward")
+    assert [w.value for w in at.warning] == [
+        lessons.sentence("execution_stack", "gpu_idle", where_to_look=fork.idle),
+        lessons.sentence("execution_stack", "gpu_busy", where_to_look=fork.busy),
+    ]
 
 
 def test_the_stack_page_asks_the_training_is_slow_question():
