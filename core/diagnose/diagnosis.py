@@ -119,6 +119,7 @@ def as_json(run: RunLog, diagnosis: Diagnosis) -> dict[str, Any]:
 
 def column_lines(run: RunLog) -> tuple[str, ...]:
     """One line per mapped column: the quantity, the column and how its unit was read."""
-    lines = [f"step: {run.step_column or '(row number; no step column)'}"]
+    step = run.step_column or lessons.sentence("diagnose", "no_step_column")
+    lines = [f"step: {step}"]
     lines += [f"{role(r).label}: {s.column} ({s.unit_note})" for r, s in run.series.items()]
     return tuple(lines)
