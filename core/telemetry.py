@@ -118,36 +118,25 @@ def telemetry(run: Run, device_memory_gb: float) -> Telemetry:
     recipe, seed = run.recipe, ord(run.id)
     kind = recipe["kind"]
     if kind == "oom":
-        frame, failure_x, label = _oom(device_memory_gb)
+        frame, failure_x, oom = _oom(device_memory_gb)
         return Telemetry(
-            run.id, "time through step 1 (%)", device_memory_gb, frame, failure_x, label, IN_STEP_ONE
+            run.id, "time through step 1 (%)", device_memory_gb, frame, failure_x, oom, IN_STEP_ONE
         )
     frame = _training(recipe, device_memory_gb, seed)
+    failure_at: float | None = None
+    label: str | None = None
     if kind == "stuck":
         frame = _stuck(frame, recipe, seed)
-        return Telemetry(
-            run.id,
-            "step",
-            device_memory_gb,
-            frame,
-            float(recipe["flat_from_step"]),
-            lessons.sentence("four_runs", "loss_stops_moving"),
-            AT_STEP,
-        )
-    frame = _with_loss(frame, recipe, seed)
-    if kind == "nan":
-        frame.loc[frame["x"] >= recipe["nan_step"], "loss"] = np.nan
-        frame.loc[frame["x"] >= recipe["nan_step"], "accuracy_pct"] = np.nan
-        return Telemetry(
-            run.id,
-            "step",
-            device_memory_gb,
-            frame,
-            float(recipe["nan_step"]),
-            lessons.sentence("four_runs", "loss_becomes_nan"),
-            AT_STEP,
-        )
-    return Telemetry(run.id, "step", device_memory_gb, frame, None, None, AT_STEP)
+        failure_at = float(recipe["flat_from_step"])
+        label = lessons.sentence("four_runs", "loss_stops_moving")
+    else:
+        frame = _with_loss(frame, recipe, seed)
+        if kind == "nan":
+            frame.loc[frame["x"] >= recipe["nan_step"], "loss"] = np.nan
+            frame.loc[frame["x"] >= recipe["nan_step"], "accuracy_pct"] = np.nan
+            failure_at = float(recipe["nan_step"])
+            label = lessons.sentence("four_runs", "loss_becomes_nan")
+    return Telemetry(run.id, "step", device_memory_gb, frame, failure_at, label, AT_STEP)
 
 
 def _run(raw: dict[str, Any]) -> Run:
