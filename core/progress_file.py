@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from core import lessons
 from core.client_values import (
     MAX_DEPTH,
     MAX_STATE_BYTES,
@@ -28,7 +29,8 @@ from core.client_values import (
 )
 from core.predictions import RECORD_PREFIX
 from core.questions import Bank
-from core.report import build_report, readable_time
+from core.report.contents import build_report
+from core.report.moments import readable_time
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS
 from core.settings_schema import Section
 from core.signing import SIGNATURE_FIELD, UNSIGNED, Verdict, is_signature_text, sign, verify
@@ -232,18 +234,19 @@ class Restored:
     def summary(self) -> str:
         """One or two sentences telling the learner what happened."""
         added = len(self.answers_added)
-        text = (
-            f"Progress restored: {added} answer{'' if added == 1 else 's'} added, settings and written "
-            "work loaded."
-        )
+        sentences = [
+            lessons.sentence("quiz_report", "restored_one", added=added)
+            if added == 1
+            else lessons.sentence("quiz_report", "restored_many", added=added)
+        ]
         if self.kept_labels:
-            text += f" Already locked here, so kept as they were: {'; '.join(self.kept_labels)}."
-        if self.state["handed_in_at"] is not None:
-            text += (
-                f" The file was handed in on {readable_time(self.state['handed_in_at'])}, so the lab is "
-                "now read-only."
+            sentences.append(
+                lessons.sentence("quiz_report", "kept_as_they_were", labels="; ".join(self.kept_labels))
             )
-        return text
+        if self.state["handed_in_at"] is not None:
+            when = readable_time(self.state["handed_in_at"])
+            sentences.append(lessons.sentence("quiz_report", "file_handed_in", when=when))
+        return " ".join(sentences)
 
 
 def _read(data: bytes, key: str | None) -> Any:
@@ -338,8 +341,12 @@ def inspect_file(data: bytes, *, bank: Bank, schema: Mapping[str, Section], key:
         return Inspection(verdict=None, problem=str(err), summary=None)
     except Exception:  # noqa: BLE001 - see UNREADABLE
         return Inspection(verdict=None, problem=UNREADABLE, summary=None)
-    summary = (
-        f"Checks {report.checks_score.label}, quiz {report.quiz_score.label}, "
-        f"overall {report.overall_score.label}. {report.handed_in_text}"
+    summary = lessons.sentence(
+        "quiz_report",
+        "file_scores",
+        checks=report.checks_score.label,
+        quiz=report.quiz_score.label,
+        overall=report.overall_score.label,
+        handed_in=report.handed_in_text,
     )
     return Inspection(verdict=verdict, problem=None, summary=summary)

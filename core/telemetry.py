@@ -10,13 +10,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core import validate
+from core import lessons, validate
 from core.datafiles import positive_number, read_json, require
 
 KINDS = ("oom", "starved", "nan", "stuck")
 COLUMNS = ("x", "memory_gb", "utilisation_pct", "loss", "accuracy_pct")
-AT_STEP = "at step {x:,.0f}"
-IN_STEP_ONE = "{x:.0f}% of the way through step 1"
+# Where an x value falls, in words: the sentence in data/lessons/four_runs that says it.
+AT_STEP = "at_step"
+IN_STEP_ONE = "in_step_one"
 
 
 @dataclass(frozen=True)
@@ -40,14 +41,14 @@ class Telemetry:
     frame: pd.DataFrame  # columns: COLUMNS
     failure_x: float | None  # where the run died or went bad, in x units
     failure_label: str | None
-    x_position: str  # where an x value falls, in words: a format string with {x}
+    x_position: str  # where an x value falls: AT_STEP or IN_STEP_ONE
 
     @property
     def failure_text(self) -> str | None:
         """What went wrong and where, in words ("loss becomes nan at step 2,000"), or None."""
         if self.failure_x is None:
             return None
-        return f"{self.failure_label} {self.x_position.format(x=self.failure_x)}"
+        return f"{self.failure_label} {lessons.sentence('four_runs', self.x_position, x=self.failure_x)}"
 
     @property
     def has_loss(self) -> bool:
@@ -77,8 +78,13 @@ def _oom(device_gb: float) -> tuple[pd.DataFrame, float, str]:
         {"x": x, "memory_gb": memory, "utilisation_pct": utilisation, "loss": np.nan, "accuracy_pct": np.nan}
     )
     failure = timeline.failure
-    phase = "in backward" if failure is not None and failure.phase == "backward" else "in step 1"
-    return frame, float(x[-1]), f"out of memory {phase}"
+    in_backward = failure is not None and failure.phase == "backward"
+    label = (
+        lessons.sentence("four_runs", "oom_in_backward")
+        if in_backward
+        else lessons.sentence("four_runs", "oom_in_step_one")
+    )
+    return frame, float(x[-1]), label
 
 
 def _training(recipe: dict[str, Any], device_gb: float, seed: int) -> pd.DataFrame:
@@ -112,30 +118,25 @@ def telemetry(run: Run, device_memory_gb: float) -> Telemetry:
     recipe, seed = run.recipe, ord(run.id)
     kind = recipe["kind"]
     if kind == "oom":
-        frame, failure_x, label = _oom(device_memory_gb)
+        frame, failure_x, oom = _oom(device_memory_gb)
         return Telemetry(
-            run.id, "time through step 1 (%)", device_memory_gb, frame, failure_x, label, IN_STEP_ONE
+            run.id, "time through step 1 (%)", device_memory_gb, frame, failure_x, oom, IN_STEP_ONE
         )
     frame = _training(recipe, device_memory_gb, seed)
+    failure_at: float | None = None
+    label: str | None = None
     if kind == "stuck":
         frame = _stuck(frame, recipe, seed)
-        return Telemetry(
-            run.id,
-            "step",
-            device_memory_gb,
-            frame,
-            float(recipe["flat_from_step"]),
-            "loss stops moving",
-            AT_STEP,
-        )
-    frame = _with_loss(frame, recipe, seed)
-    if kind == "nan":
-        frame.loc[frame["x"] >= recipe["nan_step"], "loss"] = np.nan
-        frame.loc[frame["x"] >= recipe["nan_step"], "accuracy_pct"] = np.nan
-        return Telemetry(
-            run.id, "step", device_memory_gb, frame, float(recipe["nan_step"]), "loss becomes nan", AT_STEP
-        )
-    return Telemetry(run.id, "step", device_memory_gb, frame, None, None, AT_STEP)
+        failure_at = float(recipe["flat_from_step"])
+        label = lessons.sentence("four_runs", "loss_stops_moving")
+    else:
+        frame = _with_loss(frame, recipe, seed)
+        if kind == "nan":
+            frame.loc[frame["x"] >= recipe["nan_step"], "loss"] = np.nan
+            frame.loc[frame["x"] >= recipe["nan_step"], "accuracy_pct"] = np.nan
+            failure_at = float(recipe["nan_step"])
+            label = lessons.sentence("four_runs", "loss_becomes_nan")
+    return Telemetry(run.id, "step", device_memory_gb, frame, failure_at, label, AT_STEP)
 
 
 def _run(raw: dict[str, Any]) -> Run:
@@ -163,9 +164,9 @@ def load_runs() -> tuple[tuple[Run, ...], float]:
     return runs, device_gb
 
 
-def device_words(device_gb: float) -> str:
-    """The lesson's device as a page names it: the GiB the card reports, then decimal GB."""
-    return f"{device_gb * 1e9 / 2**30:g} GiB card ({device_gb:.2f} GB)"
+def device_gib(device_gb: float) -> float:
+    """The lesson's device in the GiB the card reports (a page names it in GiB, then decimal GB)."""
+    return device_gb * 1e9 / 2**30
 
 
 @lru_cache(maxsize=len(KINDS))

@@ -5,18 +5,15 @@ import functools
 import streamlit as st
 
 from charts.telemetry import PANELS_PER_ROW, panel_count, telemetry_panel
+from core import lessons
 from core.run_a import brief_sentence
-from core.telemetry import device_words, load_runs, recorded
+from core.telemetry import device_gib, load_runs, recorded
 from ui.charts import draw
 from ui.marked import marked_question
 from ui.nav import next_link
 
 st.title("Four runs, four different problems")
-st.markdown(
-    "Every run below started, claimed GPU memory, kept the GPU busy for a while and printed numbers. "
-    '"It launched" is true of all four, and it tells you nothing. Read each run\'s card and say what kind of '
-    "failure it is, one locked answer per run; the dashboards that show what happened come after."
-)
+st.markdown(lessons.text("four_runs", "intro"))
 
 runs, device_gb = load_runs()
 columns = st.columns(len(runs))
@@ -26,17 +23,14 @@ for column, run in zip(columns, runs, strict=True):
         st.markdown("\n".join(f"- {fact}" for fact in run.facts))
 
 st.header("Sort them")
-st.markdown(
-    "Each run fits exactly one of four kinds: **resource**, **throughput**, **numerical** or **correctness**."
-)
+st.markdown(lessons.sentence("four_runs", "sort_kinds"))
 for run in runs:
     marked_question(run.question_id)
 
 st.header("What the dashboards recorded")
-st.markdown("Now check your sorting against what each run's dashboard recorded.")
+st.markdown(lessons.sentence("four_runs", "check_sorting"))
 st.caption(
-    f"Simulated telemetry on a {device_words(device_gb)}. The red rules mark "
-    "the device limit and the moment things went wrong."
+    lessons.sentence("four_runs", "telemetry_caption", device_gib=device_gib(device_gb), device_gb=device_gb)
 )
 for run in runs:
     series = recorded(run.id)
@@ -50,10 +44,15 @@ for run in runs:
                     draw(
                         ("telemetry", run.id, device_gb, index),
                         functools.partial(telemetry_panel, series, index),
-                        description=f"{run.title}: one panel of its recorded telemetry.",
+                        description=lessons.sentence("four_runs", "panel_description", title=run.title),
                     )
     st.caption(
-        f"{run.title}: {series.failure_text or 'no single failure point; look at the level of each line'}."
+        lessons.sentence(
+            "four_runs",
+            "run_caption",
+            title=run.title,
+            what_went_wrong=series.failure_text or lessons.sentence("four_runs", "no_failure_point"),
+        )
     )
     if run.id == "A":  # the same run as the Run A page, with the same figures
         st.caption(brief_sentence())

@@ -7,6 +7,7 @@ from datetime import timedelta
 import streamlit as st
 
 from charts.rooms import answers_chart, predictions_chart
+from core import lessons
 from core.questions import load_bank
 from core.rooms import (
     EXPORT_COLUMNS,
@@ -48,7 +49,7 @@ def room_controls() -> None:
             code = parse_room_code(typed)
             found = None if code is None else room_store().room(code)
             if found is None:
-                st.error("No room has that code.")
+                st.error(lessons.sentence("instructor", "no_such_room"))
             else:
                 st.session_state[ROOM] = found.code
 
@@ -56,12 +57,12 @@ def room_controls() -> None:
 def room_header(room: Room) -> None:
     """The room's code, join link, expiry and the close button."""
     st.subheader(f"Room {room.code}")
-    st.caption("Learners type this code under *Workshop room* in the sidebar, or open the join link:")
+    st.caption(lessons.sentence("instructor", "how_to_join"))
     st.code(join_link(st.context.url or "", room.code), language=None)
     st.caption(
-        f"Up to {room.capacity} learners. Open until {room.expires_at:%Y-%m-%d %H:%M} UTC."
+        lessons.sentence("instructor", "room_open", capacity=room.capacity, expires_at=room.expires_at)
         if not room.closed
-        else "This room is closed."
+        else lessons.sentence("instructor", "room_closed")
     )
     if not room.closed:
         confirm = st.checkbox("Yes, close this room", key="instructor.close_confirm")
@@ -89,7 +90,7 @@ def class_view(code: str) -> None:
         works = room_store().class_work(code)
         revealed = room_store().revealed(code)
     except StoreUnavailable:
-        st.warning("The store cannot be reached right now; the view tries again in a few seconds.")
+        st.warning(lessons.sentence("instructor", "store_retrying"))
         return
     bank = load_bank()
     st.metric("Learners in the room", len(works))
@@ -112,12 +113,20 @@ def class_view(code: str) -> None:
             hide_index=True,
         )
     else:
-        st.caption("No wrong answers yet.")
-    st.markdown("**First answers per question** (hidden from learners until you reveal a question)")
+        st.caption(lessons.sentence("instructor", "no_wrong_answers"))
+    st.markdown(lessons.sentence("instructor", "first_answers"))
     for dist in found:
         with st.container(border=True):
-            st.altair_chart(answers_chart(dist), width="stretch", alt=f"First answers to {dist.label}.")
-            st.caption(f"{dist.label}: {dist.answered} answered, {dist.right} right")
+            st.altair_chart(
+                answers_chart(dist),
+                width="stretch",
+                alt=lessons.sentence("instructor", "answers_chart_alt", label=dist.label),
+            )
+            st.caption(
+                lessons.sentence(
+                    "instructor", "answered_right", label=dist.label, answered=dist.answered, right=dist.right
+                )
+            )
             st.toggle(
                 "Reveal to learners who answered",
                 value=dist.question_id in revealed,
@@ -139,7 +148,9 @@ def class_view(code: str) -> None:
     rows = scaling_predictions(works)
     for part, text in load_scaling().parts.items():
         st.altair_chart(
-            predictions_chart(rows, part, text.title), width="stretch", alt=f"Predictions for {text.title}."
+            predictions_chart(rows, part, text.title),
+            width="stretch",
+            alt=lessons.sentence("instructor", "predictions_chart_alt", part=text.title),
         )
     st.download_button(
         "Download the room as CSV",
@@ -159,15 +170,12 @@ st.title("Instructor")
 key = instructor_key()
 if key is None:
     st.info(
-        "This page needs an instructor key, and none is set, so it creates nothing. Put one in "
-        f'`.streamlit/secrets.toml` as `{SECRET_NAME} = "..."`, or in the environment variable '
-        f"`{KEY_ENV}`, then restart the app. Make one with "
-        '`python -c "import secrets; print(secrets.token_urlsafe(24))"`.',
+        lessons.sentence("instructor", "no_key", secret_name=SECRET_NAME, key_env=KEY_ENV),
         icon=":material/key:",
     )
     st.stop()
 if not st.session_state.get(SIGNED_IN):
-    st.caption("Workshop rooms: a live view of your class's answers. Sign in with the instructor key.")
+    st.caption(lessons.sentence("instructor", "sign_in"))
     sign_in(key)
     st.stop()
 
@@ -176,7 +184,7 @@ try:
     code = st.session_state.get(ROOM)
     room = room_store().room(code) if code else None
 except StoreUnavailable:
-    st.error("The lab's store cannot be reached right now. Try again in a moment.")
+    st.error(lessons.sentence("instructor", "store_unavailable"))
     st.stop()
 if room is not None:
     room_header(room)

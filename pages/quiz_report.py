@@ -4,23 +4,16 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
-from core import progress_file
+from core import lessons, progress_file
 from core.memory import to_gb
 from core.memory.view import SECTION as MEMORY_SECTION
 from core.memory.view import budget_view
 from core.progress import quiz_ids
 from core.questions import load_bank
-from core.report import (
-    NOT_DONE,
-    SCALING_NOT_STARTED,
-    SYNTHESIS_HEADINGS,
-    BudgetFigures,
-    LayerFigures,
-    build_report,
-    render_markdown,
-    unanswered_quiz,
-    utc_timestamp,
-)
+from core.report.contents import SYNTHESIS_HEADINGS, build_report, scaling_progress, unanswered_quiz
+from core.report.figures import BudgetFigures, LayerFigures
+from core.report.markdown import render_markdown
+from core.report.moments import utc_timestamp
 from core.run_a import brief_sentence
 from core.settings_schema import load_schema
 from core.signing import Verdict
@@ -69,7 +62,10 @@ def _restore(key: str | None) -> None:
             state.snapshot(), upload.getvalue(), bank=bank, schema=load_schema(), key=key
         )
     except progress_file.RefusedFile as err:
-        st.session_state[FLASH_KEY] = ("error", f"Nothing was changed. {err}")
+        st.session_state[FLASH_KEY] = (
+            "error",
+            lessons.sentence("quiz_report", "restore_refused", reason=err),
+        )
         return
     state.restore(restored.state)
     st.session_state[FLASH_KEY] = ("success", restored.summary())
@@ -84,11 +80,7 @@ key = signing_key()
 locked = state.read_only()
 
 st.title("Quiz and report")
-st.markdown(
-    "Three last marked questions, then everything you did in this lab gathered into one report. "
-    "Download it for your portfolio or your instructor, keep a progress file to pick up where you "
-    "left off, and hand in when you are done."
-)
+st.markdown(lessons.text("quiz_report", "intro"))
 
 st.header("Quiz")
 for question_id in quiz_ids(bank):
@@ -104,7 +96,9 @@ scores[0].metric("Marked checks", report.checks_score.label)
 scores[1].metric("Quiz", report.quiz_score.label)
 scores[2].metric("Overall", report.overall_score.label)
 scores[3].metric(
-    "Predictions held", report.predictions_score.label, help="Kept apart: predictions are not marked."
+    "Predictions held",
+    report.predictions_score.label,
+    help=lessons.sentence("quiz_report", "predictions_held_help"),
 )
 # A static table: every row shown and every cell wrapped, never a scrolled or truncated grid.
 st.table(arrow_rows(report.marked_rows()), hide_index=True)
@@ -112,33 +106,34 @@ for line in report.wrong():
     if line.page:
         st.page_link(line.page, label=f"Back to {title_of(line.page)}: {line.label}", icon=":material/undo:")
 st.subheader("Your predictions")
-st.caption("Each was locked before the page showed the result. They are kept, not marked.")
+st.caption(lessons.sentence("quiz_report", "predictions_caption"))
 st.table(arrow_rows(report.prediction_rows()), hide_index=True)
+not_done = lessons.sentence("quiz_report", "not_done")
 st.subheader("The layer you built")
-st.markdown(report.layer.sentence() if report.layer else NOT_DONE)
+st.markdown(report.layer.sentence() if report.layer else not_done)
 st.subheader("The memory budget you left")
-st.markdown(report.budget.sentence() if report.budget else NOT_DONE)
+st.markdown(report.budget.sentence() if report.budget else not_done)
 st.subheader("Run A: your first experiment and why")
 st.caption(report.run_a_brief)
 # Everything below comes from what the learner typed, so it is shown as plain text only.
-st.text(report.first_experiment or NOT_DONE)
-st.text(report.reasoning or NOT_DONE)
+st.text(report.first_experiment or not_done)
+st.text(report.reasoning or not_done)
 st.subheader("Run B: what you would measure")
-st.text(report.run_b_measure or NOT_DONE)
+st.text(report.run_b_measure or not_done)
 st.subheader("Scaling out: your plan")
 if report.scaling is None:
-    st.markdown(SCALING_NOT_STARTED)
+    st.markdown(lessons.sentence("quiz_report", "scaling_not_started"))
 else:
-    st.markdown(
-        f"Evidence current for {report.scaling.parts_current} of {report.scaling.parts_total} parts; "
-        f"the synthesis is {'ready' if report.scaling.ready else 'not ready yet'}."
-    )
+    st.markdown(scaling_progress(report.scaling))
     st.markdown(
         "\n".join(f"- {SYNTHESIS_HEADINGS[name]}: {label}" for name, label in report.scaling.choices.items())
     )
-    st.text(report.scaling.rationale or NOT_DONE)
+    st.text(report.scaling.rationale or not_done)
 st.subheader("Not done yet")
-st.markdown("\n".join(f"- {title}" for title in report.not_done) or "Nothing: every part is complete.")
+st.markdown(
+    "\n".join(f"- {title}" for title in report.not_done)
+    or lessons.sentence("quiz_report", "every_part_complete")
+)
 
 st.header("Keep your work")
 # Downloads stay available after hand-in: that is when the final report is worth keeping.
@@ -162,12 +157,7 @@ right.download_button(
     icon=":material/save:",
     key="download.progress",
 )
-st.caption(
-    "The progress file is signed by this app, so an instructor can check it was not edited."
-    if key
-    else "This app has no signing key, so the progress file is unsigned: it restores your work but proves "
-    "nothing."
-)
+st.caption(lessons.sentence("quiz_report", "signed") if key else lessons.sentence("quiz_report", "unsigned"))
 
 st.subheader("Restore progress")
 st.file_uploader("A progress file you downloaded earlier", type="json", key="restore.file", disabled=locked)
@@ -177,7 +167,7 @@ st.button(
     args=(key,),
     key="restore.go",
     disabled=locked or st.session_state.get("restore.file") is None,
-    help="Answers you have already locked here stay as they are.",
+    help=lessons.sentence("quiz_report", "restore_help"),
 )
 if flash := st.session_state.pop(FLASH_KEY, None):
     kind, message = flash
@@ -187,17 +177,15 @@ st.header("Hand in")
 missing = unanswered_quiz(bank, state.answers())
 if locked:
     st.success(
-        f"{report.handed_in_text} Every answer, form and setting in the lab is now read-only.",
+        lessons.sentence("quiz_report", "read_only_now", handed_in=report.handed_in_text),
         icon=":material/task_alt:",
     )
 else:
-    st.markdown(
-        "Handing in is final: afterwards nothing in the lab can change, written answers included. "
-        "Read your report first."
-    )
+    st.markdown(lessons.text("quiz_report", "hand_in"))
     if missing:
         st.warning(
-            "Answer these quiz questions first: " + "; ".join(missing) + ".", icon=":material/pending:"
+            lessons.sentence("quiz_report", "answer_quiz_first", questions="; ".join(missing)),
+            icon=":material/pending:",
         )
     confirmed = st.checkbox(
         "I have read my report and know it cannot be changed after this.", key="handin.confirm"
@@ -212,17 +200,14 @@ else:
 
 st.header("For instructors: check a progress file")
 if key is None:
-    st.info(
-        "Set `report_signing_key` in the app's secrets to sign exports and check them here.",
-        icon=":material/key_off:",
-    )
+    st.info(lessons.sentence("quiz_report", "no_signing_key"), icon=":material/key_off:")
 else:
     # Not disabled after hand-in: checking a file changes nothing in this session.
     submitted = st.file_uploader("A learner's progress file", type="json", key="verify.file")
     if submitted is not None:
         found = progress_file.inspect_file(submitted.getvalue(), bank=bank, schema=load_schema(), key=key)
         if found.problem or found.verdict is None:
-            st.error(found.problem or "This file could not be checked.")
+            st.error(found.problem or lessons.sentence("quiz_report", "not_checkable"))
         else:
             show = {Verdict.INTACT: st.success, Verdict.EDITED: st.error, Verdict.UNSIGNED: st.warning}[
                 found.verdict

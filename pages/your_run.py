@@ -12,8 +12,9 @@ import streamlit as st
 
 from charts.telemetry import PANELS_PER_ROW
 from charts.your_run import panel_dataset_names, your_run_datasets, your_run_panel, your_run_shape
+from core import lessons
 from core.diagnose.columns import ROLES, columns_signature, guess_mapping
-from core.diagnose.detectors import LIKELY, POSSIBLE, Finding, RunContext
+from core.diagnose.detectors import CHANCE_TOLERANCE, LIKELY, POSSIBLE, Finding, RunContext
 from core.diagnose.diagnosis import HEALTHY
 from core.diagnose.examples import Example, example, example_bytes, load_examples
 from core.diagnose.formats import MAX_BYTES, read_log
@@ -47,9 +48,9 @@ def literal(text: str) -> str:
 
 def _source_label(file: str) -> str:
     if file == UPLOAD:
-        return "My own log (upload a file)"
+        return lessons.sentence("your_run", "own_log")
     found = next(e for e in load_examples() if e.file == file)
-    return f"Example: {found.title}"
+    return lessons.sentence("your_run", "example_log", title=found.title)
 
 
 def pick_source() -> Source | None:
@@ -60,7 +61,7 @@ def pick_source() -> Source | None:
     )
     if choice != UPLOAD:
         found = next(e for e in load_examples() if e.file == choice)
-        st.caption(f"How it was made: {found.how} Logged: {found.measured}.")
+        st.caption(lessons.sentence("your_run", "how_made", how=found.how, measured=found.measured))
         return Source(name=found.file, data=example_bytes(found.file), example=found)
     uploaded = st.file_uploader(
         "Your training log (CSV, JSON Lines, W&B CSV export, trainer_state.json or a TensorBoard "
@@ -140,9 +141,9 @@ def finding_card(finding: Finding) -> None:
         for line in finding.evidence:
             st.text(f"• {line}")
         for line in finding.missing:
-            st.caption(f"Would decide it: {line}.")
+            st.caption(lessons.sentence("your_run", "would_decide", what=line))
         if finding.verdict in (LIKELY, POSSIBLE):
-            st.markdown(f"**Measure next:** {finding.next_step}")
+            st.markdown(lessons.sentence("your_run", "measure_next", measurement=finding.next_step))
             st.page_link(
                 finding.page, label=f"Learn it: {finding.page_title}", icon=":material/arrow_forward:"
             )
@@ -154,6 +155,11 @@ def show_run(read: Reading, *, title: str, marked: bool) -> None:
     shape = your_run_shape(read.run, read.diagnosis, marked=marked)
     rows = your_run_datasets(read.run, read.diagnosis, marked=marked)
     names = panel_dataset_names(shape)
+    description = (
+        lessons.sentence("your_run", "panel_description_marked", title=title)
+        if marked
+        else lessons.sentence("your_run", "panel_description", title=title)
+    )
     st.markdown(f"**{title}**")
     for row_start in range(0, len(names), PANELS_PER_ROW):
         # A new row of columns each time: side by side on a laptop, stacked in order on a phone.
@@ -164,8 +170,7 @@ def show_run(read: Reading, *, title: str, marked: bool) -> None:
                         ("your_run", shape, index),
                         functools.partial(your_run_panel, shape, index),
                         datasets={name: rows[name] for name in names[index]},
-                        description=f"{title}: one logged quantity over the run"
-                        + (", with the evidence marked." if marked else "."),
+                        description=description,
                     )
 
 
@@ -174,11 +179,7 @@ QUESTION_EXAMPLE = "leak.tfevents"
 
 
 st.title("Your run")
-st.markdown(
-    "Four runs were simulated. This page reads a real log: one of five the lab ships, made by training small "
-    "models with PyTorch on a CPU, or one of your own. For each kind of failure it gives a verdict "
-    "(*likely*, *possible* or *no sign*), the evidence it found, and the first thing to measure next."
-)
+st.markdown(lessons.text("your_run", "intro"))
 
 st.header("Classify one first")
 quiz = example(QUESTION_EXAMPLE)
@@ -191,9 +192,9 @@ answered = QUESTION_ID in state.answers()
 st.header("Read a log")
 source = pick_source()
 if source is None:
-    st.info("Upload a log to see its diagnosis. Nothing you upload is kept after you leave.")
+    st.info(lessons.sentence("your_run", "upload_first"))
 elif source.example is not None and source.example.file == QUESTION_EXAMPLE and not answered:
-    st.info("This is the run from the question above: answer it first, then its diagnosis shows here.")
+    st.info(lessons.sentence("your_run", "answer_first"))
 else:
     try:
         table = example_table(source.example.file) if source.example else read_log(source.data, source.name)
@@ -202,14 +203,18 @@ else:
         st.error(literal(str(problem)))
     else:
         st.caption(
-            f"Read as {table.format}: {len(table.rows):,} rows, {len(table.columns)} columns of numbers."
+            lessons.sentence(
+                "your_run",
+                "read_as",
+                log_format=table.format,
+                rows=len(table.rows),
+                columns=len(table.columns),
+            )
         )
         if table.ignored:
-            st.text("Columns that hold text, not numbers, are left out: " + ", ".join(table.ignored))
+            st.text(lessons.sentence("your_run", "text_columns_left_out", columns=", ".join(table.ignored)))
         with st.expander("Which column is which", expanded=source.example is None):
-            st.caption(
-                "Each box starts on the column whose name says it holds that quantity. Fix any that is wrong."
-            )
+            st.caption(lessons.sentence("your_run", "mapping_help"))
             mapping = ask_mapping(
                 table.columns, guess_mapping(table.columns), columns_signature(table.columns)
             )
@@ -226,11 +231,7 @@ else:
             (st.success if diagnosis.primary == HEALTHY else st.warning)(diagnosis.summary)
             title = source.example.title if source.example else "Your log"
             show_run(read, title=title, marked=True)
-            st.caption(
-                "Red rules: where the first nan or inf appeared (dashed) and where the loss stopped "
-                "improving (dotted). Grey band: within 5% of chance. Solid red line: device memory. "
-                "Dashed red line: the straight line a leak follows."
-            )
+            st.caption(lessons.sentence("your_run", "chart_key", chance_tolerance=CHANCE_TOLERANCE))
             left, right = st.columns(2)
             for index, finding in enumerate(diagnosis.findings):
                 with left if index % 2 == 0 else right:

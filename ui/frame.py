@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import lessons
 from core.progress import checks_score, part_statuses, quiz_score
 from core.questions import load_bank
-from core.report import readable_time
+from core.report.moments import readable_time
 from ui import state
 
 
@@ -18,12 +19,13 @@ def progress_sidebar() -> None:
     done = sum(s.complete for s in statuses)
     with st.sidebar:
         st.markdown("**Your progress**")
-        st.progress(done / len(statuses), text=f"{done} of {len(statuses)} parts complete")
+        st.progress(
+            done / len(statuses),
+            text=lessons.sentence("frame", "parts_complete", done=done, total=len(statuses)),
+        )
         left, right = st.columns(2)
         left.metric("Checks", checks_score(bank, answers).label)
         right.metric("Quiz", quiz_score(bank, answers).label)
         if state.read_only():
-            st.caption(
-                ":material/task_alt: Handed in on "
-                f"{readable_time(state.snapshot()[state.HANDED_IN_AT])}; everything is read-only."
-            )
+            when = readable_time(state.snapshot()[state.HANDED_IN_AT])
+            st.caption(lessons.sentence("frame", "handed_in_read_only", when=when))

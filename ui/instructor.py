@@ -11,6 +11,8 @@ import os
 
 import streamlit as st
 
+from core import lessons
+
 SECRET_NAME = "instructor_key"
 KEY_ENV = "LAB_INSTRUCTOR_KEY"
 SIGNED_IN = "instructor.signed_in"
@@ -41,4 +43,4 @@ def sign_in(key: str) -> None:
                 st.session_state[SIGNED_IN] = True
                 st.session_state.pop("instructor.key_typed", None)
                 st.rerun()
-            st.error("That is not the instructor key.")
+            st.error(lessons.sentence("instructor", "wrong_key"))

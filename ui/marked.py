@@ -6,6 +6,7 @@ import functools
 
 import streamlit as st
 
+from core import lessons
 from core.questions import Question, load_bank
 from ui import state
 from ui.lock import lock_form
@@ -14,12 +15,19 @@ from ui.rooms import class_answers
 
 def _feedback(question: Question, given: str) -> None:
     if question.is_correct(given):
-        st.success(f"**Right.** {question.explanation}", icon=":material/check_circle:")
+        st.success(
+            lessons.sentence("marked", "right", explanation=question.explanation),
+            icon=":material/check_circle:",
+        )
     else:
-        right = question.option_text(question.correct)
         st.warning(
-            f"**Not quite.** The answer is: *{right}*.\n\nThe trap: {question.misconception(given)}\n\n"
-            f"{question.explanation}",
+            lessons.sentence(
+                "marked",
+                "not_quite",
+                right_answer=question.option_text(question.correct),
+                misconception=question.misconception(given),
+                explanation=question.explanation,
+            ),
             icon=":material/info:",
         )
 
@@ -29,7 +37,7 @@ def marked_question(question_id: str) -> None:
     question = load_bank().question(question_id)
     given = state.answers().get(question.id)
     with st.container(border=True):
-        st.caption(":material/lock: Marked question: one answer, then it is locked.")
+        st.caption(lessons.sentence("marked", "locked_once"))
         if given is None:
             lock_form(
                 f"marked.{question.id}.choice",
@@ -37,7 +45,7 @@ def marked_question(question_id: str) -> None:
                 {o.id: o.text for o in question.options},
                 functools.partial(state.give_answer, question.id),
                 button="Lock in my answer",
-                reminder="Pick one of the options first, then lock it in.",
+                reminder=lessons.sentence("marked", "pick_first"),
                 border=False,
             )
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from charts.rooms import answers_chart
+from core import lessons
 from core.questions import load_bank
 from core.rooms import (
     JOIN_PARAM,
@@ -27,16 +28,19 @@ from ui.database import learner_store
 
 MEMBERSHIP = "room.membership"  # (learner id, Membership or None) as last read from the store
 FLASH = "room.flash"
+# Each outcome of joining: how it is shown and its sentence in data/lessons/rooms/sentences.toml.
 _JOIN_WORDS = {
-    Joined.JOINED: (
-        "success",
-        "You joined the room. Your instructor sees the class's answers, never your text.",
-    ),
-    Joined.ALREADY: ("success", "You are in this room."),
-    Joined.FULL: ("error", "That room is full. Ask your instructor."),
-    Joined.CLOSED: ("error", "That room is closed or has expired."),
-    Joined.UNKNOWN: ("error", "No open room has that code. Check it and try again."),
+    Joined.JOINED: ("success", "joined"),
+    Joined.ALREADY: ("success", "already_in"),
+    Joined.FULL: ("error", "room_full"),
+    Joined.CLOSED: ("error", "room_closed"),
+    Joined.UNKNOWN: ("error", "unknown_room"),
 }
+
+
+def _join_flash(joined: Joined) -> tuple[str, str]:
+    kind, sentence = _JOIN_WORDS[joined]
+    return kind, lessons.sentence("rooms", sentence)
 
 
 def room_store() -> RoomStore:
@@ -69,15 +73,15 @@ def _join() -> None:
         st.session_state[FLASH] = ("error", str(err))
         return
     if learner is None or code is None:
-        st.session_state[FLASH] = _JOIN_WORDS[Joined.UNKNOWN]
+        st.session_state[FLASH] = _join_flash(Joined.UNKNOWN)
         return
     try:
         joined = room_store().join(code, learner, name)
     except StoreUnavailable:
-        st.session_state[FLASH] = ("error", "The store cannot be reached right now; try again in a moment.")
+        st.session_state[FLASH] = ("error", lessons.sentence("rooms", "store_unavailable"))
         return
     st.session_state.pop(MEMBERSHIP, None)
-    st.session_state[FLASH] = _JOIN_WORDS[joined]
+    st.session_state[FLASH] = _join_flash(joined)
 
 
 def room_panel() -> None:
@@ -108,7 +112,7 @@ def room_panel() -> None:
         if flash:
             kind, message = flash
             (st.error if kind == "error" else st.success)(message)
-        st.caption("Your instructor sees only counts of answers and the name you type here, if any.")
+        st.caption(lessons.sentence("rooms", "what_instructor_sees"))
 
 
 def class_answers(question_id: str) -> None:
@@ -126,5 +130,5 @@ def class_answers(question_id: str) -> None:
         return
     works = [LearnerWork(answers={question_id: option}) for option in given]
     found = distribution(load_bank().question(question_id), works)
-    st.caption(f"How your room answered ({found.answered} answers so far)")
-    st.altair_chart(answers_chart(found), width="stretch", alt="How many in your room chose each option.")
+    st.caption(lessons.sentence("rooms", "room_answered", answered=found.answered))
+    st.altair_chart(answers_chart(found), width="stretch", alt=lessons.sentence("rooms", "room_answered_alt"))

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from core import lessons
 from core.diagnose.formats import Table
 
 
@@ -205,47 +206,46 @@ class RunLog:
         return self.series.get(role_id)
 
 
-def _memory_scale(column: str, values: list[float]) -> tuple[float | None, str]:
+def _memory_scale(column: str, values: list[float], device_gb: float | None) -> tuple[float, str]:
     name = normalise(column)
     if _PERCENT.search(name):
-        return None, "read as a percentage of device memory"
+        if device_gb is None:
+            return 1.0, lessons.sentence("diagnose", "unit_percent_needs_device")
+        return device_gb / 100.0, lessons.sentence("diagnose", "unit_percent_of_device", device_gb=device_gb)
     for hint, unit, gb_per_unit in _MEMORY_UNITS_GB:
         if hint.search(name):
-            return gb_per_unit, f"read as {unit}, from the name"
+            return gb_per_unit, lessons.sentence("diagnose", "unit_from_name", unit=unit)
     largest = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
     if largest > 1e6:
-        return 1e-9, "no unit in the name; values over a million read as bytes"
+        return 1e-9, lessons.sentence("diagnose", "unit_bytes_by_size")
     if largest > 1e3:
-        return 1e-3, "no unit in the name; values over a thousand read as MB"
-    return 1.0, "no unit in the name; read as GB"
+        return 1e-3, lessons.sentence("diagnose", "unit_mb_by_size")
+    return 1.0, lessons.sentence("diagnose", "unit_gb_by_default")
 
 
 def _fraction_scale(values: list[float]) -> tuple[float, str]:
     largest = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
-    return (100.0, "values up to 1 read as fractions") if largest <= 1.0 else (1.0, "read as percent")
+    if largest <= 1.0:
+        return 100.0, lessons.sentence("diagnose", "unit_fractions")
+    return 1.0, lessons.sentence("diagnose", "unit_percent")
 
 
 def _time_scale(column: str) -> tuple[float, str]:
     name = normalise(column)
     if re.search(r"(^|_)ms($|_)|millis", name):
-        return 1e-3, "milliseconds, from the name"
-    return 1.0, "read as seconds"
+        return 1e-3, lessons.sentence("diagnose", "unit_milliseconds")
+    return 1.0, lessons.sentence("diagnose", "unit_seconds")
 
 
 def _scale(role_id: str, column: str, values: list[float], device_gb: float | None) -> tuple[float, str]:
     """Factor from the column's unit to the role's unit, and a note saying how the unit was read."""
     if role_id == "memory":
-        scale, note = _memory_scale(column, values)
-        if scale is None:
-            if device_gb is None:
-                return 1.0, note + "; give the device memory to read it in GB"
-            return device_gb / 100.0, note + f" of {device_gb:g} GB"
-        return scale, note
+        return _memory_scale(column, values, device_gb)
     if role_id in ("utilisation", "accuracy"):
         return _fraction_scale(values)
     if role_id in ("step_time", "data_time"):
         return _time_scale(column)
-    return 1.0, "as logged"
+    return 1.0, lessons.sentence("diagnose", "unit_as_logged")
 
 
 def run_log(table: Table, mapping: Mapping[str, str | None], *, device_gb: float | None = None) -> RunLog:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from core import lessons
 from core.diagnose.columns import RunLog, Series
 from core.diagnose.stats import finite_points, line_fit, mad, median
 from core.stack import load_stack
+from core.units import duration_label
 
 LIKELY, POSSIBLE, NO_SIGN = "likely", "possible", "no sign"
 VERDICTS = (LIKELY, POSSIBLE, NO_SIGN)
@@ -75,7 +77,9 @@ class RunContext:
     @property
     def chance_source(self) -> str:
         """How the chance level was found, for the evidence."""
-        return f"ln {self.classes:,} classes" if self.classes else f"ln {self.vocab:,} tokens"
+        if self.classes:
+            return lessons.sentence("diagnose", "chance_classes", classes=self.classes)
+        return lessons.sentence("diagnose", "chance_vocab", vocab=self.vocab)
 
 
 @dataclass(frozen=True)
@@ -111,14 +115,6 @@ def _measurement(symptom_id: str) -> str:
 
 def _strongest(*verdicts: str) -> str:
     return min(verdicts, key=VERDICTS.index)
-
-
-def _fmt(value: float) -> str:
-    return f"{value:,.4g}"
-
-
-def _step(value: float) -> str:
-    return f"{value:,.0f}"
 
 
 # --- numerical ---------------------------------------------------------------------------------
@@ -163,9 +159,9 @@ def numerical(run: RunLog) -> Finding:
         return Finding(
             "numerical",
             NO_SIGN,
-            "No loss or gradient-norm column, so nothing to check for nan.",
+            lessons.sentence("diagnose", "numerical_no_columns"),
             (),
-            ("training loss", "gradient norm"),
+            (lessons.sentence("diagnose", "missing_loss"), lessons.sentence("diagnose", "missing_grad_norm")),
             _measurement("nan"),
             page,
             title,
@@ -176,36 +172,43 @@ def numerical(run: RunLog) -> Finding:
     nan_step = min((found[0] for found, _ in bad), default=None)
     if bad:
         (step, value), column = min(bad, key=lambda item: item[0][0])
-        word = "nan" if math.isnan(value) else "infinite"
-        evidence.append(f'"{column}" is first {word} at step {_step(step)}.')
+        evidence.append(
+            lessons.sentence("diagnose", "first_nan", column=column, step=step)
+            if math.isnan(value)
+            else lessons.sentence("diagnose", "first_infinite", column=column, step=step)
+        )
         source = loss or grad
         assert source is not None
         finite_before = [
             v for s, v in zip(source.steps, source.values, strict=True) if s < step and math.isfinite(v)
         ]
         if finite_before:
-            evidence.append(f'The last finite "{source.column}" before it was {_fmt(finite_before[-1])}.')
+            evidence.append(
+                lessons.sentence("diagnose", "last_finite", column=source.column, value=finite_before[-1])
+            )
         verdict = LIKELY
     spikes = spike_steps(loss) if loss is not None else ()
     spikes = tuple(s for s in spikes if nan_step is None or s < nan_step)
     if spikes:
-        evidence.append(f"The loss spiked {len(spikes)} time(s), first at step {_step(spikes[0])}.")
+        evidence.append(lessons.sentence("diagnose", "loss_spikes", count=len(spikes), step=spikes[0]))
         verdict = _strongest(verdict, POSSIBLE)
     blowup = _grad_blowup(grad, nan_step) if grad is not None else None
     if blowup:
         step, peak, usual = blowup
         evidence.append(
-            f"The gradient norm reached {_fmt(peak)} at step {_step(step)}, "
-            f"{_fmt(peak / usual)} times its usual "
-            f"{_fmt(usual)}{' before any value went non-finite' if nan_step is not None else ''}."
+            lessons.sentence("diagnose", "grad_blowup", peak=peak, step=step, ratio=peak / usual, usual=usual)
+            if nan_step is None
+            else lessons.sentence(
+                "diagnose", "grad_blowup_before_nan", peak=peak, step=step, ratio=peak / usual, usual=usual
+            )
         )
         verdict = _strongest(verdict, POSSIBLE)
     marks = Marks(nan_step=nan_step, spike_steps=spikes)
-    missing = () if grad is not None else ("gradient norm (would show gradients blowing up before a nan)",)
+    missing = () if grad is not None else (lessons.sentence("diagnose", "missing_grad_norm_why"),)
     summary = {
-        LIKELY: "Values left the finite range: the loss or gradients became nan or infinite.",
-        POSSIBLE: "Everything stays finite, but the loss spikes or the gradients blow up: a warning sign.",
-        NO_SIGN: "Every logged loss and gradient norm is finite, with no spikes.",
+        LIKELY: lessons.sentence("diagnose", "numerical_likely"),
+        POSSIBLE: lessons.sentence("diagnose", "numerical_possible"),
+        NO_SIGN: lessons.sentence("diagnose", "numerical_no_sign"),
     }[verdict]
     return Finding(
         "numerical", verdict, summary, tuple(evidence), missing, _measurement("nan"), page, title, marks
@@ -238,9 +241,9 @@ def correctness(run: RunLog, context: RunContext) -> Finding:
         return Finding(
             "correctness",
             NO_SIGN,
-            "No loss column, so nothing to say about learning.",
+            lessons.sentence("diagnose", "correctness_no_loss"),
             (),
-            ("training loss",),
+            (lessons.sentence("diagnose", "missing_loss"),),
             measure,
             page,
             title,
@@ -251,7 +254,7 @@ def correctness(run: RunLog, context: RunContext) -> Finding:
         return Finding(
             "correctness",
             NO_SIGN,
-            f"The loss became non-finite at step {_step(broken[0])}; fix that first, then look again.",
+            lessons.sentence("diagnose", "correctness_non_finite", step=broken[0]),
             (),
             (),
             measure,
@@ -264,9 +267,9 @@ def correctness(run: RunLog, context: RunContext) -> Finding:
         return Finding(
             "correctness",
             NO_SIGN,
-            f"Only {len(values)} finite loss values: too few to see a trend.",
+            lessons.sentence("diagnose", "correctness_too_few", count=len(values)),
             (),
-            ("more logged steps",),
+            (lessons.sentence("diagnose", "missing_more_steps"),),
             measure,
             page,
             title,
@@ -277,15 +280,25 @@ def correctness(run: RunLog, context: RunContext) -> Finding:
     drop = (start - end) / abs(start) if start else 0.0
     plateau = plateau_step(steps, values)
     evidence = [
-        f"The loss went from {_fmt(start)} (first tenth) to {_fmt(end)} (last tenth), "
-        f"{'a drop of' if drop >= 0 else 'a rise of'} {abs(drop):.0%}.",
-        f"It has stayed near {_fmt(end)} since step {_step(plateau)}.",
+        lessons.sentence("diagnose", "loss_dropped", start=start, end=end, change=abs(drop))
+        if drop >= 0
+        else lessons.sentence("diagnose", "loss_rose", start=start, end=end, change=abs(drop)),
+        lessons.sentence("diagnose", "loss_stayed_near", end=end, step=plateau),
     ]
     at_chance = chance is not None and abs(end - chance) <= CHANCE_TOLERANCE * chance
     if chance is not None:
         evidence.append(
-            f"Chance level is {context.chance_source} = {chance:.3f}; the loss ends "
-            f"{'at it' if at_chance else f'{(end - chance) / chance:+.0%} from it'}."
+            lessons.sentence(
+                "diagnose", "ends_at_chance", chance_source=context.chance_source, chance_loss=chance
+            )
+            if at_chance
+            else lessons.sentence(
+                "diagnose",
+                "ends_off_chance",
+                chance_source=context.chance_source,
+                chance_loss=chance,
+                offset=(end - chance) / chance,
+            )
         )
     evidence.extend(_accuracy_evidence(run, context))
     if at_chance:
@@ -295,15 +308,16 @@ def correctness(run: RunLog, context: RunContext) -> Finding:
     else:
         verdict = NO_SIGN
     summary = {
-        LIKELY: "The loss sits at chance level: the model predicts no better than a uniform guess.",
-        POSSIBLE: "The loss stopped improving early"
-        + ("." if chance is not None else "; the chance level would say whether it learned anything."),
-        NO_SIGN: "The loss keeps falling: the model is learning.",
+        LIKELY: lessons.sentence("diagnose", "correctness_likely"),
+        POSSIBLE: lessons.sentence("diagnose", "correctness_possible")
+        if chance is not None
+        else lessons.sentence("diagnose", "correctness_possible_no_chance"),
+        NO_SIGN: lessons.sentence("diagnose", "correctness_no_sign"),
     }[verdict]
     missing = (
         ()
         if chance is not None or verdict == NO_SIGN
-        else ("number of classes or vocabulary size (chance level)",)
+        else (lessons.sentence("diagnose", "missing_chance_level"),)
     )
     marks = Marks(plateau_step=plateau if verdict != NO_SIGN else None, chance_loss=chance)
     return Finding("correctness", verdict, summary, tuple(evidence), missing, measure, page, title, marks)
@@ -317,10 +331,17 @@ def _accuracy_evidence(run: RunLog, context: RunContext) -> list[str]:
     if not values:
         return []
     end = median(values[-max(1, len(values) // 10) :])
-    line = f"Accuracy ends near {end:.1f}%"
     if context.classes:
-        line += f"; guessing among {context.classes} classes scores {100 / context.classes:.1f}%"
-    return [line + "."]
+        return [
+            lessons.sentence(
+                "diagnose",
+                "accuracy_end_against_guessing",
+                accuracy_pct=end,
+                classes=context.classes,
+                guess_pct=100 / context.classes,
+            )
+        ]
+    return [lessons.sentence("diagnose", "accuracy_end", accuracy_pct=end)]
 
 
 # --- resource ----------------------------------------------------------------------------------
@@ -343,19 +364,21 @@ def resource(run: RunLog, context: RunContext) -> Finding:
         return Finding(
             "resource",
             NO_SIGN,
-            "No memory column, so nothing to say about memory.",
+            lessons.sentence("diagnose", "resource_no_memory"),
             (),
-            ("GPU memory allocated or reserved",),
+            (lessons.sentence("diagnose", "missing_memory"),),
             _measurement("oom"),
             "pages/memory_budget.py",
             "Memory budget",
             marks,
         )
     trend = memory_trend(memory)
-    evidence: list[str] = [f'"{memory.column}": {memory.unit_note}.']
+    evidence = [
+        lessons.sentence("diagnose", "memory_column", column=memory.column, unit_note=memory.unit_note)
+    ]
     leak = NO_SIGN
     if trend is None:
-        evidence.append("Too few memory values after warm-up to see a trend.")
+        evidence.append(lessons.sentence("diagnose", "memory_too_few"))
     else:
         steps, values = trend
         fit = line_fit(steps, values)
@@ -363,19 +386,30 @@ def resource(run: RunLog, context: RunContext) -> Finding:
         if fit.slope > 0 and fit.r_squared >= LEAK_R_SQUARED and rise >= LEAK_RISE_POSSIBLE:
             leak = LIKELY if rise >= LEAK_RISE_LIKELY else POSSIBLE
             evidence.append(
-                f"After warm-up, memory rose steadily from {fit.start_value:.3f} GB "
-                f"to {fit.end_value:.3f} GB "
-                f"({rise:+.0%}) between steps {_step(steps[0])} and {_step(steps[-1])}: "
-                f"{fit.slope * 1e3:,.2f} MB a step, R² {fit.r_squared:.2f}."
+                lessons.sentence(
+                    "diagnose",
+                    "memory_rose",
+                    start_gb=fit.start_value,
+                    end_gb=fit.end_value,
+                    rise=rise,
+                    first_step=steps[0],
+                    last_step=steps[-1],
+                    mb_per_step=fit.slope * 1e3,
+                    r_squared=fit.r_squared,
+                )
             )
             if limit is not None and fit.end_value < limit:
                 evidence.append(
-                    f"At that rate it reaches {limit:g} GB about "
-                    f"{(limit - fit.end_value) / fit.slope:,.0f} steps later."
+                    lessons.sentence(
+                        "diagnose",
+                        "memory_reaches_limit",
+                        limit_gb=limit,
+                        steps=(limit - fit.end_value) / fit.slope,
+                    )
                 )
         else:
             evidence.append(
-                f"After warm-up, memory stays between {min(values):.3f} and {max(values):.3f} GB."
+                lessons.sentence("diagnose", "memory_flat", low_gb=min(values), high_gb=max(values))
             )
         marks = Marks(
             device_limit_gb=limit,
@@ -384,17 +418,16 @@ def resource(run: RunLog, context: RunContext) -> Finding:
     full, missing = _limit_verdict(memory, limit, evidence)
     verdict = _strongest(leak, full)
     if leak != NO_SIGN:
-        summary = "Memory grows a little every step: something keeps tensors from one step to the next."
-        next_step = (
-            "Print `torch.cuda.memory_allocated()` after each step: a leak adds the same amount every step. "
-            "Then look for tensors kept across steps, such as a loss stored without `.item()`."
-        )
+        summary = lessons.sentence("diagnose", "resource_leak")
+        next_step = lessons.sentence("diagnose", "resource_leak_next_step")
         page, title = "pages/run_a.py", "Run A experiment"
     else:
         summary = {
-            LIKELY: "Memory sits at the device limit: the step itself needs nearly the whole card.",
-            POSSIBLE: "Memory is flat but close to the device limit: little headroom is left.",
-            NO_SIGN: "Memory is flat" + (" and well below the device limit." if limit else "."),
+            LIKELY: lessons.sentence("diagnose", "resource_likely"),
+            POSSIBLE: lessons.sentence("diagnose", "resource_possible"),
+            NO_SIGN: lessons.sentence("diagnose", "resource_no_sign_below_limit")
+            if limit
+            else lessons.sentence("diagnose", "resource_no_sign"),
         }[full]
         next_step, page, title = _measurement("oom"), "pages/memory_budget.py", "Memory budget"
     return Finding("resource", verdict, summary, tuple(evidence), missing, next_step, page, title, marks)
@@ -402,11 +435,13 @@ def resource(run: RunLog, context: RunContext) -> Finding:
 
 def _limit_verdict(memory: Series, limit: float | None, evidence: list[str]) -> tuple[str, tuple[str, ...]]:
     if limit is None:
-        return NO_SIGN, ("device memory in GB (to compare the peak with the card)",)
+        return NO_SIGN, (lessons.sentence("diagnose", "missing_device_memory"),)
     _, values = finite_points(memory.steps, memory.values)
     peak = max(values, default=0.0)
     share = peak / limit
-    evidence.append(f"Peak memory {peak:.3f} GB is {share:.0%} of the {limit:g} GB device.")
+    evidence.append(
+        lessons.sentence("diagnose", "memory_peak_share", peak_gb=peak, share=share, limit_gb=limit)
+    )
     if share >= NEAR_LIMIT_LIKELY:
         return LIKELY, ()
     return (POSSIBLE if share >= NEAR_LIMIT_POSSIBLE else NO_SIGN), ()
@@ -440,42 +475,56 @@ def throughput(run: RunLog, context: RunContext) -> Finding:
     utilisation = _level(run.get("utilisation"))
     if utilisation is not None:
         verdicts.append(_grade_below(utilisation, UTILISATION_LIKELY_PCT, UTILISATION_POSSIBLE_PCT))
-        evidence.append(f"Median GPU utilisation is {utilisation:.0f}%.")
+        evidence.append(lessons.sentence("diagnose", "median_utilisation", utilisation_pct=utilisation))
     data_time, step_time = _level(run.get("data_time")), _level(run.get("step_time"))
     if data_time is not None and step_time:
         share = data_time / step_time
         verdicts.append(_grade_above(share, DATA_WAIT_LIKELY, DATA_WAIT_POSSIBLE))
         evidence.append(
-            f"A median step takes {step_time * 1e3:,.1f} ms, of which {data_time * 1e3:,.1f} ms "
-            f"({share:.0%}) is spent waiting for the next batch."
+            lessons.sentence(
+                "diagnose",
+                "data_wait",
+                step_time=duration_label(step_time),
+                data_time=duration_label(data_time, unit_of=step_time),
+                share=share,
+            )
         )
     elif data_time is not None or step_time is not None:
-        missing.append("step time" if data_time is not None else "time waiting for data (data_time)")
+        missing.append(
+            lessons.sentence("diagnose", "missing_step_time")
+            if data_time is not None
+            else lessons.sentence("diagnose", "missing_data_time")
+        )
     tokens = _level(run.get("tokens_per_s"))
     if tokens is not None and context.params and context.peak_tflops:
         mfu = FLOPS_PER_PARAM_TOKEN * context.params * tokens / (context.peak_tflops * 1e12)
         verdicts.append(_grade_below(mfu, MFU_LIKELY, MFU_POSSIBLE))
         evidence.append(
-            f"{tokens:,.0f} tokens/s × 6 × {context.params:,.0f} parameters = "
-            f"{FLOPS_PER_PARAM_TOKEN * context.params * tokens / 1e12:,.1f} TFLOP/s of a "
-            f"{context.peak_tflops:g} TFLOP/s peak: MFU {mfu:.1%}."
+            lessons.sentence(
+                "diagnose",
+                "mfu",
+                tokens_per_s=tokens,
+                flops_per_param_token=FLOPS_PER_PARAM_TOKEN,
+                params=context.params,
+                achieved_tflops=FLOPS_PER_PARAM_TOKEN * context.params * tokens / 1e12,
+                peak_tflops=context.peak_tflops,
+                mfu=mfu,
+            )
         )
     elif tokens is not None:
-        missing.append("parameter count and GPU (to turn tokens/s into MFU)")
+        missing.append(lessons.sentence("diagnose", "missing_mfu_inputs"))
     samples = _level(run.get("samples_per_s"))
     if samples is not None:
-        evidence.append(f"Median throughput is {samples:,.1f} samples/s.")
+        evidence.append(lessons.sentence("diagnose", "median_samples", samples_per_s=samples))
     if not verdicts:
-        missing.append(
-            "GPU utilisation, or data_time with step time, or tokens/s with the model size and GPU"
-        )
+        missing.append(lessons.sentence("diagnose", "missing_throughput_columns"))
     verdict = _strongest(*verdicts) if verdicts else NO_SIGN
     summary = {
-        LIKELY: "The hardware waits: much of each step goes to something other than the model's maths.",
-        POSSIBLE: "Some of each step is lost to waiting; worth a profile.",
-        NO_SIGN: "The columns logged show the hardware kept busy."
+        LIKELY: lessons.sentence("diagnose", "throughput_likely"),
+        POSSIBLE: lessons.sentence("diagnose", "throughput_possible"),
+        NO_SIGN: lessons.sentence("diagnose", "throughput_no_sign")
         if verdicts
-        else "No utilisation, timing or throughput column that could show waiting.",
+        else lessons.sentence("diagnose", "throughput_no_columns"),
     }[verdict]
     return Finding(
         "throughput",

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core import lessons
 from core.diagnose.columns import RunLog, guess_mapping, role, run_log
 from core.diagnose.detectors import (
     KINDS,
@@ -51,15 +52,13 @@ def primary_kind(findings: tuple[Finding, ...]) -> str:
 def _summary(primary: str, findings: tuple[Finding, ...]) -> str:
     if primary != HEALTHY:
         found = next(f for f in findings if f.kind == primary)
-        sure = "most likely" if found.verdict == LIKELY else "possibly"
-        return f"This run {sure} has a {primary} problem. {found.summary}"
+        if found.verdict == LIKELY:
+            return lessons.sentence("diagnose", "primary_likely", kind=primary, summary=found.summary)
+        return lessons.sentence("diagnose", "primary_possible", kind=primary, summary=found.summary)
     missing = sorted({m for f in findings for m in f.missing})
     if not missing:
-        return "No sign of any of the four failures: this run looks healthy."
-    return (
-        "No sign of a failure in the columns this log has. It cannot rule out what it does not record: "
-        + ("; ".join(missing) + ".")
-    )
+        return lessons.sentence("diagnose", "healthy")
+    return lessons.sentence("diagnose", "healthy_unchecked", missing="; ".join(missing))
 
 
 def diagnose(run: RunLog, context: RunContext) -> Diagnosis:
@@ -120,6 +119,7 @@ def as_json(run: RunLog, diagnosis: Diagnosis) -> dict[str, Any]:
 
 def column_lines(run: RunLog) -> tuple[str, ...]:
     """One line per mapped column: the quantity, the column and how its unit was read."""
-    lines = [f"step: {run.step_column or '(row number; no step column)'}"]
+    step = run.step_column or lessons.sentence("diagnose", "no_step_column")
+    lines = [f"step: {step}"]
     lines += [f"{role(r).label}: {s.column} ({s.unit_note})" for r, s in run.series.items()]
     return tuple(lines)

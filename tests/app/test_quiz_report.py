@@ -4,8 +4,10 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
+from core import lessons
 from core.progress_file import export_progress
 from core.questions import load_bank
+from core.report.moments import readable_time
 from tests.app.conftest import HOME, answer, open_page, predict
 
 PAGE = "pages/quiz_report.py"
@@ -83,7 +85,12 @@ def test_after_hand_in_the_whole_lab_is_read_only():
     at.button(key="handin.go").click().run()
     assert not at.exception
     assert at.session_state["handed_in_at"] is not None
-    assert any("Handed in on" in s.value and "read-only" in s.value for s in at.success)
+    handed_in = lessons.sentence(
+        "quiz_report", "handed_in", when=readable_time(at.session_state["handed_in_at"])
+    )
+    assert lessons.sentence("quiz_report", "read_only_now", handed_in=handed_in) in [
+        s.value for s in at.success
+    ]
     assert at.file_uploader(key="restore.file").disabled
     assert not any(b.disabled for b in at.download_button)
     open_page("pages/linear_layer.py", at=at)
@@ -108,7 +115,14 @@ def test_a_good_file_restores_but_never_changes_a_locked_answer():
     _upload(at, "restore.file", _progress({"q1": "b", "r1": "mem"}, RECORDS))
     at.button(key="restore.go").click().run()
     assert at.session_state["answers"] == {"q1": "a", "r1": "mem"}
-    assert any("1 answer added" in s.value and BANK.question("q1").label in s.value for s in at.success)
+    # r1 is added; q1 was locked here already, so it is kept.
+    restored = " ".join(
+        (
+            lessons.sentence("quiz_report", "restored_one", added=1),
+            lessons.sentence("quiz_report", "kept_as_they_were", labels=BANK.question("q1").label),
+        )
+    )
+    assert restored in [s.value for s in at.success]
     assert RECORDS["run_a.reflection"]["text"] in [t.value for t in at.text]
 
 
@@ -122,7 +136,8 @@ def test_the_report_shows_learner_text_literally():
 
 
 def test_the_layer_and_the_budget_left_on_their_pages_appear_in_the_report():
-    assert sum(m.value == "Not done yet." for m in open_page(PAGE).markdown) == 2
+    not_done = lessons.sentence("quiz_report", "not_done")
+    assert sum(m.value == not_done for m in open_page(PAGE).markdown) == 2
     at = _page_with(
         settings={
             "linear": {"n_in": 4096, "m_out": 4096, "batch": 32, "dtype": "fp32"},
@@ -139,19 +154,18 @@ def test_the_layer_and_the_budget_left_on_their_pages_appear_in_the_report():
     )
     shown = [m.value for m in at.markdown]
     # 2 × 32 × 4096 × 4096 = 1,073,741,824 FLOPs.
-    assert "A 4,096 → 4,096 linear layer at batch 32 does 1.07 GFLOPs in one forward pass." in shown
+    layer = {"n_in": 4096, "m_out": 4096, "batch": 32, "flops": "1.07 GFLOPs"}
+    assert lessons.sentence("quiz_report", "layer", **layer) in shown
     # Lesson estimate: 12 × 2048² × 16 layers = 805,306,368 parameters; FP32 weights and gradients
     # 3.22 GB each, Adam's two FP32 values 6.44 GB, activations 4 × 1024 × 2048 × 16 × 4 tensors
     # × 4 bytes = 2.15 GB, workspace 1 GB: 16.0 GB on the 24 GB device.
-    assert (
-        "0.81B parameters need 16.0 GB on a 24 GB device: it fits. Activations take 2.1 GB and "
-        "optimizer state 6.4 GB." in shown
-    )
+    budget = {"parameters_billion": 0.81, "total_gb": 16.0, "device_gb": 24, "activations_gb": 2.1}
+    assert lessons.sentence("quiz_report", "budget_fits", **budget, optimizer_gb=6.4) in shown
 
 
 def test_without_a_key_the_export_is_unsigned_and_there_is_nothing_to_verify():
     at = open_page(PAGE)
-    assert any("unsigned" in c.value for c in at.caption)
+    assert lessons.sentence("quiz_report", "unsigned") in [c.value for c in at.caption]
     assert not any(u.key == "verify.file" for u in at.file_uploader)
 
 
@@ -159,7 +173,7 @@ def test_with_a_key_an_instructor_can_tell_intact_from_edited():
     at = AppTest.from_file(str(HOME), default_timeout=30)
     at.secrets["report_signing_key"] = STRONG_KEY
     at.switch_page(PAGE).run()
-    assert any("signed by this app" in c.value for c in at.caption)
+    assert lessons.sentence("quiz_report", "signed") in [c.value for c in at.caption]
     signed = _progress({"q1": "b"}, key=STRONG_KEY)
     _upload(at, "verify.file", signed)
     assert any(s.value.startswith("**Signed and intact.**") and "quiz 1/3" in s.value for s in at.success)
@@ -189,4 +203,5 @@ def test_the_report_shows_the_scaling_plan_and_its_rationale_as_plain_text():
     at.run()
     assert not at.exception
     assert any(t.value == "**25%** at 32 GPUs" for t in at.text)
-    assert any("Evidence current for 0 of 5 parts" in m.value for m in at.markdown)
+    progress = lessons.sentence("quiz_report", "scaling_not_ready", parts_current=0, parts_total=5)
+    assert progress in [m.value for m in at.markdown]

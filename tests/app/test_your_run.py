@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from core.diagnose.columns import columns_signature
+from core import lessons
+from core.diagnose.columns import columns_signature, guess_mapping
+from core.diagnose.detectors import RunContext
+from core.diagnose.reading import example_reading, example_table
 from tests.app.conftest import answer, open_page
 
 PAGE = "pages/your_run.py"
@@ -38,7 +41,9 @@ def test_the_page_opens_on_the_question_with_a_bare_chart_and_the_healthy_exampl
     assert all(len(chart.proto.datasets) == 1 for chart in charts[:QUESTION_PANELS])
     assert any("Healthy run" in m.value for m in at.markdown)
     assert "loss" in _dataset_names(_example_charts(at))
-    assert at.success[0].value.startswith("No sign of a failure in the columns this log has.")
+    table = example_table("healthy.csv")
+    healthy = example_reading("healthy.csv", guess_mapping(table.columns), RunContext(classes=10)).diagnosis
+    assert healthy.primary == "healthy" and at.success[0].value == healthy.summary
     assert _subheaders(at) == [
         "Resource: no sign",
         "Numerical: no sign",
@@ -50,7 +55,7 @@ def test_the_page_opens_on_the_question_with_a_bare_chart_and_the_healthy_exampl
 def test_the_question_example_shows_its_verdict_only_after_the_answer():
     at = open_page(PAGE)
     at.radio(key="your_run.source").set_value("leak.tfevents").run()
-    assert any("answer it first" in i.value for i in at.info)
+    assert lessons.sentence("your_run", "answer_first") in [i.value for i in at.info]
     assert _subheaders(at) == []
     answer(at, "y1", "mem")
     assert at.session_state["answers"] == {"y1": "mem"}
@@ -67,7 +72,8 @@ def test_an_uploaded_log_with_a_nan_is_numerical_with_the_step_marked():
     at.file_uploader(key="your_run.file").upload("mine.csv", NAN_LOG, "text/csv").run()
     assert not at.exception
     assert "Numerical: likely" in _subheaders(at)
-    assert '• "loss" is first nan at step 30.' in [t.value for t in at.text]
+    first_nan = lessons.sentence("diagnose", "first_nan", column="loss", step=30)
+    assert f"• {first_nan}" in [t.value for t in at.text]
     assert "nan" in _dataset_names(_example_charts(at))
 
 

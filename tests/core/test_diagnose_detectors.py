@@ -7,6 +7,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core import lessons
 from core.diagnose.detectors import (
     LIKELY,
     NO_SIGN,
@@ -24,19 +25,24 @@ from tests.core.diagnose_helpers import make_run
 TEN_CLASSES = RunContext(classes=10)
 
 
+def says(key: str, **figures: object) -> str:
+    """The diagnosis's sentence `key` with these figures: a test pins the figures, not the wording."""
+    return lessons.sentence("diagnose", key, **figures)
+
+
 def test_the_first_nan_step_is_reported_exactly():
     loss = [2.0 - 0.01 * i for i in range(37)] + [math.nan] * 20
     finding = numerical(make_run(loss=loss))
     assert finding.verdict == LIKELY
     assert finding.marks.nan_step == 37
-    assert '"loss" is first nan at step 37.' in finding.evidence
-    assert 'The last finite "loss" before it was 1.64.' in finding.evidence  # 2.0 - 0.01 * 36
+    assert says("first_nan", column="loss", step=37) in finding.evidence
+    assert says("last_finite", column="loss", value=1.64) in finding.evidence  # 2.0 - 0.01 * 36
 
 
 def test_an_infinite_loss_is_named_infinite():
     loss = [1.0] * 5 + [math.inf, math.nan]
     finding = numerical(make_run(loss=loss))
-    assert finding.evidence[0] == '"loss" is first infinite at step 5.'
+    assert finding.evidence[0] == says("first_infinite", column="loss", step=5)
 
 
 def test_a_gradient_blow_up_before_the_nan_is_evidence():
@@ -45,10 +51,7 @@ def test_a_gradient_blow_up_before_the_nan_is_evidence():
     loss = [2.0] * 31 + [math.nan]
     finding = numerical(make_run(loss=loss, grad_norm=grad))
     assert finding.marks.nan_step == 31
-    assert (
-        "The gradient norm reached 50 at step 30, 50 times its usual 1 before any value went non-finite."
-        in finding.evidence
-    )
+    assert says("grad_blowup_before_nan", peak=50, step=30, ratio=50, usual=1) in finding.evidence
 
 
 def test_a_loss_spike_without_nan_is_possible_and_marked():
@@ -73,19 +76,24 @@ def test_plateau_step_of_a_drop_worked_by_hand():
     assert finding.verdict == LIKELY
     assert finding.marks.plateau_step == 60
     assert finding.marks.chance_loss == math.log(10)
-    assert "Chance level is ln 10 classes = 2.303; the loss ends at it." in finding.evidence
+    ln_10 = says("chance_classes", classes=10)
+    assert says("ends_at_chance", chance_source=ln_10, chance_loss=2.303) in finding.evidence
 
 
 def test_a_flat_loss_without_a_chance_level_is_only_possible_and_asks_for_it():
     finding = correctness(make_run(loss=[1.7] * 100), RunContext())
     assert finding.verdict == POSSIBLE
-    assert finding.missing == ("number of classes or vocabulary size (chance level)",)
+    assert finding.missing == (says("missing_chance_level"),)
 
 
 def test_a_flat_loss_far_from_chance_is_possible():
     finding = correctness(make_run(loss=[0.9] * 100), RunContext(vocab=50_257))
     assert finding.verdict == POSSIBLE
-    assert "ln 50,257 tokens = 10.825" in finding.evidence[2]
+    # ln 50,257 = 10.825; the loss ends at 0.9, (0.9 - 10.825) / 10.825 = -92% from it.
+    ln_vocab = says("chance_vocab", vocab=50_257)
+    assert finding.evidence[2] == says(
+        "ends_off_chance", chance_source=ln_vocab, chance_loss=10.825, offset=-0.92
+    )
 
 
 def test_a_leak_slope_worked_by_hand():
@@ -95,11 +103,18 @@ def test_a_leak_slope_worked_by_hand():
     finding = resource(make_run(memory=memory), RunContext(device_gb=4))
     assert finding.verdict == LIKELY
     assert finding.page_title == "Run A experiment"
-    assert (
-        "After warm-up, memory rose steadily from 1.100 GB to 1.990 GB (+81%) between steps 10 and 99: "
-        "10.00 MB a step, R² 1.00." in finding.evidence
+    rose = says(
+        "memory_rose",
+        start_gb=1.1,
+        end_gb=1.99,
+        rise=0.81,
+        first_step=10,
+        last_step=99,
+        mb_per_step=10,
+        r_squared=1,
     )
-    assert "At that rate it reaches 4 GB about 201 steps later." in finding.evidence
+    assert rose in finding.evidence
+    assert says("memory_reaches_limit", limit_gb=4, steps=201) in finding.evidence
     assert finding.marks.memory_trend is not None
 
 
@@ -107,14 +122,14 @@ def test_flat_memory_at_the_device_limit_is_a_budget_not_a_leak():
     finding = resource(make_run(memory=[23.5] * 50), RunContext(device_gb=24))
     assert finding.verdict == LIKELY
     assert finding.page_title == "Memory budget"
-    assert "Peak memory 23.500 GB is 98% of the 24 GB device." in finding.evidence
+    assert says("memory_peak_share", peak_gb=23.5, share=0.98, limit_gb=24) in finding.evidence
     assert finding.marks.device_limit_gb == 24
 
 
 def test_flat_memory_without_a_device_size_asks_for_it():
     finding = resource(make_run(memory=[3.0] * 50), RunContext())
     assert finding.verdict == NO_SIGN
-    assert finding.missing == ("device memory in GB (to compare the peak with the card)",)
+    assert finding.missing == (says("missing_device_memory"),)
 
 
 def test_throughput_from_utilisation_data_wait_and_mfu():
@@ -124,15 +139,17 @@ def test_throughput_from_utilisation_data_wait_and_mfu():
     # MFU = 6 × 1e9 parameters × 1,000 tokens/s / 989e12 FLOP/s = 0.61%.
     finding = throughput(run, RunContext(params=1e9, peak_tflops=989))
     assert finding.verdict == LIKELY
-    assert finding.evidence[0] == "Median GPU utilisation is 30%."
-    assert "(50%) is spent waiting" in finding.evidence[1]
-    assert finding.evidence[2].endswith("MFU 0.6%.")
+    assert finding.evidence[0] == says("median_utilisation", utilisation_pct=30)
+    # A 0.1 s step with 0.05 s of data wait: both written by duration_label in the step's unit.
+    assert all(figure in finding.evidence[1] for figure in ("100 ms", "50.0 ms", "(50%)"))
+    mfu = {"tokens_per_s": 1000, "flops_per_param_token": 6, "params": 1e9, "achieved_tflops": 6.0}
+    assert finding.evidence[2] == says("mfu", **mfu, peak_tflops=989, mfu=0.0061)
 
 
 def test_tokens_per_second_without_a_model_size_names_what_is_missing():
     finding = throughput(make_run(tokens_per_s=[1000.0] * 20), RunContext())
     assert finding.verdict == NO_SIGN
-    assert "parameter count and GPU (to turn tokens/s into MFU)" in finding.missing
+    assert says("missing_mfu_inputs") in finding.missing
 
 
 def test_the_primary_kind_prefers_a_nan_over_a_slow_step():
@@ -144,7 +161,7 @@ def test_a_clean_run_is_healthy_and_says_what_it_could_not_check():
     run = make_run(loss=[2.3 * math.exp(-i / 30) + 0.1 for i in range(200)])
     result = diagnose(run, TEN_CLASSES)
     assert result.primary == "healthy"
-    assert "GPU memory allocated or reserved" in result.summary
+    assert says("missing_memory") in result.summary
 
 
 def test_both_a_class_count_and_a_vocabulary_are_refused():

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from core import lessons
 from core.diagnose.columns import RunLog, Series, check_mapping, guess_mapping, normalise, run_log
 from core.diagnose.examples import example_bytes
 from core.diagnose.formats import MAX_BYTES, MAX_ROWS, read_log
@@ -35,7 +36,7 @@ def test_memory_in_bytes_is_read_in_gb_from_the_name():
     table = read_log(CSV.encode(), "run.csv")
     run = run_log(table, guess_mapping(table.columns))
     assert _series(run, "memory").values == (1.0, 2.0, 3.0)
-    assert _series(run, "memory").unit_note == "read as bytes, from the name"
+    assert _series(run, "memory").unit_note == lessons.sentence("diagnose", "unit_from_name", unit="bytes")
     assert _series(run, "loss").steps == (1.0, 2.0)  # the row without a loss is left out
 
 

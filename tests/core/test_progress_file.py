@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import client_values, progress_file
+from core import client_values, lessons, progress_file
 from core.client_values import MAX_DEPTH, MAX_ITEMS, MAX_TEXT_CHARS, known_records
 from core.progress_file import (
     MAX_FILE_BYTES,
@@ -72,7 +72,13 @@ def test_a_handed_in_file_restores_as_handed_in():
     snapshot = {**FULL, "handed_in_at": AT}
     restored = _restore(export_progress(snapshot, exported_at=AT, key=None))
     assert restored.state == snapshot
-    assert "read-only" in restored.summary()
+    # Three answers (r1, r2, q1) added, none kept, handed in at AT.
+    assert restored.summary() == " ".join(
+        (
+            lessons.sentence("quiz_report", "restored_many", added=3),
+            lessons.sentence("quiz_report", "file_handed_in", when="30 November 2026 at 14:05 UTC"),
+        )
+    )
 
 
 def test_the_file_says_what_it_is_and_whether_it_is_signed():
@@ -273,7 +279,9 @@ def test_inspection_tells_intact_edited_unsigned_and_unreadable_apart():
     intact = inspect(_bytes(signed))
     # r1 right, r2 wrong, q1 right: checks 1/9, quiz 1/3, overall 2/12.
     assert intact.verdict is Verdict.INTACT
-    assert intact.summary == "Checks 1/9, quiz 1/3, overall 2/12. Handed in on 30 November 2026 at 14:05 UTC."
+    handed_in = lessons.sentence("quiz_report", "handed_in", when="30 November 2026 at 14:05 UTC")
+    scores = {"checks": "1/9", "quiz": "1/3", "overall": "2/12"}
+    assert intact.summary == lessons.sentence("quiz_report", "file_scores", **scores, handed_in=handed_in)
     signed["state"]["handed_in_at"] = "2026-11-29T14:05:09+00:00"
     assert inspect(_bytes(signed)).verdict is Verdict.EDITED
     assert inspect(export_progress(FULL, exported_at=AT, key=None)).verdict is Verdict.UNSIGNED

@@ -7,22 +7,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core import lessons
 from core.questions import load_bank
-from core.report import (
-    NOT_DONE,
-    BudgetFigures,
-    LayerFigures,
-    build_report,
-    literal_block,
-    literal_inline,
-    readable_flops,
-    readable_time,
-    render_markdown,
-    unanswered_quiz,
-    utc_timestamp,
-)
+from core.report.contents import build_report, unanswered_quiz
+from core.report.figures import BudgetFigures, LayerFigures, readable_flops
+from core.report.markdown import literal_block, literal_inline, render_markdown
+from core.report.moments import readable_time, utc_timestamp
 
 BANK = load_bank()
+NOT_DONE = lessons.sentence("quiz_report", "not_done")
+
+
+def says(key: str, **figures: object) -> str:
+    """The report's sentence `key` with these figures: a test pins the figures, not the wording."""
+    return lessons.sentence("quiz_report", key, **figures)
+
+
 CORRECT = {q.id: q.correct for q in BANK.questions}
 RECORDS = {
     "run_a.decision": {
@@ -54,7 +54,7 @@ def test_an_empty_session_reports_everything_as_missing_not_as_an_error():
     assert report.not_done == tuple(p.title for p in BANK.parts)
     text = render_markdown(report)
     assert text.count(NOT_DONE) == 5  # layer, budget, experiment, reasoning, Run B
-    assert "Not handed in yet." in text
+    assert says("not_handed_in") in text
 
 
 def test_a_partial_session_scores_what_was_answered():
@@ -86,10 +86,10 @@ def test_a_complete_session_has_full_marks_and_nothing_left():
     )
     assert report.not_done == ()
     text = render_markdown(report)
-    assert "Handed in on 30 November 2026 at 14:05 UTC." in text
+    assert says("handed_in", when="30 November 2026 at 14:05 UTC") in text
     assert "| Overall | 12/12 |" in text
     assert NOT_DONE not in text
-    assert "None: every part is complete." in text
+    assert says("every_part_complete_report") in text
     assert RECORDS["run_a.reflection"]["text"] in text
 
 
@@ -102,19 +102,18 @@ def test_malformed_records_read_as_missing():
 def test_layer_sentence_states_the_hand_worked_gflops():
     # 2 × 536,870,912 = 1,073,741,824 FLOPs = 1.07 GFLOPs.
     assert LAYER.gflops == pytest.approx(1.073741824)
-    assert (
-        LAYER.sentence() == "A 4,096 → 4,096 linear layer at batch 32 does 1.07 GFLOPs in one forward pass."
-    )
+    assert LAYER.sentence() == says("layer", n_in=4096, m_out=4096, batch=32, flops="1.07 GFLOPs")
 
 
 def test_budget_fits_up_to_the_device_and_not_beyond():
     assert not BUDGET.fits
-    assert "30.0 GB on a 24 GB device: it does not fit" in BUDGET.sentence()
-    assert "1.30B parameters" in BUDGET.sentence()
+    figures = {"total_gb": 30, "device_gb": 24, "activations_gb": 12.5, "optimizer_gb": 10.4}
+    assert BUDGET.sentence() == says("budget_does_not_fit", parameters_billion=1.3, **figures)
     exactly = BudgetFigures(
         parameters=1e9, total_gb=24.0, device_gb=24.0, activations_gb=1.0, optimizer_gb=8.0
     )
-    assert exactly.fits and "it fits" in exactly.sentence()
+    figures = {"total_gb": 24, "device_gb": 24, "activations_gb": 1, "optimizer_gb": 8}
+    assert exactly.fits and exactly.sentence() == says("budget_fits", parameters_billion=1, **figures)
 
 
 def test_unanswered_quiz_names_the_questions_left():
@@ -202,14 +201,14 @@ def test_the_scaling_lab_joins_the_report_with_its_plan_and_literal_rationale():
     assert not report.scaling.ready  # no evidence captured yet
     markdown = render_markdown(report)
     assert f"Recommended plan: {text.plans[plan]}" in markdown
-    assert "Evidence current for 0 of 5 parts; the synthesis is not ready yet." in markdown
+    assert says("scaling_not_ready", parts_current=0, parts_total=5) in markdown
     assert "```text\nEfficiency fell to 25% at 32 GPUs. [see](http://x) <b>no</b>\n```" in markdown
 
 
 def test_a_session_that_never_opened_the_scaling_lab_says_so():
     report = build_report(BANK, {"answers": {}, "records": {}}, layer=None, budget=None)
     assert report.scaling is None
-    assert "Not started. Scaling out is a second lab" in render_markdown(report)
+    assert says("scaling_not_started") in render_markdown(report)
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,9 @@ import math
 import numpy as np
 import pytest
 
+from core import lessons
 from core.run_a import brief_figures, run_a_timeline
-from core.telemetry import device_words, load_runs, recorded, telemetry
+from core.telemetry import device_gib, load_runs, recorded, telemetry
 
 RUNS, DEVICE_GB = load_runs()
 BY_ID = {run.id: telemetry(run, DEVICE_GB) for run in RUNS}
@@ -29,7 +30,7 @@ def test_run_a_is_the_run_a_page_timeline_up_to_its_failure():
     assert memory[-1] == DEVICE_GB and np.all(memory[:-1] < DEVICE_GB)
     assert run.failure_x is not None
     assert run.frame["x"].max() == run.failure_x < 100  # ends before the step does
-    assert run.failure_label == "out of memory in backward"
+    assert run.failure_label == lessons.sentence("four_runs", "oom_in_backward")
     assert not run.has_loss
 
 
@@ -82,14 +83,19 @@ def test_recorded_names_the_runs_when_asked_for_one_that_does_not_exist():
 
 
 def test_each_failure_is_told_in_words_where_it_happened():
+    def says(key: str, **figures: object) -> str:
+        return lessons.sentence("four_runs", key, **figures)
+
+    x_a = recorded("A").failure_x
+    assert x_a is not None and round(x_a) == 49  # moment 18 of 37: backward's start
     assert [recorded(run.id).failure_text for run in RUNS] == [
-        "out of memory in backward 49% of the way through step 1",  # moment 18 of 37: backward's start
+        f"{says('oom_in_backward')} {says('in_step_one', x=49)}",
         None,
-        "loss becomes nan at step 2,000",
-        "loss stops moving at step 50",
+        f"{says('loss_becomes_nan')} {says('at_step', x=2000)}",
+        f"{says('loss_stops_moving')} {says('at_step', x=50)}",
     ]
 
 
-def test_the_lesson_device_is_named_in_gib_then_decimal_gb():
+def test_the_lesson_device_reads_back_in_the_gib_the_card_reports():
     # 24 GiB = 24 × 2^30 = 25,769,803,776 bytes = 25.77 GB.
-    assert device_words(24 * 2**30 / 1e9) == "24 GiB card (25.77 GB)"
+    assert device_gib(24 * 2**30 / 1e9) == pytest.approx(24.0)

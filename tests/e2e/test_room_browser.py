@@ -9,13 +9,20 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
+from core import lessons
 from core.questions import load_bank
 from tests.e2e.conftest import INSTRUCTOR_KEY, Learner
 
 pytestmark = pytest.mark.e2e
 
 R1 = load_bank().question("r1")
-SHOWN = "How your room answered"
+
+
+def shown(answers: int) -> str:
+    """The caption under a revealed question: how many in the room have answered it."""
+    return lessons.sentence("rooms", "room_answered", answered=answers)
+
+
 REFRESH_MS = 15_000  # three of the view's 5-second refreshes, for a busy machine
 
 
@@ -52,7 +59,7 @@ def _join(learner: Learner, link: str, name: str) -> None:
         sidebar.get_by_label("Display name", exact=False).fill(name)
     sidebar.get_by_role("button", name="Join").click()
     learner.settle()
-    expect(sidebar.get_by_text("You joined the room", exact=False)).to_be_visible()
+    expect(sidebar.get_by_text(lessons.sentence("rooms", "joined"))).to_be_visible()
 
 
 def test_answers_reach_the_instructor_and_a_reveal_waits_for_each_learners_answer(people) -> None:
@@ -68,24 +75,25 @@ def test_answers_reach_the_instructor_and_a_reveal_waits_for_each_learners_answe
         learner.nav("Four runs")
         learner.answer(option)
     # No reload: the class view's fragment refreshes on its own.
-    expect(instructor.page.get_by_text(f"{R1.label}: 2 answered, 1 right")).to_be_visible(timeout=REFRESH_MS)
+    counts = lessons.sentence("instructor", "answered_right", label=R1.label, answered=2, right=1)
+    expect(instructor.page.get_by_text(counts)).to_be_visible(timeout=REFRESH_MS)
     instructor.page.get_by_text("Display names (1)").click()
     expect(instructor.page.get_by_text("Ada <i>", exact=True)).to_be_visible()
 
     # Before the reveal, nobody sees the room's answers.
     first.page.reload()
     first.settle_loaded()  # the record comes back from the store after the browser says who it is
-    assert first.page.get_by_text(SHOWN).count() == 0
+    assert first.page.get_by_text(shown(2)).count() == 0
 
     instructor.page.get_by_text("Reveal to learners who answered").first.click()
     instructor.settle()
     first.page.reload()
     first.settle_loaded()  # the record comes back from the store after the browser says who it is
-    expect(first.page.get_by_text(SHOWN).first).to_be_visible(timeout=30_000)
+    expect(first.page.get_by_text(shown(2)).first).to_be_visible(timeout=30_000)
 
     third.nav("Four runs")
-    assert third.page.get_by_text(SHOWN).count() == 0  # revealed, but this learner has not answered
+    assert third.page.get_by_text(shown(2)).count() == 0  # revealed, but this learner has not answered
     third.answer(R1.option_text("num"))
-    expect(third.page.get_by_text(f"{SHOWN} (3 answers so far)")).to_be_visible()
+    expect(third.page.get_by_text(shown(3))).to_be_visible()
     for person in people:
         assert person.exceptions() == []

@@ -3,6 +3,8 @@
 import pytest
 from playwright.sync_api import expect
 
+from core import lessons
+
 pytestmark = pytest.mark.e2e
 
 # A loss logged under a name the lab does not recognise, nan from step 25 on.
@@ -15,7 +17,7 @@ def upload(learner, name: str, data: bytes) -> None:
     """Choose "my own log" and upload `data`; returns once the app has read the file."""
     page = learner.page
     learner.wait_for_widgets("Which log?")
-    learner.pick("Which log?", "My own log (upload a file)")
+    learner.pick("Which log?", lessons.sentence("your_run", "own_log"))
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
         files=[{"name": name, "mimeType": "text/csv", "buffer": data}]
     )
@@ -34,7 +36,8 @@ def test_upload_then_map_a_column_then_read_the_verdict(learner):
     ).to_be_visible()
     learner.choose("Training loss", "objective")
     expect(page.get_by_role("heading", name="Numerical: likely")).to_be_visible()
-    expect(page.get_by_text('• "objective" is first nan at step 25.', exact=True)).to_be_visible()
+    first_nan = lessons.sentence("diagnose", "first_nan", column="objective", step=25)
+    expect(page.get_by_text(f"• {first_nan}", exact=True)).to_be_visible()
     expect(page.get_by_role("link", name="Learn it: Execution stack")).to_be_visible()
     # One chart a panel: the question's run (loss, memory) and this log's loss.
     assert page.locator('[data-testid="stVegaLiteChart"]').count() == 3

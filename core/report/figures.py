@@ -1,0 +1,86 @@
+"""What other pages hand the report: the layer and the memory budget the learner left, as figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core import lessons
+
+
+@dataclass(frozen=True)
+class LayerFigures:
+    """The linear layer the learner configured, and its cost for one forward pass."""
+
+    n_in: int
+    m_out: int
+    batch: int
+    flops: float
+
+    @property
+    def gflops(self) -> float:
+        """Forward-pass cost in billions of floating-point operations."""
+        return self.flops / 1e9
+
+    def sentence(self) -> str:
+        """One line describing the layer and its cost."""
+        return lessons.sentence(
+            "quiz_report",
+            "layer",
+            n_in=self.n_in,
+            m_out=self.m_out,
+            batch=self.batch,
+            flops=readable_flops(self.flops),
+        )
+
+
+FLOP_UNITS = ((1e12, "TFLOPs"), (1e9, "GFLOPs"), (1e6, "MFLOPs"), (1e3, "kFLOPs"))
+
+
+def readable_flops(flops: float) -> str:
+    """A FLOP count to three significant figures in the largest unit it fills, e.g. `131 MFLOPs`."""
+    if not (flops >= 0 and flops != float("inf")):
+        raise ValueError(f"A FLOP count must be a finite number of at least zero, got {flops!r}.")
+    for size, unit in FLOP_UNITS:
+        if flops >= size:
+            return f"{_significant(flops / size)} {unit}"
+    return f"{_significant(flops)} FLOPs"
+
+
+def _significant(value: float) -> str:
+    """Three significant figures without scientific notation (1.07, 13.4, 537)."""
+    digits = max(0, 2 - int(f"{value:e}".split("e")[1])) if value else 0
+    return f"{value:,.{digits}f}"
+
+
+@dataclass(frozen=True)
+class BudgetFigures:
+    """The training-memory budget the learner left on the memory page (decimal GB)."""
+
+    parameters: float
+    total_gb: float
+    device_gb: float
+    activations_gb: float
+    optimizer_gb: float
+
+    @property
+    def fits(self) -> bool:
+        """Whether the whole budget fits in the device's memory."""
+        return self.total_gb <= self.device_gb
+
+    @property
+    def parameters_billion(self) -> float:
+        """The parameter count in billions."""
+        return self.parameters / 1e9
+
+    def sentence(self) -> str:
+        """One line: size, total against the device, whether it fits, and the two big terms."""
+        figures = {
+            "parameters_billion": self.parameters_billion,
+            "total_gb": self.total_gb,
+            "device_gb": self.device_gb,
+            "activations_gb": self.activations_gb,
+            "optimizer_gb": self.optimizer_gb,
+        }
+        if self.fits:
+            return lessons.sentence("quiz_report", "budget_fits", **figures)
+        return lessons.sentence("quiz_report", "budget_does_not_fit", **figures)
