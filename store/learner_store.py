@@ -18,11 +18,20 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from core.predictions import RECORD_PREFIX
-from core.scaling.evidence import PREDICTIONS
+from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS
 from store.engine import create_engine
 from store.ids import new_learner_id, new_resume_code, parse_code
 from store.migrations import migrate
-from store.schema import answers, hand_ins, learners, lesson_predictions, predictions, records, settings
+from store.schema import (
+    answers,
+    hand_ins,
+    learners,
+    lesson_predictions,
+    prediction_tracks,
+    predictions,
+    records,
+    settings,
+)
 
 
 class StoreUnavailable(RuntimeError):
@@ -178,7 +187,7 @@ class LearnerStore:
             if not _is_prediction(name):
                 return True
             stored = _load(connection, learner_id)["records"].get(name) or {}
-        if name == PREDICTIONS:
+        if name in (PREDICTIONS, PREDICTION_TRACKS):
             return all(stored.get(part) == option for part, option in value.items())
         return bool(stored == value)
 
@@ -260,6 +269,9 @@ def _put_record(connection: sa.Connection, learner_id: str, name: str, value: An
         # Kept apart from other records so the database can lock each prediction on its own.
         for part, option_id in (value or {}).items():
             _add_once(connection, predictions, learner_id, {"part": part, "option_id": option_id})
+    elif name == PREDICTION_TRACKS:
+        for part, track in (value or {}).items():
+            _add_once(connection, prediction_tracks, learner_id, {"part": part, "track": track})
     elif name.startswith(RECORD_PREFIX):
         _add_once(connection, lesson_predictions, learner_id, _lesson_prediction(name, value))
     else:
@@ -267,8 +279,9 @@ def _put_record(connection: sa.Connection, learner_id: str, name: str, value: An
 
 
 def _is_prediction(name: str) -> bool:
-    """True for the records the store keeps locked: the Scaling predictions and lesson predictions."""
-    return name == PREDICTIONS or name.startswith(RECORD_PREFIX)
+    """True for the records the store keeps locked: the Scaling predictions (and the track each was
+    locked on) and lesson predictions."""
+    return name in (PREDICTIONS, PREDICTION_TRACKS) or name.startswith(RECORD_PREFIX)
 
 
 def _lesson_prediction(name: str, value: Any) -> dict[str, str]:
@@ -300,6 +313,9 @@ def _load(connection: sa.Connection, learner_id: str) -> dict[str, Any]:
     locked_predictions = {part: option for part, option in rows(predictions, "part", "option_id")}
     if locked_predictions:
         stored_records[PREDICTIONS] = locked_predictions
+    locked_tracks = {part: track for part, track in rows(prediction_tracks, "part", "track")}
+    if locked_tracks:
+        stored_records[PREDICTION_TRACKS] = locked_tracks
     for prediction_id, choice, actual in rows(lesson_predictions, "prediction_id", "choice", "actual"):
         stored_records[RECORD_PREFIX + prediction_id] = {"choice": choice, "actual": actual}
     handed_in = rows(hand_ins, "handed_in_at")
@@ -315,5 +331,13 @@ def _rows(connection: sa.Connection, learner_id: str) -> int:
     """How many rows of work a learner has across the tables retention deletes."""
     return sum(
         connection.execute(sa.select(sa.func.count()).where(table.c.learner_id == learner_id)).scalar_one()
-        for table in (answers, predictions, lesson_predictions, settings, records, hand_ins)
+        for table in (
+            answers,
+            predictions,
+            prediction_tracks,
+            lesson_predictions,
+            settings,
+            records,
+            hand_ins,
+        )
     )

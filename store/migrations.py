@@ -160,6 +160,21 @@ def _pg_locks() -> list[str]:
     return functions + _pg_triggers(_LOCKS)
 
 
+def _record_guard(dialect: str, name: str, condition: str, pg_body: str, message: str) -> list[str]:
+    """Triggers refusing a record that belongs in a locked table of its own: on SQLite `condition` is
+    the SQL test of NEW; on PostgreSQL it names the trigger function created from `pg_body`."""
+    if dialect == "postgresql":
+        triggers = [
+            _pg_trigger(f"records_{name}_{event.lower()}", "records", event, condition, message)
+            for event in ("INSERT", "UPDATE")
+        ]
+        return [_pg_function(condition, pg_body), *triggers]
+    return [
+        _sqlite_trigger(f"records_{name}_{event.lower()}", "records", event, f" WHEN {condition}", message)
+        for event in ("INSERT", "UPDATE")
+    ]
+
+
 def _v1_learner_record(dialect: str) -> list[str]:
     """Learners, their answers, predictions, settings, records and hand-in, with the locks."""
     tables = [s.strip() for s in _TABLES.format(**_TYPES[dialect]).split(";")]
@@ -210,32 +225,60 @@ def _v3_lesson_predictions(dialect: str) -> list[str]:
             _FROM_RECORDS,
             "ALTER TABLE records ENABLE TRIGGER records_lock_delete",
             *_pg_triggers(_LESSON_LOCKS),
-            _pg_function("lesson_record", _PG_NOT_A_RECORD),
-            *[
-                _pg_trigger(
-                    f"records_guard_{event.lower()}", "records", event, "lesson_record", _NOT_A_RECORD
-                )
-                for event in ("INSERT", "UPDATE")
-            ],
+            *_record_guard("postgresql", "guard", "lesson_record", _PG_NOT_A_RECORD, _NOT_A_RECORD),
         ]
-    guard = " WHEN substr(NEW.name, 1, 8) = 'predict.'"
     return [
         *moved,
         "DROP TRIGGER records_lock_delete",
         _FROM_RECORDS,
         *_sqlite_locks((("records", "DELETE", "learner"),)),
         *_sqlite_locks(_LESSON_LOCKS),
-        *[
-            _sqlite_trigger(f"records_guard_{event.lower()}", "records", event, guard, _NOT_A_RECORD)
-            for event in ("INSERT", "UPDATE")
-        ],
+        *_record_guard("sqlite", "guard", "substr(NEW.name, 1, 8) = 'predict.'", "", _NOT_A_RECORD),
     ]
+
+
+_PREDICTION_TRACKS = """
+CREATE TABLE prediction_tracks (
+    learner_id VARCHAR(64) NOT NULL REFERENCES learners (id) ON DELETE CASCADE,
+    part VARCHAR(80) NOT NULL,
+    track VARCHAR(80) NOT NULL,
+    created_at {time} NOT NULL,
+    PRIMARY KEY (learner_id, part)
+)
+"""
+_TRACK_LOCKS = (
+    ("prediction_tracks", "UPDATE", "always"),
+    ("prediction_tracks", "DELETE", "learner"),
+    ("prediction_tracks", "INSERT", "handed_in"),
+)
+# The track a Scaling prediction was locked on decides how it is graded, so it is locked with it; kept
+# as a record it could be replaced afterwards.
+_TRACKS_NOT_A_RECORD = "lab store: prediction tracks are locked in prediction_tracks, not kept as records"
+_PG_TRACKS_NOT_A_RECORD = """IF NEW.name = 'scaling.prediction_tracks' THEN
+        RAISE EXCEPTION USING MESSAGE = TG_ARGV[0], ERRCODE = '23000';
+    END IF;
+    RETURN NEW;"""
+
+
+def _v4_prediction_tracks(dialect: str) -> list[str]:
+    """The track each Scaling prediction was locked on, in its own table, locked like the prediction."""
+    table = _PREDICTION_TRACKS.format(time=_TYPES[dialect]["time"]).strip()
+    if dialect == "postgresql":
+        guard = _record_guard(
+            dialect, "track_guard", "track_record", _PG_TRACKS_NOT_A_RECORD, _TRACKS_NOT_A_RECORD
+        )
+        return [table, *_pg_triggers(_TRACK_LOCKS), *guard]
+    guard = _record_guard(
+        dialect, "track_guard", "NEW.name = 'scaling.prediction_tracks'", "", _TRACKS_NOT_A_RECORD
+    )
+    return [table, *_sqlite_locks(_TRACK_LOCKS), *guard]
 
 
 MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (
     _v1_learner_record,
     rooms_migration,
     _v3_lesson_predictions,
+    _v4_prediction_tracks,
 )
 
 

@@ -17,10 +17,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from core.rooms import ROOM_CODE_ALPHABET, ROOM_CODE_CHARS, LearnerWork
-from core.scaling.evidence import PREDICTIONS
+from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS
 from store.learner_store import LearnerStore, _guarded, _insert
 from store.room_schema import memberships, reveals, rooms
-from store.schema import answers, predictions, records, settings
+from store.schema import answers, prediction_tracks, predictions, records, settings
 
 
 @dataclass(frozen=True)
@@ -214,11 +214,16 @@ class RoomStore:
             given = by_learner(answers, "question_id", "option_id")
             kept = by_learner(records, "name", "value")
             locked = by_learner(predictions, "part", "option_id")
+            tracks = by_learner(prediction_tracks, "part", "track")
             chosen = by_learner(settings, "section", "values")
         return [
             LearnerWork(
                 answers=given.get(member.learner_id, {}),
-                records={**kept.get(member.learner_id, {}), PREDICTIONS: locked.get(member.learner_id, {})},
+                records={
+                    **kept.get(member.learner_id, {}),
+                    PREDICTIONS: locked.get(member.learner_id, {}),
+                    PREDICTION_TRACKS: tracks.get(member.learner_id, {}),
+                },
                 settings=chosen.get(member.learner_id, {}),
                 name=member.display_name,
             )

@@ -54,6 +54,15 @@ def _latest_value(name: str, key: str, value: str) -> sa.Table:
 
 answers = _first_choice("answers", "question_id")  # a marked question's first answer
 predictions = _first_choice("predictions", "part")  # a scaling part's first prediction
+# The track each of those predictions was locked on (record `scaling.prediction_tracks`).
+prediction_tracks = sa.Table(
+    "prediction_tracks",
+    metadata,
+    _learner_fk(),
+    sa.Column("part", NAME, primary_key=True),
+    sa.Column("track", NAME, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+)
 # A lesson prediction's first guess and the outcome the page showed then (records `predict.<id>`).
 lesson_predictions = sa.Table(
     "lesson_predictions",

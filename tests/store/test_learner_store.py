@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from core.scaling.evidence import PREDICTIONS
+from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS
 from store import LearnerStore, Refused
 from store.ids import is_learner_id, show_code
 from store.migrations import MIGRATIONS, SchemaTooNew, current_version
@@ -60,6 +60,15 @@ def test_a_prediction_is_locked_per_part(store: LearnerStore) -> None:
     assert store.load(learner)["records"] == {PREDICTIONS: {"A": "flat", "B": "flat", "C": "flat"}}
 
 
+def test_the_track_a_prediction_was_locked_on_is_locked_with_it(store: LearnerStore) -> None:
+    learner = store.new_learner().id
+    assert store.put_record(learner, PREDICTION_TRACKS, {"E": "tinyml"}) is True
+    assert store.put_record(learner, PREDICTION_TRACKS, {"E": "cloud", "B": "cloud"}) is False
+    assert store.load(learner)["records"] == {PREDICTION_TRACKS: {"B": "cloud", "E": "tinyml"}}
+    merged = store.merge(learner, {**EMPTY, "records": {PREDICTION_TRACKS: {"E": "edge", "A": "edge"}}})
+    assert merged["records"][PREDICTION_TRACKS] == {"A": "edge", "B": "cloud", "E": "tinyml"}
+
+
 def test_after_the_hand_in_nothing_changes(store: LearnerStore) -> None:
     learner = store.new_learner().id
     store.add_answer(learner, "r1", "mem")
@@ -97,6 +106,9 @@ REFUSED_BY_THE_DATABASE = [
     "UPDATE lesson_predictions SET choice = 'compute-bound'",
     "DELETE FROM lesson_predictions",
     "INSERT INTO lesson_predictions VALUES ('{learner}', 'linear.matmul', 'a', 'a', CURRENT_TIMESTAMP)",
+    "UPDATE prediction_tracks SET track = 'cloud'",
+    "DELETE FROM prediction_tracks",
+    "INSERT INTO prediction_tracks VALUES ('{learner}', 'B', 'cloud', CURRENT_TIMESTAMP)",
 ]
 
 
@@ -105,6 +117,7 @@ def test_the_database_refuses_to_change_locked_rows(store: LearnerStore, sql: st
     learner = store.new_learner().id
     store.add_answer(learner, "r1", "mem")
     store.put_record(learner, PREDICTIONS, {"A": "flat"})
+    store.put_record(learner, PREDICTION_TRACKS, {"A": "tinyml"})
     store.put_record(learner, GELU, {"choice": "memory-bound", "actual": "memory-bound"})
     store.put_settings(learner, "linear", {"batch": 8})
     store.put_record(learner, "run_a.reflection", {"text": "mine"})
@@ -120,6 +133,7 @@ def test_answers_and_lesson_predictions_are_locked_before_the_hand_in_too(store:
     store.add_answer(learner, "r1", "mem")
     store.put_record(learner, GELU, {"choice": "memory-bound", "actual": "memory-bound"})
     store.put_record(learner, "run_a.reflection", {"text": "mine"})
+    store.put_record(learner, PREDICTION_TRACKS, {"A": "tinyml"})
     before = store.load(learner)
     for sql in (
         "UPDATE answers SET option_id = 'speed'",
@@ -130,6 +144,9 @@ def test_answers_and_lesson_predictions_are_locked_before_the_hand_in_too(store:
         # Written as a record, a guess would dodge its lock: the records table takes none.
         f"INSERT INTO records VALUES ('{learner}', 'predict.linear.matmul', '{{}}', CURRENT_TIMESTAMP)",
         "UPDATE records SET name = 'predict.linear.matmul'",
+        "UPDATE prediction_tracks SET track = 'cloud'",
+        "DELETE FROM prediction_tracks",
+        f"INSERT INTO records VALUES ('{learner}', 'scaling.prediction_tracks', '{{}}', CURRENT_TIMESTAMP)",
     ):
         with pytest.raises(sa.exc.IntegrityError), store.engine.begin() as connection:
             connection.exec_driver_sql(sql)
