@@ -708,6 +708,24 @@ def _pair_verdict(first: ExperimentOutcome, second: ExperimentOutcome, together:
     )
 
 
+# The lesson prediction (data/lab.json) asked before the two changes are shown, and the pair its prompt names.
+PAIR_PREDICTION = "run_a.pair"
+PREDICTED_PAIR = "batch+optim"
+# How far a run gets, in the order a step runs: the ids of that prediction's options.
+REACHES = ("forward", "backward", "step", "later", "runs")
+
+
+def reach(timeline: StepTimeline) -> str:
+    """How far a run gets, one of `REACHES`: the phase of iteration 1 it dies in, a later iteration, or it
+    runs."""
+    failure = timeline.failure
+    if failure is None:
+        return "runs"
+    if failure.iteration > 1:
+        return "later"
+    return "forward" if failure.phase in ("start", "forward") else failure.phase
+
+
 @cache
 def run_pair(pair: str) -> PairOutcome:
     """Two first experiments alone and together, recomputed from the phase model (once per process)."""

@@ -11,6 +11,8 @@ from core.run_a import (
     EXPERIMENTS,
     FIRST_EXPERIMENTS,
     MAX_TEXT_CHARS,
+    PAIR_PREDICTION,
+    PREDICTED_PAIR,
     REFLECTION_RECORD,
     brief_figures,
     budget_series,
@@ -25,6 +27,7 @@ from core.run_a import (
     pair_label,
     pairs,
     phase_rows,
+    reach,
     reflection_record,
     run_a_timeline,
     run_experiment,
@@ -38,6 +41,7 @@ from ui import state
 from ui.charts import draw
 from ui.links import share_box
 from ui.nav import next_link
+from ui.prediction import lesson_prediction
 from ui.settings import persistent
 from ui.tables import arrow_rows
 
@@ -204,30 +208,35 @@ else:
         "One change at a time shows what each one does. Now put two together: when a change gets the "
         "run past the point where it died, does it meet another wall further on?"
     )
-    st.selectbox("Two experiments to combine", pairs(), format_func=pair_label, **persistent("run_a", "pair"))
-    pair = run_pair(state.section_settings("run_a")["pair"])
-    compared = pair.wall_mover
-    compared_note = f"{content.short_names[compared.experiment]} alone" if compared else "Run A as briefed"
-    st.markdown(f"**{pair.together.change_title}.** {pair.verdict}")
-    draw(
-        ("run_a.pair", pair.together.experiment),
-        lambda: timeline_chart(
-            pair.together.timeline,
-            title="Both changes: memory in use",
-            before=compared.timeline if compared else run_a,
-            before_note=compared_note,
-        ),
-        description=f"Memory through two iterations with both changes: {pair.together.label}.",
-    )
-    st.caption(
-        f"Coloured bands: both changes together. Blue dashed line: {compared_note}. Below, each experiment "
-        "alone and the two together, side by side."
-    )
-    st.table(
-        arrow_rows(outcome_rows([pair.first, pair.second, pair.together])),
-        hide_index=True,
-        alt="Each of the two experiments alone, then both together, and where each run gets to.",
-    )
+    if lesson_prediction(PAIR_PREDICTION, reach(run_pair(PREDICTED_PAIR).together.timeline)) is not None:
+        st.selectbox(
+            "Two experiments to combine", pairs(), format_func=pair_label, **persistent("run_a", "pair")
+        )
+        pair = run_pair(state.section_settings("run_a")["pair"])
+        compared = pair.wall_mover
+        compared_note = (
+            f"{content.short_names[compared.experiment]} alone" if compared else "Run A as briefed"
+        )
+        st.markdown(f"**{pair.together.change_title}.** {pair.verdict}")
+        draw(
+            ("run_a.pair", pair.together.experiment),
+            lambda: timeline_chart(
+                pair.together.timeline,
+                title="Both changes: memory in use",
+                before=compared.timeline if compared else run_a,
+                before_note=compared_note,
+            ),
+            description=f"Memory through two iterations with both changes: {pair.together.label}.",
+        )
+        st.caption(
+            f"Coloured bands: both changes together. Blue dashed line: {compared_note}. Below, each "
+            "experiment alone and the two together, side by side."
+        )
+        st.table(
+            arrow_rows(outcome_rows([pair.first, pair.second, pair.together])),
+            hide_index=True,
+            alt="Each of the two experiments alone, then both together, and where each run gets to.",
+        )
 
 st.header("A budget too small, or a leak?")
 st.markdown(

@@ -5,8 +5,16 @@ import json
 
 import pytest
 
-from core.run_a import EXPERIMENTS, brief_figures, feedback, run_experiment, run_pair, short_label
-from tests.app.conftest import open_page
+from core.run_a import (
+    EXPERIMENTS,
+    PAIR_PREDICTION,
+    brief_figures,
+    feedback,
+    run_experiment,
+    run_pair,
+    short_label,
+)
+from tests.app.conftest import open_page, predict
 
 PAGE = "pages/run_a.py"
 HOSTILE = "<b>x</b> [link](http://x) **bold** <script>alert(1)</script>"
@@ -137,8 +145,31 @@ def test_after_hand_in_the_forms_are_closed():
     assert "handed in" in " ".join(c.value for c in at.caption)
 
 
+def test_the_pair_waits_for_a_locked_prediction_that_stays_locked_and_reaches_the_report():
+    at = submit_decision(open_page(PAGE), "batch", "Activations scale with the tokens.")
+    # Before the guess: no pair to pick, no pair chart, only the four experiments' table.
+    assert "run_a.pair" not in [s.key for s in at.selectbox] and len(at.table) == 4
+    assert at.radio(key=f"predict.{PAIR_PREDICTION}").value is None
+    predict(at, PAIR_PREDICTION, "step")
+    assert not at.exception
+    # Half the tokens and SGD: 16.67 GB of 25.77 GB, so it runs; the guess "dies in the step" missed.
+    assert records(at)[f"predict.{PAIR_PREDICTION}"] == {"choice": "step", "actual": "runs"}
+    assert at.selectbox(key="run_a.pair").value == "batch+optim" and len(at.table) == 5
+    locked = next(c.value for c in at.caption if "You predicted" in c.value)
+    assert "(missed)" in locked and "The trap:" in locked
+    open_page("pages/four_runs.py", at=at)
+    open_page(PAGE, at=at)
+    assert not at.exception and "run_a.pair" in [s.key for s in at.selectbox]
+    assert f"predict.{PAIR_PREDICTION}" not in [r.key for r in at.radio]  # locked: no form to guess again
+    report = open_page("pages/quiz_report.py", at=at)
+    rows = report.table[1].value.to_dict("records")
+    assert [r["Mark"] for r in rows] == ["not made"] * 5 + ["missed"]
+    assert [m.value for m in report.main.metric][3] == "0/6"
+
+
 def test_two_experiments_together_show_the_second_wall_on_one_timeline_and_table():
     at = submit_decision(open_page(PAGE), "batch", "Activations scale with the tokens.")
+    predict(at, PAIR_PREDICTION, "runs")
     pick = at.selectbox(key="run_a.pair")
     assert pick.value == "batch+optim" and pick.options == [
         "Half the tokens + SGD instead of Adam",
@@ -169,6 +200,7 @@ def test_two_experiments_together_show_the_second_wall_on_one_timeline_and_table
 
 def test_the_pair_is_a_setting_that_survives_another_page():
     at = submit_decision(open_page(PAGE), "gpu", "More memory.")
+    predict(at, PAIR_PREDICTION, "backward")
     at.selectbox(key="run_a.pair").select("optim+gpu").run()
     assert not at.exception
     assert at.session_state["settings"]["run_a"]["pair"] == "optim+gpu"

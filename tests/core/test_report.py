@@ -240,7 +240,7 @@ def test_the_markdown_report_gives_the_right_answer_and_the_predictions_apart():
     text = render_markdown(build_report(load_bank(), snapshot, layer=None, budget=None))
     assert "| Run A: out of memory in backward | Numerical: values have left the range" in text
     assert "| wrong | Resource: the step asks for more memory than the device holds |" in text
-    assert "| Predictions that held (not marked) | 0/5 |" in text
+    assert "| Predictions that held (not marked) | 0/6 |" in text
     assert (
         "| GELU: memory- or compute-bound | Compute-bound: the arithmetic units are the limit | Memory-bound"
         in text

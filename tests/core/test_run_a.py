@@ -13,9 +13,13 @@ from core.memory.setup import StepSetup
 from core.memory.timeline import PHASES, step_timeline
 from core.memory.verdict import capped
 from core.model_config import parse_config
+from core.questions import load_bank
 from core.run_a import (
     EXPERIMENTS,
     MAX_TEXT_CHARS,
+    PAIR_PREDICTION,
+    PREDICTED_PAIR,
+    REACHES,
     brief_figures,
     budget_series,
     decision_record,
@@ -30,6 +34,7 @@ from core.run_a import (
     pairs,
     parse_content,
     phase_rows,
+    reach,
     reflection_record,
     run_a_timeline,
     run_experiment,
@@ -175,6 +180,44 @@ def test_each_pair_verdict_agrees_with_its_table(pair_id):
         assert setup.batch * setup.seq_len in (768, 1536) and setup.model.layers == 16
 
 
+# Run A as briefed (1 × 1,536 tokens, Adam) on caps chosen around its peaks, worked above:
+# weights alone 7.893 + reserve 0.268 = 8.16 GB; forward's last block 18.05 GB on the way to its 25.58 GB
+# peak; backward's start 25.89 GB; iteration 1's step 5 × 7.893 + 0.268 = 39.73 GB; iteration 2's forward,
+# with Adam's two moments now resident, 41.17 GB.
+@pytest.mark.parametrize(
+    ("gib", "expected"),
+    [
+        (4, "forward"),  # 4.29 GB: not even the weights fit, which the options count as before backward
+        (16, "forward"),  # 17.18 GB: forward runs out part way
+        (24, "backward"),  # 25.77 GB: Run A itself, 25.89 GB asked at backward's start
+        (37, "step"),  # 39.73 GB: backward fits, the first step needs 39.733 GB, 0.005 GB too many
+        (38, "later"),  # 40.80 GB: iteration 1 completes, iteration 2's forward asks 41.17 GB
+        (40, "runs"),  # 42.95 GB: the highest peak, 41.68 GB in iteration 2's backward, fits
+    ],
+)
+def test_how_far_run_a_gets_is_read_from_its_own_numbers(gib, expected):
+    timeline = step_timeline(run_a_timeline().setup, capacity=capped(gib))
+    assert reach(timeline) == expected
+
+
+def test_the_pair_prediction_is_graded_by_the_phase_model():
+    # Its options are the ways a run can end, in the order a step runs.
+    assert load_bank().prediction(PAIR_PREDICTION).option_ids() == REACHES
+    assert PREDICTED_PAIR in pairs() and pair_label(PREDICTED_PAIR) == "Half the tokens + SGD instead of Adam"
+    # Run A dies at backward's start (25.89 GB of 25.77 GB); half the tokens alone gets through backward and
+    # dies in the first step (39.73 GB); with SGD as well nothing is ever created there: 16.67 GB, it runs.
+    pair = run_pair(PREDICTED_PAIR)
+    assert reach(run_a_timeline()) == "backward" and reach(pair.first.timeline) == "step"
+    assert reach(pair.second.timeline) == "backward"
+    assert (
+        reach(pair.together.timeline) == "runs" and f"{pair.together.timeline.peak_reached_gb:.2f}" == "16.67"
+    )
+    # Every option but the true one names the misconception that picks it.
+    prediction = load_bank().prediction(PAIR_PREDICTION)
+    assert prediction.misconception("runs", "runs") is None
+    assert all(prediction.misconception(o, "runs") for o in REACHES if o != "runs")
+
+
 def test_a_pair_with_a_change_that_already_runs_says_it_adds_no_diagnosis():
     pair = run_pair("optim+gpu")
     # SGD on the 40 GiB cap: Run A's backward start, 7.893 GB of weights + 17.73 GB of activations and loss
@@ -247,6 +290,14 @@ def test_fewer_tokens_never_need_more_and_sgd_never_changes_the_first_backward(s
     assert until_step == [p.live for p in sgd.points if p.iteration == 1 and p.phase != "step"]
 
 
+@settings(max_examples=30, deadline=None)
+@given(setups, st.floats(0.5, 40), st.floats(0, 20))
+def test_more_memory_never_gets_a_run_less_far(setup, gib, more_gib):
+    smaller = reach(step_timeline(setup, capacity=capped(gib)))
+    larger = reach(step_timeline(setup, capacity=capped(gib + more_gib)))
+    assert REACHES.index(smaller) <= REACHES.index(larger)
+
+
 @pytest.mark.parametrize("gib", [0, -1])
 def test_a_device_must_hold_some_memory(gib):
     with pytest.raises(ValueError, match="positive"):
@@ -307,8 +358,10 @@ def test_every_feedback_claim_agrees_with_the_experiment_table():
     assert base is not None and halved is not None and sgd is not None
     assert "it does pass backward" in feedback("batch") and "first optimizer.step()" in feedback("batch")
     assert halved.phase == "step" and halved.iteration == 1
-    assert "add SGD to half the tokens and watch that second wall go" in feedback("batch")
-    assert run_pair("batch+optim").together.timeline.failure is None
+    # It sends the learner on to the pair's prediction without giving its answer away.
+    assert (
+        "Two changes at once" in feedback("batch") and "fit" not in feedback("batch").split("Two changes")[1]
+    )
     assert "dies in exactly the same place" in feedback("optim")
     assert (sgd.iteration, sgd.phase, sgd.block) == (
         base.iteration,

@@ -98,6 +98,7 @@ def assert_everything_fits(learner, path: str, *, width_px: int, height_px: int)
     if path == "run-a":  # a saved decision opens the experiments: two more timelines and their tables
         learner.submit_form(0, "Only activations grow with the tokens.", option=FIRST_EXPERIMENTS["batch"])
         learner.page.get_by_role("heading", name="Two changes at once").wait_for()
+        learner.predict_all()  # the pair's guess, which the pair's timeline and table wait for
     expected_charts = {"run-a": 6}.get(path, 1 if path in WITH_CHARTS else 0)
     assert_shown_fits(learner, path, expected_charts)
 

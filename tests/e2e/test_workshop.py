@@ -163,10 +163,11 @@ def test_a_links_own_text_never_reaches_its_note(learner):
 
 
 def fill_run_a(learner, *, why: str, reflection: str) -> None:
-    """Run A's two forms in page order: the first experiment with its reasoning, then Run B."""
+    """Run A's two forms: Run B first, then the first experiment with its reasoning (a saved decision adds
+    the pair's prediction form between them)."""
     expect(learner.main_forms()).to_have_count(2)
-    learner.submit_form(0, why, option="Halve the tokens per step (batch × sequence) and run it again")
     learner.submit_form(1, reflection)
+    learner.submit_form(0, why, option="Halve the tokens per step (batch × sequence) and run it again")
 
 
 def test_two_learners_at_once_never_see_each_others_answers_or_text(learner, second_learner):
