@@ -231,34 +231,20 @@ def _phase_outcome(timeline: StepTimeline, iteration: int, phase: str) -> str:
 
 
 def phase_rows(timeline: StepTimeline, *, iteration: int = 1) -> list[dict[str, str]]:
-    """One row per phase of an iteration: what happens, what is live at its peak, and how it ends."""
-    descriptions = load_content().phases
+    """One row per phase of an iteration: what is live at its peak, and how it ends (what happens in each
+    phase is told apart, in `RunAContent.phases`, to keep the table narrow)."""
     rows = []
     for phase in PHASES:
         peak = timeline.peak_point(iteration=iteration, phase=phase)
         rows.append(
             {
                 "Phase": PHASE_LABELS[phase],
-                "What happens": descriptions[phase],
                 "Live at its peak": ", ".join(share.label for share in peak.live.shares()),
                 "Peak needed (GB)": f"{peak.total_gb:.2f}",
                 "Outcome": _phase_outcome(timeline, iteration, phase),
             }
         )
     return rows
-
-
-def measure_rows() -> list[dict[str, str]]:
-    """The measure-rather-than-guess table: a question, the PyTorch call that answers it, what the reading
-    means."""
-    return [
-        {
-            "What to ask": row["question"],
-            "What answers it": row["call"],
-            "What the reading means": row["reading"],
-        }
-        for row in load_content().measure
-    ]
 
 
 @dataclass(frozen=True)
@@ -425,17 +411,35 @@ def run_experiment(experiment: str) -> ExperimentOutcome:
     return _outcome((experiment,), FIRST_EXPERIMENTS[experiment])
 
 
-def outcome_rows(outcomes: Sequence[ExperimentOutcome]) -> list[dict[str, str]]:
-    """A table of experiments: what each changed and where the run gets to."""
+def _short(outcome: ExperimentOutcome) -> str:
+    """An experiment, or a pair, in a few words."""
+    experiment = outcome.experiment
+    return pair_label(experiment) if PAIR_SEPARATOR in experiment else short_label(experiment)
+
+
+# Two narrow tables rather than one wide one, so each fits a phone's width without scrolling sideways.
+def change_rows(outcomes: Sequence[ExperimentOutcome]) -> list[dict[str, str]]:
+    """A table of experiments: what each one changes, whether iteration 1 then completes, and the peak asked
+    for."""
     return [
         {
             "Experiment": o.label,
             "Change": o.change_title,
             "Iteration 1 completes": "yes" if o.timeline.first_iteration_completes else "no",
+            "Peak needed (GB)": f"{o.timeline.peak_reached_gb:.2f}",
+        }
+        for o in outcomes
+    ]
+
+
+def reach_rows(outcomes: Sequence[ExperimentOutcome]) -> list[dict[str, str]]:
+    """A table of experiments: where the phase model says each run first fails, beside what the H200 did."""
+    return [
+        {
+            "Experiment": _short(o),
             "First failure": o.timeline.failure.where(o.timeline.layers)
             if o.timeline.failure
             else "none: it keeps running",
-            "Peak needed (GB)": f"{o.timeline.peak_reached_gb:.2f}",
             "On the H200 (run_a.csv)": o.measured or "not run",
         }
         for o in outcomes

@@ -5,6 +5,7 @@ import streamlit as st
 
 from charts.run_a import iterations_chart, outcome_map_chart, timeline_chart
 from core.memory.settings import CONVENTIONS, Attention, Optimizer
+from core.memory.timeline import PHASE_LABELS, PHASES
 from core.memory.view import three_answers_rows
 from core.run_a import (
     DECISION_RECORD,
@@ -14,20 +15,21 @@ from core.run_a import (
     PAIR_PREDICTION,
     PREDICTED_PAIR,
     REFLECTION_RECORD,
+    ExperimentOutcome,
     brief_figures,
     budget_series,
+    change_rows,
     decision_record,
     feedback,
     leak,
     load_content,
     map_agreement,
-    measure_rows,
     outcome_map,
-    outcome_rows,
     pair_label,
     pairs,
     phase_rows,
     reach,
+    reach_rows,
     reflection_record,
     run_a_timeline,
     run_experiment,
@@ -47,6 +49,21 @@ from ui.tables import arrow_rows
 
 content, brief, run_a = load_content(), brief_figures(), run_a_timeline()
 setup, locked = run_a.setup, state.read_only()
+
+
+def experiment_tables(outcomes: list[ExperimentOutcome], what: str) -> None:
+    """Two narrow tables rather than one that a phone would scroll: what each run changes, then where it gets
+    to beside what the H200 did."""
+    st.table(
+        arrow_rows(change_rows(outcomes)),
+        hide_index=True,
+        alt=f"{what}: what each changes, whether iteration 1 completes and the peak it asks for.",
+    )
+    st.table(
+        arrow_rows(reach_rows(outcomes)),
+        hide_index=True,
+        alt=f"{what}: where each run first fails, and what the H200 did.",
+    )
 
 
 def submit(name: str, build, **fields) -> None:
@@ -90,11 +107,13 @@ st.markdown(
 )
 
 st.subheader("Three answers to the same question")
-st.table(
-    arrow_rows(three_answers_rows(setup, capacity=run_a.capacity)),
+answers = three_answers_rows(setup, capacity=run_a.capacity)
+st.table(  # the reasons go below the table, so it fits a phone's width
+    arrow_rows({column: value for column, value in row.items() if column != "Why"} for row in answers),
     hide_index=True,
     alt="The lesson's rough rule, the careful count and the H200 measurement of Run A, side by side.",
 )
+st.markdown("\n".join(f"- **{row['Answer']}:** {row['Why']}" for row in answers))
 
 st.header("One training step, moment by moment")
 draw(
@@ -114,6 +133,7 @@ st.table(
     hide_index=True,
     alt="Each phase of Run A's first step, what is live at its peak and how it ends.",
 )
+st.markdown("\n".join(f"- **{PHASE_LABELS[phase]}:** {content.phases[phase]}" for phase in PHASES))
 
 st.subheader("Where Run A's shape dies: measured and estimated")
 draw(
@@ -197,11 +217,7 @@ else:
         "Coloured bands: the terms after the change. Blue dashed line: Run A as briefed. Red cross "
         "and grey line: the failure and what was never reached."
     )
-    st.table(
-        arrow_rows(outcome_rows([run_experiment(e) for e in EXPERIMENTS])),
-        hide_index=True,
-        alt="The four experiments and where each run gets to.",
-    )
+    experiment_tables([run_experiment(e) for e in EXPERIMENTS], "The four experiments")
 
     st.subheader("Two changes at once")
     st.markdown(
@@ -232,10 +248,8 @@ else:
             f"Coloured bands: both changes together. Blue dashed line: {compared_note}. Below, each "
             "experiment alone and the two together, side by side."
         )
-        st.table(
-            arrow_rows(outcome_rows([pair.first, pair.second, pair.together])),
-            hide_index=True,
-            alt="Each of the two experiments alone, then both together, and where each run gets to.",
+        experiment_tables(
+            [pair.first, pair.second, pair.together], "Each experiment alone, then both together"
         )
 
 st.header("A budget too small, or a leak?")
@@ -277,11 +291,7 @@ st.markdown(
 )
 
 st.header("Measure rather than guess")
-st.table(
-    arrow_rows(measure_rows()),
-    hide_index=True,
-    alt="Questions to ask of a failing run and the PyTorch calls that answer them.",
-)
+st.markdown("\n".join(f"- **{row['question']}** {row['call']}. {row['reading']}" for row in content.measure))
 st.caption(
     f"Sources: {'; '.join(row['source'] for row in content.measure)}. Then put each measurement next "
     "to the term you estimated, and see which one you got wrong."

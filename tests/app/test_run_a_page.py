@@ -60,10 +60,13 @@ def test_the_brief_is_computed_and_experiments_wait_for_a_decision():
     assert any("Save a decision" in i.value for i in at.info)
     timeline = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     assert timeline["title"] == "Run A: memory in use through the first step"
-    assert len(at.table) == 3  # three answers, the phases, and measure rather than guess
+    assert len(at.table) == 2  # three answers and the phases; measure rather than guess is a list
     answers = at.table[0].value
     assert list(answers["Answer"])[0] == "The lesson's rough rule"
     assert "out of memory in step 1 backward" in list(answers["Verdict"])
+    # The rough rule's 12·H² per block leaves out the embeddings: 50,257·3072 + 2048·3072 + 2·3072
+    # = 161,326,080 parameters, told below the table, where a phone has the width for it.
+    assert "Why" not in answers.columns and "161,326,080 parameters short" in markdown_text(at)
 
 
 def test_a_choice_and_reasoning_are_both_required():
@@ -124,6 +127,7 @@ def test_each_experiment_shows_its_computed_outcome(experiment):
     assert f"{short_label(experiment)}: memory in use" in [c.get("title") for c in charts]
     table = at.table[2].value
     assert list(table["Experiment"]) == [run_experiment(e).label for e in EXPERIMENTS]
+    assert list(at.table[3].value["Experiment"]) == [short_label(e) for e in EXPERIMENTS]
     assert at.session_state["settings"]["run_a"]["experiment"] == experiment
 
 
@@ -154,7 +158,7 @@ def test_the_pair_waits_for_a_locked_prediction_that_stays_locked_and_reaches_th
     assert not at.exception
     # Half the tokens and SGD: 16.67 GB of 25.77 GB, so it runs; the guess "dies in the step" missed.
     assert records(at)[f"predict.{PAIR_PREDICTION}"] == {"choice": "step", "actual": "runs"}
-    assert at.selectbox(key="run_a.pair").value == "batch+optim" and len(at.table) == 5
+    assert at.selectbox(key="run_a.pair").value == "batch+optim" and len(at.table) == 6
     locked = next(c.value for c in at.caption if "You predicted" in c.value)
     assert "(missed)" in locked and "The trap:" in locked
     open_page("pages/four_runs.py", at=at)
@@ -187,7 +191,7 @@ def test_two_experiments_together_show_the_second_wall_on_one_timeline_and_table
     assert titles.count("Both changes: memory in use") == 1
     # The comparison line is half the tokens alone: it climbs to 39.73 GB in the first optimizer step.
     assert "Blue dashed line: half the tokens alone." in " ".join(c.value for c in at.caption)
-    table = at.table[3].value
+    table = at.table[4].value
     assert list(table["Experiment"]) == [
         run_experiment("batch").label,
         run_experiment("optim").label,

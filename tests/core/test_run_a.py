@@ -22,19 +22,20 @@ from core.run_a import (
     REACHES,
     brief_figures,
     budget_series,
+    change_rows,
     decision_record,
     estimated_outcome,
     feedback,
     leak,
     load_content,
     map_agreement,
-    outcome_rows,
     pair_experiments,
     pair_label,
     pairs,
     parse_content,
     phase_rows,
     reach,
+    reach_rows,
     reflection_record,
     run_a_timeline,
     run_experiment,
@@ -92,14 +93,32 @@ def test_phase_table_of_run_a():
     ]
 
 
-def test_outcome_table_has_one_row_per_experiment_with_the_measurement():
-    rows = outcome_rows([run_experiment(e) for e in EXPERIMENTS])
-    assert [r["On the H200 (run_a.csv)"] for r in rows] == [
+def test_outcome_tables_have_one_row_per_experiment_with_the_measurement():
+    outcomes = [run_experiment(e) for e in EXPERIMENTS]
+    reached = reach_rows(outcomes)
+    assert [r["On the H200 (run_a.csv)"] for r in reached] == [
         "step 1 optimizer.step",
         "step 1 backward",
         "ok",
         "ok",
     ]
+    assert [r["Experiment"] for r in reached] == [
+        "Half the tokens",
+        "SGD instead of Adam",
+        "The bigger device",
+        "A smaller model",
+    ]
+    changed = change_rows(outcomes)
+    # Half the tokens asks 5 × 7.893 + 0.268 = 39.73 GB in its first step; SGD stops at backward's 25.89 GB.
+    assert [r["Peak needed (GB)"] for r in changed][:2] == ["39.73", "25.89"]
+    assert [r["Iteration 1 completes"] for r in changed] == ["no", "no", "yes", "yes"]
+
+
+def test_the_phase_table_leaves_what_happens_to_the_text_beside_it():
+    # Four narrow columns, so it fits a phone: 8.16 GB at the start is the weights and the 0.268 GB reserve.
+    rows = phase_rows(run_a_timeline())
+    assert list(rows[0]) == ["Phase", "Live at its peak", "Peak needed (GB)", "Outcome"]
+    assert rows[0]["Peak needed (GB)"] == f"{WEIGHTS_GB + RESERVE_GB:.2f}" == "8.16"
 
 
 def test_budget_series_is_flat_and_fails_every_launch():
@@ -165,7 +184,8 @@ def test_half_the_tokens_with_sgd_clears_both_walls():
 @pytest.mark.parametrize("pair_id", pairs())
 def test_each_pair_verdict_agrees_with_its_table(pair_id):
     pair = run_pair(pair_id)
-    rows = outcome_rows([pair.first, pair.second, pair.together])
+    outcomes = [pair.first, pair.second, pair.together]
+    rows = [c | r for c, r in zip(change_rows(outcomes), reach_rows(outcomes), strict=True)]
     assert [r["Experiment"] for r in rows][2] == pair_label(pair_id)
     # Each run's words in the verdict come from its own row: where it fails, or the peak it runs at.
     for row, runs in zip(rows, ("peaking at", "peaking at", "the peak is"), strict=True):
