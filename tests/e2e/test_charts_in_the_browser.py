@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from charts.memory import TERM_COLOURS
-from core.report import FIRST_EXPERIMENTS
+from core.run_a import FIRST_EXPERIMENTS
 
 pytestmark = pytest.mark.e2e
 
