@@ -32,7 +32,7 @@ from core.run_a.decision import (
     saved_choice_index,
     stored_text,
 )
-from core.run_a.experiments import EXPERIMENTS, FIRST_EXPERIMENTS, pair_experiments, pairs
+from core.run_a.experiments import EXPERIMENTS, FIRST_EXPERIMENTS, SHORT_NAMES, pair_experiments, pairs
 from core.run_a.leak import IterationSeries, Leak, budget_series, leak
 from core.run_a.outcomes import (
     ExperimentOutcome,
@@ -54,6 +54,7 @@ __all__ = [
     "PREDICTED_PAIR",
     "REACHES",
     "REFLECTION_RECORD",
+    "SHORT_NAMES",
     "BriefFigures",
     "ExperimentOutcome",
     "IterationSeries",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cache
 
+from core import lessons
 from core.memory import to_gb
 from core.memory.reference import run_a_measurements
 from core.memory.timeline import PHASE_LABELS, PHASES, StepTimeline, step_timeline
@@ -56,10 +57,15 @@ def brief_figures() -> BriefFigures:
 def brief_sentence() -> str:
     """Run A in one sentence, with the figures every page shows (Home, Four runs, Run A, the report)."""
     brief = brief_figures()
-    return (
-        f"Run A: {brief.weights_gb:.2f} GB of weights on a {brief.device_gib:g} GiB "
-        f"({brief.device_gb:.2f} GB) device; forward peaks at {brief.forward_peak_gb:.2f} GB, then it dies "
-        f"in {brief.failure_where}, asking for {brief.backward_peak_gb:.2f} GB."
+    return lessons.sentence(
+        "run_a",
+        "brief",
+        weights_gb=brief.weights_gb,
+        device_gib=brief.device_gib,
+        device_gb=brief.device_gb,
+        forward_peak_gb=brief.forward_peak_gb,
+        failure_where=brief.failure_where,
+        backward_peak_gb=brief.backward_peak_gb,
     )
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core import lessons
 from core.datafiles import require
 from core.learner_text import MAX_CHARS
 from core.run_a.brief import brief_figures
 from core.run_a.experiments import EXPERIMENTS, check_experiment
-from core.run_a.scenario import FEEDBACK_FIGURES, load_content
 
 DECISION_RECORD = "run_a.decision"
 REFLECTION_RECORD = "run_a.reflection"
@@ -62,9 +62,24 @@ def saved_choice_index(record: Any) -> int | None:
 
 
 def feedback(choice: str) -> str:
-    """The feedback for one first experiment, its figures filled from Run A's computed brief."""
+    """The feedback for one first experiment (data/lessons/run_a/feedback_*.md), its figures filled from Run
+    A's computed brief."""
     check_experiment(choice)
-    figures = brief_figures()
-    return (
-        load_content().feedback[choice].format(**{name: getattr(figures, name) for name in FEEDBACK_FIGURES})
-    )
+    brief = brief_figures()
+    match choice:
+        case "batch":
+            return lessons.text("run_a", "feedback_batch")
+        case "optim":
+            return lessons.text("run_a", "feedback_optim")
+        case "gpu":
+            return lessons.text("run_a", "feedback_gpu")
+        case _:  # "model", the last of EXPERIMENTS (a test checks each experiment gets its own text)
+            return lessons.text(
+                "run_a",
+                "feedback_model",
+                weights_gb=brief.weights_gb,
+                device_gb=brief.device_gb,
+                device_gib=brief.device_gib,
+                other_gb=brief.other_gb,
+                activations_gb=brief.activations_gb,
+            )

@@ -14,6 +14,13 @@ FIRST_EXPERIMENTS = {
 }
 
 EXPERIMENTS = tuple(FIRST_EXPERIMENTS)  # batch, optim, gpu, model
+# Each experiment in a few lower-case words, to name it in a chart title or a pair.
+SHORT_NAMES = {
+    "batch": "half the tokens",
+    "optim": "SGD instead of Adam",
+    "gpu": "the bigger device",
+    "model": "a smaller model",
+}
 PAIR_SEPARATOR = "+"  # "batch+optim": two experiments applied together, as the settings name them
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 
+from core import lessons
 from core.datafiles import require
 from core.memory import BYTES_PER_GB
 from core.memory.reference import matching_run_a
@@ -18,6 +19,7 @@ from core.run_a.experiments import (
     EXPERIMENTS,
     FIRST_EXPERIMENTS,
     PAIR_SEPARATOR,
+    SHORT_NAMES,
     check_experiment,
     pair_experiments,
 )
@@ -106,53 +108,83 @@ def describe_change(before: StepSetup, after: StepSetup, before_gib: float, afte
     """What differs between two runs, as a lower-case phrase ("tokens 1 × 1,536 → 1 × 768, ...")."""
     words = []
     if (after.batch, after.seq_len) != (before.batch, before.seq_len):
-        words.append(f"tokens {before.batch} × {before.seq_len:,} → {after.batch} × {after.seq_len:,}")
+        words.append(
+            lessons.sentence(
+                "run_a",
+                "change_tokens",
+                batch_before=before.batch,
+                seq_len_before=before.seq_len,
+                batch_after=after.batch,
+                seq_len_after=after.seq_len,
+            )
+        )
     if after.optimizer != before.optimizer:
-        words.append(f"optimizer {_optimizer_name(before.optimizer)} → {_optimizer_name(after.optimizer)}")
+        words.append(
+            lessons.sentence(
+                "run_a",
+                "change_optimizer",
+                before=_optimizer_name(before.optimizer),
+                after=_optimizer_name(after.optimizer),
+            )
+        )
     if after_gib != before_gib:
-        words.append(f"memory {before_gib:g} GiB → {after_gib:g} GiB")
+        words.append(lessons.sentence("run_a", "change_memory", gib_before=before_gib, gib_after=after_gib))
     if after.model.layers != before.model.layers:
         weights = [s.parameters * s.convention.weight_bytes / BYTES_PER_GB for s in (before, after)]
         words.append(
-            f"blocks {before.model.layers} → {after.model.layers} (weights {weights[0]:.2f} GB → "
-            f"{weights[1]:.2f} GB)"
+            lessons.sentence(
+                "run_a",
+                "change_blocks",
+                layers_before=before.model.layers,
+                layers_after=after.model.layers,
+                weights_before_gb=weights[0],
+                weights_after_gb=weights[1],
+            )
         )
-    return ", ".join(words) or "nothing changes"
+    return ", ".join(words) or lessons.sentence("run_a", "change_nothing")
 
 
 def _summary(timeline: StepTimeline, baseline: StepTimeline) -> str:
-    failure, layers = timeline.failure, timeline.layers
-    device = f"{timeline.device_gb:.2f} GB"
+    """Where a changed run gets to, against Run A as briefed, in a sentence of data/lessons/run_a."""
+    failure, device_gb = timeline.failure, timeline.device_gb
     if failure is None:
-        steady, first = timeline.iteration_peak_gb(ITERATIONS), timeline.iteration_peak_gb(1)
-        later = (
-            f" Later iterations need more than the first ({steady:.2f} GB against {first:.2f} GB): "
-            "the optimizer state stays once created."
-            if steady > first
-            else ""
+        peak_gb, first_gb = timeline.iteration_peak_gb(ITERATIONS), timeline.iteration_peak_gb(1)
+        if peak_gb > first_gb:
+            return lessons.sentence(
+                "run_a",
+                "summary_runs_needing_more",
+                peak_gb=peak_gb,
+                device_gb=device_gb,
+                spare_gb=device_gb - peak_gb,
+                first_gb=first_gb,
+            )
+        return lessons.sentence(
+            "run_a", "summary_runs", peak_gb=peak_gb, device_gb=device_gb, spare_gb=device_gb - peak_gb
         )
-        return (
-            f"Iteration 1 completes, and so does every later one: the peak is {steady:.2f} GB of {device}, "
-            f"{timeline.device_gb - steady:.2f} GB to spare.{later}"
-        )
-    asked = f"asking for {failure.total_gb:.2f} GB of {device}"
+    where, asked_gb = failure.where(timeline.layers), failure.total_gb
     if same_moment(failure, baseline.failure):
-        return (
-            f"No change where it matters: it still fails in {failure.where(layers)}, {asked}, exactly as "
-            "before."
+        return lessons.sentence(
+            "run_a", "summary_unchanged", where=where, asked_gb=asked_gb, device_gb=device_gb
         )
     if failure.iteration > 1:
-        return (
-            f"Iteration 1 completes (peak {timeline.iteration_peak_gb(1):.2f} GB), but it fails in "
-            f"{failure.where(layers)}, {asked}: the optimizer state is now resident through forward and "
-            "backward."
+        return lessons.sentence(
+            "run_a",
+            "summary_fails_later",
+            first_gb=timeline.iteration_peak_gb(1),
+            where=where,
+            asked_gb=asked_gb,
+            device_gb=device_gb,
         )
     passed = [_PHASE_WORDS[p] for p in PHASES[1 : PHASES.index(failure.phase)]]
     if not passed:
-        return f"It fails in {failure.where(layers)}, {asked}."
-    return (
-        f"It gets further: it survives {' and '.join(passed)}, then fails in {failure.where(layers)}, "
-        f"{asked}."
+        return lessons.sentence("run_a", "summary_fails", where=where, asked_gb=asked_gb, device_gb=device_gb)
+    return lessons.sentence(
+        "run_a",
+        "summary_further",
+        passed=" and ".join(passed),
+        where=where,
+        asked_gb=asked_gb,
+        device_gb=device_gb,
     )
 
 
@@ -217,10 +249,10 @@ def reach_rows(outcomes: Sequence[ExperimentOutcome]) -> list[dict[str, str]]:
 def short_label(experiment: str) -> str:
     """One experiment in a few words, for a chart title: "Half the tokens"."""
     check_experiment(experiment)
-    return capital(load_content().short_names[experiment])
+    return capital(SHORT_NAMES[experiment])
 
 
 def pair_label(pair: str) -> str:
     """A pair of experiments in words: "Half the tokens + SGD instead of Adam"."""
     first, second = pair_experiments(pair)
-    return f"{short_label(first)} + {load_content().short_names[second]}"
+    return f"{short_label(first)} + {SHORT_NAMES[second]}"

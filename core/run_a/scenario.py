@@ -3,21 +3,17 @@ Run A's timeline on its own device."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from core import validate
 from core.datafiles import positive_number, read_json, require
 from core.memory.setup import StepSetup
-from core.memory.timeline import PHASES, StepTimeline, step_timeline
+from core.memory.timeline import StepTimeline, step_timeline
 from core.memory.verdict import Capacity, capped
 from core.model_config import parse_config
 from core.run_a.experiments import EXPERIMENTS
-
-# The figures a feedback text may name; `core.run_a.decision.feedback` fills them from Run A's brief.
-FEEDBACK_FIGURES = ("weights_gb", "device_gb", "device_gib", "other_gb", "activations_gb", "backward_peak_gb")
 
 
 @dataclass(frozen=True)
@@ -54,35 +50,15 @@ def _scenario(raw: Mapping[str, Any]) -> Scenario:
     return Scenario(setup=setup, device_gib=device_gib, larger_device_gib=larger_gib)
 
 
-def _prose(value: Any, what: str) -> str:
-    require(isinstance(value, str) and value.strip() != "", f"run_a.json: '{what}' must be text.")
-    return value
-
-
-def _texts(raw: Any, names: Sequence[str], what: str) -> dict[str, str]:
-    require(
-        isinstance(raw, Mapping) and set(raw) == set(names),
-        f"run_a.json: '{what}' needs exactly these entries: {', '.join(names)}.",
-    )
-    return {n: _prose(raw[n], f"{what}.{n}") for n in names}
-
-
 @dataclass(frozen=True)
 class RunAContent:
-    """Everything the Run A page reads from `data/run_a.json`, validated."""
+    """Everything the Run A page reads from `data/run_a.json`, validated: the scenario and the settings of
+    its budget-against-leak story (the page's texts are in `data/lessons/run_a/`)."""
 
     scenario: Scenario
-    phases: Mapping[str, str]
-    feedback: Mapping[str, str]
-    short_names: Mapping[str, str]  # each experiment as a few lower-case words, to name a pair
-    principle: str
     budget_launches: int
     leak_experiments: tuple[str, ...]
     leak_max_iterations: int
-    leak_retained: str
-    leak_causes: tuple[str, ...]
-    measure: tuple[Mapping[str, str], ...]
-    reflection_prompt: str
 
 
 def parse_content(raw: Any) -> RunAContent:
@@ -95,10 +71,6 @@ def parse_content(raw: Any) -> RunAContent:
         isinstance(base, list) and all(e in EXPERIMENTS for e in base),
         f"The leak's base experiments must come from {', '.join(EXPERIMENTS)}.",
     )
-    measure = validate.items(raw.get("measure"), "run_a.json needs a 'measure' table.", at_least=1)
-    rows = tuple(_texts(row, ("question", "call", "reading", "source"), "measure") for row in measure)
-    causes = raw.get("leak_causes")
-    require(isinstance(causes, list) and causes != [], "run_a.json needs a list of 'leak_causes'.")
     launches = raw.get("budget_launches")
     require(
         isinstance(launches, int) and launches >= 2,
@@ -108,28 +80,12 @@ def parse_content(raw: Any) -> RunAContent:
         isinstance(leak.get("max_iterations"), int) and leak["max_iterations"] > 2,
         "The leak needs a whole 'max_iterations' above 2.",
     )
-    content = RunAContent(
+    return RunAContent(
         scenario=_scenario(raw.get("scenario")),
-        phases=_texts(raw.get("phases"), PHASES, "phases"),
-        feedback=_texts(raw.get("feedback"), EXPERIMENTS, "feedback"),
-        short_names=_texts(raw.get("short_names"), EXPERIMENTS, "short_names"),
-        principle=_prose(raw.get("principle"), "principle"),
         budget_launches=launches,
         leak_experiments=tuple(base),
         leak_max_iterations=leak["max_iterations"],
-        leak_retained=_prose(leak.get("retained"), "leak.retained"),
-        leak_causes=tuple(_prose(c, "leak_causes") for c in causes),
-        measure=rows,
-        reflection_prompt=_prose(raw.get("reflection_prompt"), "reflection_prompt"),
     )
-    for choice in EXPERIMENTS:  # every placeholder must be one we fill
-        try:
-            content.feedback[choice].format(**{name: 1.0 for name in FEEDBACK_FIGURES})
-        except (KeyError, IndexError, ValueError) as err:
-            raise ValueError(
-                f"run_a.json: the feedback for '{choice}' names a figure we do not compute: {err}."
-            ) from None
-    return content
 
 
 @lru_cache(maxsize=1)

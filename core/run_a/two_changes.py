@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from core import lessons
 from core.memory.timeline import StepTimeline
-from core.run_a.experiments import pair_experiments
+from core.run_a.experiments import SHORT_NAMES, pair_experiments
 from core.run_a.outcomes import (
     ExperimentOutcome,
     capital,
@@ -16,7 +17,7 @@ from core.run_a.outcomes import (
     run_experiment,
     same_moment,
 )
-from core.run_a.scenario import load_content, run_a_timeline
+from core.run_a.scenario import run_a_timeline
 
 
 @dataclass(frozen=True)
@@ -52,40 +53,56 @@ def _fate(outcome: ExperimentOutcome, baseline: StepTimeline) -> str:
     timeline = outcome.timeline
     failure = timeline.failure
     if failure is None:
-        return f"runs, peaking at {timeline.peak_reached_gb:.2f} GB of {timeline.device_gb:.2f} GB"
+        return lessons.sentence(
+            "run_a", "fate_runs", peak_gb=timeline.peak_reached_gb, device_gb=timeline.device_gb
+        )
     where = failure.where(timeline.layers)
     if same_moment(failure, baseline.failure):
-        return f"still dies in {where}"
-    return f"{'gets further and ' if _fails_later(timeline, baseline) else ''}dies in {where}"
+        return lessons.sentence("run_a", "fate_unchanged", where=where)
+    if _fails_later(timeline, baseline):
+        return lessons.sentence("run_a", "fate_further", where=where)
+    return lessons.sentence("run_a", "fate_dies", where=where)
 
 
 def _pair_verdict(first: ExperimentOutcome, second: ExperimentOutcome, together: ExperimentOutcome) -> str:
     baseline = run_a_timeline()
-    name = load_content().short_names
-    alone = (
-        f"Alone, {name[first.experiment]} {_fate(first, baseline)}; alone, {name[second.experiment]} "
-        f"{_fate(second, baseline)}."
+    alone = lessons.sentence(
+        "run_a",
+        "pair_alone",
+        first=SHORT_NAMES[first.experiment],
+        first_fate=_fate(first, baseline),
+        second=SHORT_NAMES[second.experiment],
+        second_fate=_fate(second, baseline),
     )
-    timeline, device = together.timeline, f"{together.timeline.device_gb:.2f} GB"
+    timeline, device_gb = together.timeline, together.timeline.device_gb
+    peak_gb = timeline.peak_reached_gb
     if timeline.failure is not None:
-        asked = f"asking for {timeline.peak_reached_gb:.2f} GB of {device}"
-        return f"{alone} Together it {_fate(together, baseline)}, {asked}."
-    peak = timeline.peak_reached_gb
-    both = (
-        f"{alone} Together, every iteration completes: the peak is {peak:.2f} GB of {device}, "
-        f"{timeline.device_gb - peak:.2f} GB to spare."
+        return lessons.sentence(
+            "run_a",
+            "pair_fails",
+            alone=alone,
+            fate=_fate(together, baseline),
+            asked_gb=peak_gb,
+            device_gb=device_gb,
+        )
+    runs = lessons.sentence(
+        "run_a", "pair_runs", alone=alone, peak_gb=peak_gb, device_gb=device_gb, spare_gb=device_gb - peak_gb
     )
-    runs_alone = " and ".join(name[o.experiment] for o in (first, second) if o.timeline.failure is None)
-    if runs_alone:
-        return f"{both} {capital(runs_alone)} already ran alone, so the pair adds headroom, not a diagnosis."
+    ran_alone = " and ".join(SHORT_NAMES[o.experiment] for o in (first, second) if o.timeline.failure is None)
+    if ran_alone:
+        return lessons.sentence("run_a", "pair_ran_alone", together=runs, ran_alone=capital(ran_alone))
     mover = _wall_mover(first, second)
     if mover is None or baseline.failure is None or mover.timeline.failure is None:
-        return f"{both} Neither change was enough alone."
+        return lessons.sentence("run_a", "pair_neither", together=runs)
     other = second if mover is first else first
-    return (
-        f"{both} So Run A had two walls. {capital(name[mover.experiment])} clears the first "
-        f"({baseline.failure.where(baseline.layers)}) and meets the second "
-        f"({mover.timeline.failure.where(mover.timeline.layers)}); {name[other.experiment]} clears that one."
+    return lessons.sentence(
+        "run_a",
+        "pair_two_walls",
+        together=runs,
+        mover=capital(SHORT_NAMES[mover.experiment]),
+        first_wall=baseline.failure.where(baseline.layers),
+        second_wall=mover.timeline.failure.where(mover.timeline.layers),
+        other=SHORT_NAMES[other.experiment],
     )
 
 
