@@ -169,6 +169,8 @@ def test_the_pair_waits_for_a_locked_prediction_that_stays_locked_and_reaches_th
     report = open_page("pages/quiz_report.py", at=at)
     rows = report.table[1].value.to_dict("records")
     assert [r["Mark"] for r in rows] == ["not made"] * 5 + ["missed"]
+    # A missed guess names its misconception: "dies in the step" blames the gradients, not Adam's state.
+    assert "optimizer's state" in rows[-1]["What it suggests"] and rows[0]["What it suggests"] == ""
     assert [m.value for m in report.main.metric][3] == "0/6"
 
 
