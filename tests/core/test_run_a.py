@@ -176,7 +176,9 @@ def test_half_the_tokens_with_sgd_clears_both_walls():
     # order, Run A's at backward's start, then half the tokens' in the first optimizer step.
     verdict = pair.verdict
     assert all(figure in verdict for figure in ("16.67 GB", "25.77 GB", "9.10 GB"))
-    first_wall, second_wall = run_a_timeline().failure.where(16), failure.where(16)
+    base = run_a_timeline().failure
+    assert base is not None
+    first_wall, second_wall = base.where(16), failure.where(16)
     assert first_wall in verdict and second_wall in verdict
     assert verdict.rindex(first_wall) < verdict.rindex(second_wall)
 
