@@ -9,7 +9,8 @@ import pandas as pd
 
 from charts.memory import FAILURE_COLOUR, TOTAL_COLOUR, device_marks, device_rows, term_colour_scale
 from core.memory import TERM_LABELS, TERMS, to_gb
-from core.run_a import PHASE_LABELS, IterationSeries, MapCell, StepTimeline, TimelinePoint
+from core.memory.timeline import PHASE_LABELS, StepTimeline, TimelinePoint
+from core.run_a import IterationSeries, MapCell
 
 PLANNED_COLOUR = "#8c8c8c"
 PHASE_COLOUR = "#bdbdbd"

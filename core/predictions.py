@@ -63,6 +63,7 @@ class PredictionLine:
     guess: str | None
     actual: str | None
     held: bool | None
+    misconception: str | None = None  # what a missed guess suggests, where the bank names it
 
     @property
     def mark(self) -> str:
@@ -85,6 +86,7 @@ def prediction_lines(bank: Bank, records: Mapping[str, Any]) -> tuple[Prediction
                 guess=prediction.option_text(found[0]) if found else None,
                 actual=prediction.option_text(found[1]) if found else None,
                 held=prediction.holds(*found) if found else None,
+                misconception=prediction.misconception(*found) if found else None,
             )
         )
     return tuple(lines)

@@ -82,6 +82,12 @@ class Prediction:
         )
         return abs(ids.index(choice) - ids.index(actual)) <= self.tolerance
 
+    def misconception(self, choice: str, actual: str) -> str | None:
+        """The misconception behind a guess that missed, where the bank names one (None when it held)."""
+        if self.holds(choice, actual):
+            return None
+        return _find_option(self.options, choice, f"Prediction {self.id}").misconception
+
 
 @dataclass(frozen=True)
 class Part:
@@ -152,15 +158,25 @@ def _question(raw: Mapping[str, Any], part_ids: set[str]) -> Question:
     )
 
 
+def _prediction_option(raw: Mapping[str, Any], where: str) -> Option:
+    """An option of a prediction; which one is true depends on the settings, so each may name the
+    misconception that would pick it when it is wrong."""
+    option_id = validate.text(raw, "id", where)
+    misconception = (
+        validate.text(raw, "misconception", f"{where}, option {option_id}")
+        if "misconception" in raw
+        else None
+    )
+    return Option(id=option_id, text=validate.text(raw, "text", where), misconception=misconception)
+
+
 def _prediction(raw: Mapping[str, Any], part_ids: set[str]) -> Prediction:
     pid = validate.text(raw, "id", "A prediction")
     where = f"Prediction {pid}"
     part = validate.text(raw, "part", where)
     require(part in part_ids, f"{where}: part {part!r} is not one of the lab's parts.")
     raw_options = validate.items(raw.get("options"), f"{where}: needs at least two options.", at_least=2)
-    options = tuple(
-        Option(id=validate.text(o, "id", where), text=validate.text(o, "text", where)) for o in raw_options
-    )
+    options = tuple(_prediction_option(o, where) for o in raw_options)
     require(len({o.id for o in options}) == len(options), f"{where}: option ids repeat.")
     tolerance = raw.get("tolerance", 0)
     require(

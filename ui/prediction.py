@@ -22,9 +22,10 @@ def lesson_prediction(prediction_id: str, actual: str, *, scale: bool = False) -
     if found is not None:
         guess, then = found
         verdict = "held" if prediction.holds(guess, then) else "missed"
+        trap = prediction.misconception(guess, then)
         st.caption(
             f":material/lock: {prediction.label}. You predicted **{prediction.option_text(guess)}**; "
-            f"it was **{prediction.option_text(then)}** ({verdict})."
+            f"it was **{prediction.option_text(then)}** ({verdict})." + (f" The trap: {trap}" if trap else "")
         )
         return found
 

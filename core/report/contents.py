@@ -88,13 +88,15 @@ class Report:
         return tuple(line for line in self.checks + self.quiz if line.right is False)
 
     def prediction_rows(self) -> list[dict[str, str]]:
-        """One row per lesson prediction: the guess, what happened and whether it held."""
+        """One row per lesson prediction: the guess, what happened, whether it held and, for a missed guess,
+        the misconception it suggests."""
         return [
             {
                 "Prediction": line.label,
                 "Your guess": line.guess or "—",
                 "What happened": line.actual or "—",
                 "Mark": line.mark,
+                "What it suggests": line.misconception or "",
             }
             for line in self.predictions
         ]

@@ -50,7 +50,10 @@ def _marked_table(lines: tuple[MarkedLine, ...]) -> list[str]:
 
 
 def _predictions_table(report: Report) -> list[str]:
-    rows = ["| Prediction | Your guess | What happened | Mark |", "| --- | --- | --- | --- |"]
+    rows = [
+        "| Prediction | Your guess | What happened | Mark | What it suggests |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     rows += [
         "| " + " | ".join(_cell(value) for value in row.values()) + " |" for row in report.prediction_rows()
     ]

@@ -18,6 +18,7 @@ def test_the_bank_has_the_lessons_predictions_in_order():
         "linear.gelu",
         "memory.dominant",
         "memory.breaks",
+        "run_a.pair",
     ]
 
 
@@ -48,7 +49,7 @@ def test_predictions_are_scored_apart_from_the_marked_questions():
         record_name("memory.breaks"): {"choice": "nonsense", "actual": "5120"},  # unusable: not made
     }
     score = predictions_score(BANK, records)
-    assert (score.right, score.answered, score.total) == (1, 2, 5)
+    assert (score.right, score.answered, score.total) == (1, 2, 6)
     marks = {line.prediction_id: line.mark for line in prediction_lines(BANK, records)}
     assert marks == {
         "linear.layer": "not made",
@@ -56,7 +57,15 @@ def test_predictions_are_scored_apart_from_the_marked_questions():
         "linear.gelu": "held",
         "memory.dominant": "not made",
         "memory.breaks": "not made",
+        "run_a.pair": "not made",
     }
+
+
+def test_a_missed_guess_names_its_misconception_where_the_bank_has_one():
+    pair = BANK.prediction("run_a.pair")
+    assert pair.misconception("runs", "runs") is None  # it held: no trap to name
+    assert "optimizer's state" in (pair.misconception("step", "runs") or "")
+    assert BANK.prediction("linear.gelu").misconception("compute-bound", "memory-bound") is None  # none given
 
 
 @pytest.mark.parametrize(
@@ -66,6 +75,7 @@ def test_predictions_are_scored_apart_from_the_marked_questions():
         (lambda raw: raw["predictions"][0].update(part="nowhere"), "not one of the lab's parts"),
         (lambda raw: raw["predictions"][4].update(tolerance=-1), "'tolerance'"),
         (lambda raw: raw["predictions"][0]["options"].pop(), "at least two options"),
+        (lambda raw: raw["predictions"][5]["options"][0].update(misconception=" "), "misconception"),
     ],
 )
 def test_broken_predictions_are_refused(edit, message):

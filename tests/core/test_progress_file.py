@@ -151,6 +151,7 @@ def test_known_records_come_from_the_parts_and_the_explicit_list(monkeypatch):
         "predict.linear.gelu",
         "predict.memory.dominant",
         "predict.memory.breaks",
+        "predict.run_a.pair",
     }
     monkeypatch.setattr(client_values, "EXTRA_RECORDS", ("scaling.notes",))
     assert "scaling.notes" in known_records(BANK)

@@ -233,13 +233,18 @@ def test_the_markdown_report_gives_the_right_answer_and_the_predictions_apart():
     snapshot = {
         "answers": {"r1": "num"},
         "settings": {},
-        "records": {"predict.linear.gelu": {"choice": "compute-bound", "actual": "memory-bound"}},
+        "records": {
+            "predict.linear.gelu": {"choice": "compute-bound", "actual": "memory-bound"},
+            "predict.run_a.pair": {"choice": "backward", "actual": "runs"},
+        },
         "handed_in_at": None,
     }
     text = render_markdown(build_report(load_bank(), snapshot, layer=None, budget=None))
+    trap = load_bank().prediction("run_a.pair").misconception("backward", "runs")
+    assert trap and f"| missed | {trap} |" in text  # Run A's pair: a missed guess says what it suggests
     assert "| Run A: out of memory in backward | Numerical: values have left the range" in text
     assert "| wrong | Resource: the step asks for more memory than the device holds |" in text
-    assert "| Predictions that held (not marked) | 0/5 |" in text
+    assert "| Predictions that held (not marked) | 0/6 |" in text
     assert (
         "| GELU: memory- or compute-bound | Compute-bound: the arithmetic units are the limit | Memory-bound"
         in text

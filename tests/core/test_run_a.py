@@ -13,23 +13,29 @@ from core.memory.setup import StepSetup
 from core.memory.timeline import PHASES, step_timeline
 from core.memory.verdict import capped
 from core.model_config import parse_config
+from core.questions import load_bank
 from core.run_a import (
     EXPERIMENTS,
     MAX_TEXT_CHARS,
+    PAIR_PREDICTION,
+    PREDICTED_PAIR,
+    REACHES,
     brief_figures,
     budget_series,
+    change_rows,
     decision_record,
     estimated_outcome,
     feedback,
     leak,
     load_content,
     map_agreement,
-    outcome_rows,
     pair_experiments,
     pair_label,
     pairs,
     parse_content,
     phase_rows,
+    reach,
+    reach_rows,
     reflection_record,
     run_a_timeline,
     run_experiment,
@@ -87,14 +93,32 @@ def test_phase_table_of_run_a():
     ]
 
 
-def test_outcome_table_has_one_row_per_experiment_with_the_measurement():
-    rows = outcome_rows([run_experiment(e) for e in EXPERIMENTS])
-    assert [r["On the H200 (run_a.csv)"] for r in rows] == [
+def test_outcome_tables_have_one_row_per_experiment_with_the_measurement():
+    outcomes = [run_experiment(e) for e in EXPERIMENTS]
+    reached = reach_rows(outcomes)
+    assert [r["On the H200 (run_a.csv)"] for r in reached] == [
         "step 1 optimizer.step",
         "step 1 backward",
         "ok",
         "ok",
     ]
+    assert [r["Experiment"] for r in reached] == [
+        "Half the tokens",
+        "SGD instead of Adam",
+        "The bigger device",
+        "A smaller model",
+    ]
+    changed = change_rows(outcomes)
+    # Half the tokens asks 5 × 7.893 + 0.268 = 39.73 GB in its first step; SGD stops at backward's 25.89 GB.
+    assert [r["Peak needed (GB)"] for r in changed][:2] == ["39.73", "25.89"]
+    assert [r["Iteration 1 completes"] for r in changed] == ["no", "no", "yes", "yes"]
+
+
+def test_the_phase_table_leaves_what_happens_to_the_text_beside_it():
+    # Four narrow columns, so it fits a phone: 8.16 GB at the start is the weights and the 0.268 GB reserve.
+    rows = phase_rows(run_a_timeline())
+    assert list(rows[0]) == ["Phase", "Live at its peak", "Peak needed (GB)", "Outcome"]
+    assert rows[0]["Peak needed (GB)"] == f"{WEIGHTS_GB + RESERVE_GB:.2f}" == "8.16"
 
 
 def test_budget_series_is_flat_and_fails_every_launch():
@@ -104,7 +128,8 @@ def test_budget_series_is_flat_and_fails_every_launch():
 
 def test_leak_series_rises_until_it_fails():
     example = leak()
-    assert example.change == "tokens 1 × 1,536 → 1 × 768, memory 24 GiB → 40 GiB"
+    # Half of Run A's 1 × 1,536 tokens, on the 40 GiB cap instead of 24 GiB.
+    assert all(figure in example.change for figure in ("1 × 1,536", "1 × 768", "24 GiB", "40 GiB"))
     assert example.retained_mb_per_iteration == pytest.approx(768 * 3072 * 4 / 1e6)  # one FP32 B·S·H tensor
     series = example.series
     assert series.failed_at == series.x[-1] and series.fails[-1] and not any(series.fails[:-1])
@@ -145,27 +170,29 @@ def test_half_the_tokens_with_sgd_clears_both_walls():
     assert together.failure is None
     assert together.peak_reached_gb == pytest.approx(2 * WEIGHTS_GB + HEAD_GRADIENT_GB + RESERVE_GB)
     assert f"{together.peak_reached_gb:.2f}" == "16.67"
-    assert pair.together.change == "tokens 1 × 1,536 → 1 × 768, optimizer Adam → SGD without momentum"
+    assert all(figure in pair.together.change for figure in ("1 × 1,536", "1 × 768", "Adam", "SGD"))
     assert pair.wall_mover is pair.first
-    assert pair.verdict == (
-        "Alone, half the tokens gets further and dies in the first `optimizer.step()`, while it creates the "
-        "optimizer state; alone, SGD instead of Adam still dies in `loss.backward()` of iteration 1, at its "
-        "start. Together, every iteration completes: the peak is 16.67 GB of 25.77 GB, 9.10 GB to spare. "
-        "So Run A had two walls. Half the tokens clears the first (`loss.backward()` of iteration 1, at its "
-        "start) and meets the second (the first `optimizer.step()`, while it creates the optimizer state); "
-        "SGD instead of Adam clears that one."
-    )
+    # The verdict reads the same figures: 16.67 GB of 25.77 GB, 9.10 GB to spare; and the two walls in
+    # order, Run A's at backward's start, then half the tokens' in the first optimizer step.
+    verdict = pair.verdict
+    assert all(figure in verdict for figure in ("16.67 GB", "25.77 GB", "9.10 GB"))
+    base = run_a_timeline().failure
+    assert base is not None
+    first_wall, second_wall = base.where(16), failure.where(16)
+    assert first_wall in verdict and second_wall in verdict
+    assert verdict.rindex(first_wall) < verdict.rindex(second_wall)
 
 
 @pytest.mark.parametrize("pair_id", pairs())
 def test_each_pair_verdict_agrees_with_its_table(pair_id):
     pair = run_pair(pair_id)
-    rows = outcome_rows([pair.first, pair.second, pair.together])
+    outcomes = [pair.first, pair.second, pair.together]
+    rows = [c | r for c, r in zip(change_rows(outcomes), reach_rows(outcomes), strict=True)]
     assert [r["Experiment"] for r in rows][2] == pair_label(pair_id)
     # Each run's words in the verdict come from its own row: where it fails, or the peak it runs at.
-    for row, runs in zip(rows, ("peaking at", "peaking at", "the peak is"), strict=True):
+    for row in rows:
         if row["First failure"].startswith("none"):
-            assert f"{runs} {row['Peak needed (GB)']} GB" in pair.verdict
+            assert f"{row['Peak needed (GB)']} GB" in pair.verdict
         else:
             assert row["First failure"] in pair.verdict
     # A pair applies each change as it does alone; the smaller model is searched for after the other one.
@@ -175,14 +202,50 @@ def test_each_pair_verdict_agrees_with_its_table(pair_id):
         assert setup.batch * setup.seq_len in (768, 1536) and setup.model.layers == 16
 
 
+# Run A as briefed (1 × 1,536 tokens, Adam) on caps chosen around its peaks, worked above:
+# weights alone 7.893 + reserve 0.268 = 8.16 GB; forward's last block 18.05 GB on the way to its 25.58 GB
+# peak; backward's start 25.89 GB; iteration 1's step 5 × 7.893 + 0.268 = 39.73 GB; iteration 2's forward,
+# with Adam's two moments now resident, 41.17 GB.
+@pytest.mark.parametrize(
+    ("gib", "expected"),
+    [
+        (4, "forward"),  # 4.29 GB: not even the weights fit, which the options count as before backward
+        (16, "forward"),  # 17.18 GB: forward runs out part way
+        (24, "backward"),  # 25.77 GB: Run A itself, 25.89 GB asked at backward's start
+        (37, "step"),  # 39.73 GB: backward fits, the first step needs 39.733 GB, 0.005 GB too many
+        (38, "later"),  # 40.80 GB: iteration 1 completes, iteration 2's forward asks 41.17 GB
+        (40, "runs"),  # 42.95 GB: the highest peak, 41.68 GB in iteration 2's backward, fits
+    ],
+)
+def test_how_far_run_a_gets_is_read_from_its_own_numbers(gib, expected):
+    timeline = step_timeline(run_a_timeline().setup, capacity=capped(gib))
+    assert reach(timeline) == expected
+
+
+def test_the_pair_prediction_is_graded_by_the_phase_model():
+    # Its options are the ways a run can end, in the order a step runs.
+    assert load_bank().prediction(PAIR_PREDICTION).option_ids() == REACHES
+    assert PREDICTED_PAIR in pairs() and pair_label(PREDICTED_PAIR) == "Half the tokens + SGD instead of Adam"
+    # Run A dies at backward's start (25.89 GB of 25.77 GB); half the tokens alone gets through backward and
+    # dies in the first step (39.73 GB); with SGD as well nothing is ever created there: 16.67 GB, it runs.
+    pair = run_pair(PREDICTED_PAIR)
+    assert reach(run_a_timeline()) == "backward" and reach(pair.first.timeline) == "step"
+    assert reach(pair.second.timeline) == "backward"
+    assert (
+        reach(pair.together.timeline) == "runs" and f"{pair.together.timeline.peak_reached_gb:.2f}" == "16.67"
+    )
+    # Every option but the true one names the misconception that picks it.
+    prediction = load_bank().prediction(PAIR_PREDICTION)
+    assert prediction.misconception("runs", "runs") is None
+    assert all(prediction.misconception(o, "runs") for o in REACHES if o != "runs")
+
+
 def test_a_pair_with_a_change_that_already_runs_says_it_adds_no_diagnosis():
     pair = run_pair("optim+gpu")
     # SGD on the 40 GiB cap: Run A's backward start, 7.893 GB of weights + 17.73 GB of activations and loss
     # gradients + the reserve, 25.89 GB of 42.95 GB.
-    assert pair.verdict.endswith(
-        "Together, every iteration completes: the peak is 25.89 GB of 42.95 GB, 17.06 GB to spare. "
-        "The bigger device already ran alone, so the pair adds headroom, not a diagnosis."
-    )
+    # Together: 25.89 GB of 42.95 GB, 17.06 GB to spare, and the bigger device is named as having run alone.
+    assert all(figure in pair.verdict for figure in ("25.89 GB", "42.95 GB", "17.06 GB", "The bigger device"))
     assert pair.wall_mover is None
 
 
@@ -247,6 +310,14 @@ def test_fewer_tokens_never_need_more_and_sgd_never_changes_the_first_backward(s
     assert until_step == [p.live for p in sgd.points if p.iteration == 1 and p.phase != "step"]
 
 
+@settings(max_examples=30, deadline=None)
+@given(setups, st.floats(0.5, 40), st.floats(0, 20))
+def test_more_memory_never_gets_a_run_less_far(setup, gib, more_gib):
+    smaller = reach(step_timeline(setup, capacity=capped(gib)))
+    larger = reach(step_timeline(setup, capacity=capped(gib + more_gib)))
+    assert REACHES.index(smaller) <= REACHES.index(larger)
+
+
 @pytest.mark.parametrize("gib", [0, -1])
 def test_a_device_must_hold_some_memory(gib):
     with pytest.raises(ValueError, match="positive"):
@@ -292,31 +363,38 @@ def test_forms_refill_from_records():
 
 
 def test_feedback_fills_its_figures_from_the_brief():
-    brief = brief_figures()
-    assert f"blames the {brief.weights_gb:.1f} GB of weights" in feedback("model")
-    assert f"about {brief.other_gb:.0f} GB went to something else" in feedback("model")  # 25.77 − 7.89
-    assert "first `optimizer.step()`" in feedback("optim")
-    assert all(feedback(e) for e in EXPERIMENTS)
+    # 7.9 GB of weights on a 25.8 GB (24 GiB) device, about 18 GB (25.77 − 7.89) elsewhere, 16.8 GB of it
+    # saved activations.
+    model = feedback("model")
+    assert all(figure in model for figure in ("7.9 GB", "25.8 GB", "24 GiB", "18 GB", "16.8 GB"))
+    assert len({feedback(e) for e in EXPERIMENTS}) == len(EXPERIMENTS)  # each experiment has its own
     with pytest.raises(ValueError, match="Unknown experiment"):
         feedback("pray")
 
 
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
 def test_every_feedback_claim_agrees_with_the_experiment_table():
+    # The claims each text makes about the runs, checked against the model (reword freely, keep them true).
+    feedback_words = {e: _words(feedback(e)) for e in EXPERIMENTS}
     base = run_a_timeline().failure
     halved, sgd = run_experiment("batch").timeline.failure, run_experiment("optim").timeline.failure
     assert base is not None and halved is not None and sgd is not None
-    assert "it does pass backward" in feedback("batch") and "first optimizer.step()" in feedback("batch")
+    batch = feedback_words["batch"]
+    assert "it does pass backward" in batch and "first optimizer.step()" in batch
     assert halved.phase == "step" and halved.iteration == 1
-    assert "add SGD to half the tokens and watch that second wall go" in feedback("batch")
-    assert run_pair("batch+optim").together.timeline.failure is None
-    assert "dies in exactly the same place" in feedback("optim")
+    # It sends the learner on to the pair's prediction without giving its answer away.
+    assert "Two changes at once" in batch and "fit" not in batch.split("Two changes")[1]
+    assert "dies in exactly the same place" in feedback_words["optim"]
     assert (sgd.iteration, sgd.phase, sgd.block) == (
         base.iteration,
         base.phase,
         base.block,
     )
-    assert feedback("gpu").startswith("It runs") and run_experiment("gpu").timeline.failure is None
-    assert "the run does fit" in feedback("model") and run_experiment("model").timeline.failure is None
+    assert feedback_words["gpu"].startswith("It runs") and run_experiment("gpu").timeline.failure is None
+    assert "the run does fit" in feedback_words["model"] and run_experiment("model").timeline.failure is None
 
 
 def _edited(path, value):
@@ -335,10 +413,8 @@ def _edited(path, value):
         (("scenario", "larger_device_gib"), 16, "larger device must hold more"),
         (("scenario", "device_gib"), "big", "must be a number"),
         (("scenario", "config"), {"model_type": "bert"}, "model_type"),
-        (("feedback",), {"batch": "x"}, "needs exactly these entries"),
-        (("feedback", "gpu"), "Costs {price} dollars", "we do not compute: 'price'"),
+        (("leak", "max_iterations"), 2, "max_iterations"),
         (("leak", "base_experiments"), ["pray"], "base experiments"),
-        (("measure",), [], "measure"),
         (("budget_launches",), 1, "at least 2"),
     ],
 )
@@ -349,5 +425,11 @@ def test_bad_content_is_refused_with_a_reason(path, value, message):
 
 def test_the_data_file_loads():
     content = load_content()
-    assert set(content.feedback) == set(EXPERIMENTS) and set(content.phases) == set(PHASES)
-    assert len(content.measure) == 4
+    setup = content.scenario.setup
+    assert (setup.batch, setup.seq_len, content.scenario.device_gib, content.scenario.larger_device_gib) == (
+        1,
+        1536,
+        24,
+        40,
+    )
+    assert content.budget_launches == 4 and content.leak_experiments == ("batch", "gpu")

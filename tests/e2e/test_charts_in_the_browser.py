@@ -89,6 +89,25 @@ def test_every_chart_and_table_fits_a_phone(learner, path):
     assert_everything_fits(learner, path, width_px=390, height_px=844)
 
 
+TABLES = '[data-testid="stTable"]:visible, [data-testid="stDataFrame"]:visible'
+# For each table: its text, and every box in it (itself included) whose content is wider than the box, so
+# the reader would have to scroll sideways inside the table to see all of it.
+SIDEWAYS = """tables => tables.map(t => [
+    t.innerText.slice(0, 40),
+    [t, ...t.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWidth + 1)
+        .map(e => `${e.tagName} ${e.scrollWidth}>${e.clientWidth}`),
+]).filter(([, wide]) => wide.length)"""
+
+
+def test_every_run_a_table_fits_a_phone_without_scrolling_sideways(learner):
+    # On a 390 px phone a table that only fits its box by scrolling inside it hides its last columns.
+    assert_everything_fits(learner, "run-a", width_px=390, height_px=844)
+    tables = learner.page.locator(TABLES)
+    # Three answers, the phases, and two each for the four experiments and for the pair.
+    assert tables.count() == 6
+    assert tables.evaluate_all(SIDEWAYS) == []
+
+
 def assert_everything_fits(learner, path: str, *, width_px: int, height_px: int) -> None:
     """Open `path` at this window size, lock its predictions, and check that no chart or table reaches past
     the right edge of the window."""
@@ -98,6 +117,7 @@ def assert_everything_fits(learner, path: str, *, width_px: int, height_px: int)
     if path == "run-a":  # a saved decision opens the experiments: two more timelines and their tables
         learner.submit_form(0, "Only activations grow with the tokens.", option=FIRST_EXPERIMENTS["batch"])
         learner.page.get_by_role("heading", name="Two changes at once").wait_for()
+        learner.predict_all()  # the pair's guess, which the pair's timeline and table wait for
     expected_charts = {"run-a": 6}.get(path, 1 if path in WITH_CHARTS else 0)
     assert_shown_fits(learner, path, expected_charts)
 

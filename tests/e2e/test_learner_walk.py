@@ -149,10 +149,11 @@ def decide_run_a(learner) -> None:
         "Only the activations grow with the batch.",
         "Data loader time per step: long gaps point above the GPU.",
     )
-    # The page's two forms in page order (their labels are prose that may be reworded).
+    # The page's two forms in page order (their labels are prose that may be reworded); the reflection
+    # first, since a saved decision adds the pair's prediction form between them.
     expect(learner.main_forms()).to_have_count(2)
-    learner.submit_form(0, why, option="Halve the tokens per step (batch × sequence) and run it again")
     learner.submit_form(1, reflection)
+    learner.submit_form(0, why, option="Halve the tokens per step (batch × sequence) and run it again")
     expect(page.get_by_test_id("stText")).to_have_text([why, reflection])
     # The timeline opens on half the tokens: Run A's 1 × 1,536 (data/run_a.json) becomes 1 × 768.
     halved = page.get_by_text("Tokens 1 × 1,536 → 1 × 768.", exact=True)
