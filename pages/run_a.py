@@ -45,7 +45,7 @@ from ui.links import share_box
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
 from ui.settings import persistent
-from ui.tables import arrow_rows
+from ui.tables import arrow_rows, table_with_notes
 
 brief, run_a = brief_figures(), run_a_timeline()
 setup, locked = run_a.setup, state.read_only()
@@ -119,12 +119,11 @@ st.markdown(
 
 st.subheader("Three answers to the same question")
 answers = three_answers_rows(setup, capacity=run_a.capacity)
-st.table(  # the reasons go below the table, so it fits a phone's width
-    arrow_rows({column: value for column, value in row.items() if column != "Why"} for row in answers),
-    hide_index=True,
+table_with_notes(
+    answers,
+    notes="Why",
     alt="The lesson's rough rule, the careful count and the H200 measurement of Run A, side by side.",
 )
-st.markdown("\n".join(f"- **{row['Answer']}:** {row['Why']}" for row in answers))
 
 st.header("One training step, moment by moment")
 draw(

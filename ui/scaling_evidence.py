@@ -20,7 +20,7 @@ from ui import state
 from ui.charts import draw
 from ui.lock import lock_form
 from ui.settings import persistent
-from ui.tables import arrow_rows
+from ui.tables import arrow_rows, stacked
 
 SECTION = "scaling"
 
@@ -45,29 +45,6 @@ class Reveal:
     refused: Mapping[str, str] = field(default_factory=dict)  # decision -> why it cannot be saved
     note: Callable[[], None] | None = None  # drawn between the verdict and the capture form
     header: str = "{}"  # how a `columns_by` value reads as a column heading, such as "{} GPUs"
-
-
-def _shown(value: Any, fmt: str | None) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return str(value)
-    return fmt % value if fmt else f"{value:,.4g}"
-
-
-def stacked(
-    rows: Sequence[Mapping[str, Any]], *, by: str, header: str, formats: Mapping[str, str]
-) -> list[dict[str, str]]:
-    """The same figures turned on their side: one row per figure, one column per row of `rows`, headed by
-    its `by` value, each value as text in its figure's format. Two or three narrow columns of text that
-    wraps fit a 390 px phone, where a row per plan with a column per figure scrolls sideways."""
-    headers = [header.format(row[by]) for row in rows]
-    figures = [name for name in (rows[0] if rows else {}) if name != by]
-    return [
-        {
-            "": name,
-            **{title: _shown(row[name], formats.get(name)) for title, row in zip(headers, rows, strict=True)},
-        }
-        for name in figures
-    ]
 
 
 def heading(part: str) -> None:

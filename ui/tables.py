@@ -1,16 +1,18 @@
-"""Rows of a table handed to Streamlit as Arrow, so it sends them without building a pandas frame.
+"""Tables that fit a 390 px phone, their rows handed to Streamlit as Arrow.
 
 Streamlit turns a list of dicts into a pandas DataFrame and then into Arrow on every rerun;
 building the Arrow table directly is an order of magnitude cheaper, which matters when a
-whole class reruns the same page at once.
+whole class reruns the same page at once. Every table is a static `st.table`, whose text wraps:
+an interactive grid keeps each column at its text's width and scrolls sideways on a phone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
+import streamlit as st
 from streamlit import dataframe_util
 
 
@@ -27,3 +29,37 @@ def arrow_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table | list[Mapping[str
 def arrow_bytes(rows: Iterable[Mapping[str, Any]]) -> bytes:
     """The rows serialised the way Streamlit sends a table to the browser (an Arrow IPC stream)."""
     return dataframe_util.convert_anything_to_arrow_bytes(arrow_rows(rows))
+
+
+def _shown(value: Any, fmt: str | None) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return fmt % value if fmt else f"{value:,.4g}"
+
+
+def stacked(
+    rows: Sequence[Mapping[str, Any]], *, by: str, header: str, formats: Mapping[str, str]
+) -> list[dict[str, str]]:
+    """The same figures turned on their side: one row per figure, one column per row of `rows`, headed by
+    its `by` value, each value as text in its figure's format. Two or three narrow columns of text that
+    wraps fit a 390 px phone, where a row per plan with a column per figure scrolls sideways."""
+    headers = [header.format(row[by]) for row in rows]
+    figures = [name for name in (rows[0] if rows else {}) if name != by]
+    return [
+        {
+            "": name,
+            **{title: _shown(row[name], formats.get(name)) for title, row in zip(headers, rows, strict=True)},
+        }
+        for name in figures
+    ]
+
+
+def table_with_notes(rows: Sequence[Mapping[str, Any]], *, notes: str, alt: str) -> None:
+    """A table of `rows` less their `notes` column, then each row's note in a list below it, named by the
+    row's first cell: sentences in a column of their own make a table wider than a phone."""
+    st.table(
+        arrow_rows({column: value for column, value in row.items() if column != notes} for row in rows),
+        hide_index=True,
+        alt=alt,
+    )
+    st.markdown("\n".join(f"- **{next(iter(row.values()))}:** {row[notes]}" for row in rows))

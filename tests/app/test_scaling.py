@@ -5,7 +5,7 @@ import json
 from core import lessons
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYNTHESIS
 from tests.app.conftest import open_page
-from ui.scaling_evidence import stacked
+from ui.tables import stacked
 
 PAGE = "pages/scaling.py"
 PREDICTIONS_GIVEN = {"A": "below-half", "B": "optimizer", "C": "within", "D": "faster-oom", "E": "strict"}
