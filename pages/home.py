@@ -42,19 +42,18 @@ with right:
     a.metric("Checks", checks_score(bank, answers).label)
     b.metric("Quiz", quiz_score(bank, answers).label)
     c.metric("Overall", overall_score(bank, answers).label)
-    st.dataframe(
+    st.table(  # a static table wraps its text in the narrow column; a grid would scroll sideways on a phone
         arrow_rows(
             {
                 "Part": s.title,
                 "Marked questions": f"{s.questions_answered}/{s.questions_total}"
                 if s.questions_total
                 else "none",
-                "Done": s.complete,
+                "Done": "yes" if s.complete else "no",
             }
             for s in statuses
         ),
         hide_index=True,
-        width="stretch",
     )
 
 st.subheader("Start here")

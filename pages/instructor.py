@@ -95,7 +95,7 @@ def class_view(code: str) -> None:
     bank = load_bank()
     st.metric("Learners in the room", len(works))
     st.markdown("**How far each part got**")
-    st.dataframe(
+    st.table(
         arrow_rows(
             [
                 {"Part": c.title, "Started": c.started, "Complete": c.complete}
@@ -108,7 +108,7 @@ def class_view(code: str) -> None:
     wrong = common_wrong_answers(found)
     st.markdown("**Most common wrong answers**")
     if wrong:
-        st.dataframe(
+        st.table(
             arrow_rows([{"Question": w.label, "Wrong answer": w.text, "Learners": w.count} for w in wrong]),
             hide_index=True,
         )
@@ -135,7 +135,7 @@ def class_view(code: str) -> None:
                 args=(code, dist.question_id),
             )
     st.markdown("**Run A: first experiment chosen**")
-    st.dataframe(
+    st.table(
         arrow_rows(
             [
                 {"Experiment": d.label, "Learners": d.count, "With reasons": d.with_reasons}

@@ -1,8 +1,11 @@
 """Linear layer cost: one nn.Linear as a workload, and the roofline that explains its runtime."""
 
+from collections.abc import Mapping
+from typing import Any
+
 import streamlit as st
 
-from charts.roofline import FRAME_HEIGHT_PX, roofline_chart, roofline_datasets, roofline_shape
+from charts.roofline import roofline_chart, roofline_datasets, roofline_shape
 from core import lessons
 from core.kernel_times import (
     REFERENCE_GPU,
@@ -13,6 +16,7 @@ from core.kernel_times import (
     measured_rows,
     small_kernel_floor_us,
 )
+from core.report.figures import significant
 from core.roofline import linear_layer_roofline, roofline_rows
 from core.settings_schema import section
 from core.workloads import GELU_FLOPS_PER_ELEMENT, TRAINING_FLOPS_PER_FORWARD
@@ -25,6 +29,16 @@ from ui.prediction import lesson_prediction
 from ui.settings import persistent
 from ui.tables import arrow_rows
 
+# The roofline table's columns and their headings, short enough for a phone ("FLOP per byte" wraps).
+ROOFLINE_COLUMNS = {
+    "Operation": "Operation",
+    "FLOP/byte": "FLOP per byte",
+    "Attainable TFLOP/s": "TFLOP/s",
+    "Regime": "Bound by",
+    "Time bound": "Fastest",
+}
+# The measured kernels' figures in two narrow tables: six columns in one are wider than a phone.
+MEASURED_TABLES = (("FLOP/byte", "Achieved TFLOP/s", "Time (µs)"), ("% of peak", "% of roof"))
 LESSON_MATMUL_SIDE = 4096
 LESSON_GELU_VALUES = 4096 * 4096 * 4  # the largest GELU measured: 67,108,864 values
 
@@ -56,20 +70,32 @@ def kernel_times_section(dtype: str) -> None:
             times_apart=matmul.achieved_tflops / gelu.achieved_tflops,
         )
     )
-    st.dataframe(
-        arrow_rows(measured_rows(measured_points(precision))),
-        hide_index=True,
-        width="stretch",
-        column_config={
-            "FLOP/byte": st.column_config.NumberColumn(format="%.3g"),
-            "Achieved TFLOP/s": st.column_config.NumberColumn(format="%.3g"),
-            "% of peak": st.column_config.NumberColumn(format="%.2g"),
-            "% of roof": st.column_config.NumberColumn(format="%.2g"),
-            "Time (µs)": st.column_config.NumberColumn(format="%.3g"),
-        },
-    )
+    measured_tables(measured_rows(measured_points(precision)), precision)
     st.caption(lessons.sentence("linear", "measured_caption", precision=precision.upper(), gpu=REFERENCE_GPU))
     _what_it_leaves_out()
+
+
+def as_text(rows: list[dict[str, Any]], columns: Mapping[str, str]) -> list[dict[str, str]]:
+    """Only `columns` of each row (name -> heading), each number to three significant figures: short text
+    keeps a column narrow on a phone."""
+    return [
+        {
+            heading: significant(value) if isinstance(value := row[name], float) else str(value)
+            for name, heading in columns.items()
+        }
+        for row in rows
+    ]
+
+
+def measured_tables(rows: list[dict[str, Any]], precision: str) -> None:
+    """The measured kernels' figures in two tables that sit side by side on a laptop and one under the
+    other on a phone."""
+    for column, figures in zip(st.columns(len(MEASURED_TABLES)), MEASURED_TABLES, strict=True):
+        column.table(
+            arrow_rows(as_text(rows, {name: name for name in ("Measured", *figures)})),
+            hide_index=True,
+            alt=f"Each kernel measured on the {REFERENCE_GPU} in {precision.upper()}: {', '.join(figures)}.",
+        )
 
 
 def _what_it_leaves_out() -> None:
@@ -207,22 +233,15 @@ with chart_column:
         ("roofline", *roofline_shape(roof, view.points, measured=on_h200)),
         lambda: roofline_chart(roof, view.points, measured),
         datasets=roofline_datasets(roof, view.points, measured),
-        height=FRAME_HEIGHT_PX,
         description=lessons.sentence("linear", "roofline_description", gpu=roof.gpu_name, dtype=roof.dtype),
     )
     caption = lessons.sentence("linear", "roofline_caption", ridge=roof.ridge_flop_per_byte)
     st.caption(f"{caption} {lessons.sentence('linear', 'hollow_squares')}" if on_h200 else caption)
 with table_column:
-    st.dataframe(
-        arrow_rows(roofline_rows(view.points)),
+    st.table(
+        arrow_rows(as_text(roofline_rows(view.points), ROOFLINE_COLUMNS)),
         hide_index=True,
-        column_order=("Operation", "FLOP/byte", "Attainable TFLOP/s", "Regime", "Time bound"),
-        column_config={
-            "FLOP/byte": st.column_config.NumberColumn(format="%.2f"),
-            "Attainable TFLOP/s": st.column_config.NumberColumn("TFLOP/s", format="%.2f"),
-            "Regime": st.column_config.TextColumn("Bound by"),
-            "Time bound": st.column_config.TextColumn("Fastest"),
-        },
+        alt="Each operation under the roof: FLOP per byte, attainable TFLOP/s, what bounds it, fastest time.",
     )
     st.caption(lessons.sentence("linear", "table_caption"))
 

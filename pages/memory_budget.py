@@ -39,7 +39,7 @@ from ui.model_source import chosen_model
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
 from ui.settings import persistent
-from ui.tables import arrow_rows
+from ui.tables import arrow_rows, table_with_notes
 
 MEASURED_CONFIG = "measured_config"
 fields = section(SECTION)
@@ -187,14 +187,12 @@ def phase_section() -> None:
             st.success(lessons.sentence("memory", "phase_fits", **figures))
         else:
             st.error(lessons.sentence("memory", "phase_oom", **figures))
-        st.table(
-            arrow_rows(list(phases.rows)), hide_index=True, alt="Each phase's own peak and when it happens."
-        )
+        table_with_notes(phases.rows, notes="When", alt="Each phase's own peak and when it happens.")
         st.subheader("Three answers")
         st.markdown(lessons.text("memory", "three_answers"))
-        st.table(
-            arrow_rows(list(phases.answers)),
-            hide_index=True,
+        table_with_notes(
+            phases.answers,
+            notes="Why",
             alt="The rough rule, the careful count and the H200 measurement side by side.",
         )
 
@@ -223,7 +221,9 @@ def estimate_check_section() -> None:
     st.markdown(view.gap_text)
     st.info(view.summary_text, icon=":material/fact_check:")
     with st.expander("Where the estimate is furthest off, over every measured run"):
-        st.table(arrow_rows(view.worst_table), hide_index=True)
+        table_with_notes(
+            view.worst_table, notes="Main cause", alt="Each term's furthest-off run and its relative error."
+        )
     st.subheader("On a GPU: the phase model against an H200")
     st.markdown(lessons.text("memory", "on_a_gpu"))
     st.table(

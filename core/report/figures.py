@@ -42,11 +42,11 @@ def readable_flops(flops: float) -> str:
         raise ValueError(f"A FLOP count must be a finite number of at least zero, got {flops!r}.")
     for size, unit in FLOP_UNITS:
         if flops >= size:
-            return f"{_significant(flops / size)} {unit}"
-    return f"{_significant(flops)} FLOPs"
+            return f"{significant(flops / size)} {unit}"
+    return f"{significant(flops)} FLOPs"
 
 
-def _significant(value: float) -> str:
+def significant(value: float) -> str:
     """Three significant figures without scientific notation (1.07, 13.4, 537)."""
     digits = max(0, 2 - int(f"{value:e}".split("e")[1])) if value else 0
     return f"{value:,.{digits}f}"

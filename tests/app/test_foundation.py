@@ -40,7 +40,8 @@ def test_home_shows_objectives_progress_and_links(fresh):
     assert not fresh.exception
     assert fresh.title[0].value == "Reading a Training Run"
     assert [m.value for m in fresh.metric][:3] == ["0/9", "0/3", "0/12"]
-    assert "Four runs" in fresh.dataframe[0].value["Part"].tolist()
+    progress = fresh.table[0].value
+    assert "Four runs" in progress["Part"].tolist() and set(progress["Done"]) == {"no"}
     # Home links every lesson; the Instructor page is for the instructor, not a lesson.
     assert {link.proto.page for link in fresh.get("page_link")} == set(_declared_url_paths()) - {"instructor"}
 

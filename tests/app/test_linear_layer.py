@@ -46,12 +46,17 @@ def test_defaults_agree_with_the_lesson():
     assert all(figure in prose for figure in ("137 GFLOP", "134 MB", "1,024"))
     assert "0.625" in prose  # GELU: 5 FLOPs per element over 4 bytes read and 4 written
     assert "**403 MB**" in prose and "**134 MB** (33%" in prose  # three kernels vs one
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert list(table["Operation"]) == ["Your linear layer", "4096×4096 matmul", "GELU", "LayerNorm"]
-    assert list(table["Regime"]) == ["compute-bound", "compute-bound", "memory-bound", "memory-bound"]
+    assert list(table["Bound by"]) == ["compute-bound", "compute-bound", "memory-bound", "memory-bound"]
     roof, [ridge], points = _chart_rows(at)
     assert ridge["Ridge FLOP/byte"] == pytest.approx(19.5 / 2.039)
-    assert [p["FLOP/byte"] for p in points] == pytest.approx(list(table["FLOP/byte"]))
+    # GELU: 5 FLOPs per element over 4 bytes read and 4 written; the matmul 1,024 FLOPs per byte read, 683
+    # per byte read and written (2 × 4096³ over three 67 MB matrices).
+    assert list(table["FLOP per byte"])[1:3] == ["683", "0.625"]
+    assert [float(shown.replace(",", "")) for shown in table["FLOP per byte"]] == pytest.approx(
+        [p["FLOP/byte"] for p in points], rel=5e-3
+    )
 
 
 def test_moving_the_batch_changes_the_tiles_and_the_chart():
