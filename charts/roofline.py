@@ -20,8 +20,6 @@ REGIME_SHAPES = {"memory-bound": "triangle-up", "compute-bound": "circle"}
 MEASURED_COLOUR = "#f9ab00"
 
 HEIGHT = 400
-# Room Streamlit must reserve for the plot plus its title and legend; without it the title is cut off.
-FRAME_HEIGHT_PX = 480
 X_TITLE = "Arithmetic intensity (FLOP/byte, log scale)"
 Y_TITLE = "Attainable throughput (TFLOP/s, log scale)"
 

@@ -3,6 +3,7 @@ computed answers. Both show counts only, never who gave them."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import altair as alt
@@ -16,6 +17,30 @@ PREDICTED_COLOUR = "#1f77b4"
 COMPUTED_COLOUR = "#ff7f0e"
 CORRECT_LABEL = "Correct answer"
 OTHER_LABEL = "Other options"
+# Long option texts and titles break into lines of this many characters, so that on a 390 px phone the
+# labels leave the bars room and the title stays inside the chart.
+LABEL_CHARS = 28
+TITLE_CHARS = 40
+# An option's lines, joined by newlines in the data, drawn one under another; each option's band is as
+# tall as its longest label, or Vega hides the labels that would overlap.
+LINES = alt.Axis(labelExpr="split(datum.label, '\\n')", labelLimit=0)
+LINE_PX = 13
+BAND_GAP_PX = 8
+
+
+def _wrapped(text: str, chars: int = LABEL_CHARS) -> str:
+    """The text broken into lines of at most `chars` characters (a longer word keeps its own line)."""
+    return "\n".join(textwrap.wrap(text, chars)) or text
+
+
+def _band(frame: pd.DataFrame, bars: int) -> alt.Step:
+    """The step of each of an option's `bars` bars, so that the option's band holds its longest label."""
+    lines = max((option.count("\n") + 1 for option in frame["option"]), default=1)
+    return alt.Step((lines * LINE_PX + BAND_GAP_PX) / bars)
+
+
+def _title(text: str) -> alt.TitleParams:
+    return alt.TitleParams(textwrap.wrap(text, TITLE_CHARS) or [text])
 
 
 def answers_frame(dist: Distribution) -> pd.DataFrame:
@@ -23,7 +48,7 @@ def answers_frame(dist: Distribution) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "option": option.text,
+                "option": _wrapped(option.text),
                 "count": option.count,
                 "kind": CORRECT_LABEL if option.correct else OTHER_LABEL,
             }
@@ -36,15 +61,15 @@ def answers_chart(dist: Distribution) -> alt.Chart:
     """Horizontal bars of first answers per option; the correct option is green and named in the legend."""
     frame = answers_frame(dist)
     return (
-        alt.Chart(frame, title=f"{dist.label}: first answers")
+        alt.Chart(frame, title=_title(f"{dist.label}: first answers"))
         .mark_bar()
         .encode(
-            y=alt.Y("option:N", sort=list(frame["option"]), title=None, axis=alt.Axis(labelLimit=320)),
+            y=alt.Y("option:N", sort=list(frame["option"]), title=None, axis=LINES),
             x=alt.X("count:Q", title="Learners", axis=alt.Axis(tickMinStep=1)),
             color=alt.Color(
                 "kind:N",
                 scale=alt.Scale(domain=[CORRECT_LABEL, OTHER_LABEL], range=[CORRECT_COLOUR, OTHER_COLOUR]),
-                legend=alt.Legend(title=None, orient="bottom"),
+                legend=alt.Legend(title=None, orient="bottom", columns=1),
             ),
             tooltip=[
                 alt.Tooltip("option:N", title="Option"),
@@ -52,6 +77,7 @@ def answers_chart(dist: Distribution) -> alt.Chart:
                 alt.Tooltip("kind:N", title="Kind"),
             ],
         )
+        .properties(height=_band(frame, bars=1))
     )
 
 
@@ -63,7 +89,7 @@ def predictions_frame(rows: Sequence[PredictionCount], part: str) -> pd.DataFram
     """Two rows per option of one part: how many predicted it and for how many it came true."""
     return pd.DataFrame(
         [
-            {"option": row.label, "series": series, "count": count}
+            {"option": _wrapped(row.label), "series": series, "count": count}
             for row in rows
             if row.part == part
             for series, count in ((PREDICTED, row.predicted), (COMPUTED, row.computed))
@@ -75,21 +101,21 @@ def predictions_chart(rows: Sequence[PredictionCount], part: str, title: str) ->
     """Grouped bars for one Scaling out part: the class's predictions beside the computed answers."""
     frame = predictions_frame(rows, part)
     return (
-        alt.Chart(frame, title=title)
+        alt.Chart(frame, title=_title(title))
         .mark_bar()
         .encode(
             y=alt.Y(
                 "option:N",
                 sort=list(dict.fromkeys(frame["option"])),
                 title=None,
-                axis=alt.Axis(labelLimit=320),
+                axis=LINES,
             ),
             yOffset=alt.YOffset("series:N", sort=[PREDICTED, COMPUTED]),
             x=alt.X("count:Q", title="Learners", axis=alt.Axis(tickMinStep=1)),
             color=alt.Color(
                 "series:N",
                 scale=alt.Scale(domain=[PREDICTED, COMPUTED], range=[PREDICTED_COLOUR, COMPUTED_COLOUR]),
-                legend=alt.Legend(title=None, orient="bottom"),
+                legend=alt.Legend(title=None, orient="bottom", columns=1),
             ),
             tooltip=[
                 alt.Tooltip("option:N", title="Option"),
@@ -97,4 +123,5 @@ def predictions_chart(rows: Sequence[PredictionCount], part: str, title: str) ->
                 alt.Tooltip("count:Q", title="Learners"),
             ],
         )
+        .properties(height=_band(frame, bars=2))  # a predicted and a computed bar per option
     )
