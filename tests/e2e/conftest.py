@@ -24,8 +24,11 @@ from playwright.sync_api import (
     Locator,
     Page,
     Response,
+    expect,
     sync_playwright,
 )
+
+from core import lessons
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -338,6 +341,33 @@ class Learner:
     def main_text(self) -> str:
         """All the text of the page's main area."""
         return self.page.locator('[data-testid="stMain"]').inner_text()
+
+    def create_room(self) -> str:
+        """Sign in on the Instructor page with the test key, create a room, and return its join link."""
+        self.open("instructor")
+        self.page.get_by_label("Instructor key").fill(INSTRUCTOR_KEY)
+        self.page.get_by_role("button", name="Sign in").click()
+        self.settle()
+        self.page.get_by_role("button", name="Create a room").click()
+        self.settle()
+        link = self.page.get_by_test_id("stCode").filter(has_text="?room=").inner_text().strip()
+        assert link.startswith(f"{self.base_url}/?room=")
+        return link
+
+    def join_room(self, link: str, name: str = "") -> None:
+        """Follow a room's join link and join it from the sidebar, under `name` if one is given."""
+        self.page.goto(link)
+        self.settle()
+        expect(self.page.get_by_text("Saved: your work is stored as you go.")).to_be_visible(timeout=30_000)
+        sidebar = self.page.get_by_test_id("stSidebar")
+        if not sidebar.get_by_label("Room code").is_visible():
+            sidebar.get_by_text("Workshop room", exact=True).click()
+        expect(sidebar.get_by_label("Room code")).to_have_value(link.rsplit("=", 1)[1])
+        if name:
+            sidebar.get_by_label("Display name", exact=False).fill(name)
+        sidebar.get_by_role("button", name="Join").click()
+        self.settle()
+        expect(sidebar.get_by_text(lessons.sentence("rooms", "joined"))).to_be_visible()
 
 
 @pytest.fixture

@@ -11,8 +11,10 @@ from io import BytesIO
 import numpy as np
 import pytest
 from PIL import Image
+from playwright.sync_api import expect
 
 from charts.memory import TERM_COLOURS
+from core.questions import load_bank
 from core.run_a import FIRST_EXPERIMENTS
 
 pytestmark = pytest.mark.e2e
@@ -70,42 +72,29 @@ def test_every_chart_fits_a_laptop_window(learner, path):
     assert_everything_fits(learner, path, width_px=1280, height_px=800)
 
 
-# Every page of the lab; Home and the execution stack draw no chart but have tables and columns to fit.
-EVERY_PAGE = [
-    "",
-    "four-runs",
-    "execution-stack",
-    "linear-layer",
-    "memory-budget",
-    "run-a",
-    "quiz-report",
-    "scaling",
-]
-WITH_CHARTS = {"four-runs", "linear-layer", "memory-budget", "run-a", "scaling"}
-
-
-@pytest.mark.parametrize("path", EVERY_PAGE)
-def test_every_chart_and_table_fits_a_phone(learner, path):
-    assert_everything_fits(learner, path, width_px=390, height_px=844)
-
-
+# Every page of the lab, with the tables it shows once its predictions are locked and its expanders open
+# (Run A's experiments too: three answers, the phases, and two each for the four experiments and for the
+# pair). Four runs, the execution stack and Your run show none, but have columns to fit.
+TABLES_SHOWN = {
+    "": 1,
+    "four-runs": 0,
+    "execution-stack": 0,
+    "linear-layer": 3,
+    "memory-budget": 5,
+    "run-a": 6,
+    "your-run": 0,
+    "quiz-report": 2,
+    "scaling": 1,  # part A's; the other tabs' are checked one tab at a time below
+}
+WITH_CHARTS = {"four-runs", "linear-layer", "memory-budget", "run-a", "your-run", "scaling"}
 TABLES = '[data-testid="stTable"]:visible, [data-testid="stDataFrame"]:visible'
-# For each table: its text, and every box in it (itself included) whose content is wider than the box, so
-# the reader would have to scroll sideways inside the table to see all of it.
-SIDEWAYS = """tables => tables.map(t => [
-    t.innerText.slice(0, 40),
-    [t, ...t.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWidth + 1)
-        .map(e => `${e.tagName} ${e.scrollWidth}>${e.clientWidth}`),
-]).filter(([, wide]) => wide.length)"""
 
 
-def test_every_run_a_table_fits_a_phone_without_scrolling_sideways(learner):
+@pytest.mark.parametrize("path", TABLES_SHOWN)
+def test_every_chart_and_table_fits_a_phone(learner, path):
     # On a 390 px phone a table that only fits its box by scrolling inside it hides its last columns.
-    assert_everything_fits(learner, "run-a", width_px=390, height_px=844)
-    tables = learner.page.locator(TABLES)
-    # Three answers, the phases, and two each for the four experiments and for the pair.
-    assert tables.count() == 6
-    assert tables.evaluate_all(SIDEWAYS) == []
+    assert_everything_fits(learner, path, width_px=390, height_px=844)
+    assert learner.page.locator(TABLES).count() == TABLES_SHOWN[path], path  # every one checked, none skipped
 
 
 def assert_everything_fits(learner, path: str, *, width_px: int, height_px: int) -> None:
@@ -118,32 +107,60 @@ def assert_everything_fits(learner, path: str, *, width_px: int, height_px: int)
         learner.submit_form(0, "Only activations grow with the tokens.", option=FIRST_EXPERIMENTS["batch"])
         learner.page.get_by_role("heading", name="Two changes at once").wait_for()
         learner.predict_all()  # the pair's guess, which the pair's timeline and table wait for
+    open_every_expander(learner)
     expected_charts = {"run-a": 6}.get(path, 1 if path in WITH_CHARTS else 0)
     assert_shown_fits(learner, path, expected_charts)
 
 
+def open_every_expander(learner) -> None:
+    """Open every closed expander of the main area, so that the tables inside are measured too."""
+    closed = learner.page.locator(
+        '[data-testid="stMain"] [data-testid="stExpander"] details:not([open]) > summary'
+    )
+    for _ in range(closed.count()):
+        closed.first.click()
+    learner.page.wait_for_timeout(300)  # an expander opens with a short animation
+
+
+def test_the_instructor_view_fits_a_phone(learner, second_learner):
+    # The class view's tables, a wrong answer's included, with one learner in the room.
+    link = learner.create_room()
+    second_learner.join_room(link)
+    second_learner.nav("Four runs")
+    second_learner.answer(load_bank().question("r1").option_text("speed"))  # a wrong answer, on purpose
+    learner.page.set_viewport_size({"width": 390, "height": 844})
+    learner.page.get_by_text("Most common wrong answers").wait_for()
+    expect(learner.page.locator(TABLES)).to_have_count(3, timeout=15_000)  # the view refreshes every 5 s
+    assert_shown_fits(learner, "instructor", expected_charts=1)
+
+
 def assert_shown_fits(learner, where: str, expected_charts: int) -> None:
-    """No chart or table in view (hidden tabs aside) reaches past the window, and no chart's text is drawn
-    past its own edge (a legend or label cut off even though the chart's box fits)."""
+    """No chart or table in view (hidden tabs aside) reaches past the window, no table scrolls sideways
+    inside its box, and no chart's text is drawn past its own edge (a legend or label cut off even though
+    the chart's box fits, or drawn over what follows the chart)."""
     drawn = learner.page.locator(f"{DRAWN_CHART}:visible")
     if expected_charts:
         drawn.first.wait_for()
         learner.page.wait_for_timeout(300)  # Vega lays a chart out a moment after drawing it
     window_px = learner.page.evaluate("() => document.documentElement.clientWidth")
-    boxes = learner.page.locator(
-        f'{DRAWN_CHART}:visible, [data-testid="stTable"]:visible, [data-testid="stDataFrame"]:visible'
-    )
+    boxes = learner.page.locator(f"{DRAWN_CHART}:visible, {TABLES}")
     rights_px = boxes.evaluate_all("items => items.map(i => i.getBoundingClientRect().right)")
     assert drawn.count() >= expected_charts and all(right <= window_px for right in rights_px), (
         where,
         window_px,
         rights_px,
     )
+    # A chart's text past its own right edge, or below the box the page keeps for it, over what follows.
     cut = drawn.locator("text").evaluate_all(
-        "items => items.filter(i => i.getBoundingClientRect().right > "
-        "i.closest('svg').getBoundingClientRect().right + 1).map(i => i.textContent)"
+        """items => items.filter(i => {
+            const text = i.getBoundingClientRect();
+            const svg = i.closest('svg').getBoundingClientRect();
+            const box = i.closest('[data-testid="stVegaLiteChart"]').getBoundingClientRect();
+            return text.right > svg.right + 1 || text.bottom > box.bottom + 1;
+        }).map(i => i.textContent)"""
     )
     assert cut == [], (where, cut)
+    assert_no_table_scrolls_sideways(learner, where)
     assert learner.exceptions() == []
 
 
@@ -165,18 +182,18 @@ def test_every_scaling_tab_fits_and_every_tab_is_on_the_strip(learner, width_px)
         learner.predict_all()
         # Every part draws a chart; the synthesis tab only tables.
         assert_shown_fits(learner, f"scaling tab {index} at {width_px}", 0 if index == 5 else 1)
-        assert_no_table_scrolls_sideways(learner, f"scaling tab {index} at {width_px}")
+        assert learner.page.locator(TABLES).count() >= 1  # every tab shows its figures as a table too
 
 
 def assert_no_table_scrolls_sideways(learner, where: str) -> None:
-    """Every table in view is as wide as its box or narrower: neither it nor anything inside it scrolls
-    sideways (a box that fits the window can still hide columns behind a horizontal scroll)."""
-    tables = learner.page.locator('[data-testid="stTable"]:visible, [data-testid="stDataFrame"]:visible')
-    assert tables.count() >= 1, where
-    overflowing = tables.evaluate_all(
-        "items => items.flatMap(t => [t, ...t.querySelectorAll('*')])"
-        ".filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible')"
-        ".map(e => [e.tagName, e.className, e.scrollWidth, e.clientWidth])"
+    """Every table in view is as wide as its box or narrower: neither it nor anything inside it is wider
+    than its own box (a table that fits the window can still hide columns behind a sideways scroll)."""
+    overflowing = learner.page.locator(TABLES).evaluate_all(
+        """tables => tables.map(t => [
+                t.innerText.slice(0, 40),
+                [t, ...t.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWidth + 1)
+                    .map(e => `${e.tagName} ${e.scrollWidth}>${e.clientWidth}`),
+            ]).filter(([, wide]) => wide.length)"""
     )
     assert overflowing == [], (where, overflowing)
 

@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, expect
 
 from core import lessons
 from core.questions import load_bank
-from tests.e2e.conftest import INSTRUCTOR_KEY, Learner
+from tests.e2e.conftest import Learner
 
 pytestmark = pytest.mark.e2e
 
@@ -35,38 +35,11 @@ def people(browser: Browser, app_url: str) -> Iterator[list[Learner]]:
         context.close()
 
 
-def _create_room(instructor: Learner) -> str:
-    instructor.open("instructor")
-    instructor.page.get_by_label("Instructor key").fill(INSTRUCTOR_KEY)
-    instructor.page.get_by_role("button", name="Sign in").click()
-    instructor.settle()
-    instructor.page.get_by_role("button", name="Create a room").click()
-    instructor.settle()
-    link = instructor.page.get_by_test_id("stCode").filter(has_text="?room=").inner_text().strip()
-    assert link.startswith(f"{instructor.base_url}/?room=")
-    return link
-
-
-def _join(learner: Learner, link: str, name: str) -> None:
-    learner.page.goto(link)
-    learner.settle()
-    expect(learner.page.get_by_text("Saved: your work is stored as you go.")).to_be_visible(timeout=30_000)
-    sidebar = learner.page.get_by_test_id("stSidebar")
-    if not sidebar.get_by_label("Room code").is_visible():
-        sidebar.get_by_text("Workshop room", exact=True).click()
-    expect(sidebar.get_by_label("Room code")).to_have_value(link.rsplit("=", 1)[1])
-    if name:
-        sidebar.get_by_label("Display name", exact=False).fill(name)
-    sidebar.get_by_role("button", name="Join").click()
-    learner.settle()
-    expect(sidebar.get_by_text(lessons.sentence("rooms", "joined"))).to_be_visible()
-
-
 def test_answers_reach_the_instructor_and_a_reveal_waits_for_each_learners_answer(people) -> None:
     instructor, first, second, third = people
-    link = _create_room(instructor)
+    link = instructor.create_room()
     for learner, name in ((first, "Ada <i>"), (second, ""), (third, "")):
-        _join(learner, link, name)
+        learner.join_room(link, name)
     expect(instructor.page.get_by_test_id("stMain").get_by_test_id("stMetricValue")).to_have_text(
         "3", timeout=REFRESH_MS
     )
