@@ -46,3 +46,27 @@ def test_the_learner_sees_the_same_table_either_way():
         arrow_frame, rows_frame = (shown.value for shown in element)
         assert list(arrow_frame.columns) == list(rows_frame.columns) == list(ROWS[0])
         assert _cells(arrow_frame) == _cells(rows_frame) == [list(row.values()) for row in ROWS]
+
+
+def _with_notes():
+    from ui.tables import table_with_notes
+
+    table_with_notes(
+        [
+            {"Answer": "Rough rule", "Peak (GB)": "21.47", "Why": "it leaves out the embeddings"},
+            {"Answer": "H200", "Peak (GB)": "25.89", "Why": "measured over one step"},
+        ],
+        notes="Why",
+        alt="Two answers.",
+    )
+
+
+def test_a_tables_notes_go_in_a_list_below_it_named_by_each_rows_first_cell():
+    at = AppTest.from_function(_with_notes).run()
+    assert at.table[0].value.to_dict("records") == [
+        {"Answer": "Rough rule", "Peak (GB)": "21.47"},
+        {"Answer": "H200", "Peak (GB)": "25.89"},
+    ]
+    assert at.markdown[0].value == (
+        "- **Rough rule:** it leaves out the embeddings\n- **H200:** measured over one step"
+    )
