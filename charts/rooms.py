@@ -43,6 +43,17 @@ def _title(text: str) -> alt.TitleParams:
     return alt.TitleParams(textwrap.wrap(text, TITLE_CHARS) or [text])
 
 
+def _learners_axis(frame: pd.DataFrame) -> alt.X:
+    """Whole learners from 0; before anyone answers the axis still runs 0 to 1, not 0 to 0."""
+    most = int(frame["count"].max()) if len(frame) else 0
+    return alt.X(
+        "count:Q",
+        title="Learners",
+        scale=alt.Scale(domain=[0, max(1, most)]),
+        axis=alt.Axis(tickMinStep=1, format="d"),
+    )
+
+
 def answers_frame(dist: Distribution) -> pd.DataFrame:
     """One row per option, in the bank's order, with its count and whether it is the correct one."""
     return pd.DataFrame(
@@ -65,7 +76,7 @@ def answers_chart(dist: Distribution) -> alt.Chart:
         .mark_bar()
         .encode(
             y=alt.Y("option:N", sort=list(frame["option"]), title=None, axis=LINES),
-            x=alt.X("count:Q", title="Learners", axis=alt.Axis(tickMinStep=1)),
+            x=_learners_axis(frame),
             color=alt.Color(
                 "kind:N",
                 scale=alt.Scale(domain=[CORRECT_LABEL, OTHER_LABEL], range=[CORRECT_COLOUR, OTHER_COLOUR]),
@@ -111,7 +122,7 @@ def predictions_chart(rows: Sequence[PredictionCount], part: str, title: str) ->
                 axis=LINES,
             ),
             yOffset=alt.YOffset("series:N", sort=[PREDICTED, COMPUTED]),
-            x=alt.X("count:Q", title="Learners", axis=alt.Axis(tickMinStep=1)),
+            x=_learners_axis(frame),
             color=alt.Color(
                 "series:N",
                 scale=alt.Scale(domain=[PREDICTED, COMPUTED], range=[PREDICTED_COLOUR, COMPUTED_COLOUR]),

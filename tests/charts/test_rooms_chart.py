@@ -33,3 +33,14 @@ def test_prediction_bars_pair_each_option_with_what_came_true() -> None:
     counts = {(r["series"], r["count"]) for r in rows if r["count"]}
     assert counts == {(PREDICTED, 1), (COMPUTED, 1)}
     assert spec["encoding"]["yOffset"]["field"] == "series"
+
+
+def test_before_anyone_answers_the_axis_counts_whole_learners_from_0_to_1() -> None:
+    empty = answers_chart(distribution(BANK.question("r1"), [])).to_dict()["encoding"]["x"]
+    assert empty["scale"]["domain"] == [0, 1] and empty["axis"]["format"] == "d"
+    works = [LearnerWork(answers={"r1": "mem"}) for _ in range(3)]
+    assert answers_chart(distribution(BANK.question("r1"), works)).to_dict()["encoding"]["x"]["scale"] == {
+        "domain": [0, 3]
+    }
+    nobody = predictions_chart(scaling_predictions([]), "A", "Part A").to_dict()["encoding"]["x"]
+    assert nobody["scale"]["domain"] == [0, 1]
