@@ -39,7 +39,7 @@ from ui.charts import draw
 from ui.links import share_box
 from ui.nav import next_link
 from ui.settings import persistent
-from ui.tables import arrow_rows
+from ui.tables import arrow_rows, shared_table
 
 content, brief, run_a = load_content(), brief_figures(), run_a_timeline()
 setup, locked = run_a.setup, state.read_only()
@@ -87,7 +87,7 @@ st.markdown(
 
 st.subheader("Three answers to the same question")
 st.table(
-    arrow_rows(three_answers_rows(setup, capacity=run_a.capacity)),
+    shared_table("run_a.three_answers", lambda: three_answers_rows(setup, capacity=run_a.capacity)),
     hide_index=True,
     alt="The lesson's rough rule, the careful count and the H200 measurement of Run A, side by side.",
 )
@@ -106,7 +106,7 @@ st.caption(
     "dashed line is what the rest of the step would have needed; the dashed rule is the device."
 )
 st.table(
-    arrow_rows(phase_rows(run_a)),
+    shared_table("run_a.phases", lambda: phase_rows(run_a)),
     hide_index=True,
     alt="Each phase of Run A's first step, what is live at its peak and how it ends.",
 )
@@ -194,7 +194,7 @@ else:
         "and grey line: the failure and what was never reached."
     )
     st.table(
-        arrow_rows(outcome_rows([run_experiment(e) for e in EXPERIMENTS])),
+        shared_table("run_a.experiments", lambda: outcome_rows([run_experiment(e) for e in EXPERIMENTS])),
         hide_index=True,
         alt="The four experiments and where each run gets to.",
     )
@@ -269,7 +269,7 @@ st.markdown(
 
 st.header("Measure rather than guess")
 st.table(
-    arrow_rows(measure_rows()),
+    shared_table("run_a.measure", measure_rows),
     hide_index=True,
     alt="Questions to ask of a failing run and the PyTorch calls that answer them.",
 )

@@ -7,19 +7,26 @@ whole class reruns the same page at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
 from streamlit import dataframe_util
+
+MAX_SHARED_TABLES = 128  # the fixed tables of every page, a few times over
 
 
 def arrow_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table | list[Mapping[str, Any]]:
     """The rows as an Arrow table, columns in the first row's order; the rows unchanged if a column mixes
     kinds."""
     listed = list(rows)
+    names = list(listed[0]) if listed else []
     try:
-        return pa.Table.from_pylist(listed)
+        # Column by column: for the small tables our pages show this is several times cheaper than
+        # `pa.Table.from_pylist` (which infers a schema row by row), with the same columns and types.
+        return pa.table({name: [row.get(name) for row in listed] for name in names})
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return listed  # Streamlit's own path shows a column of mixed kinds as text
 
@@ -27,3 +34,30 @@ def arrow_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table | list[Mapping[str
 def arrow_bytes(rows: Iterable[Mapping[str, Any]]) -> bytes:
     """The rows serialised the way Streamlit sends a table to the browser (an Arrow IPC stream)."""
     return dataframe_util.convert_anything_to_arrow_bytes(arrow_rows(rows))
+
+
+_shared: OrderedDict[Hashable, pa.Table | list[Mapping[str, Any]]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def shared_table(
+    key: Hashable, build: Callable[[], Iterable[Mapping[str, Any]]]
+) -> pa.Table | list[Mapping[str, Any]]:
+    """`arrow_rows(build())`, worked out once per process for `key`.
+
+    Only for a table that is the same for every learner (content, or settings named in `key`):
+    what is kept here is shared by every session. An Arrow table cannot be changed, so sharing it is safe.
+    """
+    with _lock:
+        if key in _shared:
+            _shared.move_to_end(key)
+            return _shared[key]
+    # Two sessions may build the same key at once; the results are equal, and the second is kept.
+    table = arrow_rows(build())
+    if isinstance(table, list):
+        return table  # rows of mixed kinds stay per run: a list could be changed by whoever gets it
+    with _lock:
+        _shared[key] = table
+        while len(_shared) > MAX_SHARED_TABLES:
+            _shared.popitem(last=False)
+    return table
