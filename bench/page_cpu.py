@@ -50,7 +50,7 @@ class ScriptClock:
         """Patch `script_runner.exec_func_with_error_handling` for the duration of the block."""
         from streamlit.runtime.scriptrunner import script_runner
         from streamlit.runtime.scriptrunner.script_cache import ScriptCache
-        from streamlit.testing.v1 import local_script_runner
+        from streamlit.testing.v1 import app_test, local_script_runner
 
         original = getattr(script_runner, "exec_func_with_error_handling", None)
         if original is None:
@@ -68,15 +68,18 @@ class ScriptClock:
                     profile.disable()
                 self.runs_ms.append((time.thread_time() - start) * 1000)
 
-        # AppTest compiles the page afresh every run; a server keeps one bytecode cache per process.
+        # AppTest compiles Home.py and the page afresh every run (a new ScriptCache each time, for its
+        # runner and its pages manager); a server keeps one bytecode cache per process.
         shared_cache = ScriptCache()
         script_runner.exec_func_with_error_handling = timed
-        setattr(local_script_runner, "ScriptCache", lambda: shared_cache)  # noqa: B010  # mypy: a class
+        for module in (app_test, local_script_runner):
+            setattr(module, "ScriptCache", lambda: shared_cache)  # noqa: B010  # mypy: a class
         try:
             yield
         finally:
             script_runner.exec_func_with_error_handling = original
-            setattr(local_script_runner, "ScriptCache", ScriptCache)  # noqa: B010
+            for module in (app_test, local_script_runner):
+                setattr(module, "ScriptCache", ScriptCache)  # noqa: B010
 
 
 def _app_pages() -> list[tuple[str, str]]:

@@ -516,6 +516,7 @@ class CheckView:
     worst_table: tuple[dict[str, str], ...]
 
 
+@cache  # one per measured run: every learner who picks the run sees the same view
 def check_view(config_id: str) -> CheckView:
     """The page's view of the measured run `config_id`, every sentence computed from the numbers."""
     check = estimate_check(config_id)
