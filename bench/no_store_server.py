@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import streamlit as st
 from streamlit.web.cli import main
 
 from ui import identity, rooms, state
@@ -36,6 +37,13 @@ class NullStore:
     def merge(self, learner_id: str, work: dict[str, Any]) -> dict[str, Any]:
         """The session's own work, as if stored."""
         return work
+
+    def put_setting(
+        self, learner_id: str, section: str, name: str, value: Any, **kwargs: Any
+    ) -> dict[str, Any]:
+        """The section as this session holds it (the value is already in it): what a store that held the
+        same would give back. Answering True here made every settings page fail."""
+        return dict(st.session_state[state.SETTINGS].get(section, {}))
 
     def __getattr__(self, name: str) -> Any:
         # add_answer, add_prediction, hand_in, put_settings, put_record, ...: written, and forgotten.

@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import os
 import platform
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
 
 import streamlit
 
+from bench import page_cpu, scale_model
 from bench.first_paint import table as first_paint_table
 from bench.page_timing import BASELINE, setup_label
 from bench.page_timing import table as timing_table
@@ -31,13 +33,23 @@ def _n(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def _key(run: dict[str, Any]) -> tuple[str, bool, str, int, bool]:
+def _key(run: dict[str, Any]) -> tuple[str, bool, str, int, bool, int]:
     c = run["config"]
-    return c["target"], not c["post_script_gc"], c["mode"], c["sessions"], not c.get("store", True)
+    return (
+        c["target"],
+        not c["post_script_gc"],
+        c["mode"],
+        c["sessions"],
+        not c.get("store", True),
+        c.get("replicas", 0),
+    )
 
 
 def _app(run: dict[str, Any]) -> str:
-    return run["config"]["target"] + ("" if run["config"].get("store", True) else " (no store)")
+    c = run["config"]
+    replicas = c.get("replicas", 0)
+    through = f" ({replicas} behind HAProxy)" if replicas else ""
+    return c["target"] + ("" if c.get("store", True) else " (no store)") + through
 
 
 def _gc(run: dict[str, Any]) -> str:
@@ -67,7 +79,7 @@ def load_table(runs: list[dict[str, Any]]) -> str:
 
 def ratio_table(runs: list[dict[str, Any]]) -> str:
     """App figures divided by the hello demo's under the same GC setting, mode and session count."""
-    hello = {_key(r)[1:4]: r for r in runs if r["config"]["target"] == "hello"}
+    hello = {_key(r)[1:4]: r for r in runs if r["config"]["target"] == "hello" and not _key(r)[5]}
     rows = [
         "| GC | mode | sessions | rerun p50 app ÷ hello | rerun p95 app ÷ hello | RSS per session "
         "app ÷ hello | server CPU s app ÷ hello |",
@@ -156,9 +168,67 @@ def _cpu_per_run_ms(run: dict[str, Any]) -> float | None:
     return 1000 * run["server"]["cpu_s"] / runs if runs else None
 
 
-def headline(runs: list[dict[str, Any]], timing: dict[str, Any], paint: dict[str, Any]) -> str:
+def _scale_out_rows(by_key: dict[tuple[str, bool, str, int, bool, int], Any], sessions: int) -> list[str]:
+    """Bursts through HAProxy as measured (1 and 2 replicas), and the model's figures for those and for 8
+    from the CPU per script run measured through one replica (bench/scale_model.py)."""
+    rows = []
+    measured = sorted({k[5] for k in by_key if k[5] and k[2] == "burst" and k[3] == sessions})
+    for replicas in measured:
+        found = [
+            by_key.get((target, True, "burst", sessions, False, replicas)) for target in ("app", "hello")
+        ]
+        cells = [
+            f"{_n(r['rerun']['p95_ms'])} ms, {r['rerun']['count'] / r['elapsed_s']:,.0f} a second"
+            if r
+            else "-"
+            for r in found
+        ]
+        rows.append(
+            f"| {sessions} clicking at once through HAProxy, {replicas} replica(s): rerun p95, reruns a "
+            f"second (measured) | {cells[0]} | {cells[1]} |"
+        )
+    for replicas in (*measured, 8):
+        cells = []
+        for target in ("app", "hello"):
+            # Through one replica where measured (the proxy's hop included), else straight to one server.
+            one = by_key.get((target, True, "burst", sessions, False, 1)) or by_key.get(
+                (target, True, "burst", sessions, False, 0)
+            )
+            cpu = _cpu_per_run_ms(one) if one else None
+            if cpu is None:
+                cells.append("-")
+                continue
+            model = scale_model.burst(sessions, replicas, cpu)
+            cells.append(f"{model.p95_ms:,.0f} ms, {model.reruns_per_s:,.0f} a second")
+        rows.append(
+            f"| the same, {replicas} replica(s) with a core each (model: bench/scale_model.py, from the "
+            f"measured CPU per script run) | {cells[0]} | {cells[1]} |"
+        )
+    return rows
+
+
+def _cpu_rows(cpu: dict[str, Any]) -> list[str]:
+    """The script's own CPU per rerun (bench/page_cpu.py), every page beside the hello page."""
+    runs = dict(cpu.get("runs_ms", {}))
+    if not runs:
+        return []
+    hello = runs.pop(page_cpu.HELLO, [])
+    p50 = [statistics.median(values) for values in runs.values()]
+    return [
+        f"| script CPU per rerun, p50 ms ({cpu['reruns']} reruns of each page, in process) | {_span(p50)} | "
+        f"{_n(statistics.median(hello), 1) if hello else '-'} |"
+    ]
+
+
+def headline(
+    runs: list[dict[str, Any]],
+    timing: dict[str, Any],
+    paint: dict[str, Any],
+    page_cpu_figures: dict[str, Any] | None = None,
+) -> str:
     """The issue's figures in one table: the app (every page) beside the hello demo."""
     rows = ["| figure | this app | Streamlit's hello page |", "|---|---|---|"]
+    rows += _cpu_rows(page_cpu_figures or {})
     for via in ("direct", "proxy"):
         for nodelay in ("on", "off"):
             setup = setup_label("off", nodelay, via)
@@ -173,16 +243,16 @@ def headline(runs: list[dict[str, Any]], timing: dict[str, Any], paint: dict[str
     by_key = {_key(r): r for r in runs}
     # The largest class of each mode that was measured (the issue's runs: a burst of 100, 200 thinking).
     largest = {
-        mode: max((k[3] for k in by_key if k[0] == "app" and k[1] and k[2] == mode), default=0)
+        mode: max((k[3] for k in by_key if k[0] == "app" and k[1] and k[2] == mode and not k[5]), default=0)
         for mode in ("burst", "think")
     }
     for mode, sessions, what in (
         ("burst", largest["burst"], f"{largest['burst']} learners clicking at once"),
         ("think", largest["think"], f"{largest['think']} learners thinking"),
     ):
-        hello = by_key.get(("hello", True, mode, sessions, False))
+        hello = by_key.get(("hello", True, mode, sessions, False, 0))
         for store in (False, True):
-            app = by_key.get(("app", True, mode, sessions, store))
+            app = by_key.get(("app", True, mode, sessions, store, 0))
             if app is None:
                 continue
             label = f"{what}, rerun p95 ms" + (", no learner store" if store else "")
@@ -202,6 +272,7 @@ def headline(runs: list[dict[str, Any]], timing: dict[str, Any], paint: dict[str
                     f"| {what}, reruns served a second | {per_s[0]:,.0f} | "
                     f"{_n(per_s[1]) if len(per_s) > 1 else '-'} |"
                 )
+    rows += _scale_out_rows(by_key, largest["burst"])
     for when in ("cold", "warm"):
         cells = []
         for target in ("app", "hello"):
@@ -224,8 +295,12 @@ def summary(results_dir: Path) -> str:
     load_runs = [r for r in runs if not r["config"].get("soak")]
     soak_runs = [r for r in runs if r["config"].get("soak")]
     timing_path, paint_path = results_dir / "page_timing.json", results_dir / "first_paint.json"
+    cpu_path, load_path = results_dir / "page_cpu.json", results_dir / "uptime.txt"
     timing_figures = json.loads(timing_path.read_text()) if timing_path.exists() else {}
     paint_figures = json.loads(paint_path.read_text()) if paint_path.exists() else {}
+    cpu_figures = json.loads(cpu_path.read_text()) if cpu_path.exists() else {}
+    # The machine is shared: run_all.sh records `uptime` before and after each step.
+    loads = load_path.read_text().strip().splitlines() if load_path.exists() else []
     timing = timing_table(timing_figures) if timing_figures else "(no page_timing.json)"
     paint = first_paint_table(paint_figures) if paint_figures else "(no first_paint.json)"
     machine = (
@@ -235,7 +310,10 @@ def summary(results_dir: Path) -> str:
     return "\n\n".join(
         [
             f"Machine: {machine}. Client and server share these CPUs.",
-            "### The app beside Streamlit's hello page\n\n" + headline(runs, timing_figures, paint_figures),
+            "Load on the machine (`uptime`, before and after each step):\n\n"
+            + ("\n".join(f"    {line}" for line in loads) if loads else "    (no uptime.txt)"),
+            "### The app beside Streamlit's hello page\n\n"
+            + headline(runs, timing_figures, paint_figures, cpu_figures),
             "### Targets at 100 sessions (reported, not asserted)\n\n" + targets(load_runs),
             "### Load runs\n\n" + load_table(load_runs),
             "### The app against Streamlit's hello demo\n\n" + ratio_table(load_runs),

@@ -1,34 +1,42 @@
 #!/usr/bin/env bash
-# The full benchmark: per-page timing (TCP_NODELAY fix on and off, direct and through HAProxy),
-# the load matrix (app and hello demo, post-run GC on and off, think and burst modes,
-# 1/25/50/100 sessions), the think run with and without the learner store, first paint in
-# headless Chromium, and a soak run. Writes JSON figures, server logs and summary.md (paste it
-# into bench/README.md, "Figures"; its first table sets the app beside the hello demo) to
-# bench/results/.
+# Issue 21's figures in one table beside Streamlit's hello page, then (MATRIX=1) the full load matrix.
 #
-#   bash bench/run_all.sh                  # everything, about 90 minutes on 2 CPUs
-#   SOAK_MINUTES=0 bash bench/run_all.sh   # without the soak, about 60 minutes
-#   # the summary's first table only (about 25 minutes on the busy 2-core machine):
-#   SESSIONS=100 GCS=off MODES=burst SOAK_MINUTES=0 TIMING_RERUNS=10 STORE_DURATION_S=40 bash bench/run_all.sh
+#   bash bench/run_all.sh              # the table: about 25 minutes on the 2-core machine
+#   MATRIX=1 bash bench/run_all.sh     # and the matrix and soak of issue 7: about 110 minutes
 #
-# Settings (environment): SESSIONS, DURATION_S, TARGETS, GCS, MODES, TIMING_RERUNS, TIMING_VIA,
-# TIMING_NODELAY, STORE_SESSIONS, STORE_DURATION_S (0: skip), FIRST_PAINT (0: skip),
-# SOAK_MINUTES, SOAK_SESSIONS, SOAK_GC, SOAK_LIFETIME_S, PYTHON.
-# A run that fails is logged and the matrix goes on; timings never fail the script.
+# The table's runs, each for the app and the hello demo (GC off, as the app is configured):
+#   - script CPU per rerun of every page, in process (bench.page_cpu);
+#   - what the tab waits per rerun, straight to the server, TCP_NODELAY fix on (bench.page_timing);
+#   - 100 learners clicking at once (burst), straight to one server;
+#   - 200 learners thinking, the app with its learner store and with one that keeps nothing;
+#   - first paint in headless Chromium, cold and warm server (bench.first_paint);
+#   - 100 learners clicking at once through HAProxy (deploy/proxy.sh) with 1 and 2 replicas; the
+#     summary adds the model's figures for 8 replicas from the measured CPU per script run.
+# `uptime` is recorded before and after every step (the machine is shared), in uptime.txt and the
+# summary. Figures go to bench/results/ (JSON, server logs, run_all.log) and summary.md, whose first
+# table is the one to paste into bench/README.md. Timings are reported, never judged: a failed step
+# is logged and the rest go on.
+#
+# Settings (environment): BURST_SESSIONS (100), THINK_SESSIONS (200), DURATION_S (40), REPLICAS
+# ("1 2"), TIMING_RERUNS (10), CPU_RERUNS (30), FIRST_PAINT (1; 0 skips it), PYTHON; with MATRIX=1
+# also SESSIONS, MATRIX_DURATION_S, TARGETS, GCS, MODES, SOAK_MINUTES, SOAK_SESSIONS, SOAK_GC,
+# SOAK_LIFETIME_S.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+BURST_SESSIONS="${BURST_SESSIONS:-100}"
+THINK_SESSIONS="${THINK_SESSIONS:-200}"
+DURATION_S="${DURATION_S:-40}"
+REPLICAS="${REPLICAS:-1 2}"
+TIMING_RERUNS="${TIMING_RERUNS:-10}"
+CPU_RERUNS="${CPU_RERUNS:-30}"
+FIRST_PAINT="${FIRST_PAINT:-1}"
+MATRIX="${MATRIX:-0}"
 SESSIONS="${SESSIONS:-1 25 50 100}"
-DURATION_S="${DURATION_S:-60}"
+MATRIX_DURATION_S="${MATRIX_DURATION_S:-60}"
 TARGETS="${TARGETS:-app hello}"
 GCS="${GCS:-on off}"
 MODES="${MODES:-think burst}"
-TIMING_RERUNS="${TIMING_RERUNS:-20}"
-TIMING_VIA="${TIMING_VIA:-direct proxy}"
-TIMING_NODELAY="${TIMING_NODELAY:-on off}"
-STORE_SESSIONS="${STORE_SESSIONS:-200}"
-STORE_DURATION_S="${STORE_DURATION_S:-$DURATION_S}"
-FIRST_PAINT="${FIRST_PAINT:-1}"
 SOAK_MINUTES="${SOAK_MINUTES:-30}"
 SOAK_SESSIONS="${SOAK_SESSIONS:-50}"
 SOAK_GC="${SOAK_GC:-off}"
@@ -36,57 +44,79 @@ SOAK_LIFETIME_S="${SOAK_LIFETIME_S:-300}"
 PYTHON="${PYTHON:-python3}"
 OUT=bench/results
 LOG="$OUT/run_all.log"
+LOADS="$OUT/uptime.txt"
 mkdir -p "$OUT"
 # The summary covers this run only: move an earlier run's files aside.
-if compgen -G "$OUT/*.json" >/dev/null; then
+if compgen -G "$OUT/*.json" >/dev/null || [ -e "$LOADS" ]; then
     earlier="$OUT/earlier-$(date +%Y%m%d-%H%M%S)"
     mkdir -p "$earlier"
     find "$OUT" -maxdepth 1 -type f -exec mv {} "$earlier/" \;
 fi
 : >"$LOG"
+: >"$LOADS"
 
 step() {
+    local name="$1"
+    shift
     echo "== $(date +%H:%M:%S) $*" | tee -a "$LOG"
+    echo "before $name: $(uptime)" >>"$LOADS"
     "$PYTHON" -m "$@" 2>&1 | tee -a "$LOG"
     local status=${PIPESTATUS[0]}
+    echo "after $name: $(uptime)" >>"$LOADS"
     [ "$status" -eq 0 ] || echo "!! failed with status $status: $*" | tee -a "$LOG"
 }
 
 started=$(date +%s)
-step bench.page_timing --targets "${TARGETS// /,}" --gc "${GCS// /,}" --reruns "$TIMING_RERUNS" \
-    --via "${TIMING_VIA// /,}" --nodelay "${TIMING_NODELAY// /,}" --out "$OUT/page_timing.json"
-for target in $TARGETS; do
-    for gc in $GCS; do
-        for mode in $MODES; do
-            for sessions in $SESSIONS; do
-                step bench.run_load --target "$target" --gc "$gc" --mode "$mode" --sessions "$sessions" --duration-s "$DURATION_S"
+step "page CPU" bench.page_cpu --reruns "$CPU_RERUNS" --out "$OUT/page_cpu.json"
+step "page timing" bench.page_timing --targets app,hello --gc off --nodelay on --via direct \
+    --reruns "$TIMING_RERUNS" --no-slow-demos --out "$OUT/page_timing.json"
+for target in hello app; do
+    step "burst $target" bench.run_load --target "$target" --gc off --mode burst \
+        --sessions "$BURST_SESSIONS" --duration-s "$DURATION_S"
+done
+# The learner store's cost: the think run with the store on (SQLite unless LAB_DATABASE_URL says
+# otherwise) and with a store that keeps nothing; the hello demo beside.
+step "think hello" bench.run_load --target hello --gc off --mode think --sessions "$THINK_SESSIONS" \
+    --duration-s "$DURATION_S"
+for store in on off; do
+    step "think app, store $store" bench.run_load --target app --gc off --mode think \
+        --sessions "$THINK_SESSIONS" --duration-s "$DURATION_S" --store "$store"
+done
+if [ "$FIRST_PAINT" != "0" ]; then
+    step "first paint" bench.first_paint --targets app,hello --out "$OUT/first_paint.json"
+fi
+for replicas in $REPLICAS; do
+    for target in hello app; do
+        step "burst $target, $replicas behind HAProxy" bench.run_load --target "$target" --gc off \
+            --mode burst --sessions "$BURST_SESSIONS" --duration-s "$DURATION_S" --replicas "$replicas"
+    done
+done
+
+if [ "$MATRIX" != "0" ]; then
+    for target in $TARGETS; do
+        for gc in $GCS; do
+            for mode in $MODES; do
+                for sessions in $SESSIONS; do
+                    step "matrix" bench.run_load --target "$target" --gc "$gc" --mode "$mode" \
+                        --sessions "$sessions" --duration-s "$MATRIX_DURATION_S"
+                done
             done
         done
     done
-done
-if [ "$STORE_DURATION_S" != "0" ]; then
-    # The learner store's cost: the same think run with the store on (SQLite unless
-    # LAB_DATABASE_URL says otherwise) and with a store that keeps nothing; the hello demo beside.
-    for store in on off; do
-        step bench.run_load --target app --gc off --mode think --sessions "$STORE_SESSIONS" \
-            --duration-s "$STORE_DURATION_S" --store "$store"
-    done
-    step bench.run_load --target hello --gc off --mode think --sessions "$STORE_SESSIONS" --duration-s "$STORE_DURATION_S"
-fi
-if [ "$FIRST_PAINT" != "0" ]; then
-    step bench.first_paint --targets "${TARGETS// /,}" --out "$OUT/first_paint.json"
-fi
-if [ "$SOAK_MINUTES" != "0" ]; then
-    step bench.run_load --target app --gc "$SOAK_GC" --mode think --sessions "$SOAK_SESSIONS" \
-        --soak-minutes "$SOAK_MINUTES" --lifetime-s "$SOAK_LIFETIME_S"
+    if [ "$SOAK_MINUTES" != "0" ]; then
+        step "soak" bench.run_load --target app --gc "$SOAK_GC" --mode think --sessions "$SOAK_SESSIONS" \
+            --soak-minutes "$SOAK_MINUTES" --lifetime-s "$SOAK_LIFETIME_S"
+    fi
 fi
 
 {
-    echo "Produced by \`bash bench/run_all.sh\` (SESSIONS=\"$SESSIONS\" DURATION_S=$DURATION_S TARGETS=\"$TARGETS\" GCS=\"$GCS\""\
-         "MODES=\"$MODES\" TIMING_VIA=\"$TIMING_VIA\" TIMING_NODELAY=\"$TIMING_NODELAY\" STORE_SESSIONS=$STORE_SESSIONS"\
-         "STORE_DURATION_S=$STORE_DURATION_S FIRST_PAINT=$FIRST_PAINT SOAK_MINUTES=$SOAK_MINUTES SOAK_SESSIONS=$SOAK_SESSIONS SOAK_GC=$SOAK_GC SOAK_LIFETIME_S=$SOAK_LIFETIME_S)"\
-         "on $(date -u +%Y-%m-%d), taking $(( ($(date +%s) - started) / 60 )) minutes."
+    echo "Produced by \`bash bench/run_all.sh\` (BURST_SESSIONS=$BURST_SESSIONS THINK_SESSIONS=$THINK_SESSIONS"\
+         "DURATION_S=$DURATION_S REPLICAS=\"$REPLICAS\" TIMING_RERUNS=$TIMING_RERUNS CPU_RERUNS=$CPU_RERUNS"\
+         "FIRST_PAINT=$FIRST_PAINT MATRIX=$MATRIX) on $(date -u +%Y-%m-%d), taking"\
+         "$(( ($(date +%s) - started) / 60 )) minutes."
     echo
     "$PYTHON" -m bench.report "$OUT"
 } >"$OUT/summary.md"
+# The one table, on the terminal too.
+sed -n '/^### The app beside/,/^### Targets/p' "$OUT/summary.md" | sed '$d'
 echo "summary: $OUT/summary.md" | tee -a "$LOG"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import secrets
 import string
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.paths import RESULTS_DIR
+from bench.proxy import workshop_proxy
 from bench.scenarios import TARGETS, Behaviour, Learner, LearnerStats, Target, Waves
 from bench.server import ResourceSampler, Sample, StreamlitServer
 from bench.stats import least_squares_slope, summarise
@@ -46,6 +48,9 @@ class LoadConfig:
     soak: bool = False
     # False: the app runs with a learner store that keeps nothing (bench/no_store_server.py).
     store: bool = True
+    # 0: learners talk to one server directly. N: to N replicas through the workshop proxy
+    # (deploy/proxy.sh: HAProxy, HTTPS, cookie affinity), as a workshop serves them.
+    replicas: int = 0
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
@@ -54,6 +59,8 @@ class LoadConfig:
             raise ValueError("Sessions must be between 1 and 999.")
         if not 0 < self.duration_s <= 4 * 3600:
             raise ValueError("Duration must be more than 0 s and at most 4 hours.")
+        if not 0 <= self.replicas <= 16:
+            raise ValueError("Replicas must be between 0 (no proxy) and 16.")
 
     @property
     def label(self) -> str:
@@ -61,7 +68,8 @@ class LoadConfig:
         gc = "gc" if self.post_script_gc else "nogc"
         soak = "-soak" if self.soak else ""
         store = "" if self.store else "-nostore"
-        return f"load-{self.target}-{gc}-{self.mode}-{self.sessions:03d}{soak}{store}"
+        proxy = f"-proxy{self.replicas}" if self.replicas else ""
+        return f"load-{self.target}-{gc}-{self.mode}-{self.sessions:03d}{soak}{store}{proxy}"
 
 
 def _random_token() -> str:
@@ -149,30 +157,45 @@ def _tally(tally: Any) -> dict[str, Any]:
 
 
 def run(config: LoadConfig, out: Path) -> dict[str, Any]:
-    """Start a server, warm it up, run the learners, and write the figures to `out` (JSON)."""
+    """Start the server (or replicas and the proxy), warm it up, run the learners, and write the figures
+    to `out` (JSON)."""
     target = TARGETS[config.target]
     token = _random_token()
-    log_path = out.with_suffix(".server.log")
-    with StreamlitServer(
-        script=target.script,
-        post_script_gc=config.post_script_gc,
-        log_path=log_path,
-        launcher="streamlit" if config.store else "bench.no_store_server",
-    ) as server:
-        assert server.process is not None
-        sampler = ResourceSampler(server.process.pid, interval_s=0.5 if config.duration_s <= 600 else 5.0)
-        asyncio.run(_warm_up(server.port, target, token))
+    with contextlib.ExitStack() as stack:
+        servers = [
+            stack.enter_context(
+                StreamlitServer(
+                    script=target.script,
+                    post_script_gc=config.post_script_gc,
+                    log_path=out.with_suffix(f".server{index or ''}.log"),
+                    launcher="streamlit" if config.store else "bench.no_store_server",
+                )
+            )
+            for index in range(max(1, config.replicas))
+        ]
+        pids = [server.process.pid for server in servers if server.process is not None]
+        sampler = ResourceSampler(
+            pids[0], interval_s=0.5 if config.duration_s <= 600 else 5.0, more_pids=tuple(pids[1:])
+        )
+        for server in servers:  # each replica straight, so every one has loaded every page
+            asyncio.run(_warm_up(server.port, target, token))
+        port, tls = servers[0].port, False
+        if config.replicas:
+            port, tls = (
+                stack.enter_context(workshop_proxy([s.port for s in servers], out.with_suffix(".proxy.log"))),
+                True,
+            )
         time.sleep(2)
-        warm_up_log_problems = server.log_problems()
+        warm_up_log_problems = sum(server.log_problems() for server in servers)
         baseline = sampler.read()
         sampler.start()
         started, client_cpu_start = time.monotonic(), time.process_time()
-        stats = asyncio.run(_drive(config, server.port, token))
+        stats = asyncio.run(_drive(config, port, token, tls=tls))
         elapsed_s, client_cpu_s = time.monotonic() - started, time.process_time() - client_cpu_start
         sampler.stop()
         time.sleep(3)
         after = sampler.read()
-        log_problems = server.log_problems() - warm_up_log_problems
+        log_problems = sum(server.log_problems() for server in servers) - warm_up_log_problems
     result = {
         "config": asdict(config),
         "label": config.label,
@@ -271,6 +294,9 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
         "--store", choices=("on", "off"), default="on", help="off: a learner store that keeps nothing"
     )
     parser.add_argument(
+        "--replicas", type=int, default=0, help="N replicas behind the workshop proxy (HAProxy); 0: none"
+    )
+    parser.add_argument(
         "--out", type=Path, default=None, help="JSON file (default bench/results/<label>.json)"
     )
     return parser.parse_args(argv)
@@ -294,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         timeout_s=args.timeout_s,
         soak=soak,
         store=args.store == "on",
+        replicas=args.replicas,
     )
     out = args.out or RESULTS_DIR / f"{config.label}.json"
     print(describe(run(config, out)), flush=True)

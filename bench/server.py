@@ -47,14 +47,18 @@ class ResourceSampler:
 
     pid: int
     interval_s: float = 0.5
+    # More servers read as one (replicas behind a proxy): their RSS and CPU are added up.
+    more_pids: tuple[int, ...] = ()
     samples: list[Sample] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
     def read(self) -> Sample:
         """One reading now (RSS of the server and any children; user + system CPU seconds)."""
-        process = psutil.Process(self.pid)
-        family = [process, *process.children(recursive=True)]
+        family = []
+        for pid in (self.pid, *self.more_pids):
+            process = psutil.Process(pid)
+            family += [process, *process.children(recursive=True)]
         rss = cpu = 0.0
         for member in family:
             try:

@@ -46,6 +46,7 @@ from bench.page_model import WidgetInfo
 from bench.paths import REPO_ROOT
 from bench.postgres import temporary_postgres
 from bench.proxy import workshop_proxy
+from bench.scenarios import TARGETS
 from bench.server import ResourceSampler, StreamlitServer
 from bench.stats import summarise
 from core.questions import Bank, load_bank
@@ -608,7 +609,7 @@ def run_workshop(config: WorkshopConfig, database_url: str, log_dir: Path) -> Ou
         servers = [
             stack.enter_context(
                 StreamlitServer(
-                    script=REPO_ROOT / "Home.py",
+                    script=TARGETS["app"].script,
                     post_script_gc=False,
                     log_path=log_dir / f"app{i}.log",
                     env=env,

@@ -33,8 +33,9 @@ replicas=()
 for i in $(seq 1 "$REPLICAS"); do
     port=$(free_port)
     # Replicas listen on loopback only; learners reach them through HAProxy. allowedHosts refuses
-    # a websocket whose Host header names another site (DNS rebinding).
-    "$PYTHON" -m streamlit run Home.py --server.address 127.0.0.1 --server.port "$port" \
+    # a websocket whose Host header names another site (DNS rebinding). serve.py is Home.py with
+    # the per-process caches warmed before the replica answers its health check.
+    "$PYTHON" -m streamlit run serve.py --server.address 127.0.0.1 --server.port "$port" \
         --server.headless true --server.allowedHosts "$LAB_HOST" --server.allowedHosts 127.0.0.1 \
         >"$RUN/app$i.log" 2>&1 &
     pids+=($!)

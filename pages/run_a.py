@@ -45,7 +45,7 @@ from ui.links import share_box
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
 from ui.settings import persistent
-from ui.tables import arrow_rows, table_with_notes
+from ui.tables import arrow_rows, shared_table, table_with_notes
 
 brief, run_a = brief_figures(), run_a_timeline()
 setup, locked = run_a.setup, state.read_only()
@@ -135,7 +135,7 @@ draw(
 )
 st.caption(lessons.sentence("run_a", "timeline_caption", failure_where=brief.failure_where))
 st.table(
-    arrow_rows(phase_rows(run_a)),
+    shared_table("run_a.phases", lambda: phase_rows(run_a)),
     hide_index=True,
     alt="Each phase of Run A's first step, what is live at its peak and how it ends.",
 )

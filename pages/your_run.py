@@ -21,7 +21,7 @@ from core.diagnose.formats import MAX_BYTES, read_log
 from core.diagnose.reading import Reading, example_reading, example_table, reading
 from core.gpus import gpu, gpu_names, peak_tflops
 from ui import state
-from ui.charts import draw
+from ui.charts import draw, shared_datasets
 from ui.marked import marked_question
 from ui.nav import next_link
 
@@ -151,9 +151,11 @@ def finding_card(finding: Finding) -> None:
 
 def show_run(read: Reading, *, title: str, marked: bool) -> None:
     """Draw the log's panels with the evidence marked, or bare (before the question is answered).
-    Only the layout is cached; the rows are sent fresh, so no learner's data stays in the shared cache."""
+    The layout is cached; a shipped example's rows are kept per process, an upload's are sent fresh, so
+    no learner's data stays in a shared cache."""
     shape = your_run_shape(read.run, read.diagnosis, marked=marked)
-    rows = your_run_datasets(read.run, read.diagnosis, marked=marked)
+    build = functools.partial(your_run_datasets, read.run, read.diagnosis, marked=marked)
+    rows = shared_datasets(read, marked, build) if read.shared else build()
     names = panel_dataset_names(shape)
     description = (
         lessons.sentence("your_run", "panel_description_marked", title=title)

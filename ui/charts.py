@@ -22,6 +22,9 @@ import streamlit as st
 from ui.tables import arrow_bytes
 
 MAX_SPECS = 512  # a few hundred setting combinations per page covers a whole workshop
+MAX_SHARED_DATASETS = 64  # shipped examples x mappings a workshop actually picks
+
+Rows = Sequence[Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -31,15 +34,18 @@ class CachedChart:
     spec_json: str
     datasets: tuple[tuple[str, bytes], ...]
 
-    def spec(self, datasets: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> dict:
-        """A fresh spec dict (Streamlit edits the one it is given) with its datasets attached as Arrow:
-        the cached ones, or `datasets` (rows by name) in their place."""
+    def spec(self, datasets: Mapping[str, Rows | bytes] | None = None) -> dict:
+        """A fresh spec dict (Streamlit edits the one it is given) with its datasets attached as Arrow: the
+        cached ones, or `datasets` (rows, or Arrow bytes from `shared_datasets`, by name) in their place."""
         spec = json.loads(self.spec_json)
         arrow = dict(self.datasets)
         if datasets is not None:
             if set(datasets) != set(arrow):
                 raise ValueError(f"This chart draws the datasets {sorted(arrow)}, not {sorted(datasets)}.")
-            arrow = {name: arrow_bytes(rows) for name, rows in datasets.items()}
+            arrow = {
+                name: rows if isinstance(rows, bytes) else arrow_bytes(rows)
+                for name, rows in datasets.items()
+            }
         if arrow:
             # Streamlit sends datasets that are already bytes as they are, without converting them again.
             spec["datasets"] = arrow
@@ -96,12 +102,37 @@ def cached_chart(key: tuple[Hashable, ...], build: Callable[[], alt.TopLevelMixi
     return chart
 
 
+_shared: OrderedDict[tuple[int, Hashable], tuple[object, dict[str, bytes]]] = OrderedDict()
+
+
+def shared_datasets(
+    owner: object, variant: Hashable, build: Callable[[], Mapping[str, Rows]]
+) -> dict[str, bytes]:
+    """The rows `build()` makes, as Arrow bytes by name, built once per `owner` and `variant`.
+
+    Only for an `owner` that is one object per process, the same for every learner (a shipped
+    example's reading): it is keyed by identity and kept alive with its datasets, never compared.
+    """
+    key = (id(owner), variant)
+    with _lock:
+        if key in _shared:
+            _shared.move_to_end(key)
+            return _shared[key][1]
+    # Two sessions may build the same key at once; both results are equal, and the second wins.
+    arrow = {name: arrow_bytes(rows) for name, rows in build().items()}
+    with _lock:
+        _shared[key] = (owner, arrow)  # the owner stays alive, so its id is never reused
+        while len(_shared) > MAX_SHARED_DATASETS:
+            _shared.popitem(last=False)
+    return arrow
+
+
 def draw(
     key: tuple[Hashable, ...],
     build: Callable[[], alt.TopLevelMixin],
     *,
     description: str,
-    datasets: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    datasets: Mapping[str, Rows | bytes] | None = None,
     width: Literal["stretch", "content"] | int = "stretch",
     height: Literal["stretch", "content"] | int = "content",
 ) -> None:

@@ -42,6 +42,10 @@ RESUME_CODE = "learner.resume_code"
 
 def ensure_state() -> None:
     """Create the learner's keys once per session."""
+    # Every reader calls this, dozens of times a run, and each session-state access takes
+    # Streamlit's lock: the keys are created together and never removed, so one check suffices.
+    if UNSAVED in st.session_state:
+        return
     st.session_state.setdefault(ANSWERS, {})
     st.session_state.setdefault(SETTINGS, {})
     st.session_state.setdefault(RECORDS, {})

@@ -8,20 +8,27 @@ an interactive grid keeps each column at its text's width and scrolls sideways o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 import streamlit as st
 from streamlit import dataframe_util
 
+MAX_SHARED_TABLES = 128  # the fixed tables of every page, a few times over
+
 
 def arrow_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table | list[Mapping[str, Any]]:
     """The rows as an Arrow table, columns in the first row's order; the rows unchanged if a column mixes
     kinds."""
     listed = list(rows)
+    names = list(listed[0]) if listed else []
     try:
-        return pa.Table.from_pylist(listed)
+        # Column by column: for the small tables our pages show this is several times cheaper than
+        # `pa.Table.from_pylist` (which infers a schema row by row), with the same columns and types.
+        return pa.table({name: [row.get(name) for row in listed] for name in names})
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return listed  # Streamlit's own path shows a column of mixed kinds as text
 
@@ -63,3 +70,30 @@ def table_with_notes(rows: Sequence[Mapping[str, Any]], *, notes: str, alt: str)
         alt=alt,
     )
     st.markdown("\n".join(f"- **{next(iter(row.values()))}:** {row[notes]}" for row in rows))
+
+
+_shared: OrderedDict[Hashable, pa.Table | list[Mapping[str, Any]]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def shared_table(
+    key: Hashable, build: Callable[[], Iterable[Mapping[str, Any]]]
+) -> pa.Table | list[Mapping[str, Any]]:
+    """`arrow_rows(build())`, worked out once per process for `key`.
+
+    Only for a table that is the same for every learner (content, or settings named in `key`):
+    what is kept here is shared by every session. An Arrow table cannot be changed, so sharing it is safe.
+    """
+    with _lock:
+        if key in _shared:
+            _shared.move_to_end(key)
+            return _shared[key]
+    # Two sessions may build the same key at once; the results are equal, and the second is kept.
+    table = arrow_rows(build())
+    if isinstance(table, list):
+        return table  # rows of mixed kinds stay per run: a list could be changed by whoever gets it
+    with _lock:
+        _shared[key] = table
+        while len(_shared) > MAX_SHARED_TABLES:
+            _shared.popitem(last=False)
+    return table

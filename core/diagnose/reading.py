@@ -7,6 +7,7 @@ logs was the largest cost of ours on the busiest page. An upload is never kept.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +25,9 @@ class Reading:
 
     run: RunLog
     diagnosis: Diagnosis
+    # True for a shipped example's reading: the one object every learner with this mapping and
+    # context gets, so what is drawn from it may be kept per process too. False for an upload.
+    shared: bool = False
 
 
 def reading(table: Table, mapping: Mapping[str, str | None], context: RunContext) -> Reading:
@@ -41,7 +45,7 @@ def example_table(file: str) -> Table:
 
 @functools.lru_cache(maxsize=256)
 def _example_reading(file: str, mapping: tuple[tuple[str, str | None], ...], context: RunContext) -> Reading:
-    return reading(example_table(file), dict(mapping), context)
+    return dataclasses.replace(reading(example_table(file), dict(mapping), context), shared=True)
 
 
 def example_reading(file: str, mapping: Mapping[str, str | None], context: RunContext) -> Reading:

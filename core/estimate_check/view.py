@@ -5,6 +5,7 @@ the gaps, computed from the comparison's numbers; their wording is in `data/less
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from core import lessons
 from core.estimate_check.causes import CAUSES
@@ -205,6 +206,7 @@ class CheckView:
     worst_table: tuple[dict[str, str], ...]
 
 
+@cache  # one per measured run: every learner who picks the run sees the same view
 def check_view(config_id: str) -> CheckView:
     """The page's view of the measured run `config_id`, every sentence computed from the numbers."""
     check = estimate_check(config_id)

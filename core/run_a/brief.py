@@ -30,8 +30,9 @@ class BriefFigures:
     failure_where: str
 
 
+@cache
 def brief_figures() -> BriefFigures:
-    """Run A's brief, computed: weights, what they leave unexplained, and each pass's peak."""
+    """Run A's brief, worked out once per process: weights, what they leave unexplained, each pass's peak."""
     timeline = run_a_timeline()
     failure = timeline.failure
     if failure is None:

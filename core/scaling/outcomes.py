@@ -6,6 +6,7 @@ this one computation, so the two always agree.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,9 +40,24 @@ class PartContrasts:
         }
 
 
+# The settings the contrasts depend on; nothing else of what a learner stored reaches the cache below.
+_INPUTS = ("track", "mode", "pool", "zero_stage", "recompute", "layout", "microbatches")
+
+
 def part_contrasts(stored: Mapping[str, Any]) -> PartContrasts:
     """Every part's contrast under these Scaling out settings (defaults fill gaps)."""
     settings = current_settings(stored)
+    return _contrasts(tuple(settings[name] for name in _INPUTS))  # the schema's values: all hashable
+
+
+# The same settings give every learner the same contrasts, and working them out is most of the
+# Scaling out page's own time: a workshop has a few dozen combinations, so each is worked out once.
+@functools.lru_cache(maxsize=512)
+def _contrasts(key: tuple[Any, ...]) -> PartContrasts:
+    return _compute(dict(zip(_INPUTS, key, strict=True)))
+
+
+def _compute(settings: Mapping[str, Any]) -> PartContrasts:
     chosen, cases = track(settings["track"]), load_scaling().cases
     fleet = chosen.fleet
     part_a = throughput.scaling_contrast(

@@ -105,11 +105,11 @@ def test_moving_a_slider_sends_new_rows_without_rebuilding_the_chart(monkeypatch
     assert list(table["FLOP per byte"]) == [significant(row["FLOP/byte"]) for row in after]
 
 
-def test_rows_for_datasets_the_chart_does_not_draw_are_refused():
+def _named_points_chart(key):
     import altair as alt
 
-    chart = charts.cached_chart(
-        ("test", "named"),
+    return charts.cached_chart(
+        key,
         lambda: (
             alt.Chart(alt.NamedData(name="points"))
             .mark_point()
@@ -117,6 +117,10 @@ def test_rows_for_datasets_the_chart_does_not_draw_are_refused():
             .properties(datasets={"points": [{"x": 1}]})
         ),
     )
+
+
+def test_rows_for_datasets_the_chart_does_not_draw_are_refused():
+    chart = _named_points_chart(("test", "named"))
     assert list(chart.spec({"points": [{"x": 2}]})["datasets"]) == ["points"]
     with pytest.raises(ValueError, match=r"draws the datasets \['points'\], not \['dots'\]"):
         chart.spec({"dots": [{"x": 2}]})
@@ -149,3 +153,31 @@ def test_sessions_missing_the_same_new_key_at_once_build_it_once(monkeypatch):
     assert len(builds) == 1
     assert len(got) == 8 and all(chart is got[0] for chart in got)
     assert charts._building == {}
+
+
+def test_a_shipped_examples_rows_are_turned_into_arrow_once_and_drawn_as_rows_would_be(monkeypatch):
+    monkeypatch.setattr(charts, "_shared", charts.OrderedDict())
+    owner, built = object(), []
+
+    def rows():
+        built.append(1)
+        return {"points": [{"x": 1.5}, {"x": 2.5}]}
+
+    first = charts.shared_datasets(owner, True, rows)
+    assert charts.shared_datasets(owner, True, rows) is first
+    assert built == [1]
+    charts.shared_datasets(owner, False, rows)  # another variant of the same example
+    charts.shared_datasets(object(), True, rows)  # another example
+    assert built == [1, 1, 1]
+    assert first == {"points": charts.arrow_bytes([{"x": 1.5}, {"x": 2.5}])}
+    chart = _named_points_chart(("test", "shared rows"))
+    assert chart.spec(first)["datasets"] == chart.spec(rows())["datasets"]
+
+
+def test_the_shared_rows_forget_the_oldest_beyond_their_limit(monkeypatch):
+    monkeypatch.setattr(charts, "_shared", charts.OrderedDict())
+    monkeypatch.setattr(charts, "MAX_SHARED_DATASETS", 2)
+    owners = [object(), object(), object()]
+    for owner in owners:
+        charts.shared_datasets(owner, True, lambda: {"points": [{"x": 1}]})
+    assert [key[0] for key in charts._shared] == [id(owners[1]), id(owners[2])]

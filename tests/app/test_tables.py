@@ -3,7 +3,8 @@
 import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
-from ui.tables import arrow_rows
+from ui import tables
+from ui.tables import arrow_rows, shared_table
 
 ROWS = [
     {"Operation": "Linear layer", "FLOP/byte": 15.9, "Tiles": 4, "Done": True, "Note": None},
@@ -70,3 +71,38 @@ def test_a_tables_notes_go_in_a_list_below_it_named_by_each_rows_first_cell():
     assert at.markdown[0].value == (
         "- **Rough rule:** it leaves out the embeddings\n- **H200:** measured over one step"
     )
+
+
+def test_a_shared_table_is_built_once_per_key_and_is_the_same_table_after():
+    built = []
+
+    def build():
+        built.append(1)
+        return ROWS
+
+    first = shared_table(("test", "shared once"), build)
+    second = shared_table(("test", "shared once"), build)
+    assert built == [1]
+    assert second is first
+    assert isinstance(first, pa.Table) and first.column("Tiles").to_pylist() == [4, 1]
+
+
+def test_a_shared_table_of_mixed_kinds_is_rebuilt_each_time_so_nobody_can_change_anothers_rows():
+    built = []
+
+    def build():
+        built.append(1)
+        return [{"Value": 4}, {"Value": "none"}]
+
+    first = shared_table(("test", "mixed"), build)
+    first.append({"Value": "changed"})
+    assert shared_table(("test", "mixed"), build) == [{"Value": 4}, {"Value": "none"}]
+    assert built == [1, 1]
+
+
+def test_the_shared_tables_forget_the_oldest_beyond_their_limit(monkeypatch):
+    monkeypatch.setattr(tables, "MAX_SHARED_TABLES", 2)
+    monkeypatch.setattr(tables, "_shared", tables.OrderedDict())
+    for name in ("a", "b", "c"):
+        shared_table(name, lambda: ROWS)
+    assert list(tables._shared) == ["b", "c"]

@@ -18,3 +18,5 @@ def test_a_shipped_example_is_read_and_diagnosed_once_per_process_for_every_lear
     fresh = reading(table, mapping, RunContext(classes=10))  # what an upload gets: never shared
     assert fresh is not first
     assert fresh.diagnosis == first.diagnosis
+    # Only the shipped example's reading may have what is drawn from it kept per process.
+    assert first.shared and not fresh.shared

@@ -24,6 +24,7 @@ from core.estimate_check.setups import ATTENTION_OF_KIND, PRECISION_OF_DTYPE, we
 from core.estimate_check.view import (
     cause_words,
     chart_description,
+    check_view,
     config_label,
     gap_sentence,
     setup_sentence,
@@ -251,3 +252,10 @@ def test_bad_requests_are_refused_readably():
         estimate_check("gpt2-h64-l2-s64-b2-bf16-sgd_momentum-none-explicit").row(
             "optimizer_step_counters"
         ).error_with(())
+
+
+def test_the_view_of_a_measured_run_is_worked_out_once_and_an_unknown_run_is_still_refused():
+    assert check_view(LLAMA_BF16) is check_view(LLAMA_BF16)
+    assert check_view(LLAMA_BF16).check == estimate_check(LLAMA_BF16)
+    with pytest.raises(ValueError):
+        check_view("no-such-run")

@@ -7,6 +7,7 @@ import pytest
 
 from core.gpus import gpu, peak_tflops
 from core.kernel_times import small_kernel_floor_us
+from core.scaling import outcomes
 from core.scaling.evidence import prediction_track, record_prediction_track
 from core.scaling.outcomes import graded_outcomes, part_contrasts
 from core.scaling.scenarios import track, track_keys
@@ -124,3 +125,17 @@ def test_a_prediction_is_graded_on_the_track_it_was_locked_on():
 def test_an_unknown_track_cannot_be_recorded():
     with pytest.raises(ValueError, match="no track"):
         record_prediction_track({}, "A", "atlantis")
+
+
+def test_the_same_settings_give_every_learner_the_one_worked_out_result() -> None:
+    first = part_contrasts({"track": "edge", "microbatches": 8})
+    # Defaults filled in, keys in another order, and a stored value the contrasts never read.
+    same = part_contrasts({"microbatches": 8, "track": "edge", "mode": "strong", "unrelated": "x"})
+    assert same is first
+    assert first == outcomes._compute(outcomes.current_settings({"track": "edge"}))
+
+
+def test_another_setting_gives_another_result() -> None:
+    cloud, edge = part_contrasts({"track": "cloud"}), part_contrasts({"track": "edge"})
+    assert cloud.track.key == "cloud" and edge.track.key == "edge"
+    assert part_contrasts({"recompute": "selective"}) != part_contrasts({"recompute": "full"})

@@ -1,0 +1,27 @@
+"""The served entry point: the lab (Home.py) with its per-process caches warmed before the first visitor.
+
+    streamlit run serve.py --server.port 8501 --server.address 127.0.0.1
+
+`streamlit run` finds the `st.App` below and serves Home.py through it; the startup hook (Streamlit's
+documented `lifespan`) imports the lab and loads its shared data first, and the server answers its
+health check only once that is done (README, Hosting). `streamlit run Home.py` still works, cold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import streamlit as st
+
+from ui.warm import warm_caches
+
+
+@asynccontextmanager
+async def _warm_first(_app: Any) -> AsyncIterator[None]:
+    warm_caches()
+    yield
+
+
+app = st.App("Home.py", lifespan=_warm_first)
