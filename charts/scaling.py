@@ -131,10 +131,10 @@ def overhead_chart(rows: Rows) -> alt.LayerChart:
 
 
 def pipeline_chart(rows: Rows, *, hbm_gb: float) -> alt.LayerChart:
-    """Over the microbatch count: the bubble fraction (left axis) and the worst stage's memory against HBM
+    """Over the micro-batch count: the bubble fraction (left axis) and the worst stage's memory against HBM
     (right axis), in one panel so it narrows with the screen instead of running off it."""
     frame = pd.DataFrame(rows)
-    x = alt.X("Microbatches:Q", title="Microbatches per step")
+    x = alt.X("Micro-batches:Q", title="Micro-batches per step")
     tooltip = _tooltips(
         frame, {"Bubble fraction": ".3f", "Retained activations (GB)": ",.1f", "Memory (GB)": ",.1f"}
     )
@@ -167,7 +167,7 @@ def pipeline_chart(rows: Rows, *, hbm_gb: float) -> alt.LayerChart:
         .resolve_scale(y="independent")
         .properties(
             title=alt.Title(
-                "More microbatches of a fixed size",
+                "More micro-batches of a fixed size",
                 subtitle="The bubble shrinks (left axis); the worst stage holds more (right axis)",
             ),
             height=HEIGHT,

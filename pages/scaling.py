@@ -229,7 +229,7 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContr
             gpus=fleet.total_gpus,
             global_batch=case.global_batch,
             seq_len=case.seq_len,
-            microbatches=case.microbatch_count,
+            micro_batches=case.micro_batch_count,
             zero_stage=case.zero_stage,
         )
     )
@@ -251,7 +251,7 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContr
 
 
 def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
-    """Part D: more fixed-size microbatches shrink the bubble but fill the first stage's memory."""
+    """Part D: more fixed-size micro-batches shrink the bubble but fill the first stage's memory."""
     cases, fleet = load_scaling().cases, track.fleet
     case = cases.pipeline
     contrast = parts.d
@@ -263,27 +263,27 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContra
             stages=contrast.stages,
             tp=contrast.tp,
             dp=contrast.dp,
-            microbatch_size=contrast.microbatch_size,
+            micro_batch_size=contrast.micro_batch_size,
             seq_len=case.seq_len,
             recompute=Recomputation.label_of(case.recompute),
-            baseline_microbatches=case.baseline_microbatches,
+            baseline_micro_batches=case.baseline_micro_batches,
         )
     )
     model_parallel_note(track)
-    setting_slider("Microbatches per step", "microbatches")
+    setting_slider("Micro-batches per step", "micro_batches")
     return Reveal(
-        key=("scaling.D", track.key, settings["microbatches"]),
+        key=("scaling.D", track.key, settings["micro_batches"]),
         chart=lambda: charts.pipeline_chart(
             pipeline.pipeline_rows(contrast.sweep), hbm_gb=fleet.card.memory_gb
         ),
         description=lessons.sentence("scaling", "part_d_chart", device_gb=contrast.result.verdict.device_gb),
         rows=pipeline.pipeline_rows((contrast.baseline, contrast.result)),
         formats=PIPELINE_FORMATS,
-        columns_by="Microbatches",
-        header="{} microbatches",
+        columns_by="Micro-batches",
+        header="{} micro-batches",
         outcome=contrast.outcome,
         summary=lessons.sentence("scaling", "part_d_summary", **narrative.pipeline_figures(contrast)),
-        inputs={"microbatches": settings["microbatches"]},
+        inputs={"micro_batches": settings["micro_batches"]},
         baseline=contrast.baseline.record(),
         result=contrast.result.record(),
     )

@@ -7,7 +7,7 @@ activation count (Korthikanti et al.) and the same ZeRO rule. What this module a
   alongside TP, which splits every saved tensor of a block); the output layer's logits count only
   when there is a single stage, since otherwise they sit on the last stage, not the busiest one;
 - communication buffers: a gradient bucket of 5% of this GPU's gradients, plus a send and a receive
-  buffer of one microbatch's hidden states when there are pipeline stages.
+  buffer of one micro-batch's hidden states when there are pipeline stages.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ MODEL_STATE_TERMS = ("parameters", "gradients", "master_weights", "optimizer_sta
 
 
 def stage_activation_bytes(setup: TrainingSetup, *, tp: int, pp: int) -> float:
-    """Saved activations of one microbatch on one GPU of the busiest stage."""
+    """Saved activations of one micro-batch on one GPU of the busiest stage."""
     check_whole(tp, "Tensor parallel size")
     check_whole(pp, "Pipeline stages")
     require(
@@ -65,16 +65,16 @@ def communication_buffer_bytes(setup: TrainingSetup, *, gradients_bytes: float, 
 
 
 def parallel_terms(
-    setup: TrainingSetup, *, tp: int, pp: int, dp: int, zero_stage: int, retained_microbatches: int = 1
+    setup: TrainingSetup, *, tp: int, pp: int, dp: int, zero_stage: int, retained_micro_batches: int = 1
 ) -> MemoryTerms:
     """One GPU's memory terms under TP x PP model parallelism and ZeRO over `dp` replicas."""
     check_whole(dp, "Data parallel size")
-    check_whole(retained_microbatches, "Retained microbatches")
+    check_whole(retained_micro_batches, "Retained micro-batches")
     whole = replicated_terms(setup)
     split = replace(
         whole,
         **{f"{term}_bytes": whole.term_bytes(term) / (tp * pp) for term in MODEL_STATE_TERMS},
-        activations_bytes=retained_microbatches * stage_activation_bytes(setup, tp=tp, pp=pp),
+        activations_bytes=retained_micro_batches * stage_activation_bytes(setup, tp=tp, pp=pp),
     )
     sharded = zero_sharded(split, zero_stage=zero_stage, gpus=dp)
     return replace(

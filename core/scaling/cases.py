@@ -31,20 +31,20 @@ class LayoutCase:
     model: str
     global_batch: int
     seq_len: int
-    microbatch_count: int
+    micro_batch_count: int
     zero_stage: int
 
 
 @dataclass(frozen=True)
 class PipelineCase:
-    """Part D: fixed-size microbatches fed into a deep pipeline."""
+    """Part D: fixed-size micro-batches fed into a deep pipeline."""
 
     model: str
-    microbatch_size: int
+    micro_batch_size: int
     seq_len: int
     stages: int
     tensor_parallel: int
-    baseline_microbatches: int
+    baseline_micro_batches: int
     zero_stage: int
     recompute: str
 
@@ -104,7 +104,7 @@ def parse_cases(raw: Mapping[str, Any]) -> Cases:
             zero_stage=layout["zero_stage"],
             **{
                 k: validate.whole_number(layout.get(k), f"The layout case: '{k}'")
-                for k in ("global_batch", "seq_len", "microbatch_count")
+                for k in ("global_batch", "seq_len", "micro_batch_count")
             },
         ),
         pipeline=PipelineCase(
@@ -113,7 +113,13 @@ def parse_cases(raw: Mapping[str, Any]) -> Cases:
             recompute=pipeline["recompute"],
             **{
                 k: validate.whole_number(pipeline.get(k), f"The pipeline case: '{k}'")
-                for k in ("microbatch_size", "seq_len", "stages", "tensor_parallel", "baseline_microbatches")
+                for k in (
+                    "micro_batch_size",
+                    "seq_len",
+                    "stages",
+                    "tensor_parallel",
+                    "baseline_micro_batches",
+                )
             },
         ),
     )

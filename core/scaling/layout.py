@@ -4,9 +4,9 @@ Per GPU and per step:
 - compute: 6 x parameters x tokens of the global batch, shared by every GPU, at an efficiency of peak;
 - DP: a ring all-reduce of this GPU's gradient shard (1/(TP x PP) of the model) across DP replicas,
   1.5 times that volume under ZeRO-3, which gathers weights again (Rajbhandari et al. 2020);
-- TP: 4 all-reduces of one microbatch's activations (batch x sequence x hidden) per layer held,
+- TP: 4 all-reduces of one micro-batch's activations (batch x sequence x hidden) per layer held,
   2 in the forward and 2 in the backward pass (Shoeybi et al. 2019);
-- pipeline bubble: (PP - 1) / microbatches of the compute time (see `pipeline`).
+- pipeline bubble: (PP - 1) / micro-batches of the compute time (see `pipeline`).
 Compute and communication do not overlap. TP groups fill a node first; a group larger than a node,
 and every DP group spread over nodes, runs at the fabric's per-GPU bandwidth.
 """
@@ -94,7 +94,7 @@ def layout_timing(
     hidden_size: int,
     global_batch: int,
     seq_len: int,
-    microbatch_count: int,
+    micro_batch_count: int,
     zero_stage: int,
     efficiency: float,
     dtype: str,
@@ -107,7 +107,7 @@ def layout_timing(
     require(layers % layout.pp == 0, f"{layers} layers do not split evenly into {layout.pp} pipeline stages.")
     require(zero_stage in (0, 1, 2, 3), "The ZeRO stage must be 0, 1, 2 or 3.")
     require(
-        min(parameters, layers, hidden_size, global_batch, seq_len, microbatch_count) > 0,
+        min(parameters, layers, hidden_size, global_batch, seq_len, micro_batch_count) > 0,
         "Model and batch sizes must be positive.",
     )
     value_bytes = bytes_per_value(dtype)
@@ -124,14 +124,14 @@ def layout_timing(
             spans_nodes=fleet.nodes > 1
         ),  # a DP ring over the whole fleet leaves the node
     ) * (ZERO3_TRAFFIC_FACTOR if zero_stage == 3 else 1.0)
-    microbatch_samples = global_batch / (layout.dp * microbatch_count)
+    micro_batch_samples = global_batch / (layout.dp * micro_batch_count)
     tp_crosses_nodes = layout.tp > fleet.gpus_per_node
     tp_ms = (
         (layers // layout.pp)
-        * microbatch_count
+        * micro_batch_count
         * TP_ALLREDUCES_PER_LAYER
         * ring_allreduce_ms(
-            payload_bytes=microbatch_samples * seq_len * hidden_size * value_bytes,
+            payload_bytes=micro_batch_samples * seq_len * hidden_size * value_bytes,
             workers=layout.tp,
             link_gb_per_s=fleet.link_gb_per_s(spans_nodes=tp_crosses_nodes),
         )
@@ -142,7 +142,7 @@ def layout_timing(
         compute_ms=busy_ms,
         dp_communication_ms=dp_ms,
         tp_communication_ms=tp_ms,
-        bubble_ms=bubble_ms(stages=layout.pp, microbatches=microbatch_count, busy_ms=busy_ms),
+        bubble_ms=bubble_ms(stages=layout.pp, micro_batches=micro_batch_count, busy_ms=busy_ms),
     )
 
 
@@ -237,7 +237,7 @@ def layout_contrast(
             hidden_size=spec.hidden,
             global_batch=case.global_batch,
             seq_len=case.seq_len,
-            microbatch_count=case.microbatch_count,
+            micro_batch_count=case.micro_batch_count,
             zero_stage=case.zero_stage,
             efficiency=efficiency,
             dtype=dtype,

@@ -77,8 +77,8 @@ def pipeline_figures(contrast: PipelineContrast) -> dict[str, object]:
     return {
         "baseline_bubble": baseline.bubble_fraction,
         "bubble": chosen.bubble_fraction,
-        "retained": chosen.retained_microbatches,
-        "baseline_retained": baseline.retained_microbatches,
+        "retained": chosen.retained_micro_batches,
+        "baseline_retained": baseline.retained_micro_batches,
         "memory_gb": chosen.verdict.total_gb,
         "baseline_memory_gb": baseline.verdict.total_gb,
     }

@@ -41,7 +41,7 @@ class PartContrasts:
 
 
 # The settings the contrasts depend on; nothing else of what a learner stored reaches the cache below.
-_INPUTS = ("track", "mode", "pool", "zero_stage", "recompute", "layout", "microbatches")
+_INPUTS = ("track", "mode", "pool", "zero_stage", "recompute", "layout", "micro_batches")
 
 
 def part_contrasts(stored: Mapping[str, Any]) -> PartContrasts:
@@ -85,7 +85,7 @@ def _compute(settings: Mapping[str, Any]) -> PartContrasts:
             efficiency=cases.compute_efficiency,
             dtype=cases.dtype,
         ),
-        d=pipeline.pipeline_contrast(fleet=fleet, cases=cases, microbatches=settings["microbatches"]),
+        d=pipeline.pipeline_contrast(fleet=fleet, cases=cases, micro_batches=settings["micro_batches"]),
         e=quality.compare_policies(
             step_ms=step.step_ms,
             global_batch=step.global_batch,

@@ -73,12 +73,12 @@ def test_overhead_chart_stacks_the_three_overheads_per_layout():
 
 
 def test_pipeline_chart_links_the_bubble_to_memory_against_hbm():
-    contrast = pipeline.pipeline_contrast(fleet=CLOUD.fleet, cases=DATA.cases, microbatches=8)
+    contrast = pipeline.pipeline_contrast(fleet=CLOUD.fleet, cases=DATA.cases, micro_batches=8)
     spec = pipeline_chart(pipeline.pipeline_rows(contrast.sweep), hbm_gb=80).to_dict()
     bubble, memory, hbm = views(spec)
     assert bubble["encoding"]["y"]["title"] == "Bubble fraction (idle share)"
     assert memory["encoding"]["y"]["title"] == "Worst stage's memory per GPU (GB)"
-    assert bubble["encoding"]["x"]["title"] == memory["encoding"]["x"]["title"] == "Microbatches per step"
+    assert bubble["encoding"]["x"]["title"] == memory["encoding"]["x"]["title"] == "Micro-batches per step"
     assert spec["datasets"][hbm["data"]["name"]][0]["Memory (GB)"] == 80
     assert_tooltips_everywhere(spec)
 

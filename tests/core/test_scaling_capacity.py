@@ -95,13 +95,13 @@ def test_pipeline_stage_activations_worked_by_hand():
     # + h + 4 gated-MLP intermediates + 2h = 12,288 + 8,192 + 4,096 + 57,344 + 8,192 = 90,112 values,
     # plus 32 heads x 2,048 scores.
     per_token = 90_112 * 2 + 32 * 2048 * 2
-    # 8,192 tokens per microbatch, 32 / 8 = 4 blocks per stage; logits sit on the last stage.
+    # 8,192 tokens per micro-batch, 32 / 8 = 4 blocks per stage; logits sit on the last stage.
     assert stage_activation_bytes(setup, tp=1, pp=8) == pytest.approx(4 * 8192 * per_token)  # 10.20 GB
 
 
-def test_more_microbatches_shrink_the_bubble_but_overflow_hbm():
-    four = pipeline_contrast(fleet=LAB, cases=DATA.cases, microbatches=4)
-    eight = pipeline_contrast(fleet=LAB, cases=DATA.cases, microbatches=8)
+def test_more_micro_batches_shrink_the_bubble_but_overflow_hbm():
+    four = pipeline_contrast(fleet=LAB, cases=DATA.cases, micro_batches=4)
+    eight = pipeline_contrast(fleet=LAB, cases=DATA.cases, micro_batches=8)
     assert eight.result.bubble_fraction < four.result.bubble_fraction < four.baseline.bubble_fraction
     assert eight.result.terms.activations_bytes == pytest.approx(
         4 * eight.baseline.terms.activations_bytes

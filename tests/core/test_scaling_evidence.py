@@ -137,7 +137,7 @@ def test_page_settings_fall_back_to_the_schema_defaults():
         "zero_stage": 1,
         "recompute": "full",
         "layout": "cross",
-        "microbatches": 8,
+        "micro_batches": 8,
     }
 
 

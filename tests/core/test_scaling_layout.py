@@ -10,7 +10,7 @@ from core.scaling.scenarios import load_scaling
 LAB = load_scaling().fleets["lab_64"]
 LLAMA_8B: dict[str, Any] = dict(parameters=8.03e9, layers=32, hidden_size=4096)
 CASE: dict[str, Any] = dict(
-    zero_stage=3, seq_len=1024, global_batch=256, microbatch_count=8, efficiency=0.5, dtype="bf16"
+    zero_stage=3, seq_len=1024, global_batch=256, micro_batch_count=8, efficiency=0.5, dtype="bf16"
 )
 
 
@@ -36,8 +36,8 @@ def test_within_node_layout_worked_by_hand():
     # DP: each GPU holds 1/8 of the bf16 gradients (2.0075 GB); ring over 8 nodes at 25 GB/s,
     # x 1.5 for ZeRO-3: 2 x 7/8 x 2.0075e9 / 25e9 x 1.5 = 210.79 ms.
     assert timing.dp_communication_ms == pytest.approx(2 * 7 / 8 * 2.0075e9 / 25e9 * 1.5 * 1e3)
-    # TP: microbatches of 256 / (8 x 8) = 4 sequences; 4 x 1024 x 4096 x 2 bytes per all-reduce over
-    # NVLink; 32 layers x 8 microbatches x 4 all-reduces of 2 x 7/8 x 33,554,432 / 450e9 s each.
+    # TP: micro-batches of 256 / (8 x 8) = 4 sequences; 4 x 1024 x 4096 x 2 bytes per all-reduce over
+    # NVLink; 32 layers x 8 micro-batches x 4 all-reduces of 2 x 7/8 x 33,554,432 / 450e9 s each.
     assert timing.tp_communication_ms == pytest.approx(32 * 8 * 4 * 2 * 7 / 8 * 33_554_432 / 450e9 * 1e3)
     assert timing.bubble_ms == 0 and not timing.tp_crosses_nodes
 
@@ -51,7 +51,7 @@ def test_cross_node_tensor_parallel_pays_the_fabric():
 
 def test_two_stage_pipeline_adds_an_eighth_of_compute_as_bubble():
     pipeline = _timing("pipeline")
-    assert pipeline.bubble_ms == pytest.approx(pipeline.compute_ms / 8)  # (2 - 1) / 8 microbatches
+    assert pipeline.bubble_ms == pytest.approx(pipeline.compute_ms / 8)  # (2 - 1) / 8 micro-batches
     assert pipeline.step_ms == pytest.approx(pipeline.compute_ms + pipeline.exposed_overhead_ms)
 
 

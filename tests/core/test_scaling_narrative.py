@@ -88,7 +88,7 @@ def test_part_b_sentence_says_when_a_plan_does_not_fit():
 
 
 def test_part_c_sentence_for_tensor_parallel_across_two_nodes():
-    # Llama 3 8B, 256 x 1,024 tokens, 8 microbatches, ZeRO-3. Compute 399.1 ms in every layout.
+    # Llama 3 8B, 256 x 1,024 tokens, 8 micro-batches, ZeRO-3. Compute 399.1 ms in every layout.
     # Within a node: DP 210.8 ms, TP 32 x 8 x 4 x (2 x 7/8 x 33.6 MB / 450 GB/s) = 133.6 ms -> 743.5 ms.
     # TP16 over two nodes: DP 2 x 3/4 x 1.004 GB / 25 GB/s x 1.5 = 90.3 ms, TP 1,024 x (2 x 15/16 x 67.1 MB
     # / 25 GB/s) = 5,154.0 ms -> 5,643.4 ms.
@@ -113,11 +113,11 @@ def test_part_c_sentence_for_tensor_parallel_across_two_nodes():
     assert all(shown in sentence for shown in ("5,154.0 ms", "133.6 ms", "5,643.4 ms", "743.5 ms"))
 
 
-def test_part_d_sentence_for_eight_microbatches():
-    # 8 stages: bubble 7/9 = 0.778 with 2 microbatches, 7/15 = 0.467 with 8. Each retained microbatch holds
+def test_part_d_sentence_for_eight_micro_batches():
+    # 8 stages: bubble 7/9 = 0.778 with 2 micro-batches, 7/15 = 0.467 with 8. Each retained micro-batch holds
     # 10.20 GB on the first stage; model state 2.01 + 2.01 + 4.02 + 8.03 GB, buffers 0.10 + 0.13 GB and 2 GB
     # of workspace and overhead: 38.7 GB with 2 retained, 38.7 + 6 x 10.20 = 99.9 GB with 8.
-    contrast = pipeline.pipeline_contrast(fleet=LAB, cases=CASES, microbatches=8)
+    contrast = pipeline.pipeline_contrast(fleet=LAB, cases=CASES, micro_batches=8)
     figures = narrative.pipeline_figures(contrast)
     assert figures == {
         "baseline_bubble": pytest.approx(7 / 9),

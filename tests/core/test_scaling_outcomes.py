@@ -128,9 +128,9 @@ def test_an_unknown_track_cannot_be_recorded():
 
 
 def test_the_same_settings_give_every_learner_the_one_worked_out_result() -> None:
-    first = part_contrasts({"track": "edge", "microbatches": 8})
+    first = part_contrasts({"track": "edge", "micro_batches": 8})
     # Defaults filled in, keys in another order, and a stored value the contrasts never read.
-    same = part_contrasts({"microbatches": 8, "track": "edge", "mode": "strong", "unrelated": "x"})
+    same = part_contrasts({"micro_batches": 8, "track": "edge", "mode": "strong", "unrelated": "x"})
     assert same is first
     assert first == outcomes._compute(outcomes.current_settings({"track": "edge"}))
 
