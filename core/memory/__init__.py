@@ -17,7 +17,6 @@ The budget terms are re-exported here, so `from core.memory import MemoryTerms` 
 
 from core.memory.budget import (
     BYTES_PER_GB,
-    LEVERS,
     LOGIT_BYTES,
     OPTIMIZER_STATE_BYTES_PER_VALUE,
     TERM_LABELS,
@@ -51,7 +50,6 @@ __all__ = [
     "LOGIT_BYTES",
     "TERMS",
     "TERM_LABELS",
-    "LEVERS",
     "BudgetOptimizer",
     "ZERO_STAGES",
     "ZERO_SHARDED_TERMS",

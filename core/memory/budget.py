@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from core import lessons
 from core.datafiles import require
 from core.validate import Labelled
 
@@ -43,24 +44,6 @@ TERM_LABELS = {
     "communication_buffers": "Communication buffers",
     "workspace": "Workspace",
     "runtime_overhead": "Runtime overhead",
-}
-LEVERS = {
-    "parameters": "shard the weights across GPUs (ZeRO-3 or FSDP) or pick a smaller model",
-    "gradients": (
-        "shard the gradients across GPUs (ZeRO-2) or train fewer weights (freeze layers, LoRA adapters)"
-    ),
-    "master_weights": "shard the FP32 master copy with the optimizer state (ZeRO-1 already does both)",
-    "optimizer_state": (
-        "use an optimizer that keeps less state (SGD with momentum keeps one value per weight, Adam two) "
-        "or shard it across GPUs (ZeRO-1)"
-    ),
-    "activations": (
-        "shrink the micro-batch (gradient accumulation keeps the effective batch), shorten the sequences "
-        "or turn on activation checkpointing"
-    ),
-    "communication_buffers": "use smaller communication buckets",
-    "workspace": "nothing much: a fixed allowance this large means the model and batch are tiny",
-    "runtime_overhead": "nothing much: a fixed allowance this large means the model and batch are tiny",
 }
 
 
@@ -278,7 +261,7 @@ def budget_verdict(terms: MemoryTerms, *, device_gb: float) -> Verdict:
         largest_label=largest.label,
         largest_gb=largest.gb,
         largest_share_percent=largest.share_percent,
-        lever=LEVERS[largest.term],
+        lever=lessons.sentence("levers", largest.term),
     )
 
 

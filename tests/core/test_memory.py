@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core import lessons
 from core.memory import (
-    LEVERS,
+    TERM_LABELS,
     TERMS,
     ZERO_STAGES,
     MemoryTerms,
@@ -141,10 +142,14 @@ def test_verdict_fits_with_headroom_and_names_the_lever():
         4,
         40,
     )
-    assert verdict.lever == LEVERS["optimizer_state"]
+    assert verdict.lever == lessons.sentence("levers", "optimizer_state")
     over = budget_verdict(replace(terms, activations_bytes=20 * GB), device_gb=16)
     assert (over.fits, over.headroom_gb, over.over_gb, over.largest_term) == (False, 0, 13, "activations")
-    assert "micro-batch" in over.lever and "checkpointing" in over.lever
+    assert over.lever == lessons.sentence("levers", "activations")
+
+
+def test_every_memory_term_has_a_lever_and_no_lever_names_an_unknown_term():
+    assert set(lessons.sentences("levers")) == set(TERM_LABELS)
 
 
 def test_verdict_on_a_tie_names_the_first_term_and_a_full_device_still_fits():
