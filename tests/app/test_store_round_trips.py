@@ -14,7 +14,7 @@ from core.settings_schema import section
 from store import LearnerStore
 from store.ids import new_learner_id
 from store.rooms import RoomStore
-from tests.app.conftest import HOME
+from tests.app.conftest import HOME, answer
 from ui import state
 from ui.database import learner_store
 
@@ -63,7 +63,7 @@ def test_a_first_visit_stores_the_page_s_defaults_in_one_write(store_calls: list
     assert set(seeded) <= {f.name for f in section(name).fields}
 
 
-def test_a_plain_rerun_asks_the_store_nothing_and_a_changed_setting_is_one_write(store_calls: list[str]):
+def test_a_plain_rerun_asks_the_store_nothing_and_a_change_is_one_write(store_calls: list[str]):
     learner = new_learner_id()
     at = _loaded_session(learner).switch_page("pages/linear_layer.py").run()
     store_calls.clear()
@@ -72,3 +72,7 @@ def test_a_plain_rerun_asks_the_store_nothing_and_a_changed_setting_is_one_write
     at.slider(key="linear.batch").set_value(64).run()
     assert store_calls == ["put_setting"]
     assert learner_store().load(learner)["settings"]["linear"]["batch"] == 64
+    store_calls.clear()
+    answer(at, "c2", "a")
+    assert store_calls == ["add_answer"]
+    assert learner_store().load(learner)["answers"] == {"c2": "a"}
