@@ -84,7 +84,7 @@ class ScriptClock:
         # runner and its pages manager); a server keeps one bytecode cache per process.
         shared_cache = ScriptCache()
         script_runner.exec_func_with_error_handling = timed
-        ScriptRunContext.enqueue = counted  # type: ignore[method-assign]
+        ScriptRunContext.enqueue = counted  # type: ignore[method-assign,assignment]
         for module in (app_test, local_script_runner):
             setattr(module, "ScriptCache", lambda: shared_cache)  # noqa: B010  # mypy: a class
         try:
