@@ -63,6 +63,14 @@ def test_a_first_visit_stores_the_page_s_defaults_in_one_write(store_calls: list
     assert set(seeded) <= {f.name for f in section(name).fields}
 
 
+def test_a_session_s_first_load_reads_its_record_and_room_once(store_calls: list[str]):
+    at = _loaded_session(new_learner_id())
+    assert store_calls == ["load", "merge", "learner", "membership"]
+    store_calls.clear()
+    at.run()
+    assert store_calls == []
+
+
 def test_a_plain_rerun_asks_the_store_nothing_and_a_change_is_one_write(store_calls: list[str]):
     learner = new_learner_id()
     at = _loaded_session(learner).switch_page("pages/linear_layer.py").run()
