@@ -11,7 +11,7 @@ from ui.nav import menu
 from ui.rooms import room_panel
 from ui.signing import refuse_weak_key
 from ui.sockets import disable_nagle_once
-from ui.state import ensure_state
+from ui.state import ensure_state, save_seeded
 
 # A folder called pages/ makes Streamlit run a process's very first script in its old
 # pages-folder mode, which cannot resolve our url paths ("Page not found" on a deep link).
@@ -36,4 +36,10 @@ settle_learner()
 progress_sidebar()
 saved_work_panel()
 room_panel()
-page.run()
+try:
+    page.run()
+finally:
+    # The defaults a first visit showed go to the store together, once the page is drawn.
+    redraw = save_seeded()
+if redraw:
+    st.rerun()  # another tab had stored some of them: draw the page with the learner's values

@@ -38,11 +38,13 @@ class NullStore:
         """The session's own work, as if stored."""
         return work
 
-    def put_setting(
-        self, learner_id: str, section: str, name: str, value: Any, **kwargs: Any
-    ) -> dict[str, Any]:
+    def put_setting(self, learner_id: str, section: str, name: str, value: Any) -> dict[str, Any]:
         """The section as this session holds it (the value is already in it): what a store that held the
         same would give back. Answering True here made every settings page fail."""
+        return dict(st.session_state[state.SETTINGS].get(section, {}))
+
+    def put_settings_if_absent(self, learner_id: str, section: str, values: Any) -> dict[str, Any]:
+        """The section as this session holds it (the defaults are already in it)."""
         return dict(st.session_state[state.SETTINGS].get(section, {}))
 
     def __getattr__(self, name: str) -> Any:

@@ -39,24 +39,35 @@ OURS = str(REPO_ROOT) + "/(core|ui|charts|pages|store)/"  # what the profile's l
 
 
 class ScriptClock:
-    """Wraps Streamlit's script execution to count each run's CPU time on its own thread."""
+    """Wraps Streamlit's script execution to count each run's CPU time on its own thread, and the
+    messages it sends (each element is one; under load each pays Streamlit's per-message costs)."""
 
     def __init__(self) -> None:
         self.runs_ms: list[float] = []
+        self.runs_messages: list[int] = []
         self.profile: cProfile.Profile | None = None
+        self._messages = 0
 
     @contextmanager
     def installed(self) -> Iterator[None]:
         """Patch `script_runner.exec_func_with_error_handling` for the duration of the block."""
         from streamlit.runtime.scriptrunner import script_runner
         from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+        from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
         from streamlit.testing.v1 import app_test, local_script_runner
 
         original = getattr(script_runner, "exec_func_with_error_handling", None)
         if original is None:
             sys.exit("bench.page_cpu: this Streamlit version has no exec_func_with_error_handling to time.")
 
+        enqueue = ScriptRunContext.enqueue
+
+        def counted(ctx: Any, msg: Any) -> None:
+            self._messages += 1
+            enqueue(ctx, msg)
+
         def timed(func: Callable[[], Any], ctx: Any) -> Any:
+            self._messages = 0
             start = time.thread_time()
             profile = self.profile
             if profile is not None:
@@ -67,17 +78,20 @@ class ScriptClock:
                 if profile is not None:
                     profile.disable()
                 self.runs_ms.append((time.thread_time() - start) * 1000)
+                self.runs_messages.append(self._messages)
 
         # AppTest compiles Home.py and the page afresh every run (a new ScriptCache each time, for its
         # runner and its pages manager); a server keeps one bytecode cache per process.
         shared_cache = ScriptCache()
         script_runner.exec_func_with_error_handling = timed
+        ScriptRunContext.enqueue = counted  # type: ignore[method-assign,assignment]
         for module in (app_test, local_script_runner):
             setattr(module, "ScriptCache", lambda: shared_cache)  # noqa: B010  # mypy: a class
         try:
             yield
         finally:
             script_runner.exec_func_with_error_handling = original
+            ScriptRunContext.enqueue = enqueue  # type: ignore[method-assign]
             for module in (app_test, local_script_runner):
                 setattr(module, "ScriptCache", ScriptCache)  # noqa: B010
 
@@ -88,11 +102,13 @@ def _app_pages() -> list[tuple[str, str]]:
     return [(entry.title, f"pages/{entry.file}") for entry in PAGES]
 
 
-def _rerun_ms(clock: ScriptClock, run: Callable[[], Any], reruns: int) -> list[float]:
+def _reruns(clock: ScriptClock, run: Callable[[], Any], reruns: int) -> tuple[list[float], list[int]]:
+    """CPU ms and messages sent of each of `reruns` reruns."""
     clock.runs_ms.clear()
+    clock.runs_messages.clear()
     for _ in range(reruns):
         run()
-    return list(clock.runs_ms)
+    return list(clock.runs_ms), list(clock.runs_messages)
 
 
 def measure(reruns: int, profile_page: str | None, top: int = 25) -> dict[str, Any]:
@@ -101,6 +117,7 @@ def measure(reruns: int, profile_page: str | None, top: int = 25) -> dict[str, A
 
     clock = ScriptClock()
     pages: dict[str, list[float]] = {}
+    messages: dict[str, list[int]] = {}
     profile_text = ""
     with clock.installed():
         at = AppTest.from_file(str(REPO_ROOT / "Home.py"), default_timeout=60)
@@ -113,14 +130,14 @@ def measure(reruns: int, profile_page: str | None, top: int = 25) -> dict[str, A
             wanted = profile_page is not None and path.endswith(f"/{profile_page or 'home'}.py")
             if wanted:
                 clock.profile = cProfile.Profile()
-            pages[title] = _rerun_ms(clock, at.run, reruns)
+            pages[title], messages[title] = _reruns(clock, at.run, reruns)
             if wanted and clock.profile is not None:
                 profile_text = _profile_text(clock.profile, reruns, top)
                 clock.profile = None
         hello = AppTest.from_file(str(HELLO_SCRIPT), default_timeout=60)
         hello.run()
-        pages[HELLO] = _rerun_ms(clock, hello.run, reruns)
-    return {"reruns": reruns, "runs_ms": pages, "profile": profile_text}
+        pages[HELLO], messages[HELLO] = _reruns(clock, hello.run, reruns)
+    return {"reruns": reruns, "runs_ms": pages, "runs_messages": messages, "profile": profile_text}
 
 
 def _profile_text(profile: cProfile.Profile, reruns: int, top: int) -> str:
@@ -135,17 +152,23 @@ def _profile_text(profile: cProfile.Profile, reruns: int, top: int) -> str:
 
 
 def table(result: dict[str, Any]) -> str:
-    """Markdown table: CPU ms per rerun (least and p50) and the p50's ratio to the hello page's.
+    """Markdown table: CPU ms per rerun (least and p50), the p50's ratio to the hello page's, and the
+    messages a rerun sends (p50).
 
     Other processes on the same cores still slow a thread's work (shared caches, hyper-threads), so
     the least of the reruns is the steadiest figure on a shared machine.
     """
     runs = result["runs_ms"]
     hello = statistics.median(runs[HELLO])
-    lines = ["| page | CPU ms per rerun, least | p50 | p50 × hello |", "| --- | --- | --- | --- |"]
+    messages = result.get("runs_messages", {})
+    lines = [
+        "| page | CPU ms per rerun, least | p50 | p50 × hello | messages per rerun |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for page, values in runs.items():
         p50 = statistics.median(values)
-        lines.append(f"| {page} | {min(values):.1f} | {p50:.1f} | {p50 / hello:.1f}× |")
+        sent = f"{statistics.median(messages[page]):.0f}" if messages.get(page) else "-"
+        lines.append(f"| {page} | {min(values):.1f} | {p50:.1f} | {p50 / hello:.1f}× | {sent} |")
     return "\n".join(lines)
 
 

@@ -187,7 +187,7 @@ guesses = [
 if None in guesses:
     st.info(lessons.sentence("linear", "locked"), icon=":material/lock:")
     next_link("pages/linear_layer.py")
-    st.stop()
+    state.stop()
 matmul, gelu, layer_point = view.matmul, view.gelu, view.layer_point
 st.markdown(
     lessons.text(

@@ -158,21 +158,26 @@ class LearnerStore:
         with self._write(learner_id) as connection:
             _put(connection, settings, learner_id, section=section, values=dict(values))
 
-    def put_setting(
-        self, learner_id: str, section: str, name: str, value: Any, *, if_absent: bool = False
-    ) -> dict[str, Any]:
+    def put_setting(self, learner_id: str, section: str, name: str, value: Any) -> dict[str, Any]:
         """Set one setting of a page section and keep its others as stored, so a tab with an older
-        copy cannot undo another tab's changes; with `if_absent`, only when none is stored yet.
-        Returns the section as the store now holds it (Refused after the hand-in)."""
+        copy cannot undo another tab's changes. Returns the section as the store now holds it
+        (Refused after the hand-in)."""
         with self._write(learner_id) as connection:
-            found = connection.execute(
-                sa.select(settings.c["values"]).where(
-                    settings.c.learner_id == learner_id, settings.c.section == section
-                )
-            ).scalar()
-            stored = dict(found or {})
-            if not (if_absent and name in stored):
-                stored[name] = value
+            stored = {**_section(connection, learner_id, section), name: value}
+            _put(connection, settings, learner_id, section=section, values=stored)
+            return stored
+
+    def put_settings_if_absent(
+        self, learner_id: str, section: str, values: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Store each of `values` (the defaults a page shows on a first visit) only where the section has no
+        value of that name, in one transaction; returns the section as the store now holds it (Refused after
+        the hand-in)."""
+        with self._write(learner_id) as connection:
+            stored = _section(connection, learner_id, section)
+            missing = {name: value for name, value in values.items() if name not in stored}
+            if missing:
+                stored.update(missing)
                 _put(connection, settings, learner_id, section=section, values=stored)
             return stored
 
@@ -256,6 +261,16 @@ def _add_once(connection: sa.Connection, table: sa.Table, learner_id: str, value
         .returning(table.c.learner_id)  # a row comes back only if this insert added it
     )
     return connection.execute(statement).first() is not None
+
+
+def _section(connection: sa.Connection, learner_id: str, section: str) -> dict[str, Any]:
+    """One page section's stored settings (empty if none)."""
+    found = connection.execute(
+        sa.select(settings.c["values"]).where(
+            settings.c.learner_id == learner_id, settings.c.section == section
+        )
+    ).scalar()
+    return dict(found or {})
 
 
 def _put(connection: sa.Connection, table: sa.Table, learner_id: str, **values: Any) -> None:

@@ -35,7 +35,7 @@ def persistent(section: str, name: str) -> dict[str, Any]:
     links.adopt_once(section)
     if name not in state.stored_settings(section):
         # Storing the default marks the page as visited, so the report can tell.
-        state.store_setting(section, name, schema_section(section).field(name).default, if_absent=True)
+        state.store_setting(section, name, schema_section(section).field(name).default, seed=True)
     key = state.widget_key(section, name)
     if key not in st.session_state:
         st.session_state[key] = state.section_settings(section)[name]

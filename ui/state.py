@@ -18,7 +18,8 @@ unsaved, and `sync` retries on every run. When the session learns whose work it 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from functools import partial
+from typing import Any, NoReturn
 
 import streamlit as st
 
@@ -38,6 +39,7 @@ LEARNER_ID = "learner.id"  # whose record this session works on; None until the 
 LOADED = "learner.loaded"  # the learner id whose record is loaded into the working copy
 UNSAVED = "learner.unsaved"  # True while something in the working copy is not in the store
 RESUME_CODE = "learner.resume_code"
+SEEDED = "learner.seeded"  # section -> {name: default} first shown in this run, not yet in the store
 
 
 def ensure_state() -> None:
@@ -52,6 +54,7 @@ def ensure_state() -> None:
     st.session_state.setdefault(HANDED_IN_AT, None)
     st.session_state.setdefault(LEARNER_ID, None)
     st.session_state.setdefault(LOADED, None)
+    st.session_state.setdefault(SEEDED, {})
     st.session_state.setdefault(UNSAVED, False)
 
 
@@ -103,9 +106,10 @@ def widget_key(section: str, name: str) -> str:
     return f"{section}.{name}"
 
 
-def store_setting(section: str, name: str, value: Any, *, if_absent: bool = False) -> None:
-    """Remember one setting, unless the lab is handed in or the page schema refuses it; with
-    `if_absent`, only when the learner has none stored (a default shown on a first visit)."""
+def store_setting(section: str, name: str, value: Any, *, seed: bool = False) -> None:
+    """Remember one setting, unless the lab is handed in or the page schema refuses it. With `seed`, a
+    default shown on a first visit: kept only where the learner has none, and stored with the run's
+    other defaults by `save_seeded`."""
     ensure_state()
     if read_only():
         return
@@ -115,14 +119,53 @@ def store_setting(section: str, name: str, value: Any, *, if_absent: bool = Fals
         return
     sections = st.session_state[SETTINGS]
     current = sections.get(section, {})
-    if not (if_absent and name in current):
-        sections[section] = {**current, name: value}
+    if seed:
+        if name not in current:
+            sections[section] = {**current, name: value}
+            seeded = st.session_state[SEEDED]
+            seeded[section] = {**seeded.get(section, {}), name: value}
+        return
+    sections[section] = {**current, name: value}
 
     def write(store: LearnerStore, learner: str) -> None:
         # Another tab may have changed this section since this one loaded: take the store's copy.
-        sections[section] = store.put_setting(learner, section, name, value, if_absent=if_absent)
+        sections[section] = store.put_setting(learner, section, name, value)
 
     _save(write)
+
+
+def save_seeded() -> bool:
+    """Store the defaults this run showed first, one write per section, each only where the store has
+    no value yet (so an older tab never undoes another's settings). True when the store held something
+    else for one of them, or refused them: the page drew stale values and must run again."""
+    ensure_state()
+    seeded = st.session_state[SEEDED]
+    if not seeded:
+        return False
+    st.session_state[SEEDED] = {}
+    stale = False
+    for section, values in seeded.items():
+        kept = _save(partial(_put_seeded, section, values))
+        held = st.session_state[SETTINGS].get(section, {})
+        differs = [name for name, value in values.items() if held.get(name) != value]
+        for name in differs:
+            # A widget seeds itself from our store only when its key is absent.
+            st.session_state.pop(widget_key(section, name), None)
+        stale = stale or not kept or bool(differs)
+    return stale
+
+
+def stop() -> NoReturn:
+    """End this run here, as `st.stop` does, once the defaults it showed are stored: a stopped run can
+    no longer read its session, so Home.py's own `save_seeded` after the page would not get to them."""
+    if save_seeded():
+        st.rerun()
+    st.stop()
+
+
+def _put_seeded(section: str, values: dict[str, Any], store: LearnerStore, learner: str) -> None:
+    # Another tab may have stored some of these since this one loaded: take the store's copy.
+    st.session_state[SETTINGS][section] = store.put_settings_if_absent(learner, section, values)
 
 
 def record(name: str) -> Any:
@@ -292,3 +335,4 @@ def _replace(new_state: dict[str, Any]) -> None:
     st.session_state[SETTINGS] = {k: dict(v) for k, v in new_state[SETTINGS].items()}
     st.session_state[RECORDS] = dict(new_state[RECORDS])
     st.session_state[HANDED_IN_AT] = new_state[HANDED_IN_AT]
+    st.session_state[SEEDED] = {}  # defaults shown for the work being replaced

@@ -233,10 +233,27 @@ def test_one_setting_is_set_without_undoing_the_section_s_others(store: LearnerS
     store.put_settings(learner, "linear", {"batch": 64, "dtype": "bf16"})  # another tab's changes
     # A tab that loaded before them changes the batch only: the dtype stays as stored.
     assert store.put_setting(learner, "linear", "batch", 8) == {"batch": 8, "dtype": "bf16"}
-    # A default shown on a first visit is stored only where nothing is.
-    assert store.put_setting(learner, "linear", "dtype", "fp32", if_absent=True) == {
-        "batch": 8,
-        "dtype": "bf16",
+    assert store.load(learner)["settings"] == {"linear": {"batch": 8, "dtype": "bf16"}}
+
+
+def test_a_first_visit_s_defaults_are_stored_in_one_write_only_where_nothing_is(store: LearnerStore) -> None:
+    learner = store.new_learner().id
+    store.put_settings(learner, "linear", {"batch": 64})  # another tab set the batch meanwhile
+    defaults = {"n_in": 4096, "batch": 32, "dtype": "fp32"}
+    assert store.put_settings_if_absent(learner, "linear", defaults) == {
+        "n_in": 4096,
+        "batch": 64,
+        "dtype": "fp32",
     }
-    assert store.put_setting(learner, "linear", "n_in", 1024, if_absent=True)["n_in"] == 1024
-    assert store.load(learner)["settings"] == {"linear": {"batch": 8, "dtype": "bf16", "n_in": 1024}}
+    # A second visit's defaults change nothing, not even a value the learner set since.
+    store.put_setting(learner, "linear", "dtype", "bf16")
+    assert store.put_settings_if_absent(learner, "linear", defaults)["dtype"] == "bf16"
+    assert store.load(learner)["settings"] == {"linear": {"n_in": 4096, "batch": 64, "dtype": "bf16"}}
+
+
+def test_a_first_visit_s_defaults_are_refused_after_the_hand_in(store: LearnerStore) -> None:
+    learner = store.new_learner().id
+    store.hand_in(learner, "2026-11-30T14:05:09+00:00")
+    with pytest.raises(Refused):
+        store.put_settings_if_absent(learner, "memory", {"hidden": 2048})
+    assert store.load(learner)["settings"] == {}
