@@ -187,14 +187,20 @@ class LearnerStore:
         False when the store keeps a different prediction: for one of the Scaling parts in `value`,
         or for the lesson prediction `name` (a second tab's guess loses to the first one stored).
         """
+        return self.put_records(learner_id, {name: value})
+
+    def put_records(self, learner_id: str, values: Mapping[str, Any]) -> bool:
+        """`put_record` for several records in one transaction, so that what belongs together (a
+        Scaling guess and the track it was made on) is stored whole or not at all; False when the
+        store keeps a different prediction for any of them."""
         with self._write(learner_id) as connection:
-            _put_record(connection, learner_id, name, value)
-            if not _is_prediction(name):
+            for name, value in values.items():
+                _put_record(connection, learner_id, name, value)
+            locked = [name for name in values if _is_prediction(name)]
+            if not locked:
                 return True
-            stored = _load(connection, learner_id)["records"].get(name) or {}
-        if name in (PREDICTIONS, PREDICTION_TRACKS):
-            return all(stored.get(part) == option for part, option in value.items())
-        return bool(stored == value)
+            stored = _load(connection, learner_id)["records"]
+        return all(_holds(name, values[name], stored.get(name) or {}) for name in locked)
 
     def merge(self, learner_id: str, state: Mapping[str, Any]) -> dict[str, Any]:
         """Write a whole session snapshot in one transaction and return what is stored afterwards.
@@ -297,6 +303,13 @@ def _is_prediction(name: str) -> bool:
     """True for the records the store keeps locked: the Scaling predictions (and the track each was
     locked on) and lesson predictions."""
     return name in (PREDICTIONS, PREDICTION_TRACKS) or name.startswith(RECORD_PREFIX)
+
+
+def _holds(name: str, value: Any, stored: Any) -> bool:
+    """Whether the store keeps prediction record `name` as `value` (per part for the Scaling ones)."""
+    if name in (PREDICTIONS, PREDICTION_TRACKS):
+        return all(stored.get(part) == option for part, option in value.items())
+    return bool(stored == value)
 
 
 def _lesson_prediction(name: str, value: Any) -> dict[str, str]:

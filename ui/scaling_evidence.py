@@ -85,8 +85,8 @@ def _lock(part: str, track_key: str, choice: str) -> None:
     except ValueError:  # only a client that bypasses the page sends a value the radio does not offer
         return
     if accepted:
-        state.store_record(evidence.PREDICTION_TRACKS, tracks)
-        state.store_record(evidence.PREDICTIONS, updated)
+        # One transaction: two tabs locking this part at once keep one tab's guess with its own track.
+        state.store_records({evidence.PREDICTION_TRACKS: tracks, evidence.PREDICTIONS: updated})
 
 
 def prediction_track(part: str, settings: Mapping[str, Any]) -> str:

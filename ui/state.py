@@ -17,7 +17,7 @@ unsaved, and `sync` retries on every run. When the session learns whose work it 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, NoReturn
 
@@ -177,17 +177,23 @@ def record(name: str) -> Any:
 def store_record(name: str, value: Any) -> bool:
     """Store a record (a plain JSON value); False if handed in, its schema refuses it, or the store
     keeps another prediction under that name (locked in another tab; the working copy then shows it)."""
+    return store_records({name: value})
+
+
+def store_records(values: Mapping[str, Any]) -> bool:
+    """`store_record` for records that belong together, written in one transaction: all or none."""
     ensure_state()
     if read_only():
         return False
-    records = {**st.session_state[RECORDS], name: value}
+    records = {**st.session_state[RECORDS], **values}
     try:
-        client_values.check_record(name, value, bank=load_bank(), schema=load_schema())
+        for name, value in values.items():
+            client_values.check_record(name, value, bank=load_bank(), schema=load_schema())
         client_values.check_size({**snapshot(), RECORDS: records})
     except ValueError:
         return False
     st.session_state[RECORDS] = records
-    return _save(lambda store, learner: store.put_record(learner, name, value))
+    return _save(lambda store, learner: store.put_records(learner, values))
 
 
 def snapshot() -> dict[str, Any]:

@@ -89,6 +89,17 @@ def test_after_the_hand_in_nothing_changes(store: LearnerStore) -> None:
     assert before["handed_in_at"] == AT
 
 
+def test_a_guess_and_its_track_are_stored_together_or_not_at_all(store: LearnerStore) -> None:
+    learner = store.new_learner().id
+    assert store.put_records(learner, {PREDICTION_TRACKS: {"E": "tinyml"}, PREDICTIONS: {"E": "drop"}})
+    # A second tab's guess on another track loses whole: neither its guess nor its track is kept.
+    assert not store.put_records(learner, {PREDICTION_TRACKS: {"E": "cloud"}, PREDICTIONS: {"E": "strict"}})
+    # A write that fails part way leaves nothing of itself behind.
+    with pytest.raises(ValueError, match="needs a choice and an outcome"):
+        store.put_records(learner, {PREDICTION_TRACKS: {"B": "cloud"}, GELU: {"choice": "memory-bound"}})
+    assert store.load(learner)["records"] == {PREDICTION_TRACKS: {"E": "tinyml"}, PREDICTIONS: {"E": "drop"}}
+
+
 # Raw SQL, as any client of the database could send it: the locks live in the database itself.
 REFUSED_BY_THE_DATABASE = [
     "UPDATE answers SET option_id = 'speed'",
