@@ -160,6 +160,49 @@ def find(kind: str, precision: str, *, size: int) -> KernelTime:
     raise ValueError(f"No {kind} was measured in {precision} at size {size:,}.")
 
 
+# The lesson's contrast: a big square matmul against the largest GELU measured (67,108,864 values).
+LESSON_MATMUL_SIDE = 4096
+LESSON_GELU_VALUES = 4096 * 4096 * 4
+
+
+def measured_precision(dtype: str) -> str:
+    """The measured precision closest to a number format (fp16 was not measured; bf16 is its twin)."""
+    return "fp32" if dtype == "fp32" else "bf16"
+
+
+@dataclass(frozen=True)
+class RateContrast:
+    """The lesson in one line: the BF16 matmul and GELU rates on the H200, against its peak."""
+
+    matmul: KernelTime
+    gelu: KernelTime
+    peak_tflops: float
+
+    @property
+    def matmul_percent_of_peak(self) -> float:
+        """The matmul's rate as a share of the BF16 peak (%)."""
+        return 100 * self.matmul.achieved_tflops / self.peak_tflops
+
+    @property
+    def gelu_million_values(self) -> float:
+        """GELU's input, in millions of values."""
+        return self.gelu.size / 1e6
+
+    @property
+    def times_apart(self) -> float:
+        """How many times the matmul's rate is GELU's."""
+        return self.matmul.achieved_tflops / self.gelu.achieved_tflops
+
+
+def rate_contrast() -> RateContrast:
+    """The measured 4096² BF16 matmul and GELU on 67M values, with the H200's BF16 peak."""
+    return RateContrast(
+        matmul=find("square_matmul", "bf16", size=LESSON_MATMUL_SIDE),
+        gelu=find("gelu", "bf16", size=LESSON_GELU_VALUES),
+        peak_tflops=h200_roof("bf16").peak_tflops,
+    )
+
+
 def small_kernel_floor_us() -> float:
     """The shortest time any measured kernel took: the fixed cost of launching and finishing one."""
     return min(k.microseconds for k in load_kernel_times())
@@ -178,6 +221,11 @@ class FusionTimes:
     sdpa_ms: float
     eager_extra_gb: float
     sdpa_extra_mb: float
+
+    @property
+    def chain_million_values(self) -> float:
+        """The fused chain's input, in millions of values."""
+        return self.chain_values / 1e6
 
 
 def _entry(entries: list[dict[str, Any]], *, starts: str, precision: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""How the lab writes a duration for people, the same way on every page."""
+"""How the lab writes a duration, or a figure to three significant figures, the same way on every page."""
 
 from __future__ import annotations
 
@@ -50,3 +50,9 @@ def _check(seconds: float) -> None:
         raise ValueError(f"A duration must be a number of seconds, got {seconds!r}.")
     if seconds < 0:
         raise ValueError(f"A duration cannot be negative, got {seconds:g} s.")
+
+
+def significant(value: float) -> str:
+    """Three significant figures without scientific notation (1.07, 13.4, 537)."""
+    digits = max(0, 2 - int(f"{value:e}".split("e")[1])) if value else 0
+    return f"{value:,.{digits}f}"

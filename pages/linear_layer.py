@@ -8,17 +8,20 @@ import streamlit as st
 from charts.roofline import roofline_chart, roofline_datasets, roofline_shape
 from core import lessons
 from core.kernel_times import (
+    LESSON_MATMUL_SIDE,
     REFERENCE_GPU,
     find,
     fusion_times,
     h200_roof,
     measured_points,
+    measured_precision,
     measured_rows,
+    rate_contrast,
     small_kernel_floor_us,
 )
-from core.report.figures import significant
 from core.roofline import linear_layer_roofline, roofline_rows
 from core.settings_schema import section
+from core.units import significant
 from core.workloads import GELU_FLOPS_PER_ELEMENT, TRAINING_FLOPS_PER_FORWARD
 from ui import state
 from ui.charts import draw
@@ -39,22 +42,12 @@ ROOFLINE_COLUMNS = {
 }
 # The measured kernels' figures in two narrow tables: six columns in one are wider than a phone.
 MEASURED_TABLES = (("FLOP/byte", "Achieved TFLOP/s", "Time (µs)"), ("% of peak", "% of roof"))
-LESSON_MATMUL_SIDE = 4096
-LESSON_GELU_VALUES = 4096 * 4096 * 4  # the largest GELU measured: 67,108,864 values
-
-
-def measured_precision(dtype: str) -> str:
-    """The measured precision closest to the page's number format (fp16 was not measured; bf16 is its
-    twin)."""
-    return "fp32" if dtype == "fp32" else "bf16"
 
 
 def kernel_times_section(dtype: str) -> None:
     """Measured points, the share of peak they reach, and the roofline's blind spots, in numbers."""
     precision = measured_precision(dtype)
-    matmul = find("square_matmul", "bf16", size=LESSON_MATMUL_SIDE)
-    gelu = find("gelu", "bf16", size=LESSON_GELU_VALUES)
-    peak = h200_roof("bf16").peak_tflops
+    contrast = rate_contrast()
     st.header(f"Measured on an {REFERENCE_GPU}")
     st.markdown(
         lessons.text(
@@ -62,12 +55,12 @@ def kernel_times_section(dtype: str) -> None:
             "measured",
             gpu=REFERENCE_GPU,
             matmul_side=LESSON_MATMUL_SIDE,
-            matmul_tflops=matmul.achieved_tflops,
-            matmul_percent=100 * matmul.achieved_tflops / peak,
-            peak_tflops=peak,
-            gelu_million_values=gelu.size / 1e6,
-            gelu_tflops=gelu.achieved_tflops,
-            times_apart=matmul.achieved_tflops / gelu.achieved_tflops,
+            matmul_tflops=contrast.matmul.achieved_tflops,
+            matmul_percent=contrast.matmul_percent_of_peak,
+            peak_tflops=contrast.peak_tflops,
+            gelu_million_values=contrast.gelu_million_values,
+            gelu_tflops=contrast.gelu.achieved_tflops,
+            times_apart=contrast.times_apart,
         )
     )
     measured_tables(measured_rows(measured_points(precision)), precision)
@@ -275,7 +268,7 @@ st.info(
     lessons.text(
         "linear",
         "fusion_measured",
-        chain_million_values=timed.chain_values / 1e6,
+        chain_million_values=timed.chain_million_values,
         separate_us=timed.separate_us,
         separate_kernels=timed.separate_kernels,
         fused_us=timed.fused_us,

@@ -157,7 +157,7 @@ st.caption(
         device_gib=brief.device_gib,
         agree=agree,
         total=total,
-        added_gb=brief.backward_peak_gb - brief.forward_peak_gb,
+        added_gb=brief.backward_added_gb,
     )
 )
 

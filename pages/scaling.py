@@ -13,6 +13,7 @@ from charts import scaling as charts
 from charts.memory import budget_chart
 from core import lessons
 from core.gpus import bytes_per_value, peak_tflops
+from core.kernel_times import small_kernel_floor_us
 from core.learner_text import MAX_CHARS
 from core.memory.settings import Recomputation, precision_label
 from core.scaling import capacity, evidence, layout, narrative, pipeline, quality, throughput
@@ -167,7 +168,7 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrast
         lessons.sentence(
             "scaling",
             "part_b_setup",
-            gpus=contrast.tp * contrast.dp,
+            gpus=contrast.gpus,
             model=cases.capacity.model,
             seq_len=cases.capacity.seq_len,
             tp=contrast.tp,
@@ -199,7 +200,7 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrast
         inputs={
             "zero_stage": settings["zero_stage"],
             "recompute": settings["recompute"],
-            "workers": contrast.tp * contrast.dp,
+            "workers": contrast.gpus,
         },
         baseline=capacity.terms_record(contrast.baseline.terms, contrast.baseline.verdict),
         result=capacity.terms_record(contrast.result.terms, contrast.result.verdict),
@@ -365,7 +366,7 @@ def assumptions(track: Track) -> None:
                 intra_latency_us=fleet.intra_node_latency_us,
                 inter_latency_us=fleet.inter_node_latency_us,
                 kernels=track.model.kernels_per_step,
-                kernel_floor_us=throughput.launch_floor_ms(1) * 1e3,
+                kernel_floor_us=small_kernel_floor_us(),
                 precision=precision_label(cases.precision),
                 optimizer=cases.optimizer,
                 bucket_fraction=capacity.GRADIENT_BUCKET_FRACTION,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import lessons
+from core.units import significant
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,6 @@ def readable_flops(flops: float) -> str:
         if flops >= size:
             return f"{significant(flops / size)} {unit}"
     return f"{significant(flops)} FLOPs"
-
-
-def significant(value: float) -> str:
-    """Three significant figures without scientific notation (1.07, 13.4, 537)."""
-    digits = max(0, 2 - int(f"{value:e}".split("e")[1])) if value else 0
-    return f"{value:,.{digits}f}"
 
 
 @dataclass(frozen=True)

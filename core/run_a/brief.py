@@ -29,6 +29,11 @@ class BriefFigures:
     overhead_gb: float  # the allocator reserve the cap also has to hold
     failure_where: str
 
+    @property
+    def backward_added_gb(self) -> float:
+        """What backward asks for on top of forward's peak."""
+        return self.backward_peak_gb - self.forward_peak_gb
+
 
 @cache
 def brief_figures() -> BriefFigures:

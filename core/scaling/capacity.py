@@ -122,6 +122,11 @@ class CapacityContrast:
     result: MemoryPlan
 
     @property
+    def gpus(self) -> int:
+        """The GPUs the model is spread over: TP × DP."""
+        return self.tp * self.dp
+
+    @property
     def outcome(self) -> str:
         """'oom' if the plan still does not fit, else the option whose terms fell the most."""
         if not self.result.verdict.fits:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from core.report.figures import significant
+from core.units import significant
 from tests.app.conftest import chart_rows, open_page, reveal_roofline
 from ui import charts
 

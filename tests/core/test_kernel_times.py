@@ -9,6 +9,7 @@ from core.kernel_times import (
     load_kernel_times,
     measured_points,
     parse_kernel_rows,
+    rate_contrast,
     small_kernel_floor_us,
 )
 
@@ -17,6 +18,14 @@ def test_the_lessons_headline_matmul_and_gelu():
     # kernels.csv: 2·4096³ FLOPs in 184.4 µs; 5 FLOPs × 67,108,864 values in 115.5 µs.
     assert find("square_matmul", "bf16", size=4096).achieved_tflops == pytest.approx(745.3, abs=0.1)
     assert find("gelu", "bf16", size=67_108_864).achieved_tflops == pytest.approx(2.906, abs=0.001)
+
+
+def test_the_rate_contrast_puts_the_matmul_against_peak_and_gelu():
+    # 745.3 / 989 TFLOP/s = 75.4% of the BF16 peak; 745.3 / 2.906 = 256 times GELU's rate.
+    contrast = rate_contrast()
+    assert contrast.matmul_percent_of_peak == pytest.approx(75.4, abs=0.05)
+    assert contrast.times_apart == pytest.approx(256.4, abs=0.1)
+    assert contrast.gelu_million_values == pytest.approx(67.108864)
 
 
 def test_the_small_kernel_floor_is_about_13_microseconds():
@@ -38,7 +47,7 @@ def test_tf32_matmuls_pass_the_plain_fp32_roof_they_are_drawn_against():
 def test_the_fusion_and_attention_examples():
     timed = fusion_times()
     assert round(timed.separate_us) == 420 and round(timed.fused_us) == 207
-    assert timed.chain_values == 67_108_864
+    assert timed.chain_values == 67_108_864 and timed.chain_million_values == pytest.approx(67.108864)
     assert timed.attention_tokens == 8192
     assert timed.eager_ms == pytest.approx(6.39, abs=0.005) and timed.sdpa_ms == pytest.approx(
         0.89, abs=0.005
