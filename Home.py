@@ -5,7 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import message_rate, widget_types
-from ui.frame import progress_sidebar
+from ui.frame import progress_slot
 from ui.identity import saved_work_panel, settle_learner
 from ui.nav import menu
 from ui.rooms import room_panel
@@ -33,7 +33,7 @@ disable_nagle_once()
 page = st.navigation(menu())
 # Before anything is drawn from the learner's state: whose work this is, loaded from the store.
 settle_learner()
-progress_sidebar()
+progress_slot()
 saved_work_panel()
 room_panel()
 try:

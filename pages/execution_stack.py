@@ -5,59 +5,66 @@ import streamlit as st
 from core import lessons
 from core.settings_schema import section
 from core.stack import load_stack
+from ui.frame import lesson_page
 from ui.links import share_box
 from ui.marked import marked_question
 from ui.nav import next_link
 from ui.settings import persistent
 
-stack = load_stack()
 
-st.title("The execution stack")
-st.markdown(lessons.text("execution_stack", "intro"))
+def draw() -> None:
+    """The page's body: the layers, the check question and the symptom tracer."""
+    stack = load_stack()
 
-for depth, layer in enumerate(stack.layers, start=1):
-    with st.container(border=True):
-        name_column, text_column = st.columns([1, 4])
-        name_column.markdown(f"**{depth}. {layer.name}**")
-        text_column.markdown(
-            lessons.sentence("execution_stack", "layer_text", holds=layer.holds, example=layer.example)
-        )
+    st.title("The execution stack")
+    st.markdown(lessons.text("execution_stack", "intro"))
 
-st.header("Before you trace one")
-marked_question("c1")
+    for depth, layer in enumerate(stack.layers, start=1):
+        with st.container(border=True):
+            name_column, text_column = st.columns([1, 4])
+            name_column.markdown(f"**{depth}. {layer.name}**")
+            text_column.markdown(
+                lessons.sentence("execution_stack", "layer_text", holds=layer.holds, example=layer.example)
+            )
 
-st.header("From a symptom to a layer")
-st.markdown(lessons.sentence("execution_stack", "pick_symptom"))
-field = section("stack").field("symptom")
-chosen = st.radio(
-    "Symptom",
-    field.choices,
-    format_func=stack.symptom_label,  # a bound method, so session state stays picklable
-    horizontal=True,
-    **persistent("stack", "symptom"),
-)
-symptom = stack.symptom(chosen)
-causes = {cause.layer_id: cause.how for cause in symptom.causes}
-for layer in stack.places():
-    if layer.id in causes:
-        st.error(f"**{layer.name}**: {causes[layer.id]}", icon=":material/warning:")
-    elif layer in stack.layers:
-        st.container(border=True).caption(
-            lessons.sentence("execution_stack", "unlikely_origin", layer=layer.name)
-        )
-st.info(
-    lessons.sentence("execution_stack", "measure_first", measurement=symptom.first_measurement),
-    icon=":material/straighten:",
-)
-if symptom.fork is not None:
-    idle, busy = st.columns(2)
-    idle.warning(
-        lessons.sentence("execution_stack", "gpu_idle", where_to_look=symptom.fork.idle),
-        icon=":material/hourglass_empty:",
+    st.header("Before you trace one")
+    marked_question("c1")
+
+    st.header("From a symptom to a layer")
+    st.markdown(lessons.sentence("execution_stack", "pick_symptom"))
+    field = section("stack").field("symptom")
+    chosen = st.radio(
+        "Symptom",
+        field.choices,
+        format_func=stack.symptom_label,  # a bound method, so session state stays picklable
+        horizontal=True,
+        **persistent("stack", "symptom"),
     )
-    busy.warning(
-        lessons.sentence("execution_stack", "gpu_busy", where_to_look=symptom.fork.busy),
-        icon=":material/speed:",
+    symptom = stack.symptom(chosen)
+    causes = {cause.layer_id: cause.how for cause in symptom.causes}
+    for layer in stack.places():
+        if layer.id in causes:
+            st.error(f"**{layer.name}**: {causes[layer.id]}", icon=":material/warning:")
+        elif layer in stack.layers:
+            st.container(border=True).caption(
+                lessons.sentence("execution_stack", "unlikely_origin", layer=layer.name)
+            )
+    st.info(
+        lessons.sentence("execution_stack", "measure_first", measurement=symptom.first_measurement),
+        icon=":material/straighten:",
     )
-share_box("stack")
-next_link("pages/execution_stack.py")
+    if symptom.fork is not None:
+        idle, busy = st.columns(2)
+        idle.warning(
+            lessons.sentence("execution_stack", "gpu_idle", where_to_look=symptom.fork.idle),
+            icon=":material/hourglass_empty:",
+        )
+        busy.warning(
+            lessons.sentence("execution_stack", "gpu_busy", where_to_look=symptom.fork.busy),
+            icon=":material/speed:",
+        )
+    share_box("stack")
+    next_link("pages/execution_stack.py")
+
+
+lesson_page(draw)
