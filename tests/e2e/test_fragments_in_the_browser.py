@@ -1,0 +1,59 @@
+"""A click on a lesson page reruns the page's body only (ui.frame.lesson_page), and the sidebar summary
+the body redraws stays single and current. Checked on what the browser itself sends to the server."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import WebSocket, expect
+from streamlit.proto.BackMsg_pb2 import BackMsg
+
+from core.progress import check_ids
+from core.questions import load_bank
+
+pytestmark = pytest.mark.e2e
+
+
+class Reruns:
+    """The rerun requests a page's websocket sends: the fragment each one names ("" for the whole app)."""
+
+    def __init__(self) -> None:
+        self.fragments: list[str] = []
+
+    def watch(self, socket: WebSocket) -> None:
+        """Record every rerun request sent on `socket`."""
+        socket.on("framesent", self._on_frame)
+
+    def _on_frame(self, payload: bytes | str) -> None:
+        if isinstance(payload, str):
+            return
+        message = BackMsg.FromString(payload)
+        if message.WhichOneof("type") == "rerun_script":
+            self.fragments.append(message.rerun_script.fragment_id)
+
+
+def _summary(learner) -> tuple[int, str]:
+    """How many progress summaries the sidebar shows, and the Checks figure of the first."""
+    sidebar = learner.page.locator('[data-testid="stSidebar"]')
+    checks = sidebar.locator('[data-testid="stMetric"]').filter(has_text="Checks")
+    return sidebar.get_by_text("Your progress", exact=True).count(), checks.first.inner_text()
+
+
+def test_a_click_in_a_lesson_reruns_its_body_and_the_summary_follows_a_locked_answer(learner):
+    reruns = Reruns()
+    learner.page.on("websocket", reruns.watch)
+    page = learner.open("execution-stack")
+    total = len(check_ids(load_bank()))
+    count, checks = _summary(learner)
+    assert count == 1 and f"0/{total}" in checks
+
+    learner.pick("Symptom", "Loss becomes nan")
+    expect(page.get_by_role("radio", name="Loss becomes nan")).to_be_checked()
+    assert reruns.fragments and reruns.fragments[-1] != "", "the symptom radio reran the whole app"
+
+    question = load_bank().question("c1")
+    learner.answer(question.option_text(question.correct))
+    assert reruns.fragments[-1] != "", "locking the answer reran the whole app"
+    count, checks = _summary(learner)
+    assert count == 1 and f"1/{total}" in checks
+    assert learner.exceptions() == []
+    assert learner.console_errors == []
