@@ -260,6 +260,9 @@ class LearnerStats:
 
     initial_ms: list[float] = field(default_factory=list)
     rerun_ms: list[float] = field(default_factory=list)
+    # rerun_ms split by what the server ran: one fragment, or the whole page.
+    rerun_fragment_ms: list[float] = field(default_factory=list)
+    rerun_page_ms: list[float] = field(default_factory=list)
     navigate_ms: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     exceptions: Counter[str] = field(default_factory=Counter)
@@ -276,6 +279,8 @@ class LearnerStats:
         """Add another learner's figures into these."""
         self.initial_ms += other.initial_ms
         self.rerun_ms += other.rerun_ms
+        self.rerun_fragment_ms += other.rerun_fragment_ms
+        self.rerun_page_ms += other.rerun_page_ms
         self.navigate_ms += other.navigate_ms
         self.errors.update(other.errors)
         self.exceptions.update(other.exceptions)
@@ -355,7 +360,7 @@ class Learner:
                 if not (moved or acted):
                     # Nothing to touch and nowhere to go: rerun, as pressing "R" would.
                     await self._pause()
-                    self._count(await session.rerun(), self.stats.rerun_ms)
+                    self._count_rerun(await session.rerun())
                 visit += 1
             return True
         except SessionError as error:
@@ -394,7 +399,7 @@ class Learner:
                 model.set_value(widget_id, value)
             if action.press:
                 model.click(action.press)
-            self._count(await session.rerun(), self.stats.rerun_ms)
+            self._count_rerun(await session.rerun())
             if model.page_hash != page_hash:
                 break  # a button took the learner to another page
             page_expected.update(action.expect)
@@ -406,6 +411,12 @@ class Learner:
         if self.target.load_pages is None:
             return list(model.pages)
         return [model.page(path) for path in self.target.load_pages]
+
+    def _count_rerun(self, result: RunResult) -> None:
+        self._count(result, self.stats.rerun_ms)
+        (self.stats.rerun_fragment_ms if result.fragment_id else self.stats.rerun_page_ms).append(
+            result.latency_ms
+        )
 
     def _count(self, result: RunResult, series: list[float]) -> None:
         series.append(result.latency_ms)
