@@ -21,7 +21,7 @@ from typing import Any
 
 from bench.isolation import IsolationTally, marker_position, marker_value, same_value, text_marker
 from bench.load_client import RunResult, Session, SessionError
-from bench.page_model import PageModel, PageRef, WidgetInfo
+from bench.page_model import FINISHED_FRAGMENT_OK, PageModel, PageRef, WidgetInfo
 from bench.paths import HELLO_SCRIPT, REPO_ROOT
 
 
@@ -260,7 +260,8 @@ class LearnerStats:
 
     initial_ms: list[float] = field(default_factory=list)
     rerun_ms: list[float] = field(default_factory=list)
-    # rerun_ms split by what the server ran: one fragment, or the whole page.
+    # rerun_ms split by the run that answered: one fragment, or the whole page (a fragment that calls
+    # st.rerun() hands over to a whole run, which is what the learner waited for).
     rerun_fragment_ms: list[float] = field(default_factory=list)
     rerun_page_ms: list[float] = field(default_factory=list)
     navigate_ms: list[float] = field(default_factory=list)
@@ -414,9 +415,8 @@ class Learner:
 
     def _count_rerun(self, result: RunResult) -> None:
         self._count(result, self.stats.rerun_ms)
-        (self.stats.rerun_fragment_ms if result.fragment_id else self.stats.rerun_page_ms).append(
-            result.latency_ms
-        )
+        fragment = result.status == FINISHED_FRAGMENT_OK
+        (self.stats.rerun_fragment_ms if fragment else self.stats.rerun_page_ms).append(result.latency_ms)
 
     def _count(self, result: RunResult, series: list[float]) -> None:
         series.append(result.latency_ms)

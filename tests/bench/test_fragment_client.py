@@ -339,10 +339,19 @@ def test_the_session_reports_which_fragment_a_rerun_asked_for() -> None:
     assert fragment.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
 
 
+def _early_end(fragment: str) -> bytes:
+    msg = ForwardMsg(script_finished=ForwardMsg.FINISHED_EARLY_FOR_RERUN)
+    msg.metadata.run.fragment_ids.append(fragment)
+    return msg.SerializeToString()
+
+
 @dataclass
 class FakeSession:
-    """A session on `_page()` whose reruns are answered as FakeSocket answers them."""
+    """A session on `_page()` whose reruns are answered as FakeSocket answers them; with `hand_over`,
+    a fragment calls st.rerun() and a whole run follows, as the app's lesson body does after storing
+    defaults."""
 
+    hand_over: bool = False
     model: PageModel = field(default_factory=_page)
     fragments_asked: list[str] = field(default_factory=list)
 
@@ -350,29 +359,38 @@ class FakeSession:
         msg = self.model.rerun_message(page_hash=page_hash, fragment_id=fragment_id)
         fragment = msg.rerun_script.fragment_id
         self.fragments_asked.append(fragment)
-        run = [_new_session(fragment), _slider(), _finished(fragment)] if fragment else _full_page()
+        if fragment and self.hand_over:
+            run = [_new_session(fragment), _early_end(fragment), *_full_page()]
+        elif fragment:
+            run = [_new_session(fragment), _slider(), _finished(fragment)]
+        else:
+            run = _full_page()
         for raw in run:
             self.model.apply(raw)
-        return RunResult(1.0 if fragment else 2.0, 0, 1, PAGE, (), fragment_id=fragment)
+        last = ForwardMsg.FromString(run[-1]).script_finished
+        return RunResult(1.0 if fragment else 2.0, last, 1, PAGE, (), fragment_id=fragment)
 
 
-def test_a_learner_counts_fragment_reruns_apart_from_whole_page_reruns() -> None:
+def _visit(session: FakeSession) -> LearnerStats:
     learner = Learner(
         index=1,
         port=0,
         target=Target("fake", script=None, load_pages=None, timing_pages=None),  # type: ignore[arg-type]
-        behaviour=Behaviour(think_min_s=0, think_max_s=0),
+        behaviour=Behaviour(think_min_s=0, think_max_s=0, actions_per_visit=3),
         run_token="abcd",
     )
+    visit = VisitState(1, 0, learner.marker)
+    deadline = time.monotonic() + 60
+    assert asyncio.run(learner._visit(session, visit, {}, {}, deadline))  # type: ignore[arg-type]
+    return learner.stats
+
+
+def test_a_learner_counts_fragment_reruns_apart_from_whole_page_reruns() -> None:
     session = FakeSession()
-    acted = asyncio.run(
-        learner._visit(session, VisitState(1, 0, learner.marker), {}, {}, time.monotonic() + 60)  # type: ignore[arg-type]
-    )
-    assert acted
+    stats = _visit(session)
     # The choice is the frame's select box (whole page), then the slider (F), then the text input (G,
     # nested). F's run drew only the slider, so F's checkbox and form were forgotten; G's field was not.
     assert session.fragments_asked == ["", "F", "G"]
-    stats = learner.stats
     assert (stats.rerun_page_ms, stats.rerun_fragment_ms, stats.rerun_ms) == (
         [2.0],
         [1.0, 1.0],
@@ -382,6 +400,14 @@ def test_a_learner_counts_fragment_reruns_apart_from_whole_page_reruns() -> None
     total.merge(stats)
     total.merge(stats)
     assert (len(total.rerun_fragment_ms), len(total.rerun_page_ms)) == (4, 2)
+
+
+def test_a_fragment_rerun_that_hands_over_to_a_whole_run_counts_as_a_whole_page_rerun() -> None:
+    session = FakeSession(hand_over=True)
+    stats = _visit(session)
+    # Each fragment rerun asked for (F, then G) was answered by a whole run, and is counted as one.
+    assert session.fragments_asked == ["", "F", "G"]
+    assert (len(stats.rerun_page_ms), len(stats.rerun_fragment_ms)) == (3, 0)
 
 
 def _run(with_split: bool) -> dict[str, Any]:
