@@ -59,6 +59,8 @@ class RunResult:
     script_runs: int
     page_hash: str
     exceptions: tuple[str, ...]
+    # The fragment the request asked the server to rerun; "" for a whole-page run.
+    fragment_id: str = ""
 
 
 @dataclass
@@ -176,7 +178,9 @@ class Session:
         return "; ".join(f"{name}={value}" for name, value in self.cookies.items())
 
     async def rerun(self, *, page_hash: str | None = None, fragment_id: str = "") -> RunResult:
-        """Send the current widget states (and pressed buttons); returns when the run is over."""
+        """Send the current widget states (and pressed buttons); returns when the run is over.
+
+        After a change or a press inside a fragment only that fragment reruns, as in the browser."""
         message = self.model.rerun_message(page_hash=page_hash, fragment_id=fragment_id)
         return await self._request(message, time.perf_counter())
 
@@ -214,6 +218,7 @@ class Session:
             script_runs=self._script_runs,
             page_hash=self.model.page_hash,
             exceptions=tuple(self.model.run_exceptions),
+            fragment_id=msg.rerun_script.fragment_id,
         )
 
     async def _read_forever(self) -> None:

@@ -4,11 +4,16 @@ Pure protocol bookkeeping, no I/O: feed it every ForwardMsg the server sends and
 the app's pages, the widgets on screen (learned from the deltas, never hard-coded), their
 committed values, values typed into forms but not yet submitted, and the message cache.
 It builds the `rerun_script` BackMsg the browser would send next.
+
+Fragments (`st.fragment`) are followed as the browser follows them: each widget remembers the
+fragment whose delta drew it (`Delta.fragment_id`, the innermost fragment), an interaction with
+a widget inside a fragment asks the server to rerun only that fragment, and after a fragment run
+only that fragment's widgets the run did not draw are forgotten.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -20,6 +25,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 FINISHED_OK = ForwardMsg.FINISHED_SUCCESSFULLY
 FINISHED_COMPILE_ERROR = ForwardMsg.FINISHED_WITH_COMPILE_ERROR
 FINISHED_EARLY = ForwardMsg.FINISHED_EARLY_FOR_RERUN
+FINISHED_FRAGMENT_OK = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
 
 # Element kind -> the WidgetState field its value travels in (see register_widget's
 # value_type in streamlit/elements/widgets/*.py). Kinds not listed here are counted as
@@ -76,6 +82,8 @@ class WidgetInfo:
     pushed_value: Any = None
     # A component's data from the script (JSON text), which its JavaScript would read.
     data: str = ""
+    # The fragment that drew it ("" outside any fragment); an interaction reruns only that fragment.
+    fragment_id: str = ""
 
     @property
     def value_field(self) -> str:
@@ -205,9 +213,16 @@ class PageModel:
         self.run_texts: list[str] = []
         # The fragment the server asked to rerun on its own (`st.fragment(run_every=...)`), if any.
         self.auto_rerun_fragment = ""
+        # The fragments the latest run reruns (metadata.run of its new_session); empty for a whole run.
+        self.run_fragments: tuple[str, ...] = ()
+        # The fragment of the widget the learner last changed or pressed: the next rerun of this page
+        # reruns only it, as the browser asks ("" reruns the whole page).
+        self.interaction_fragment = ""
+        self._requested_fragment = ""
         self.page_not_found = ""
         self.unsupported_kinds: set[str] = set()
-        self._cache: dict[str, tuple[bytes, int]] = {}
+        # hash -> (message, run that last used it, fragment that drew it).
+        self._cache: dict[str, tuple[bytes, int, str]] = {}
         self._run_count = 0
         self._max_cache_age = 2
 
@@ -221,7 +236,7 @@ class PageModel:
             msg = self._dereference(msg)
             kind = msg.WhichOneof("type")
         elif msg.metadata.cacheable and msg.hash:
-            self._cache[msg.hash] = (raw, self._run_count)
+            self._cache[msg.hash] = (raw, self._run_count, msg.delta.fragment_id)
         handler = getattr(self, f"_on_{kind}", None)
         if handler is not None:
             handler(msg)
@@ -231,7 +246,7 @@ class PageModel:
         entry = self._cache.get(ref.ref_hash)
         if entry is None:
             raise ProtocolError(f"cache miss for referenced message {ref.ref_hash}")
-        self._cache[ref.ref_hash] = (entry[0], self._run_count)
+        self._cache[ref.ref_hash] = (entry[0], self._run_count, entry[2])
         msg = ForwardMsg.FromString(entry[0])
         msg.metadata.CopyFrom(ref.metadata)
         return msg
@@ -240,6 +255,7 @@ class PageModel:
         self.page_hash = msg.new_session.page_script_hash
         if msg.new_session.config.max_cached_message_age:
             self._max_cache_age = msg.new_session.config.max_cached_message_age
+        self.run_fragments = tuple(msg.metadata.run.fragment_ids)
         self.run_widgets = {}
         self.run_exceptions = []
         self.run_texts = []
@@ -289,6 +305,7 @@ class PageModel:
         info = widget_from_element(element)
         if info is None:
             return
+        info = replace(info, fragment_id=msg.delta.fragment_id)
         if info.kind.startswith("unsupported:"):
             self.unsupported_kinds.add(info.kind.split(":", 1)[1])
             return
@@ -303,10 +320,21 @@ class PageModel:
             self.values[info.id] = info.default
 
     def _on_script_finished(self, msg: ForwardMsg) -> None:
-        if msg.script_finished != FINISHED_OK:
+        if msg.script_finished not in (FINISHED_OK, FINISHED_FRAGMENT_OK):
             return
-        # Like the browser: forget widgets the finished run did not draw.
-        self.widgets = dict(self.run_widgets)
+        ran: set[str] = set()
+        if msg.script_finished == FINISHED_FRAGMENT_OK:
+            # A server that does not name the run's fragments ran the one asked for.
+            ran = set(self.run_fragments) or {self._requested_fragment}
+        if ran:
+            # Like the browser and the server: a fragment run forgets only its own widgets it did not
+            # draw; everything outside the fragment stays on screen with its values.
+            drawn = self.run_widgets
+            kept = {k: w for k, w in self.widgets.items() if w.fragment_id not in ran or k in drawn}
+            self.widgets = {**kept, **drawn}
+        else:
+            # Like the browser: forget widgets the finished run did not draw.
+            self.widgets = dict(self.run_widgets)
         self.values = {k: v for k, v in self.values.items() if k in self.widgets}
         self.pending = {
             form: kept
@@ -314,7 +342,13 @@ class PageModel:
             if (kept := {k: v for k, v in entries.items() if k in self.widgets})
         }
         self._run_count += 1
-        self._cache = {h: e for h, e in self._cache.items() if self._run_count - e[1] <= self._max_cache_age}
+        # A fragment run expires only entries its fragments drew, as the browser's cache does: the rest
+        # are still on screen, and the next whole run can still refer to them.
+        self._cache = {
+            h: e
+            for h, e in self._cache.items()
+            if self._run_count - e[1] <= self._max_cache_age or (ran and e[2] not in ran)
+        }
 
     # ---- learner actions ---------------------------------------------------------------
 
@@ -325,6 +359,7 @@ class PageModel:
             self.pending.setdefault(info.form_id, {})[widget_id] = value
             return False
         self.values[widget_id] = value
+        self.interaction_fragment = info.fragment_id
         return True
 
     def click(self, widget_id: str) -> None:
@@ -333,6 +368,7 @@ class PageModel:
         if info.is_submit:
             self.values.update(self.pending.pop(info.form_id, {}))
         self.triggers[widget_id] = True
+        self.interaction_fragment = info.fragment_id
 
     def forms(self) -> dict[str, list[WidgetInfo]]:
         """Form id -> the widgets inside it, in the order they were drawn."""
@@ -359,16 +395,22 @@ class PageModel:
         Without `page_hash` the current page reruns (on the first load, `page_name` is the
         URL path). Moving to another page drops the query string, as the browser does. With
         `fragment_id` only that fragment reruns, as the browser's timer for `run_every` asks.
+        A rerun of the current page after a change or a press inside a fragment reruns only
+        that fragment (not an auto rerun), as the browser does; every widget state is sent.
         """
         msg = BackMsg()
         state = msg.rerun_script
+        # `page_hash` (from new_session) names the router script; rerunning it would run Home.
+        current = self.current_page or self.page_hash
         if fragment_id:
             state.fragment_id = fragment_id
             state.is_auto_rerun = True
+        elif page_hash is None or page_hash == current:
+            state.fragment_id = self.interaction_fragment
+        self.interaction_fragment = ""
+        self._requested_fragment = state.fragment_id
         if page_hash is not None and page_hash != self.page_hash:
             self.query_string = ""
-        # `page_hash` (from new_session) names the router script; rerunning it would run Home.
-        current = self.current_page or self.page_hash
         state.page_script_hash = current if page_hash is None else page_hash
         state.page_name = page_name
         state.query_string = self.query_string

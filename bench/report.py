@@ -56,13 +56,22 @@ def _gc(run: dict[str, Any]) -> str:
     return "on" if run["config"]["post_script_gc"] else "off"
 
 
+def rerun_split(run: dict[str, Any]) -> str:
+    """Reruns of one fragment and of the whole page: count and p95 each ("-" for older results)."""
+    if "rerun_fragment" not in run:
+        return "-"
+    return " / ".join(
+        f"{part['count']:,} (p95 {_n(part['p95_ms'])})" for part in (run["rerun_fragment"], run["rerun_page"])
+    )
+
+
 def load_table(runs: list[dict[str, Any]]) -> str:
     """One row per load run."""
     rows = [
-        "| app | GC | mode | sessions | first load p95 ms | rerun p50 / p95 / p99 ms | page switch "
-        "p95 ms | errors | exception elements"
+        "| app | GC | mode | sessions | first load p95 ms | rerun p50 / p95 / p99 ms | reruns of a fragment"
+        " / of the whole page (p95 ms) | page switch p95 ms | errors | exception elements"
         " | isolation checks / mismatches | RSS MB per session | peak RSS MB | server CPU mean % |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         c, r, iso, s = run["config"], run["rerun"], run["isolation"], run["server"]
@@ -70,7 +79,8 @@ def load_table(runs: list[dict[str, Any]]) -> str:
         rows.append(
             f"| {_app(run)} | {_gc(run)} | {c['mode']} | {c['sessions']} | "
             f"{_n(run['initial_load']['p95_ms'])}"
-            f" | {_n(r['p50_ms'])} / {_n(r['p95_ms'])} / {_n(r['p99_ms'])} | {_n(run['navigate']['p95_ms'])}"
+            f" | {_n(r['p50_ms'])} / {_n(r['p95_ms'])} / {_n(r['p99_ms'])} | {rerun_split(run)}"
+            f" | {_n(run['navigate']['p95_ms'])}"
             f" | {run['error_count']} | {run['exception_count']} | {checks} / {iso['mismatches']}"
             f" | {_n(s['rss_per_session_mb'], 2)} | {_n(s['peak_rss_mb'])} | {_n(s['cpu_mean_pct'])} |"
         )
@@ -261,6 +271,10 @@ def headline(
             if base:
                 ratio_cell = f" ({app['rerun']['p95_ms'] / base:.2f}× hello)"
             rows.append(f"| {label} | {_n(app['rerun']['p95_ms'])}{ratio_cell} | {_n(base)} |")
+            rows.append(
+                f"| {label.replace('rerun p95 ms', 'reruns of a fragment / of the whole page (p95 ms)')}"
+                f" | {rerun_split(app)} | {rerun_split(hello) if hello else '-'} |"
+            )
             cpu = [_cpu_per_run_ms(r) for r in (app, hello) if r]
             rows.append(
                 f"| {label.replace('rerun p95 ms', 'server CPU ms per script run')} | {_n(cpu[0], 1)} | "

@@ -2,7 +2,8 @@
 
     python -m bench.run_load --target app --sessions 25 --mode think --duration-s 60 --gc on
 
-Reports first-load, rerun and page-switch latency (p50/p95/p99), errors, exception
+Reports first-load, rerun and page-switch latency (p50/p95/p99; reruns also split into fragment
+reruns and whole-page reruns), errors, exception
 elements, isolation checks and mismatches, and the server's RSS and CPU. It reports
 figures and never judges them: the exit status is 0 whenever the run itself completed.
 """
@@ -203,6 +204,9 @@ def run(config: LoadConfig, out: Path) -> dict[str, Any]:
         "sessions_started": stats.sessions,
         "initial_load": summarise(stats.initial_ms).as_dict(),
         "rerun": summarise(stats.rerun_ms).as_dict(),
+        # The same reruns split: those that reran one fragment (`st.fragment`), and the whole page.
+        "rerun_fragment": summarise(stats.rerun_fragment_ms).as_dict(),
+        "rerun_page": summarise(stats.rerun_page_ms).as_dict(),
         "navigate": summarise(stats.navigate_ms).as_dict(),
         "extra_script_runs": stats.extra_script_runs,
         "errors": dict(stats.errors),
@@ -237,10 +241,12 @@ def _fmt(value: float | None, digits: int = 0) -> str:
 def describe(result: dict[str, Any]) -> str:
     """A few human-readable lines summarising one run."""
     lines = [f"{result['label']}: {result['sessions_started']} sessions in {result['elapsed_s']:.0f} s"]
-    for name in ("initial_load", "rerun", "navigate"):
+    for name in ("initial_load", "rerun", "rerun_fragment", "rerun_page", "navigate"):
+        if name not in result:  # results from before fragment reruns were counted apart
+            continue
         s = result[name]
         lines.append(
-            f"  {name:<12} n={s['count']:<5} p50={_fmt(s['p50_ms'])} ms  p95={_fmt(s['p95_ms'])} ms  "
+            f"  {name:<14} n={s['count']:<5} p50={_fmt(s['p50_ms'])} ms  p95={_fmt(s['p95_ms'])} ms  "
             f"p99={_fmt(s['p99_ms'])} ms"
         )
     iso = result["isolation"]

@@ -21,7 +21,7 @@ from typing import Any
 
 from bench.isolation import IsolationTally, marker_position, marker_value, same_value, text_marker
 from bench.load_client import RunResult, Session, SessionError
-from bench.page_model import PageModel, PageRef, WidgetInfo
+from bench.page_model import FINISHED_FRAGMENT_OK, PageModel, PageRef, WidgetInfo
 from bench.paths import HELLO_SCRIPT, REPO_ROOT
 
 
@@ -260,6 +260,10 @@ class LearnerStats:
 
     initial_ms: list[float] = field(default_factory=list)
     rerun_ms: list[float] = field(default_factory=list)
+    # rerun_ms split by the run that answered: one fragment, or the whole page (a fragment that calls
+    # st.rerun() hands over to a whole run, which is what the learner waited for).
+    rerun_fragment_ms: list[float] = field(default_factory=list)
+    rerun_page_ms: list[float] = field(default_factory=list)
     navigate_ms: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     exceptions: Counter[str] = field(default_factory=Counter)
@@ -276,6 +280,8 @@ class LearnerStats:
         """Add another learner's figures into these."""
         self.initial_ms += other.initial_ms
         self.rerun_ms += other.rerun_ms
+        self.rerun_fragment_ms += other.rerun_fragment_ms
+        self.rerun_page_ms += other.rerun_page_ms
         self.navigate_ms += other.navigate_ms
         self.errors.update(other.errors)
         self.exceptions.update(other.exceptions)
@@ -355,7 +361,7 @@ class Learner:
                 if not (moved or acted):
                     # Nothing to touch and nowhere to go: rerun, as pressing "R" would.
                     await self._pause()
-                    self._count(await session.rerun(), self.stats.rerun_ms)
+                    self._count_rerun(await session.rerun())
                 visit += 1
             return True
         except SessionError as error:
@@ -394,7 +400,7 @@ class Learner:
                 model.set_value(widget_id, value)
             if action.press:
                 model.click(action.press)
-            self._count(await session.rerun(), self.stats.rerun_ms)
+            self._count_rerun(await session.rerun())
             if model.page_hash != page_hash:
                 break  # a button took the learner to another page
             page_expected.update(action.expect)
@@ -406,6 +412,11 @@ class Learner:
         if self.target.load_pages is None:
             return list(model.pages)
         return [model.page(path) for path in self.target.load_pages]
+
+    def _count_rerun(self, result: RunResult) -> None:
+        self._count(result, self.stats.rerun_ms)
+        fragment = result.status == FINISHED_FRAGMENT_OK
+        (self.stats.rerun_fragment_ms if fragment else self.stats.rerun_page_ms).append(result.latency_ms)
 
     def _count(self, result: RunResult, series: list[float]) -> None:
         series.append(result.latency_ms)

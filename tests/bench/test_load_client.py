@@ -25,6 +25,7 @@ from bench.isolation import (
 from bench.page_model import PageModel, ProtocolError
 from bench.scenarios import DEFAULT_AVOID, VisitState, Waves, check_answers, check_return, next_action
 from bench.stats import least_squares_slope, percentile, summarise
+from tests.bench.conftest import sent_states
 
 AVOID = re.compile(DEFAULT_AVOID, re.IGNORECASE)
 
@@ -116,13 +117,7 @@ def _page_with_form() -> PageModel:
 
 def _states(model: PageModel, **kwargs: Any) -> dict[str, object]:
     """widget id -> value from the rerun_script message the model builds."""
-    states = {}
-    for state in model.rerun_message(**kwargs).rerun_script.widget_states.widgets:
-        field = state.WhichOneof("value")
-        assert field is not None
-        value = getattr(state, field)
-        states[state.id] = list(value.data) if field.endswith("array_value") else value
-    return states
+    return sent_states(model.rerun_message(**kwargs))
 
 
 # ---- deltas into widget states ----------------------------------------------------------
