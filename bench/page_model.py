@@ -19,6 +19,7 @@ from typing import Any
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.RootContainer_pb2 import RootContainer
 from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
@@ -26,6 +27,7 @@ FINISHED_OK = ForwardMsg.FINISHED_SUCCESSFULLY
 FINISHED_COMPILE_ERROR = ForwardMsg.FINISHED_WITH_COMPILE_ERROR
 FINISHED_EARLY = ForwardMsg.FINISHED_EARLY_FOR_RERUN
 FINISHED_FRAGMENT_OK = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+MAIN_CONTAINER = RootContainer.MAIN  # a delta path's first index: the page's main area, not the sidebar
 
 # Element kind -> the WidgetState field its value travels in (see register_widget's
 # value_type in streamlit/elements/widgets/*.py). Kinds not listed here are counted as
@@ -219,6 +221,9 @@ class PageModel:
         # reruns only it, as the browser asks ("" reruns the whole page).
         self.interaction_fragment = ""
         self._requested_fragment = ""
+        # The fragment that drew the page's main area in the latest whole run: that of its first
+        # element there (None until the run draws one, "" when outside any fragment).
+        self.body_fragment: str | None = None
         self.page_not_found = ""
         self.unsupported_kinds: set[str] = set()
         # hash -> (message, run that last used it, fragment that drew it).
@@ -256,6 +261,8 @@ class PageModel:
         if msg.new_session.config.max_cached_message_age:
             self._max_cache_age = msg.new_session.config.max_cached_message_age
         self.run_fragments = tuple(msg.metadata.run.fragment_ids)
+        if not self.run_fragments:
+            self.body_fragment = None
         self.run_widgets = {}
         self.run_exceptions = []
         self.run_texts = []
@@ -290,6 +297,9 @@ class PageModel:
             self.run_exceptions.append(f"{error.type}: {error.message}")
 
     def _on_delta(self, msg: ForwardMsg) -> None:
+        path = msg.metadata.delta_path
+        if not self.run_fragments and self.body_fragment is None and path and path[0] == MAIN_CONTAINER:
+            self.body_fragment = msg.delta.fragment_id
         if msg.delta.WhichOneof("type") != "new_element":
             return
         element = msg.delta.new_element
@@ -351,6 +361,11 @@ class PageModel:
         }
 
     # ---- learner actions ---------------------------------------------------------------
+
+    def click_in_body(self) -> None:
+        """Make the next rerun of this page the one a click inside the page's body fragment asks for
+        (the whole page when the body is not a fragment)."""
+        self.interaction_fragment = self.body_fragment or ""
 
     def set_value(self, widget_id: str, value: Any) -> bool:
         """Change a widget's value; returns True if that triggers a rerun (not inside a form)."""

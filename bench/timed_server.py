@@ -29,12 +29,17 @@ _run_script = script_runner.exec_func_with_error_handling
 
 
 def _timed_run(func: Any, ctx: Any) -> Any:
-    start = time.perf_counter()
+    start, thread_start, process_start = time.perf_counter(), time.thread_time(), time.process_time()
     try:
         return _run_script(func, ctx)
     finally:
+        figures = {
+            "exec_ms": (time.perf_counter() - start) * 1000,
+            "exec_cpu_ms": (time.thread_time() - thread_start) * 1000,
+            "process_cpu_at_start_ms": process_start * 1000,
+        }
         with _LOG.open("a") as log:
-            log.write(json.dumps({"exec_ms": (time.perf_counter() - start) * 1000}) + "\n")
+            log.write(json.dumps(figures) + "\n")
 
 
 script_runner.exec_func_with_error_handling = _timed_run

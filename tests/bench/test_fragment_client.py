@@ -459,3 +459,33 @@ def test_the_printed_summary_lists_both_kinds_of_rerun_when_measured() -> None:
         names = [line.split()[0] for line in lines[1:6] if "n=" in line]
         expected = ["initial_load", "rerun", "rerun_fragment", "rerun_page", "navigate"]
         assert names == (expected if with_split else ["initial_load", "rerun", "navigate"])
+
+
+# ---- the page's body fragment (bench.page_timing times a click in it) ----------------------
+
+
+def _in(root: int, raw: bytes) -> bytes:
+    msg = ForwardMsg.FromString(raw)
+    msg.metadata.delta_path[:] = [root, 0]
+    return msg.SerializeToString()
+
+
+def test_the_body_fragment_is_the_one_that_drew_the_main_area_first_in_a_whole_run() -> None:
+    model = PageModel()
+    sidebar, main = 1, 0
+    for raw in (_new_session(), _navigation(), _in(sidebar, _checkbox("box")), _in(main, _slider("F"))):
+        model.apply(raw)
+    model.apply(_in(main, _text("G")))
+    model.apply(_finished())
+    assert model.body_fragment == "F"
+    model.click_in_body()
+    assert model.rerun_message().rerun_script.fragment_id == "F"
+    # A fragment run leaves it as it is; the next whole run learns it again.
+    for raw in (_new_session("F"), _in(main, _slider("F")), _finished("F")):
+        model.apply(raw)
+    assert model.body_fragment == "F"
+    for raw in (_new_session(), _in(main, _selectbox().SerializeToString()), _finished()):
+        model.apply(raw)
+    assert model.body_fragment == ""
+    model.click_in_body()
+    assert model.rerun_message().rerun_script.fragment_id == ""
