@@ -8,53 +8,62 @@ from charts.telemetry import PANELS_PER_ROW, panel_count, telemetry_panel
 from core import lessons
 from core.run_a import brief_sentence
 from core.telemetry import device_gib, load_runs, recorded
-from ui.charts import draw
+from ui.charts import draw as draw_chart
+from ui.frame import lesson_page
 from ui.marked import marked_question
 from ui.nav import next_link
 
-st.title("Four runs, four different problems")
-st.markdown(lessons.text("four_runs", "intro"))
 
-runs, device_gb = load_runs()
-columns = st.columns(len(runs))
-for column, run in zip(columns, runs, strict=True):
-    with column.container(border=True):
-        st.subheader(run.title)
-        st.markdown("\n".join(f"- {fact}" for fact in run.facts))
+def draw() -> None:
+    """The page's body: the four runs, the sorting questions and what each dashboard recorded."""
+    st.title("Four runs, four different problems")
+    st.markdown(lessons.text("four_runs", "intro"))
 
-st.header("Sort them")
-st.markdown(lessons.sentence("four_runs", "sort_kinds"))
-for run in runs:
-    marked_question(run.question_id)
+    runs, device_gb = load_runs()
+    columns = st.columns(len(runs))
+    for column, run in zip(columns, runs, strict=True):
+        with column.container(border=True):
+            st.subheader(run.title)
+            st.markdown("\n".join(f"- {fact}" for fact in run.facts))
 
-st.header("What the dashboards recorded")
-st.markdown(lessons.sentence("four_runs", "check_sorting"))
-st.caption(
-    lessons.sentence("four_runs", "telemetry_caption", device_gib=device_gib(device_gb), device_gb=device_gb)
-)
-for run in runs:
-    series = recorded(run.id)
-    st.subheader(f"{run.title}: what the dashboard recorded")
-    count = panel_count(series)
-    for row_start in range(0, count, PANELS_PER_ROW):
-        # A new row of columns each time: side by side on a laptop, stacked in order on a phone.
-        for index, column in enumerate(st.columns(PANELS_PER_ROW), start=row_start):
-            if index < count:
-                with column:
-                    draw(
-                        ("telemetry", run.id, device_gb, index),
-                        functools.partial(telemetry_panel, series, index),
-                        description=lessons.sentence("four_runs", "panel_description", title=run.title),
-                    )
+    st.header("Sort them")
+    st.markdown(lessons.sentence("four_runs", "sort_kinds"))
+    for run in runs:
+        marked_question(run.question_id)
+
+    st.header("What the dashboards recorded")
+    st.markdown(lessons.sentence("four_runs", "check_sorting"))
     st.caption(
         lessons.sentence(
-            "four_runs",
-            "run_caption",
-            title=run.title,
-            what_went_wrong=series.failure_text or lessons.sentence("four_runs", "no_failure_point"),
+            "four_runs", "telemetry_caption", device_gib=device_gib(device_gb), device_gb=device_gb
         )
     )
-    if run.id == "A":  # the same run as the Run A page, with the same figures
-        st.caption(brief_sentence())
+    for run in runs:
+        series = recorded(run.id)
+        st.subheader(f"{run.title}: what the dashboard recorded")
+        count = panel_count(series)
+        for row_start in range(0, count, PANELS_PER_ROW):
+            # A new row of columns each time: side by side on a laptop, stacked in order on a phone.
+            for index, column in enumerate(st.columns(PANELS_PER_ROW), start=row_start):
+                if index < count:
+                    with column:
+                        draw_chart(
+                            ("telemetry", run.id, device_gb, index),
+                            functools.partial(telemetry_panel, series, index),
+                            description=lessons.sentence("four_runs", "panel_description", title=run.title),
+                        )
+        st.caption(
+            lessons.sentence(
+                "four_runs",
+                "run_caption",
+                title=run.title,
+                what_went_wrong=series.failure_text or lessons.sentence("four_runs", "no_failure_point"),
+            )
+        )
+        if run.id == "A":  # the same run as the Run A page, with the same figures
+            st.caption(brief_sentence())
 
-next_link("pages/four_runs.py")
+    next_link("pages/four_runs.py")
+
+
+lesson_page(draw)

@@ -7,61 +7,69 @@ from core.progress import checks_score, overall_score, part_statuses, quiz_score
 from core.questions import load_bank
 from core.run_a import brief_figures
 from ui import state
+from ui.frame import lesson_page
 from ui.nav import next_link, title_of
 from ui.tables import arrow_rows
 
-bank = load_bank()
-answers = state.answers()
-statuses = part_statuses(bank, answers, state.snapshot()[state.RECORDS])
 
-st.title("Reading a Training Run")
-brief = brief_figures()
-st.markdown(
-    lessons.text(
-        "home",
-        "intro",
-        device_gib=brief.device_gib,
-        device_gb=brief.device_gb,
-        weights_gb=brief.weights_gb,
-        other_gb=brief.other_gb,
+def draw() -> None:
+    """The page's body: what the lab is for, your progress, and where to start."""
+    bank = load_bank()
+    answers = state.answers()
+    statuses = part_statuses(bank, answers, state.snapshot()[state.RECORDS])
+
+    st.title("Reading a Training Run")
+    brief = brief_figures()
+    st.markdown(
+        lessons.text(
+            "home",
+            "intro",
+            device_gib=brief.device_gib,
+            device_gb=brief.device_gb,
+            weights_gb=brief.weights_gb,
+            other_gb=brief.other_gb,
+        )
     )
-)
-st.info(lessons.sentence("home", "question"), icon=":material/help:")
+    st.info(lessons.sentence("home", "question"), icon=":material/help:")
 
-st.subheader("Before we start")
-st.markdown(lessons.text("home", "before_we_start"))
+    st.subheader("Before we start")
+    st.markdown(lessons.text("home", "before_we_start"))
 
-left, right = st.columns([3, 2])
-with left:
-    st.subheader("After this lab you can")
-    st.markdown(lessons.text("home", "objectives"))
-    st.caption(lessons.sentence("home", "time_guidance"))
-with right:
-    st.subheader("Your progress")
-    a, b, c = st.columns(3)
-    a.metric("Checks", checks_score(bank, answers).label)
-    b.metric("Quiz", quiz_score(bank, answers).label)
-    c.metric("Overall", overall_score(bank, answers).label)
-    st.table(  # a static table wraps its text in the narrow column; a grid would scroll sideways on a phone
-        arrow_rows(
-            {
-                "Part": s.title,
-                "Marked questions": f"{s.questions_answered}/{s.questions_total}"
-                if s.questions_total
-                else "none",
-                "Done": "yes" if s.complete else "no",
-            }
-            for s in statuses
-        ),
-        hide_index=True,
-    )
+    left, right = st.columns([3, 2])
+    with left:
+        st.subheader("After this lab you can")
+        st.markdown(lessons.text("home", "objectives"))
+        st.caption(lessons.sentence("home", "time_guidance"))
+    with right:
+        st.subheader("Your progress")
+        a, b, c = st.columns(3)
+        a.metric("Checks", checks_score(bank, answers).label)
+        b.metric("Quiz", quiz_score(bank, answers).label)
+        c.metric("Overall", overall_score(bank, answers).label)
+        # A static table wraps its text in the narrow column; a grid would scroll sideways on a phone.
+        st.table(
+            arrow_rows(
+                {
+                    "Part": s.title,
+                    "Marked questions": f"{s.questions_answered}/{s.questions_total}"
+                    if s.questions_total
+                    else "none",
+                    "Done": "yes" if s.complete else "no",
+                }
+                for s in statuses
+            ),
+            hide_index=True,
+        )
 
-st.subheader("Start here")
-for part in bank.parts:
-    if part.page:
-        st.page_link(part.page, label=title_of(part.page), icon=":material/arrow_forward:")
+    st.subheader("Start here")
+    for part in bank.parts:
+        if part.page:
+            st.page_link(part.page, label=title_of(part.page), icon=":material/arrow_forward:")
 
-st.subheader("Then, a second lab")
-st.page_link("pages/scaling.py", label=title_of("pages/scaling.py"), icon=":material/hub:")
-st.caption(lessons.sentence("home", "second_lab"))
-next_link("pages/home.py")
+    st.subheader("Then, a second lab")
+    st.page_link("pages/scaling.py", label=title_of("pages/scaling.py"), icon=":material/hub:")
+    st.caption(lessons.sentence("home", "second_lab"))
+    next_link("pages/home.py")
+
+
+lesson_page(draw)

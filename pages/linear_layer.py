@@ -24,7 +24,8 @@ from core.settings_schema import section
 from core.units import significant
 from core.workloads import GELU_FLOPS_PER_ELEMENT, TRAINING_FLOPS_PER_FORWARD
 from ui import state
-from ui.charts import draw
+from ui.charts import draw as draw_chart
+from ui.frame import lesson_page
 from ui.links import share_box
 from ui.marked import marked_question
 from ui.nav import next_link
@@ -115,169 +116,178 @@ def _what_it_leaves_out() -> None:
 
 fields = section("linear")
 
-st.title("What a linear layer costs")
-st.markdown(lessons.text("linear", "intro"))
 
-sizes, hardware = st.columns(2)
-with sizes:
-    for name, label in (("n_in", "Inputs (n)"), ("m_out", "Outputs (m)"), ("batch", "Batch (B)")):
-        f = fields.field(name)
-        st.slider(label, f.min, f.max, step=f.step, **persistent("linear", name))
-with hardware:
-    st.selectbox("Number format", fields.field("dtype").choices, **persistent("linear", "dtype"))
-    st.selectbox("GPU", fields.field("gpu").choices, **persistent("linear", "gpu"))
-    st.caption(lessons.sentence("linear", "number_format"))
+def draw() -> None:
+    """The page's body: the layer's cost and placements, then the roofline, measurements and fusion."""
+    st.title("What a linear layer costs")
+    st.markdown(lessons.text("linear", "intro"))
 
-share_box("linear")
+    sizes, hardware = st.columns(2)
+    with sizes:
+        for name, label in (("n_in", "Inputs (n)"), ("m_out", "Outputs (m)"), ("batch", "Batch (B)")):
+            f = fields.field(name)
+            st.slider(label, f.min, f.max, step=f.step, **persistent("linear", name))
+    with hardware:
+        st.selectbox("Number format", fields.field("dtype").choices, **persistent("linear", "dtype"))
+        st.selectbox("GPU", fields.field("gpu").choices, **persistent("linear", "gpu"))
+        st.caption(lessons.sentence("linear", "number_format"))
 
-chosen = state.section_settings("linear")
-view = linear_layer_roofline(
-    n_in=chosen["n_in"],
-    m_out=chosen["m_out"],
-    batch=chosen["batch"],
-    dtype=chosen["dtype"],
-    gpu_name=chosen["gpu"],
-)
-layer, roof = view.layer, view.roof
+    share_box("linear")
 
-tiles = st.columns(4)
-tiles[0].metric("MACs (forward)", f"{layer.macs:,}")
-tiles[0].caption(lessons.sentence("linear", "tile_macs"))
-tiles[1].metric("FLOPs (forward)", f"{layer.gflop:,.2f} GFLOP")
-tiles[1].caption(lessons.sentence("linear", "tile_flops"))
-tiles[2].metric("Parameters", f"{layer.parameters:,}")
-tiles[2].caption(lessons.sentence("linear", "tile_parameters"))
-tiles[3].metric("Weight memory", f"{layer.weight_mb_4byte:,.0f} MB")
-tiles[3].caption(lessons.sentence("linear", "tile_weights", weight_mb_2byte=layer.weight_mb_2byte))
-
-st.info(
-    lessons.text(
-        "linear",
-        "layer_cost",
-        gflop=layer.gflop,
-        parameters_millions=layer.parameters_millions,
-        weight_mb=layer.weight_mb_4byte,
-        training_factor=TRAINING_FLOPS_PER_FORWARD,
-        training_gflop=layer.training_gflop,
-        batch=layer.batch,
-        flop_per_byte=layer.forward.flop_per_byte,
-    ),
-    icon=":material/calculate:",
-)
-
-st.header("FLOPs do not tell you the runtime")
-st.markdown(lessons.sentence("linear", "answer_first"))
-marked_question("c2")
-
-st.subheader("Place three operations before the roofline does")
-st.markdown(lessons.sentence("linear", "place_three", gpu=roof.gpu_name, dtype=roof.dtype))
-guesses = [
-    lesson_prediction(prediction_id, point.regime)
-    for prediction_id, point in zip(
-        ("linear.layer", "linear.matmul", "linear.gelu"), view.points, strict=False
+    chosen = state.section_settings("linear")
+    view = linear_layer_roofline(
+        n_in=chosen["n_in"],
+        m_out=chosen["m_out"],
+        batch=chosen["batch"],
+        dtype=chosen["dtype"],
+        gpu_name=chosen["gpu"],
     )
-]
-if None in guesses:
-    st.info(lessons.sentence("linear", "locked"), icon=":material/lock:")
+    layer, roof = view.layer, view.roof
+
+    tiles = st.columns(4)
+    tiles[0].metric("MACs (forward)", f"{layer.macs:,}")
+    tiles[0].caption(lessons.sentence("linear", "tile_macs"))
+    tiles[1].metric("FLOPs (forward)", f"{layer.gflop:,.2f} GFLOP")
+    tiles[1].caption(lessons.sentence("linear", "tile_flops"))
+    tiles[2].metric("Parameters", f"{layer.parameters:,}")
+    tiles[2].caption(lessons.sentence("linear", "tile_parameters"))
+    tiles[3].metric("Weight memory", f"{layer.weight_mb_4byte:,.0f} MB")
+    tiles[3].caption(lessons.sentence("linear", "tile_weights", weight_mb_2byte=layer.weight_mb_2byte))
+
+    st.info(
+        lessons.text(
+            "linear",
+            "layer_cost",
+            gflop=layer.gflop,
+            parameters_millions=layer.parameters_millions,
+            weight_mb=layer.weight_mb_4byte,
+            training_factor=TRAINING_FLOPS_PER_FORWARD,
+            training_gflop=layer.training_gflop,
+            batch=layer.batch,
+            flop_per_byte=layer.forward.flop_per_byte,
+        ),
+        icon=":material/calculate:",
+    )
+
+    st.header("FLOPs do not tell you the runtime")
+    st.markdown(lessons.sentence("linear", "answer_first"))
+    marked_question("c2")
+
+    st.subheader("Place three operations before the roofline does")
+    st.markdown(lessons.sentence("linear", "place_three", gpu=roof.gpu_name, dtype=roof.dtype))
+    guesses = [
+        lesson_prediction(prediction_id, point.regime)
+        for prediction_id, point in zip(
+            ("linear.layer", "linear.matmul", "linear.gelu"), view.points, strict=False
+        )
+    ]
+    if None in guesses:
+        st.info(lessons.sentence("linear", "locked"), icon=":material/lock:")
+        next_link("pages/linear_layer.py")
+        state.stop()
+    matmul, gelu, layer_point = view.matmul, view.gelu, view.layer_point
+    st.markdown(
+        lessons.text(
+            "linear",
+            "intensity",
+            dtype=roof.dtype,
+            gpu=roof.gpu_name,
+            peak_tflops=roof.peak_tflops,
+            gflop=layer.gflop,
+            compute_time=layer_point.time.compute_label,
+            moved_mb=layer.forward.moved_mb,
+            memory_time=layer_point.time.memory_label,
+            matmul=matmul.name,
+            matmul_gflop=matmul.gflop,
+            matmul_read_mb=matmul.read_mb,
+            matmul_flop_per_byte_read=matmul.flop_per_byte_read,
+            matmul_flop_per_byte=matmul.flop_per_byte,
+            matmul_written_mb=matmul.written_mb,
+            gelu_read_mb=gelu.read_mb,
+            gelu_written_mb=gelu.written_mb,
+            gelu_flops_per_element=GELU_FLOPS_PER_ELEMENT,
+            gelu_flop_per_byte=gelu.flop_per_byte,
+        )
+    )
+
+    st.subheader(f"The roofline of the {roof.gpu_name} at {roof.dtype}")
+    if view.has_bf16_fallback:
+        st.warning(lessons.sentence("linear", "no_bf16", gpu=roof.gpu_name), icon=":material/info:")
+    st.markdown(
+        lessons.text(
+            "linear",
+            "roof",
+            peak_tflops=roof.peak_tflops,
+            bandwidth_tb_per_s=roof.bandwidth_tb_per_s,
+            ridge=roof.ridge_flop_per_byte,
+        )
+    )
+    on_h200 = roof.gpu_name == REFERENCE_GPU
+    chart_column, table_column = st.columns(2)
+    with chart_column:
+        measured = measured_rows(measured_points(measured_precision(roof.dtype))) if on_h200 else None
+        draw_chart(
+            ("roofline", *roofline_shape(roof, view.points, measured=on_h200)),
+            lambda: roofline_chart(roof, view.points, measured),
+            datasets=roofline_datasets(roof, view.points, measured),
+            description=lessons.sentence(
+                "linear", "roofline_description", gpu=roof.gpu_name, dtype=roof.dtype
+            ),
+        )
+        caption = lessons.sentence("linear", "roofline_caption", ridge=roof.ridge_flop_per_byte)
+        st.caption(f"{caption} {lessons.sentence('linear', 'hollow_squares')}" if on_h200 else caption)
+    with table_column:
+        st.table(
+            arrow_rows(as_text(roofline_rows(view.points), ROOFLINE_COLUMNS)),
+            hide_index=True,
+            alt="Each operation under the roof: FLOP per byte, attainable TFLOP/s, what bounds it, "
+            "fastest time.",
+        )
+        st.caption(lessons.sentence("linear", "table_caption"))
+
+    kernel_times_section(roof.dtype)
+
+    st.header("Fusion: same arithmetic, fewer bytes")
+    separate, fused = view.fusion_points
+    st.markdown(
+        lessons.text(
+            "linear",
+            "fusion",
+            ops=view.fusion.ops,
+            separate_mb=view.fusion.separate.moved_mb,
+            separate_time=separate.time_bound_label,
+            fused_mb=view.fusion.fused.moved_mb,
+            traffic_percent=view.fusion.traffic_percent,
+            fused_time=fused.time_bound_label,
+        )
+    )
+    st.markdown(
+        lessons.text(
+            "linear",
+            "flash_attention",
+            seq_len=view.attention.seq_len,
+            matrix_mb=view.attention.matrix_mb,
+            round_trip_mb=view.attention.round_trip_mb,
+        )
+    )
+    timed = fusion_times()
+    st.info(
+        lessons.text(
+            "linear",
+            "fusion_measured",
+            chain_million_values=timed.chain_million_values,
+            separate_us=timed.separate_us,
+            separate_kernels=timed.separate_kernels,
+            fused_us=timed.fused_us,
+            attention_tokens=timed.attention_tokens,
+            eager_ms=timed.eager_ms,
+            eager_extra_gb=timed.eager_extra_gb,
+            sdpa_ms=timed.sdpa_ms,
+            sdpa_extra_mb=timed.sdpa_extra_mb,
+        ),
+        icon=":material/timer:",
+    )
     next_link("pages/linear_layer.py")
-    state.stop()
-matmul, gelu, layer_point = view.matmul, view.gelu, view.layer_point
-st.markdown(
-    lessons.text(
-        "linear",
-        "intensity",
-        dtype=roof.dtype,
-        gpu=roof.gpu_name,
-        peak_tflops=roof.peak_tflops,
-        gflop=layer.gflop,
-        compute_time=layer_point.time.compute_label,
-        moved_mb=layer.forward.moved_mb,
-        memory_time=layer_point.time.memory_label,
-        matmul=matmul.name,
-        matmul_gflop=matmul.gflop,
-        matmul_read_mb=matmul.read_mb,
-        matmul_flop_per_byte_read=matmul.flop_per_byte_read,
-        matmul_flop_per_byte=matmul.flop_per_byte,
-        matmul_written_mb=matmul.written_mb,
-        gelu_read_mb=gelu.read_mb,
-        gelu_written_mb=gelu.written_mb,
-        gelu_flops_per_element=GELU_FLOPS_PER_ELEMENT,
-        gelu_flop_per_byte=gelu.flop_per_byte,
-    )
-)
 
-st.subheader(f"The roofline of the {roof.gpu_name} at {roof.dtype}")
-if view.has_bf16_fallback:
-    st.warning(lessons.sentence("linear", "no_bf16", gpu=roof.gpu_name), icon=":material/info:")
-st.markdown(
-    lessons.text(
-        "linear",
-        "roof",
-        peak_tflops=roof.peak_tflops,
-        bandwidth_tb_per_s=roof.bandwidth_tb_per_s,
-        ridge=roof.ridge_flop_per_byte,
-    )
-)
-on_h200 = roof.gpu_name == REFERENCE_GPU
-chart_column, table_column = st.columns(2)
-with chart_column:
-    measured = measured_rows(measured_points(measured_precision(roof.dtype))) if on_h200 else None
-    draw(
-        ("roofline", *roofline_shape(roof, view.points, measured=on_h200)),
-        lambda: roofline_chart(roof, view.points, measured),
-        datasets=roofline_datasets(roof, view.points, measured),
-        description=lessons.sentence("linear", "roofline_description", gpu=roof.gpu_name, dtype=roof.dtype),
-    )
-    caption = lessons.sentence("linear", "roofline_caption", ridge=roof.ridge_flop_per_byte)
-    st.caption(f"{caption} {lessons.sentence('linear', 'hollow_squares')}" if on_h200 else caption)
-with table_column:
-    st.table(
-        arrow_rows(as_text(roofline_rows(view.points), ROOFLINE_COLUMNS)),
-        hide_index=True,
-        alt="Each operation under the roof: FLOP per byte, attainable TFLOP/s, what bounds it, fastest time.",
-    )
-    st.caption(lessons.sentence("linear", "table_caption"))
 
-kernel_times_section(roof.dtype)
-
-st.header("Fusion: same arithmetic, fewer bytes")
-separate, fused = view.fusion_points
-st.markdown(
-    lessons.text(
-        "linear",
-        "fusion",
-        ops=view.fusion.ops,
-        separate_mb=view.fusion.separate.moved_mb,
-        separate_time=separate.time_bound_label,
-        fused_mb=view.fusion.fused.moved_mb,
-        traffic_percent=view.fusion.traffic_percent,
-        fused_time=fused.time_bound_label,
-    )
-)
-st.markdown(
-    lessons.text(
-        "linear",
-        "flash_attention",
-        seq_len=view.attention.seq_len,
-        matrix_mb=view.attention.matrix_mb,
-        round_trip_mb=view.attention.round_trip_mb,
-    )
-)
-timed = fusion_times()
-st.info(
-    lessons.text(
-        "linear",
-        "fusion_measured",
-        chain_million_values=timed.chain_million_values,
-        separate_us=timed.separate_us,
-        separate_kernels=timed.separate_kernels,
-        fused_us=timed.fused_us,
-        attention_tokens=timed.attention_tokens,
-        eager_ms=timed.eager_ms,
-        eager_extra_gb=timed.eager_extra_gb,
-        sdpa_ms=timed.sdpa_ms,
-        sdpa_extra_mb=timed.sdpa_extra_mb,
-    ),
-    icon=":material/timer:",
-)
-next_link("pages/linear_layer.py")
+lesson_page(draw)

@@ -21,7 +21,9 @@ from core.diagnose.formats import MAX_BYTES, read_log
 from core.diagnose.reading import Reading, example_reading, example_table, reading
 from core.gpus import gpu, gpu_names, peak_tflops
 from ui import state
-from ui.charts import draw, shared_datasets
+from ui.charts import draw as draw_chart
+from ui.charts import shared_datasets
+from ui.frame import lesson_page
 from ui.marked import marked_question
 from ui.nav import next_link
 
@@ -168,7 +170,7 @@ def show_run(read: Reading, *, title: str, marked: bool) -> None:
         for index, column in enumerate(st.columns(PANELS_PER_ROW), start=row_start):
             if index < len(names):
                 with column:
-                    draw(
+                    draw_chart(
                         ("your_run", shape, index),
                         functools.partial(your_run_panel, shape, index),
                         datasets={name: rows[name] for name in names[index]},
@@ -180,63 +182,74 @@ QUESTION_ID = "y1"
 QUESTION_EXAMPLE = "leak.tfevents"
 
 
-st.title("Your run")
-st.markdown(lessons.text("your_run", "intro"))
+def draw() -> None:
+    """The page's body: the question on one example log, then the learner's chosen log read and diagnosed."""
+    st.title("Your run")
+    st.markdown(lessons.text("your_run", "intro"))
 
-st.header("Classify one first")
-quiz = example(QUESTION_EXAMPLE)
-quiz_table = example_table(quiz.file)
-quiz_reading = example_reading(quiz.file, guess_mapping(quiz_table.columns), RunContext(classes=quiz.classes))
-show_run(quiz_reading, title=quiz.title, marked=False)
-marked_question(QUESTION_ID)
-answered = QUESTION_ID in state.answers()
+    st.header("Classify one first")
+    quiz = example(QUESTION_EXAMPLE)
+    quiz_table = example_table(quiz.file)
+    quiz_reading = example_reading(
+        quiz.file, guess_mapping(quiz_table.columns), RunContext(classes=quiz.classes)
+    )
+    show_run(quiz_reading, title=quiz.title, marked=False)
+    marked_question(QUESTION_ID)
+    answered = QUESTION_ID in state.answers()
 
-st.header("Read a log")
-source = pick_source()
-if source is None:
-    st.info(lessons.sentence("your_run", "upload_first"))
-elif source.example is not None and source.example.file == QUESTION_EXAMPLE and not answered:
-    st.info(lessons.sentence("your_run", "answer_first"))
-else:
-    try:
-        table = example_table(source.example.file) if source.example else read_log(source.data, source.name)
-        context = ask_context(source)
-    except ValueError as problem:
-        st.error(literal(str(problem)))
+    st.header("Read a log")
+    source = pick_source()
+    if source is None:
+        st.info(lessons.sentence("your_run", "upload_first"))
+    elif source.example is not None and source.example.file == QUESTION_EXAMPLE and not answered:
+        st.info(lessons.sentence("your_run", "answer_first"))
     else:
-        st.caption(
-            lessons.sentence(
-                "your_run",
-                "read_as",
-                log_format=table.format,
-                rows=len(table.rows),
-                columns=len(table.columns),
-            )
-        )
-        if table.ignored:
-            st.text(lessons.sentence("your_run", "text_columns_left_out", columns=", ".join(table.ignored)))
-        with st.expander("Which column is which", expanded=source.example is None):
-            st.caption(lessons.sentence("your_run", "mapping_help"))
-            mapping = ask_mapping(
-                table.columns, guess_mapping(table.columns), columns_signature(table.columns)
-            )
         try:
-            read = (
-                example_reading(source.example.file, mapping, context)
-                if source.example
-                else reading(table, mapping, context)
+            table = (
+                example_table(source.example.file) if source.example else read_log(source.data, source.name)
             )
+            context = ask_context(source)
         except ValueError as problem:
             st.error(literal(str(problem)))
         else:
-            diagnosis = read.diagnosis
-            (st.success if diagnosis.primary == HEALTHY else st.warning)(diagnosis.summary)
-            title = source.example.title if source.example else "Your log"
-            show_run(read, title=title, marked=True)
-            st.caption(lessons.sentence("your_run", "chart_key", chance_tolerance=CHANCE_TOLERANCE))
-            left, right = st.columns(2)
-            for index, finding in enumerate(diagnosis.findings):
-                with left if index % 2 == 0 else right:
-                    finding_card(finding)
+            st.caption(
+                lessons.sentence(
+                    "your_run",
+                    "read_as",
+                    log_format=table.format,
+                    rows=len(table.rows),
+                    columns=len(table.columns),
+                )
+            )
+            if table.ignored:
+                st.text(
+                    lessons.sentence("your_run", "text_columns_left_out", columns=", ".join(table.ignored))
+                )
+            with st.expander("Which column is which", expanded=source.example is None):
+                st.caption(lessons.sentence("your_run", "mapping_help"))
+                mapping = ask_mapping(
+                    table.columns, guess_mapping(table.columns), columns_signature(table.columns)
+                )
+            try:
+                read = (
+                    example_reading(source.example.file, mapping, context)
+                    if source.example
+                    else reading(table, mapping, context)
+                )
+            except ValueError as problem:
+                st.error(literal(str(problem)))
+            else:
+                diagnosis = read.diagnosis
+                (st.success if diagnosis.primary == HEALTHY else st.warning)(diagnosis.summary)
+                title = source.example.title if source.example else "Your log"
+                show_run(read, title=title, marked=True)
+                st.caption(lessons.sentence("your_run", "chart_key", chance_tolerance=CHANCE_TOLERANCE))
+                left, right = st.columns(2)
+                for index, finding in enumerate(diagnosis.findings):
+                    with left if index % 2 == 0 else right:
+                        finding_card(finding)
 
-next_link("pages/your_run.py")
+    next_link("pages/your_run.py")
+
+
+lesson_page(draw)

@@ -10,12 +10,19 @@ HOME = Path(__file__).resolve().parents[2] / "Home.py"
 
 
 def open_page(page: str | None = None, *, at: AppTest | None = None) -> AppTest:
-    """A fresh learner session (or `at`) on `page` (a path like "pages/four_runs.py"), run once."""
+    """A fresh learner session (or `at`) on `page` (a path like "pages/four_runs.py"), run once; a session
+    that has not run yet runs Home first, keeping its query string for `page` (a share link)."""
     if at is None:
         at = AppTest.from_file(str(HOME), default_timeout=30)
-    if page is None:
+    if not _has_run(at):
+        # A page switched to before a session's first run would run on its own, in Streamlit's old
+        # pages-folder mode, without the frame Home.py draws around it; a browser always gets the frame.
+        at.run()
+        if page is None:
+            return at
+    elif page is None:
         return at.run()
-    if _has_run(at):
+    else:
         # A browser drops the query string when the learner follows the navigation menu;
         # AppTest keeps it, so do what the browser does.
         at.query_params.clear()

@@ -121,7 +121,7 @@ def test_the_same_flops_question_locks_after_answering():
 def test_a_share_link_opens_the_page_with_its_setup():
     at = AppTest.from_file(str(HOME), default_timeout=30)
     at.query_params.update({"n_in": "1024", "m_out": "100000", "batch": "8", "dtype": "bf16"})
-    at.switch_page("pages/linear_layer.py").run()
+    open_page(PAGE, at=at)
     assert not at.exception
     assert at.slider(key="linear.n_in").value == 1024
     assert at.slider(key="linear.m_out").value == 8192  # clamped to the slider's maximum
