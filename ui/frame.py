@@ -12,6 +12,7 @@ from core.progress import checks_score, part_statuses, quiz_score
 from core.questions import load_bank
 from core.report.moments import readable_time
 from ui import state
+from ui.identity import retry_saving, saved_indicator
 
 # The sidebar box the summary is drawn in; the container of the latest full run, which is also the one
 # Streamlit keeps for the body fragment's reruns.
@@ -31,7 +32,8 @@ def progress_sidebar() -> None:
     answers = state.answers()
     statuses = part_statuses(bank, answers, state.snapshot()[state.RECORDS])
     done = sum(s.complete for s in statuses)
-    with st.session_state[PROGRESS_SLOT]:
+    # A page run without Home.py's frame (AppTest's first switch_page) has no slot reserved.
+    with st.session_state.get(PROGRESS_SLOT) or st.sidebar.container():
         st.markdown("**Your progress**")
         st.progress(
             done / len(statuses),
@@ -53,9 +55,12 @@ def lesson_page(draw: Callable[[], None]) -> None:
 
 @st.fragment
 def _lesson_body(draw: Callable[[], None]) -> None:
+    retry_saving()
     # Answers locked by a form's callback are stored before this runs, so the summary is current.
     progress_sidebar()
     draw()
     # Defaults first shown by a fragment rerun (a section a locked prediction revealed) are stored too.
     if state.save_seeded():
         st.rerun()
+    # After the page's own writes: a click that could not be saved says so at once.
+    saved_indicator()

@@ -15,6 +15,7 @@ import streamlit as st
 from store import StoreUnavailable
 from store.ids import is_learner_id, new_learner_id, show_code
 from ui import state
+from ui.boxes import rerun_whole_app, sidebar_box
 from ui.database import learner_store
 
 STORAGE_KEY = "reading-a-training-run.learner"
@@ -24,6 +25,8 @@ ADOPT = "identity.adopt"  # an id the browser must keep from now on (resume code
 RUNS = "identity.runs"
 COMPONENT_KEY = "identity.browser"
 FLASH = "identity.flash"
+SYNCED = "identity.synced"  # settle_learner has tried the store in this full run
+SAVED_SLOT = "identity.saved_slot"  # the saved indicator's place in the sidebar, from the latest full run
 
 # Reports the browser's id, storing the offered one first if it has none. It reports only when
 # the id differs from the one the script already knows, so a report never causes a rerun loop.
@@ -71,11 +74,25 @@ def settle_learner() -> None:
     elif state.learner_id() is None and runs > 1:
         state.use_learner(st.session_state[CANDIDATE], keep_work=True)
     state.sync()
-    _saved_indicator()
+    st.session_state[SYNCED] = True
+    st.session_state[SAVED_SLOT] = st.sidebar.container(key="lab-saved").empty()
+    saved_indicator()
 
 
-def _saved_indicator() -> None:
-    with st.sidebar.container(key="lab-saved"):
+def retry_saving() -> None:
+    """Save what the store is missing, as `settle_learner` does on a full run, when a lesson page's
+    fragment reruns alone: each click tries again, and only once per run."""
+    if not st.session_state.pop(SYNCED, False):
+        state.sync()
+
+
+def saved_indicator() -> None:
+    """Saved, Not saved or Opening your saved work…, in the place `settle_learner` reserved; a lesson
+    page's fragment draws it again after a click, which may have failed to save."""
+    slot = st.session_state.get(SAVED_SLOT)
+    if slot is None:  # a page run on its own, without Home.py's frame (AppTest's first switch)
+        return
+    with slot:
         if state.learner_id() is None:
             st.caption(":material/hourglass_empty: Opening your saved work…")
         elif state.unsaved():
@@ -108,6 +125,7 @@ def _resume() -> None:
         return
     _switch_to(found)
     st.session_state[FLASH] = ("success", "Your saved work is open on this device.")
+    rerun_whole_app()  # the page shows the opened work
 
 
 def _start_over() -> None:
@@ -115,11 +133,17 @@ def _start_over() -> None:
         st.session_state["identity.start_over.confirm"] = False
         _switch_to(new_learner_id())
         st.session_state[FLASH] = ("success", "A fresh lab: nothing answered yet.")
+        rerun_whole_app()
 
 
 def saved_work_panel() -> None:
-    """The sidebar box with the resume code, continuing from another device, and starting over."""
-    with st.sidebar.expander("Your saved work", icon=":material/badge:"):
+    """The sidebar box with the resume code, continuing from another device, and starting over; a
+    fragment, so its widgets rerun the box alone unless their outcome changes the page."""
+    sidebar_box(_saved_work_box)
+
+
+def _saved_work_box() -> None:
+    with st.expander("Your saved work", icon=":material/badge:"):
         code = state.resume_code()
         if code is not None:
             # Plain Markdown is safe here: a code is made of our own letters and digits only.
@@ -131,6 +155,10 @@ def saved_work_panel() -> None:
         if flash := st.session_state.pop(FLASH, None):
             kind, message = flash
             (st.error if kind == "error" else st.success)(message)
+            if kind == "success" and ADOPT in st.session_state:
+                # The browser is yet to store the opened work's id; its report is one more run, and
+                # the message must outlast it.
+                st.session_state[FLASH] = flash
         st.caption(
             "Start over gives this browser a fresh lab. Your current work stays stored, locked as it "
             "is, and opens again with its resume code."

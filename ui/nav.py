@@ -39,14 +39,25 @@ PAGES = (
 LESSONS = tuple(entry for entry in PAGES if entry.lesson)
 
 
+MENU = "nav.menu"  # this session's st.Page objects
+
+
 def menu() -> list[st.Page]:
-    """Every page as `st.navigation` takes it, Home first and the default."""
-    return [
-        st.Page(
-            PAGES_DIR / p.file, title=p.title, icon=p.icon, url_path=p.url_path, default=p.url_path is None
-        )
-        for p in PAGES
-    ]
+    """Every page as `st.navigation` takes it, Home first and the default. Built once per session, not
+    per run (building them is most of the menu's cost), and never shared: st.navigation marks the page
+    it returns as the one this run may call."""
+    if MENU not in st.session_state:
+        st.session_state[MENU] = [
+            st.Page(
+                PAGES_DIR / p.file,
+                title=p.title,
+                icon=p.icon,
+                url_path=p.url_path,
+                default=p.url_path is None,
+            )
+            for p in PAGES
+        ]
+    return st.session_state[MENU]
 
 
 def title_of(page: str) -> str:

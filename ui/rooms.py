@@ -24,6 +24,7 @@ from core.rooms import (
 from store import StoreUnavailable
 from store.rooms import Joined, Membership, RoomStore
 from ui import state
+from ui.boxes import rerun_whole_app, sidebar_box
 from ui.database import learner_store
 
 MEMBERSHIP = "room.membership"  # (learner id, Membership or None) as last read from the store
@@ -82,10 +83,17 @@ def _join() -> None:
         return
     st.session_state.pop(MEMBERSHIP, None)
     st.session_state[FLASH] = _join_flash(joined)
+    if joined in (Joined.JOINED, Joined.ALREADY):
+        rerun_whole_app()  # the page shows the room's answers under revealed questions
 
 
 def room_panel() -> None:
-    """The sidebar box to join a workshop room; a join link opens it with the code filled in."""
+    """The sidebar box to join a workshop room; a join link opens it with the code filled in. A
+    fragment, so a join that puts nobody in a room reruns the box alone."""
+    sidebar_box(_room_box)
+
+
+def _room_box() -> None:
     linked = st.query_params.get(JOIN_PARAM)
     if linked is not None and parse_room_code(linked) is not None:
         st.session_state["room.code"] = parse_room_code(linked)
@@ -93,9 +101,7 @@ def room_panel() -> None:
     member = membership()
     flash = st.session_state.pop(FLASH, None)
     waiting = member is None and bool(st.session_state.get("room.code"))  # a join link was opened
-    with st.sidebar.expander(
-        "Workshop room", icon=":material/groups:", expanded=waiting or flash is not None
-    ):
+    with st.expander("Workshop room", icon=":material/groups:", expanded=waiting or flash is not None):
         if member is not None:
             st.caption("You are in room")
             st.code(member.room_code, language=None)

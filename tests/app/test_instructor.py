@@ -14,6 +14,7 @@ from core import lessons
 from store.ids import new_learner_id
 from tests.app.conftest import HOME, answer, chart_rows
 from ui import state
+from ui.identity import RUNS
 from ui.instructor import KEY_ENV, ROOM
 from ui.rooms import room_store
 
@@ -127,6 +128,21 @@ def test_a_full_room_turns_the_next_learner_away() -> None:
     assert first.success[0].value == lessons.sentence("rooms", "joined")
     second = _join(_learner(), room.code)
     assert second.error[0].value == lessons.sentence("rooms", "room_full")
+
+
+def test_joining_reruns_the_whole_app_and_a_code_that_joins_nothing_only_the_box() -> None:
+    # AppTest runs the whole script for a click; in a browser the box's fragment runs alone, and a
+    # join asks for the second run, which draws the room's answers under the page's questions.
+    room = room_store().create_room(capacity=5, lifetime=HOUR)
+    at = _learner()
+    runs = at.session_state[RUNS]
+    _join(at, "ZZZZZZ")
+    assert at.session_state[RUNS] == runs + 1
+    assert [e.value for e in at.sidebar.error] == [lessons.sentence("rooms", "unknown_room")]
+    _join(at, room.code)
+    assert at.session_state[RUNS] == runs + 3
+    assert [s.value for s in at.sidebar.success] == [lessons.sentence("rooms", "joined")]
+    assert [c.value for c in at.sidebar.code] == [room.code]  # the box shows the room it is in
 
 
 def test_a_join_link_fills_in_the_code() -> None:

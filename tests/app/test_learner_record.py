@@ -5,6 +5,7 @@ is said plainly while the lab keeps working."""
 from __future__ import annotations
 
 import pickle
+from collections.abc import Callable
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -18,7 +19,7 @@ from store.ids import new_learner_id, show_code
 from tests.app.conftest import HOME, answer
 from ui import state
 from ui.database import learner_store
-from ui.identity import COMPONENT_KEY
+from ui.identity import COMPONENT_KEY, RUNS
 
 QUIZ = "pages/quiz_report.py"
 SCALING = "pages/scaling.py"
@@ -103,6 +104,39 @@ def test_a_wrong_resume_code_is_refused_without_saying_more():
         messages.append([e.value for e in at.error])
     assert messages[0] == messages[1] == ["That code did not open any work. Check it and try again."]
     assert at.session_state["answers"] == {}
+
+
+def _full_runs(at: AppTest, click: Callable[[], object]) -> int:
+    """How many whole-app runs one click in a sidebar box led to (Home.py's frame counts them)."""
+    before = at.session_state[RUNS]
+    click()
+    at.run()
+    return at.session_state[RUNS] - before
+
+
+def test_a_resume_code_that_opens_work_reruns_the_whole_app_and_still_says_so():
+    # AppTest runs the whole script for a click; in a browser the box's fragment runs alone, and only
+    # the second run, which the box asks for when other work opened, redraws the page with that work.
+    learner = new_learner_id()
+    answer(_session_of(learner), "q3", "b")
+    code = show_code(learner_store().learner(learner).resume_code)
+    at = _session_of(None)
+    at.text_input(key="identity.code").input("0000-0000-0000-0000")
+    assert _full_runs(at, at.button(key="identity.resume").click) == 1
+    assert [e.value for e in at.sidebar.error] == ["That code did not open any work. Check it and try again."]
+    at.text_input(key="identity.code").input(code)
+    assert _full_runs(at, at.button(key="identity.resume").click) == 2
+    assert [s.value for s in at.sidebar.success] == ["Your saved work is open on this device."]
+    assert at.radio(key="marked.q3.locked").disabled  # the page shows the opened work
+
+
+def test_start_over_reruns_the_whole_app_and_ticking_the_box_does_not():
+    at = _session_of(new_learner_id())
+    answer(at, "q1", "a")
+    assert _full_runs(at, at.checkbox(key="identity.start_over.confirm").check) == 1
+    assert _full_runs(at, at.button(key="identity.start_over").click) == 2
+    assert [s.value for s in at.sidebar.success] == ["A fresh lab: nothing answered yet."]
+    assert at.session_state["answers"] == {} and not at.radio(key="marked.q1.choice").disabled
 
 
 def test_start_over_gives_a_fresh_lab_and_leaves_the_old_record_locked():

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from core.questions import load_bank
+from core.stack import load_stack
 from store.ids import is_learner_id
 from tests.conftest import PostgresServer
 from tests.e2e.conftest import Learner, _free_port, ready, start_app, stop_app
@@ -160,6 +161,36 @@ def test_a_second_browser_starts_empty_and_a_resume_code_moves_the_work(own_serv
             each.context.close()
 
 
+def test_start_over_opens_a_fresh_lab_on_the_page_and_a_reload_keeps_it(own_server: Server, browser: Browser):
+    # Ticking the box reruns only the box; Start over reruns the whole app, so the page shows the fresh lab.
+    check = BANK.question("c1")
+    ada = _learner(browser, own_server.url)
+    try:
+        ada.open("execution-stack")
+        ada.answer(check.option_text(check.correct))
+        assert _sidebar_metric(ada.page, "Checks") == "1/9"
+        old_id = _stored_id(ada.page)
+        sidebar = ada.page.locator('[data-testid="stSidebar"]')
+        sidebar.get_by_text("Your saved work", exact=True).click()
+        start_over = sidebar.get_by_role("button", name="Start over")
+        expect(start_over).to_be_disabled()
+        sidebar.get_by_text("Yes, start a fresh lab", exact=True).click()
+        ada.settle()
+        expect(start_over).to_be_enabled()
+        start_over.click()
+        ada.settle()
+        expect(sidebar.get_by_text("A fresh lab: nothing answered yet.")).to_be_visible()
+        expect(ada.page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
+        assert _sidebar_metric(ada.page, "Checks") == "0/9"
+        ada.page.wait_for_function(f"localStorage.getItem('{STORAGE_KEY}') !== '{old_id}'")
+        ada.page.reload()
+        ada.settle_loaded()
+        expect(ada.page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
+        assert ada.exceptions() == []
+    finally:
+        ada.context.close()
+
+
 def test_share_links_and_addresses_never_carry_the_identity(own_server: Server, browser: Browser):
     ada = _learner(browser, own_server.url)
     try:
@@ -199,3 +230,29 @@ def test_a_learner_whose_replica_stops_finds_every_answer_on_the_other(
         ada.context.close()
         one.stop()
         two.stop()
+
+
+def test_a_click_on_a_lesson_page_that_cannot_be_saved_says_so_and_the_next_click_saves_it(
+    browser: Browser, postgres: PostgresServer
+):
+    # A click on a lesson page reruns only the page's fragment: the indicator must follow it there.
+    url = postgres.new_database()
+    database = url.rsplit("/", 1)[1]
+    server = Server(browser, _free_port(), {"LAB_DATABASE_URL": url}, "indicator")
+    ada = _learner(browser, server.url)
+    stack = load_stack()
+    first, second = (stack.symptom_label(symptom.id) for symptom in stack.symptoms[1:3])
+    try:
+        ada.open("execution-stack")
+        postgres.psql(f"ALTER DATABASE {database} WITH ALLOW_CONNECTIONS false")
+        postgres.psql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{database}'")
+        ada.pick("Symptom", first)
+        expect(ada.saved_note()).to_contain_text("Not saved")
+        postgres.psql(f"ALTER DATABASE {database} WITH ALLOW_CONNECTIONS true")
+        ada.pick("Symptom", second)
+        expect(ada.saved_note()).to_contain_text("Saved: your work is stored as you go.")
+        expect(ada.saved_note().locator('[data-testid="stElementContainer"]')).to_have_count(1)
+        assert ada.exceptions() == []
+    finally:
+        ada.context.close()
+        server.stop()
