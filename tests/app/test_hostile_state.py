@@ -78,8 +78,7 @@ JSON = st.recursive(
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(RECORD_NAMES | st.text(max_size=8), JSON, max_size=3))
 def test_any_restored_records_are_refused_unchanged_or_every_page_renders(records):
-    at = AppTest.from_file(str(HOME), default_timeout=60)
-    at.switch_page(QUIZ).run()
+    at = open_page(QUIZ, at=AppTest.from_file(str(HOME), default_timeout=60))
     before = _learner_state(at)
     _restore(at, _file(records))
     assert not at.exception
