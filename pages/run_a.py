@@ -67,12 +67,25 @@ def experiment_tables(outcomes: list[ExperimentOutcome], what: str) -> None:
     )
 
 
-def submit(name: str, build, **fields) -> None:
-    """Store a form's record, or say what is missing (the message comes from core)."""
+def _missing_key(name: str) -> str:
+    return f"{name}.missing"
+
+
+def submit(name: str, build, **widget_keys: str) -> None:
+    """A form's callback: store its record from the widgets' values, or keep what is missing (the message
+    comes from core) for `say_missing`. Stored before the page runs, so the progress summary counts it."""
     try:
-        state.store_record(name, build(**fields))
+        state.store_record(
+            name, build(**{field: st.session_state.get(key) for field, key in widget_keys.items()})
+        )
     except ValueError as err:
-        st.warning(str(err), icon=":material/edit_note:")
+        st.session_state[_missing_key(name)] = str(err)
+
+
+def say_missing(name: str) -> None:
+    """Under a form's button: what its last submit lacked, once."""
+    if missing := st.session_state.pop(_missing_key(name), None):
+        st.warning(missing, icon=":material/edit_note:")
 
 
 def draw() -> None:
@@ -170,7 +183,7 @@ def draw() -> None:
     st.markdown(lessons.sentence("run_a", "decision_intro"))
     saved = state.record(DECISION_RECORD)
     with st.form("run_a.decision_form"):
-        choice = st.radio(
+        st.radio(
             "Which experiment would you run first?",
             EXPERIMENTS,
             index=saved_choice_index(saved),
@@ -178,7 +191,7 @@ def draw() -> None:
             key="run_a.decision.choice",
             disabled=locked,
         )
-        why = st.text_area(
+        st.text_area(
             "Your reasoning: what you expect, and what a success or a failure would each rule out",
             value=stored_text(saved, "why"),
             max_chars=MAX_TEXT_CHARS,
@@ -186,8 +199,14 @@ def draw() -> None:
             key="run_a.decision.why",
             disabled=locked,
         )
-        if st.form_submit_button("Save my decision", disabled=locked):
-            submit(DECISION_RECORD, decision_record, choice=choice, why=why)
+        st.form_submit_button(
+            "Save my decision",
+            on_click=submit,
+            args=(DECISION_RECORD, decision_record),
+            kwargs={"choice": "run_a.decision.choice", "why": "run_a.decision.why"},
+            disabled=locked,
+        )
+        say_missing(DECISION_RECORD)
 
     decision = state.record(DECISION_RECORD)
     if decision is None:
@@ -289,7 +308,7 @@ def draw() -> None:
     st.header("Closing question: Run B")
     saved_reflection = state.record(REFLECTION_RECORD)
     with st.form("run_a.reflection_form"):
-        text = st.text_area(
+        st.text_area(
             lessons.sentence("run_a", "reflection_prompt"),
             value=stored_text(saved_reflection, "text"),
             max_chars=MAX_TEXT_CHARS,
@@ -299,8 +318,14 @@ def draw() -> None:
             key="run_a.reflection.text",
             disabled=locked,
         )
-        if st.form_submit_button("Submit my answer", disabled=locked):
-            submit(REFLECTION_RECORD, reflection_record, text=text)
+        st.form_submit_button(
+            "Submit my answer",
+            on_click=submit,
+            args=(REFLECTION_RECORD, reflection_record),
+            kwargs={"text": "run_a.reflection.text"},
+            disabled=locked,
+        )
+        say_missing(REFLECTION_RECORD)
     if (reflection := state.record(REFLECTION_RECORD)) is not None:
         st.markdown(lessons.sentence("run_a", "your_answer"))
         st.text(reflection["text"])
