@@ -71,9 +71,7 @@ def _missing_key(name: str) -> str:
     return f"{name}.missing"
 
 
-def submit(name: str, build, **widget_keys: str) -> None:
-    """A form's callback: store its record from the widgets' values, or keep what is missing (the message
-    comes from core) for `say_missing`. Stored before the page runs, so the progress summary counts it."""
+def _submit(name: str, build, widget_keys: dict[str, str]) -> None:
     try:
         state.store_record(
             name, build(**{field: st.session_state.get(key) for field, key in widget_keys.items()})
@@ -82,8 +80,11 @@ def submit(name: str, build, **widget_keys: str) -> None:
         st.session_state[_missing_key(name)] = str(err)
 
 
-def say_missing(name: str) -> None:
-    """Under a form's button: what its last submit lacked, once."""
+def submit_button(label: str, name: str, build, *, locked: bool, **widget_keys: str) -> None:
+    """A form's submit button that stores the record `name` built from the widgets' values in its
+    callback (before the page runs, so the progress summary counts it), or says what is missing (the
+    message comes from core) under the button."""
+    st.form_submit_button(label, on_click=_submit, args=(name, build, widget_keys), disabled=locked)
     if missing := st.session_state.pop(_missing_key(name), None):
         st.warning(missing, icon=":material/edit_note:")
 
@@ -199,14 +200,14 @@ def draw() -> None:
             key="run_a.decision.why",
             disabled=locked,
         )
-        st.form_submit_button(
+        submit_button(
             "Save my decision",
-            on_click=submit,
-            args=(DECISION_RECORD, decision_record),
-            kwargs={"choice": "run_a.decision.choice", "why": "run_a.decision.why"},
-            disabled=locked,
+            DECISION_RECORD,
+            decision_record,
+            locked=locked,
+            choice="run_a.decision.choice",
+            why="run_a.decision.why",
         )
-        say_missing(DECISION_RECORD)
 
     decision = state.record(DECISION_RECORD)
     if decision is None:
@@ -318,14 +319,13 @@ def draw() -> None:
             key="run_a.reflection.text",
             disabled=locked,
         )
-        st.form_submit_button(
+        submit_button(
             "Submit my answer",
-            on_click=submit,
-            args=(REFLECTION_RECORD, reflection_record),
-            kwargs={"text": "run_a.reflection.text"},
-            disabled=locked,
+            REFLECTION_RECORD,
+            reflection_record,
+            locked=locked,
+            text="run_a.reflection.text",
         )
-        say_missing(REFLECTION_RECORD)
     if (reflection := state.record(REFLECTION_RECORD)) is not None:
         st.markdown(lessons.sentence("run_a", "your_answer"))
         st.text(reflection["text"])
