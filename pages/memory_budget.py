@@ -32,7 +32,8 @@ from core.memory.view import (
 from core.models import resolve_model
 from core.settings_schema import section
 from ui import state
-from ui.charts import draw
+from ui.charts import draw as draw_chart
+from ui.frame import lesson_page
 from ui.links import share_box
 from ui.marked import marked_question
 from ui.model_source import chosen_model
@@ -59,7 +60,7 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
     verdict = view.verdict
     st.metric("Parameters", f"{view.parameter_count:,}")
     bars = [(ESTIMATE_LABELS[view.estimate], view.terms)]
-    draw(
+    draw_chart(
         ("memory.budget", *budget_shape(bars)),
         lambda: budget_chart(
             bars,
@@ -105,7 +106,7 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
     sweep = view.sweep
     # The guess is a sequence length, so it is drawn only on the sequence-length sweep.
     guess = int(guessed_break) if guessed_break.isdigit() and settings["sweep_axis"] == "seq_len" else None
-    draw(
+    draw_chart(
         ("memory.sweep", *sweep_shape(sweep, guessed=guess is not None)),
         lambda: sweep_chart(
             sweep,
@@ -162,7 +163,7 @@ def phase_section() -> None:
     except ValueError as err:
         st.warning(str(err), icon=":material/warning:")
     else:
-        draw(
+        draw_chart(
             ("memory.phases", *budget_shape(phases.bars)),
             lambda: budget_chart(
                 phases.bars,
@@ -212,7 +213,7 @@ def estimate_check_section() -> None:
     view = check_view(chosen)
     st.caption(view.setup_text)
     st.table(arrow_rows(view.table), hide_index=True)
-    draw(
+    draw_chart(
         ("estimate_check", chosen),
         lambda: estimate_check_chart(view.check, title="Estimate and PyTorch, term by term (bytes)"),
         description=view.chart_description,
@@ -245,71 +246,80 @@ def estimate_check_section() -> None:
     )
 
 
-st.title("Memory budget")
-st.markdown(lessons.text("memory", "intro"))
+def draw() -> None:
+    """The page's body: the lessons on training memory, the sketch and its reveal, and the estimate check."""
+    st.title("Memory budget")
+    st.markdown(lessons.text("memory", "intro"))
 
-st.header("Training keeps what inference throws away")
-marked_question("c3")
-st.markdown(lessons.text("memory", "training_keeps"))
+    st.header("Training keeps what inference throws away")
+    marked_question("c3")
+    st.markdown(lessons.text("memory", "training_keeps"))
 
-st.header("Where the memory goes")
-marked_question("c4")
-st.markdown(lessons.text("memory", "where_memory_goes"))
-# The detailed estimate takes its number format and device from its own controls below, so the
-# lesson's two radios are hidden there rather than left live and ignored.
-detailed = state.section_settings(SECTION).get("estimate") == "detailed"
-shape, run = st.columns(2)
-with shape:
-    slider("Hidden size (H)", "hidden")
-    slider("Layers", "layers")
-    if not detailed:
-        choice(st.radio, "Parameter and activation dtype", "dtype", LessonDtype.label_of)
-    choice(st.radio, "Optimizer", "optimizer", BudgetOptimizer.label_of)
-with run:
-    slider("Batch (B)", "batch")
-    slider("Sequence length (S)", "seq_len")
-    if not detailed:
-        choice(st.radio, "Device memory", "device_gb", "{} GB".format, horizontal=True)
-    choice(st.radio, "Estimate", "estimate", ESTIMATE_LABELS.__getitem__, horizontal=True)
+    st.header("Where the memory goes")
+    marked_question("c4")
+    st.markdown(lessons.text("memory", "where_memory_goes"))
+    # The detailed estimate takes its number format and device from its own controls below, so the
+    # lesson's two radios are hidden there rather than left live and ignored.
+    detailed = state.section_settings(SECTION).get("estimate") == "detailed"
+    shape, run = st.columns(2)
+    with shape:
+        slider("Hidden size (H)", "hidden")
+        slider("Layers", "layers")
+        if not detailed:
+            choice(st.radio, "Parameter and activation dtype", "dtype", LessonDtype.label_of)
+        choice(st.radio, "Optimizer", "optimizer", BudgetOptimizer.label_of)
+    with run:
+        slider("Batch (B)", "batch")
+        slider("Sequence length (S)", "seq_len")
+        if not detailed:
+            choice(st.radio, "Device memory", "device_gb", "{} GB".format, horizontal=True)
+        choice(st.radio, "Estimate", "estimate", ESTIMATE_LABELS.__getitem__, horizontal=True)
 
-model = None  # the lesson's estimate sizes the sliders' shape only
-if detailed:
-    with st.container(border=True):
-        st.subheader("Make it realistic")
-        st.caption(lessons.sentence("memory", "make_realistic"))
-        left, right = st.columns(2)
-        with left:
-            choice(st.selectbox, "Model", "model", str, help="custom uses the hidden size and layers above.")
-            choice(st.selectbox, "Mixed precision", "precision", precision_label)
-            choice(st.radio, "Activation recomputation", "recompute", Recomputation.label_of)
-            choice(st.radio, "Attention", "attention", AttentionKind.label_of)
-        with right:
-            slider("Gradient accumulation steps", "accumulation")
-            slider("ZeRO stage", "zero_stage")
-            f = fields.field("gpus")
-            st.number_input("Data-parallel GPUs", f.min, f.max, step=f.step, **persistent(SECTION, "gpus"))
-            choice(st.selectbox, "GPU", "gpu", str)
-            slider("Runtime overhead (GB)", "overhead_gb")
-        model = chosen_model(SECTION)
+    model = None  # the lesson's estimate sizes the sliders' shape only
+    if detailed:
+        with st.container(border=True):
+            st.subheader("Make it realistic")
+            st.caption(lessons.sentence("memory", "make_realistic"))
+            left, right = st.columns(2)
+            with left:
+                choice(
+                    st.selectbox, "Model", "model", str, help="custom uses the hidden size and layers above."
+                )
+                choice(st.selectbox, "Mixed precision", "precision", precision_label)
+                choice(st.radio, "Activation recomputation", "recompute", Recomputation.label_of)
+                choice(st.radio, "Attention", "attention", AttentionKind.label_of)
+            with right:
+                slider("Gradient accumulation steps", "accumulation")
+                slider("ZeRO stage", "zero_stage")
+                f = fields.field("gpus")
+                st.number_input(
+                    "Data-parallel GPUs", f.min, f.max, step=f.step, **persistent(SECTION, "gpus")
+                )
+                choice(st.selectbox, "GPU", "gpu", str)
+                slider("Runtime overhead (GB)", "overhead_gb")
+            model = chosen_model(SECTION)
 
-share_box(SECTION)
+    share_box(SECTION)
 
-settings = state.section_settings(SECTION)
-view = budget_view(settings, model=model)
+    settings = state.section_settings(SECTION)
+    view = budget_view(settings, model=model)
 
-st.subheader("Sketch, then see")
-st.markdown(lessons.text("memory", "sketch"))
-dominant, breaks = lesson_outcomes(settings)
-guessed_term = lesson_prediction("memory.dominant", dominant)
-guessed_break = lesson_prediction("memory.breaks", breaks, scale=True)
-if guessed_term is None or guessed_break is None:
-    st.info(lessons.sentence("memory", "locked"), icon=":material/lock:")
-else:
-    budget_and_sweep(view, settings, guessed_break[0])
-    phase_section()
+    st.subheader("Sketch, then see")
+    st.markdown(lessons.text("memory", "sketch"))
+    dominant, breaks = lesson_outcomes(settings)
+    guessed_term = lesson_prediction("memory.dominant", dominant)
+    guessed_break = lesson_prediction("memory.breaks", breaks, scale=True)
+    if guessed_term is None or guessed_break is None:
+        st.info(lessons.sentence("memory", "locked"), icon=":material/lock:")
+    else:
+        budget_and_sweep(view, settings, guessed_break[0])
+        phase_section()
 
-st.header("What this still leaves out")
-st.markdown(lessons.text("memory", "leaves_out"))
+    st.header("What this still leaves out")
+    st.markdown(lessons.text("memory", "leaves_out"))
 
-estimate_check_section()
-next_link("pages/memory_budget.py")
+    estimate_check_section()
+    next_link("pages/memory_budget.py")
+
+
+lesson_page(draw)

@@ -19,6 +19,7 @@ from core.settings_schema import load_schema
 from core.signing import Verdict
 from core.workloads import linear_layer
 from ui import state
+from ui.frame import lesson_page
 from ui.marked import marked_question
 from ui.nav import next_link, title_of
 from ui.signing import signing_key
@@ -69,148 +70,165 @@ def _restore(key: str | None) -> None:
         return
     state.restore(restored.state)
     st.session_state[FLASH_KEY] = ("success", restored.summary())
+    # The whole app, not only this page: the sidebar's saved indicator must show whether it is stored.
+    st.rerun()
 
 
 def _hand_in() -> None:
     if not unanswered_quiz(bank, state.answers()):  # the disabled button is not the only guard
         state.hand_in(utc_timestamp(datetime.now(UTC)))
+        # The whole app, not only this page: the frame around it is drawn again for a handed-in lab.
+        st.rerun()
 
 
-key = signing_key()
-locked = state.read_only()
+def draw() -> None:
+    """The page's body: the quiz, the report, downloads, restore, hand-in and the instructors' check."""
+    key = signing_key()
+    locked = state.read_only()
 
-st.title("Quiz and report")
-st.markdown(lessons.text("quiz_report", "intro"))
+    st.title("Quiz and report")
+    st.markdown(lessons.text("quiz_report", "intro"))
 
-st.header("Quiz")
-for question_id in quiz_ids(bank):
-    marked_question(question_id)
+    st.header("Quiz")
+    for question_id in quiz_ids(bank):
+        marked_question(question_id)
 
-report = build_report(
-    bank, state.snapshot(), layer=layer_figures(), budget=budget_figures(), run_a_brief=brief_sentence()
-)
-st.header("Your report")
-st.caption(report.handed_in_text)
-scores = st.columns(4)
-scores[0].metric("Marked checks", report.checks_score.label)
-scores[1].metric("Quiz", report.quiz_score.label)
-scores[2].metric("Overall", report.overall_score.label)
-scores[3].metric(
-    "Predictions held",
-    report.predictions_score.label,
-    help=lessons.sentence("quiz_report", "predictions_held_help"),
-)
-# A static table: every row shown and every cell wrapped, never a scrolled or truncated grid.
-st.table(arrow_rows(report.marked_rows()), hide_index=True)
-for line in report.wrong():
-    if line.page:
-        st.page_link(line.page, label=f"Back to {title_of(line.page)}: {line.label}", icon=":material/undo:")
-st.subheader("Your predictions")
-st.caption(lessons.sentence("quiz_report", "predictions_caption"))
-st.table(arrow_rows(report.prediction_rows()), hide_index=True)
-not_done = lessons.sentence("quiz_report", "not_done")
-st.subheader("The layer you built")
-st.markdown(report.layer.sentence() if report.layer else not_done)
-st.subheader("The memory budget you left")
-st.markdown(report.budget.sentence() if report.budget else not_done)
-st.subheader("Run A: your first experiment and why")
-st.caption(report.run_a_brief)
-# Everything below comes from what the learner typed, so it is shown as plain text only.
-st.text(report.first_experiment or not_done)
-st.text(report.reasoning or not_done)
-st.subheader("Run B: what you would measure")
-st.text(report.run_b_measure or not_done)
-st.subheader("Scaling out: your plan")
-if report.scaling is None:
-    st.markdown(lessons.sentence("quiz_report", "scaling_not_started"))
-else:
-    st.markdown(scaling_progress(report.scaling))
-    st.markdown(
-        "\n".join(f"- {SYNTHESIS_HEADINGS[name]}: {label}" for name, label in report.scaling.choices.items())
+    report = build_report(
+        bank, state.snapshot(), layer=layer_figures(), budget=budget_figures(), run_a_brief=brief_sentence()
     )
-    st.text(report.scaling.rationale or not_done)
-st.subheader("Not done yet")
-st.markdown(
-    "\n".join(f"- {title}" for title in report.not_done)
-    or lessons.sentence("quiz_report", "every_part_complete")
-)
-
-st.header("Keep your work")
-# Downloads stay available after hand-in: that is when the final report is worth keeping.
-exported_at = utc_timestamp(datetime.now(UTC))
-left, right = st.columns(2)
-left.download_button(
-    "Download the report (Markdown)",
-    render_markdown(report),
-    file_name=progress_file.REPORT_FILE_NAME,
-    mime="text/markdown",
-    on_click="ignore",
-    icon=":material/description:",
-    key="download.report",
-)
-right.download_button(
-    "Download my progress (JSON)",
-    progress_file.export_progress(state.snapshot(), exported_at=exported_at, key=key),
-    file_name=progress_file.PROGRESS_FILE_NAME,
-    mime="application/json",
-    on_click="ignore",
-    icon=":material/save:",
-    key="download.progress",
-)
-st.caption(lessons.sentence("quiz_report", "signed") if key else lessons.sentence("quiz_report", "unsigned"))
-
-st.subheader("Restore progress")
-st.file_uploader("A progress file you downloaded earlier", type="json", key="restore.file", disabled=locked)
-st.button(
-    "Restore from this file",
-    on_click=_restore,
-    args=(key,),
-    key="restore.go",
-    disabled=locked or st.session_state.get("restore.file") is None,
-    help=lessons.sentence("quiz_report", "restore_help"),
-)
-if flash := st.session_state.pop(FLASH_KEY, None):
-    kind, message = flash
-    (st.error if kind == "error" else st.success)(message)
-
-st.header("Hand in")
-missing = unanswered_quiz(bank, state.answers())
-if locked:
-    st.success(
-        lessons.sentence("quiz_report", "read_only_now", handed_in=report.handed_in_text),
-        icon=":material/task_alt:",
+    st.header("Your report")
+    st.caption(report.handed_in_text)
+    scores = st.columns(4)
+    scores[0].metric("Marked checks", report.checks_score.label)
+    scores[1].metric("Quiz", report.quiz_score.label)
+    scores[2].metric("Overall", report.overall_score.label)
+    scores[3].metric(
+        "Predictions held",
+        report.predictions_score.label,
+        help=lessons.sentence("quiz_report", "predictions_held_help"),
     )
-else:
-    st.markdown(lessons.text("quiz_report", "hand_in"))
-    if missing:
-        st.warning(
-            lessons.sentence("quiz_report", "answer_quiz_first", questions="; ".join(missing)),
-            icon=":material/pending:",
+    # A static table: every row shown and every cell wrapped, never a scrolled or truncated grid.
+    st.table(arrow_rows(report.marked_rows()), hide_index=True)
+    for line in report.wrong():
+        if line.page:
+            st.page_link(
+                line.page, label=f"Back to {title_of(line.page)}: {line.label}", icon=":material/undo:"
+            )
+    st.subheader("Your predictions")
+    st.caption(lessons.sentence("quiz_report", "predictions_caption"))
+    st.table(arrow_rows(report.prediction_rows()), hide_index=True)
+    not_done = lessons.sentence("quiz_report", "not_done")
+    st.subheader("The layer you built")
+    st.markdown(report.layer.sentence() if report.layer else not_done)
+    st.subheader("The memory budget you left")
+    st.markdown(report.budget.sentence() if report.budget else not_done)
+    st.subheader("Run A: your first experiment and why")
+    st.caption(report.run_a_brief)
+    # Everything below comes from what the learner typed, so it is shown as plain text only.
+    st.text(report.first_experiment or not_done)
+    st.text(report.reasoning or not_done)
+    st.subheader("Run B: what you would measure")
+    st.text(report.run_b_measure or not_done)
+    st.subheader("Scaling out: your plan")
+    if report.scaling is None:
+        st.markdown(lessons.sentence("quiz_report", "scaling_not_started"))
+    else:
+        st.markdown(scaling_progress(report.scaling))
+        st.markdown(
+            "\n".join(
+                f"- {SYNTHESIS_HEADINGS[name]}: {label}" for name, label in report.scaling.choices.items()
+            )
         )
-    confirmed = st.checkbox(
-        "I have read my report and know it cannot be changed after this.", key="handin.confirm"
+        st.text(report.scaling.rationale or not_done)
+    st.subheader("Not done yet")
+    st.markdown(
+        "\n".join(f"- {title}" for title in report.not_done)
+        or lessons.sentence("quiz_report", "every_part_complete")
+    )
+
+    st.header("Keep your work")
+    # Downloads stay available after hand-in: that is when the final report is worth keeping.
+    exported_at = utc_timestamp(datetime.now(UTC))
+    left, right = st.columns(2)
+    left.download_button(
+        "Download the report (Markdown)",
+        render_markdown(report),
+        file_name=progress_file.REPORT_FILE_NAME,
+        mime="text/markdown",
+        on_click="ignore",
+        icon=":material/description:",
+        key="download.report",
+    )
+    right.download_button(
+        "Download my progress (JSON)",
+        progress_file.export_progress(state.snapshot(), exported_at=exported_at, key=key),
+        file_name=progress_file.PROGRESS_FILE_NAME,
+        mime="application/json",
+        on_click="ignore",
+        icon=":material/save:",
+        key="download.progress",
+    )
+    st.caption(
+        lessons.sentence("quiz_report", "signed") if key else lessons.sentence("quiz_report", "unsigned")
+    )
+
+    st.subheader("Restore progress")
+    st.file_uploader(
+        "A progress file you downloaded earlier", type="json", key="restore.file", disabled=locked
     )
     st.button(
-        "Hand in my lab",
-        type="primary",
-        on_click=_hand_in,
-        disabled=bool(missing) or not confirmed,
-        key="handin.go",
+        "Restore from this file",
+        on_click=_restore,
+        args=(key,),
+        key="restore.go",
+        disabled=locked or st.session_state.get("restore.file") is None,
+        help=lessons.sentence("quiz_report", "restore_help"),
     )
+    if flash := st.session_state.pop(FLASH_KEY, None):
+        kind, message = flash
+        (st.error if kind == "error" else st.success)(message)
 
-st.header("For instructors: check a progress file")
-if key is None:
-    st.info(lessons.sentence("quiz_report", "no_signing_key"), icon=":material/key_off:")
-else:
-    # Not disabled after hand-in: checking a file changes nothing in this session.
-    submitted = st.file_uploader("A learner's progress file", type="json", key="verify.file")
-    if submitted is not None:
-        found = progress_file.inspect_file(submitted.getvalue(), bank=bank, schema=load_schema(), key=key)
-        if found.problem or found.verdict is None:
-            st.error(found.problem or lessons.sentence("quiz_report", "not_checkable"))
-        else:
-            show = {Verdict.INTACT: st.success, Verdict.EDITED: st.error, Verdict.UNSIGNED: st.warning}[
-                found.verdict
-            ]
-            show(f"**{found.verdict.value.capitalize()}.** {found.summary}")
-next_link("pages/quiz_report.py")
+    st.header("Hand in")
+    missing = unanswered_quiz(bank, state.answers())
+    if locked:
+        st.success(
+            lessons.sentence("quiz_report", "read_only_now", handed_in=report.handed_in_text),
+            icon=":material/task_alt:",
+        )
+    else:
+        st.markdown(lessons.text("quiz_report", "hand_in"))
+        if missing:
+            st.warning(
+                lessons.sentence("quiz_report", "answer_quiz_first", questions="; ".join(missing)),
+                icon=":material/pending:",
+            )
+        confirmed = st.checkbox(
+            "I have read my report and know it cannot be changed after this.", key="handin.confirm"
+        )
+        st.button(
+            "Hand in my lab",
+            type="primary",
+            on_click=_hand_in,
+            disabled=bool(missing) or not confirmed,
+            key="handin.go",
+        )
+
+    st.header("For instructors: check a progress file")
+    if key is None:
+        st.info(lessons.sentence("quiz_report", "no_signing_key"), icon=":material/key_off:")
+    else:
+        # Not disabled after hand-in: checking a file changes nothing in this session.
+        submitted = st.file_uploader("A learner's progress file", type="json", key="verify.file")
+        if submitted is not None:
+            found = progress_file.inspect_file(submitted.getvalue(), bank=bank, schema=load_schema(), key=key)
+            if found.problem or found.verdict is None:
+                st.error(found.problem or lessons.sentence("quiz_report", "not_checkable"))
+            else:
+                show = {Verdict.INTACT: st.success, Verdict.EDITED: st.error, Verdict.UNSIGNED: st.warning}[
+                    found.verdict
+                ]
+                show(f"**{found.verdict.value.capitalize()}.** {found.summary}")
+    next_link("pages/quiz_report.py")
+
+
+lesson_page(draw)

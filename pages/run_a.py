@@ -40,7 +40,8 @@ from core.run_a import (
 )
 from core.settings_schema import section
 from ui import state
-from ui.charts import draw
+from ui.charts import draw as draw_chart
+from ui.frame import lesson_page
 from ui.links import share_box
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
@@ -48,7 +49,7 @@ from ui.settings import persistent
 from ui.tables import arrow_rows, shared_table, table_with_notes
 
 brief, run_a = brief_figures(), run_a_timeline()
-setup, locked = run_a.setup, state.read_only()
+setup = run_a.setup
 
 
 def experiment_tables(outcomes: list[ExperimentOutcome], what: str) -> None:
@@ -66,237 +67,271 @@ def experiment_tables(outcomes: list[ExperimentOutcome], what: str) -> None:
     )
 
 
-def submit(name: str, build, **fields) -> None:
-    """Store a form's record, or say what is missing (the message comes from core)."""
+def _missing_key(name: str) -> str:
+    return f"{name}.missing"
+
+
+def _submit(name: str, build, widget_keys: dict[str, str]) -> None:
     try:
-        state.store_record(name, build(**fields))
+        state.store_record(
+            name, build(**{field: st.session_state.get(key) for field, key in widget_keys.items()})
+        )
     except ValueError as err:
-        st.warning(str(err), icon=":material/edit_note:")
+        st.session_state[_missing_key(name)] = str(err)
 
 
-st.title("Run A, properly")
-st.markdown(lessons.sentence("run_a", "intro"))
-with st.container(border=True):
-    st.markdown(
-        lessons.text(
-            "run_a",
-            "brief",
-            device_gib=brief.device_gib,
-            device_gb=brief.device_gb,
-            weights_gb=brief.weights_gb,
+def submit_button(label: str, name: str, build, *, locked: bool, **widget_keys: str) -> None:
+    """A form's submit button that stores the record `name` built from the widgets' values in its
+    callback (before the page runs, so the progress summary counts it), or says what is missing (the
+    message comes from core) under the button."""
+    st.form_submit_button(label, on_click=_submit, args=(name, build, widget_keys), disabled=locked)
+    if missing := st.session_state.pop(_missing_key(name), None):
+        st.warning(missing, icon=":material/edit_note:")
+
+
+def draw() -> None:
+    """The page's body: the brief, the first step, the learner's experiment and the closing question."""
+    locked = state.read_only()
+    st.title("Run A, properly")
+    st.markdown(lessons.sentence("run_a", "intro"))
+    with st.container(border=True):
+        st.markdown(
+            lessons.text(
+                "run_a",
+                "brief",
+                device_gib=brief.device_gib,
+                device_gb=brief.device_gb,
+                weights_gb=brief.weights_gb,
+            )
         )
-    )
-st.caption(
-    lessons.sentence(
-        "run_a",
-        "behind_it",
-        parameter_count=brief.parameter_count,
-        hidden=setup.model.hidden,
-        layers=setup.model.layers,
-        precision=CONVENTIONS[setup.precision].label,
-        optimizer=Optimizer.label_of(setup.optimizer),
-        attention=Attention.label_of(setup.attention).split(":")[0],
-        batch=setup.batch,
-        seq_len=setup.seq_len,
-    )
-)
-
-st.header("What the brief already tells you")
-st.markdown(
-    lessons.text(
-        "run_a",
-        "hypothesis",
-        weights_gb=brief.weights_gb,
-        device_gb=brief.device_gb,
-        other_gb=brief.other_gb,
-        forward_peak_gb=brief.forward_peak_gb,
-        activations_gb=brief.activations_gb,
-        loss_gb=brief.loss_gb,
-        backward_peak_gb=brief.backward_peak_gb,
-        overhead_gb=brief.overhead_gb,
-    )
-)
-
-st.subheader("Three answers to the same question")
-answers = three_answers_rows(setup, capacity=run_a.capacity)
-table_with_notes(
-    answers,
-    notes="Why",
-    alt="The lesson's rough rule, the careful count and the H200 measurement of Run A, side by side.",
-)
-
-st.header("One training step, moment by moment")
-draw(
-    ("run_a.timeline",),
-    lambda: timeline_chart(run_a, title="Run A: memory in use through the first step"),
-    description=(
-        "Stacked area of memory terms through Run A's first step, rising to the device limit in backward."
-    ),
-)
-st.caption(lessons.sentence("run_a", "timeline_caption", failure_where=brief.failure_where))
-st.table(
-    shared_table("run_a.phases", lambda: phase_rows(run_a)),
-    hide_index=True,
-    alt="Each phase of Run A's first step, what is live at its peak and how it ends.",
-)
-st.markdown(lessons.text("run_a", "phases"))
-
-st.subheader("Where Run A's shape dies: measured and estimated")
-draw(
-    ("run_a.map",),
-    lambda: outcome_map_chart(outcome_map(), title="Run A's shape on a batch × sequence grid"),
-    description=(
-        "Two grids of coloured squares: where each run stopped on the H200 and where the phase model says."
-    ),
-)
-agree, total = map_agreement()
-st.caption(
-    lessons.sentence(
-        "run_a",
-        "map_caption",
-        device_gib=brief.device_gib,
-        agree=agree,
-        total=total,
-        added_gb=brief.backward_added_gb,
-    )
-)
-
-st.header("Your first experiment")
-st.markdown(lessons.sentence("run_a", "decision_intro"))
-saved = state.record(DECISION_RECORD)
-with st.form("run_a.decision_form"):
-    choice = st.radio(
-        "Which experiment would you run first?",
-        EXPERIMENTS,
-        index=saved_choice_index(saved),
-        format_func=FIRST_EXPERIMENTS.__getitem__,
-        key="run_a.decision.choice",
-        disabled=locked,
-    )
-    why = st.text_area(
-        "Your reasoning: what you expect, and what a success or a failure would each rule out",
-        value=stored_text(saved, "why"),
-        max_chars=MAX_TEXT_CHARS,
-        placeholder="For example: my prediction, then what a pass and what a failure would each tell me.",
-        key="run_a.decision.why",
-        disabled=locked,
-    )
-    if st.form_submit_button("Save my decision", disabled=locked):
-        submit(DECISION_RECORD, decision_record, choice=choice, why=why)
-
-decision = state.record(DECISION_RECORD)
-if decision is None:
-    st.info(lessons.sentence("run_a", "no_decision"), icon=":material/science:")
-else:
-    st.markdown(lessons.sentence("run_a", "you_chose", choice=FIRST_EXPERIMENTS[decision["choice"]]))
-    st.text(decision["why"])
-    st.info(feedback(decision["choice"]), icon=":material/lightbulb:")
-    st.markdown(lessons.sentence("run_a", "principle"))
-
-    st.header("Now run them")
-    st.markdown(lessons.sentence("run_a", "run_them"))
-    st.radio(
-        "Timeline to show",
-        section("run_a").field("experiment").choices,
-        format_func=FIRST_EXPERIMENTS.__getitem__,
-        horizontal=True,
-        **persistent("run_a", "experiment"),
-    )
-    share_box("run_a")
-    outcome = run_experiment(state.section_settings("run_a")["experiment"])
-    st.markdown(f"**{outcome.change_title}.** {outcome.summary}")
-    draw(
-        ("run_a.experiment", outcome.label),
-        lambda: timeline_chart(
-            outcome.timeline, title=f"{short_label(outcome.experiment)}: memory in use", before=run_a
-        ),
-        description=f"Memory through two iterations after the experiment: {outcome.label}.",
-    )
-    st.caption(lessons.sentence("run_a", "experiment_caption"))
-    experiment_tables([run_experiment(e) for e in EXPERIMENTS], "The four experiments")
-
-    st.subheader("Two changes at once")
-    st.markdown(lessons.sentence("run_a", "two_changes_intro"))
-    if lesson_prediction(PAIR_PREDICTION, reach(run_pair(PREDICTED_PAIR).together.timeline)) is not None:
-        st.selectbox(
-            "Two experiments to combine", pairs(), format_func=pair_label, **persistent("run_a", "pair")
-        )
-        pair = run_pair(state.section_settings("run_a")["pair"])
-        compared = pair.wall_mover
-        compared_note = (
-            lessons.sentence("run_a", "compared_alone", experiment=SHORT_NAMES[compared.experiment])
-            if compared
-            else lessons.sentence("run_a", "compared_run_a")
-        )
-        st.markdown(f"**{pair.together.change_title}.** {pair.verdict}")
-        draw(
-            ("run_a.pair", pair.together.experiment),
-            lambda: timeline_chart(
-                pair.together.timeline,
-                title="Both changes: memory in use",
-                before=compared.timeline if compared else run_a,
-                before_note=compared_note,
-            ),
-            description=f"Memory through two iterations with both changes: {pair.together.label}.",
-        )
-        st.caption(lessons.sentence("run_a", "pair_caption", compared=compared_note))
-        experiment_tables(
-            [pair.first, pair.second, pair.together], "Each experiment alone, then both together"
-        )
-
-st.header("A budget too small, or a leak?")
-st.markdown(lessons.sentence("run_a", "budget_intro"))
-budget, leaky = budget_series(), leak()
-left, right = st.columns(2)
-with left:
-    draw(
-        ("run_a.budget",),
-        lambda: iterations_chart(budget, title="Budget too small: Run A, launch after launch"),
-        description=(
-            "Flat line of the memory Run A asks for on each launch, above the device limit every time."
-        ),
-    )
-    st.caption(lessons.sentence("run_a", "budget_caption", peak_gb=budget.peak_gb[0]))
-with right:
-    draw(
-        ("run_a.leak",),
-        lambda: iterations_chart(leaky.series, title="A leak: a run that fits, then creeps"),
-        description=(
-            "Rising line of peak memory per iteration, crossing the device limit after many iterations."
-        ),
-    )
     st.caption(
         lessons.sentence(
             "run_a",
-            "leak_caption",
-            change=leaky.change,
-            steady_peak_gb=leaky.steady_peak_gb,
-            retained_mb=leaky.retained_mb_per_iteration,
-            failed_at=leaky.series.failed_at,
+            "behind_it",
+            parameter_count=brief.parameter_count,
+            hidden=setup.model.hidden,
+            layers=setup.model.layers,
+            precision=CONVENTIONS[setup.precision].label,
+            optimizer=Optimizer.label_of(setup.optimizer),
+            attention=Attention.label_of(setup.attention).split(":")[0],
+            batch=setup.batch,
+            seq_len=setup.seq_len,
         )
     )
-st.markdown(lessons.text("run_a", "leak_causes"))
 
-st.header("Measure rather than guess")
-st.markdown(lessons.text("run_a", "measure"))
-st.caption(lessons.sentence("run_a", "measure_sources"))
-
-st.header("Closing question: Run B")
-saved_reflection = state.record(REFLECTION_RECORD)
-with st.form("run_a.reflection_form"):
-    text = st.text_area(
-        lessons.sentence("run_a", "reflection_prompt"),
-        value=stored_text(saved_reflection, "text"),
-        max_chars=MAX_TEXT_CHARS,
-        placeholder="For example: the metric, the value I might see, and the layer that value implicates.",
-        key="run_a.reflection.text",
-        disabled=locked,
+    st.header("What the brief already tells you")
+    st.markdown(
+        lessons.text(
+            "run_a",
+            "hypothesis",
+            weights_gb=brief.weights_gb,
+            device_gb=brief.device_gb,
+            other_gb=brief.other_gb,
+            forward_peak_gb=brief.forward_peak_gb,
+            activations_gb=brief.activations_gb,
+            loss_gb=brief.loss_gb,
+            backward_peak_gb=brief.backward_peak_gb,
+            overhead_gb=brief.overhead_gb,
+        )
     )
-    if st.form_submit_button("Submit my answer", disabled=locked):
-        submit(REFLECTION_RECORD, reflection_record, text=text)
-if (reflection := state.record(REFLECTION_RECORD)) is not None:
-    st.markdown(lessons.sentence("run_a", "your_answer"))
-    st.text(reflection["text"])
-if locked:
-    st.caption(lessons.sentence("run_a", "handed_in"))
-next_link("pages/run_a.py")
+
+    st.subheader("Three answers to the same question")
+    answers = three_answers_rows(setup, capacity=run_a.capacity)
+    table_with_notes(
+        answers,
+        notes="Why",
+        alt="The lesson's rough rule, the careful count and the H200 measurement of Run A, side by side.",
+    )
+
+    st.header("One training step, moment by moment")
+    draw_chart(
+        ("run_a.timeline",),
+        lambda: timeline_chart(run_a, title="Run A: memory in use through the first step"),
+        description=(
+            "Stacked area of memory terms through Run A's first step, rising to the device limit in backward."
+        ),
+    )
+    st.caption(lessons.sentence("run_a", "timeline_caption", failure_where=brief.failure_where))
+    st.table(
+        shared_table("run_a.phases", lambda: phase_rows(run_a)),
+        hide_index=True,
+        alt="Each phase of Run A's first step, what is live at its peak and how it ends.",
+    )
+    st.markdown(lessons.text("run_a", "phases"))
+
+    st.subheader("Where Run A's shape dies: measured and estimated")
+    draw_chart(
+        ("run_a.map",),
+        lambda: outcome_map_chart(outcome_map(), title="Run A's shape on a batch × sequence grid"),
+        description=(
+            "Two grids of coloured squares: where each run stopped on the H200 "
+            "and where the phase model says."
+        ),
+    )
+    agree, total = map_agreement()
+    st.caption(
+        lessons.sentence(
+            "run_a",
+            "map_caption",
+            device_gib=brief.device_gib,
+            agree=agree,
+            total=total,
+            added_gb=brief.backward_added_gb,
+        )
+    )
+
+    st.header("Your first experiment")
+    st.markdown(lessons.sentence("run_a", "decision_intro"))
+    saved = state.record(DECISION_RECORD)
+    with st.form("run_a.decision_form"):
+        st.radio(
+            "Which experiment would you run first?",
+            EXPERIMENTS,
+            index=saved_choice_index(saved),
+            format_func=FIRST_EXPERIMENTS.__getitem__,
+            key="run_a.decision.choice",
+            disabled=locked,
+        )
+        st.text_area(
+            "Your reasoning: what you expect, and what a success or a failure would each rule out",
+            value=stored_text(saved, "why"),
+            max_chars=MAX_TEXT_CHARS,
+            placeholder="For example: my prediction, then what a pass and what a failure would each tell me.",
+            key="run_a.decision.why",
+            disabled=locked,
+        )
+        submit_button(
+            "Save my decision",
+            DECISION_RECORD,
+            decision_record,
+            locked=locked,
+            choice="run_a.decision.choice",
+            why="run_a.decision.why",
+        )
+
+    decision = state.record(DECISION_RECORD)
+    if decision is None:
+        st.info(lessons.sentence("run_a", "no_decision"), icon=":material/science:")
+    else:
+        st.markdown(lessons.sentence("run_a", "you_chose", choice=FIRST_EXPERIMENTS[decision["choice"]]))
+        st.text(decision["why"])
+        st.info(feedback(decision["choice"]), icon=":material/lightbulb:")
+        st.markdown(lessons.sentence("run_a", "principle"))
+
+        st.header("Now run them")
+        st.markdown(lessons.sentence("run_a", "run_them"))
+        st.radio(
+            "Timeline to show",
+            section("run_a").field("experiment").choices,
+            format_func=FIRST_EXPERIMENTS.__getitem__,
+            horizontal=True,
+            **persistent("run_a", "experiment"),
+        )
+        share_box("run_a")
+        outcome = run_experiment(state.section_settings("run_a")["experiment"])
+        st.markdown(f"**{outcome.change_title}.** {outcome.summary}")
+        draw_chart(
+            ("run_a.experiment", outcome.label),
+            lambda: timeline_chart(
+                outcome.timeline, title=f"{short_label(outcome.experiment)}: memory in use", before=run_a
+            ),
+            description=f"Memory through two iterations after the experiment: {outcome.label}.",
+        )
+        st.caption(lessons.sentence("run_a", "experiment_caption"))
+        experiment_tables([run_experiment(e) for e in EXPERIMENTS], "The four experiments")
+
+        st.subheader("Two changes at once")
+        st.markdown(lessons.sentence("run_a", "two_changes_intro"))
+        if lesson_prediction(PAIR_PREDICTION, reach(run_pair(PREDICTED_PAIR).together.timeline)) is not None:
+            st.selectbox(
+                "Two experiments to combine", pairs(), format_func=pair_label, **persistent("run_a", "pair")
+            )
+            pair = run_pair(state.section_settings("run_a")["pair"])
+            compared = pair.wall_mover
+            compared_note = (
+                lessons.sentence("run_a", "compared_alone", experiment=SHORT_NAMES[compared.experiment])
+                if compared
+                else lessons.sentence("run_a", "compared_run_a")
+            )
+            st.markdown(f"**{pair.together.change_title}.** {pair.verdict}")
+            draw_chart(
+                ("run_a.pair", pair.together.experiment),
+                lambda: timeline_chart(
+                    pair.together.timeline,
+                    title="Both changes: memory in use",
+                    before=compared.timeline if compared else run_a,
+                    before_note=compared_note,
+                ),
+                description=f"Memory through two iterations with both changes: {pair.together.label}.",
+            )
+            st.caption(lessons.sentence("run_a", "pair_caption", compared=compared_note))
+            experiment_tables(
+                [pair.first, pair.second, pair.together], "Each experiment alone, then both together"
+            )
+
+    st.header("A budget too small, or a leak?")
+    st.markdown(lessons.sentence("run_a", "budget_intro"))
+    budget, leaky = budget_series(), leak()
+    left, right = st.columns(2)
+    with left:
+        draw_chart(
+            ("run_a.budget",),
+            lambda: iterations_chart(budget, title="Budget too small: Run A, launch after launch"),
+            description=(
+                "Flat line of the memory Run A asks for on each launch, above the device limit every time."
+            ),
+        )
+        st.caption(lessons.sentence("run_a", "budget_caption", peak_gb=budget.peak_gb[0]))
+    with right:
+        draw_chart(
+            ("run_a.leak",),
+            lambda: iterations_chart(leaky.series, title="A leak: a run that fits, then creeps"),
+            description=(
+                "Rising line of peak memory per iteration, crossing the device limit after many iterations."
+            ),
+        )
+        st.caption(
+            lessons.sentence(
+                "run_a",
+                "leak_caption",
+                change=leaky.change,
+                steady_peak_gb=leaky.steady_peak_gb,
+                retained_mb=leaky.retained_mb_per_iteration,
+                failed_at=leaky.series.failed_at,
+            )
+        )
+    st.markdown(lessons.text("run_a", "leak_causes"))
+
+    st.header("Measure rather than guess")
+    st.markdown(lessons.text("run_a", "measure"))
+    st.caption(lessons.sentence("run_a", "measure_sources"))
+
+    st.header("Closing question: Run B")
+    saved_reflection = state.record(REFLECTION_RECORD)
+    with st.form("run_a.reflection_form"):
+        st.text_area(
+            lessons.sentence("run_a", "reflection_prompt"),
+            value=stored_text(saved_reflection, "text"),
+            max_chars=MAX_TEXT_CHARS,
+            placeholder=(
+                "For example: the metric, the value I might see, and the layer that value implicates."
+            ),
+            key="run_a.reflection.text",
+            disabled=locked,
+        )
+        submit_button(
+            "Submit my answer",
+            REFLECTION_RECORD,
+            reflection_record,
+            locked=locked,
+            text="run_a.reflection.text",
+        )
+    if (reflection := state.record(REFLECTION_RECORD)) is not None:
+        st.markdown(lessons.sentence("run_a", "your_answer"))
+        st.text(reflection["text"])
+    if locked:
+        st.caption(lessons.sentence("run_a", "handed_in"))
+    next_link("pages/run_a.py")
+
+
+lesson_page(draw)

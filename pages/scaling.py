@@ -24,6 +24,7 @@ from core.scaling.tracks import Track
 from core.scaling.wording import PARTS
 from core.settings_schema import section
 from ui import state
+from ui.frame import lesson_page
 from ui.links import share_box
 from ui.nav import next_link
 from ui.scaling_evidence import (
@@ -466,28 +467,33 @@ def _save_synthesis() -> None:
     )
 
 
-st.title("Scaling out: when do more GPUs stop helping?")
-st.markdown(lessons.text("scaling", "intro"))
-st.caption(lessons.sentence("scaling", "time_guidance"))
-st.markdown(lessons.text("scaling", "objectives"))
-tracks = section(SECTION).field("track").choices
-st.selectbox("Training context", tracks, format_func=track_label, **persistent(SECTION, "track"))
-settings = current_settings(state.section_settings(SECTION))
-chosen = track(settings["track"])
-context(chosen)
-assumptions(chosen)
+def draw() -> None:
+    """The page's body: the training context, the five parts in their tabs, the synthesis, the takeaways."""
+    st.title("Scaling out: when do more GPUs stop helping?")
+    st.markdown(lessons.text("scaling", "intro"))
+    st.caption(lessons.sentence("scaling", "time_guidance"))
+    st.markdown(lessons.text("scaling", "objectives"))
+    tracks = section(SECTION).field("track").choices
+    st.selectbox("Training context", tracks, format_func=track_label, **persistent(SECTION, "track"))
+    settings = current_settings(state.section_settings(SECTION))
+    chosen = track(settings["track"])
+    context(chosen)
+    assumptions(chosen)
 
-contrasts = part_contrasts(settings)
-*part_tabs, synthesis_tab = st.tabs([*(part.tab for part in load_scaling().parts.values()), "Synthesis"])
-for part, tab in zip(PARTS, part_tabs, strict=True):
-    with tab:
-        heading(part)
-        shown = PART_VIEWS[part](chosen, settings, contrasts)
-        if prediction_gate(part, settings):
-            reveal(part, shown, settings)
-with synthesis_tab:
-    synthesis(chosen, settings)
-share_box(SECTION)
-st.subheader("Three things to keep")
-st.markdown(lessons.text("scaling", "takeaways"))
-next_link("pages/scaling.py")
+    contrasts = part_contrasts(settings)
+    *part_tabs, synthesis_tab = st.tabs([*(part.tab for part in load_scaling().parts.values()), "Synthesis"])
+    for part, tab in zip(PARTS, part_tabs, strict=True):
+        with tab:
+            heading(part)
+            shown = PART_VIEWS[part](chosen, settings, contrasts)
+            if prediction_gate(part, settings):
+                reveal(part, shown, settings)
+    with synthesis_tab:
+        synthesis(chosen, settings)
+    share_box(SECTION)
+    st.subheader("Three things to keep")
+    st.markdown(lessons.text("scaling", "takeaways"))
+    next_link("pages/scaling.py")
+
+
+lesson_page(draw)

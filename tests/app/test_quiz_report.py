@@ -25,7 +25,7 @@ def _page_with(**state) -> AppTest:
     at = AppTest.from_file(str(HOME), default_timeout=30)
     for name, value in state.items():
         at.session_state[name] = value
-    return at.switch_page(PAGE).run()
+    return open_page(PAGE, at=at)
 
 
 def _progress(answers, records=None, key=None):
@@ -172,7 +172,7 @@ def test_without_a_key_the_export_is_unsigned_and_there_is_nothing_to_verify():
 def test_with_a_key_an_instructor_can_tell_intact_from_edited():
     at = AppTest.from_file(str(HOME), default_timeout=30)
     at.secrets["report_signing_key"] = STRONG_KEY
-    at.switch_page(PAGE).run()
+    open_page(PAGE, at=at)
     assert lessons.sentence("quiz_report", "signed") in [c.value for c in at.caption]
     signed = _progress({"q1": "b"}, key=STRONG_KEY)
     _upload(at, "verify.file", signed)

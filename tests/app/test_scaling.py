@@ -135,7 +135,7 @@ def test_synthesis_refuses_the_same_plan_twice_and_an_unquantified_rationale():
 
 def test_after_hand_in_nothing_on_the_page_can_change():
     at = open_page(PAGE)
-    at.session_state["handed_in_at"] = "2026-01-01T00:00:00"
+    at.session_state["handed_in_at"] = "2026-01-01T00:00:00+00:00"  # as `state.hand_in` stores it, in UTC
     at.run()
     assert (
         at.button(key="scaling.predict.A.lock").disabled and at.button(key="scaling.synthesis.save").disabled

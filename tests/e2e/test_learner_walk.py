@@ -152,9 +152,14 @@ def decide_run_a(learner) -> None:
     # The page's two forms in page order (their labels are prose that may be reworded); the reflection
     # first, since a saved decision adds the pair's prediction form between them.
     expect(learner.main_forms()).to_have_count(2)
+    parts = page.locator('[data-testid="stSidebar"]').get_by_text(re.compile(r"^\d+ of \d+ parts complete$"))
+    done = int(parts.inner_text().split()[0])
     learner.submit_form(1, reflection)
+    expect(parts).to_have_text(re.compile(rf"^{done} of "))
     learner.submit_form(0, why, option="Halve the tokens per step (batch × sequence) and run it again")
     expect(page.get_by_test_id("stText")).to_have_text([why, reflection])
+    # The two records complete the part, and the summary drawn at the top of the page's run counts it.
+    expect(parts).to_have_text(re.compile(rf"^{done + 1} of "))
     # The timeline opens on half the tokens: Run A's 1 × 1,536 (data/run_a.json) becomes 1 × 768.
     halved = page.get_by_text("Tokens 1 × 1,536 → 1 × 768.", exact=True)
     expect(halved).to_be_visible()
