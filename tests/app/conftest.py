@@ -26,10 +26,6 @@ def open_page(page: str | None = None, *, at: AppTest | None = None) -> AppTest:
         # A browser drops the query string when the learner follows the navigation menu;
         # AppTest keeps it, so do what the browser does.
         at.query_params.clear()
-    else:
-        # A browser's first run is Home.py, the frame; AppTest's first run of a page would run the page
-        # alone (without the sidebar box a lesson page's progress summary is drawn into).
-        at.run()
     return at.switch_page(page).run()
 
 
