@@ -56,11 +56,15 @@ def lesson_page(draw: Callable[[], None]) -> None:
 @st.fragment
 def _lesson_body(draw: Callable[[], None]) -> None:
     retry_saving()
+    # Both sidebar boxes are written before the page, which may stop early (st.stop): a fragment may
+    # only write to a container outside it on its reruns if it wrote there in the last full run too.
     # Answers locked by a form's callback are stored before this runs, so the summary is current.
     progress_sidebar()
+    saved_indicator()
     draw()
     # Defaults first shown by a fragment rerun (a section a locked prediction revealed) are stored too.
     if state.save_seeded():
         st.rerun()
-    # After the page's own writes: a click that could not be saved says so at once.
+    # Again after the page's own writes (it replaces the first): a click that could not be saved says
+    # so at once.
     saved_indicator()
