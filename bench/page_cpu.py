@@ -8,7 +8,10 @@ page `--reruns` times without changing anything. For each rerun it counts the CP
 thread that runs the script (`time.thread_time` around the function Streamlit's ScriptRunner
 executes a page with, as bench/timed_server.py wraps it): the script's own work and Streamlit's
 building of every element it sends, without the test harness, other threads or other processes.
-On a shared machine wall times move with everyone's load; this figure barely does.
+On a shared machine wall times move with everyone's load; this figure barely does. AppTest runs a
+page it switches to on its own, in Streamlit's pages-folder mode, so the frame Home.py draws around
+every page (sidebar boxes, learner check, menu) is not in this figure: it is the page's own cost.
+`bench.page_timing`'s server column times whole runs in a real server.
 
 Streamlit's hello demo's Hello page is measured the same way, as the yardstick. `--profile PAGE`
 (a URL path, "" for Home) runs cProfile on that page's reruns and prints the functions with the
