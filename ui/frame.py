@@ -12,7 +12,7 @@ from core.progress import checks_score, part_statuses, quiz_score
 from core.questions import load_bank
 from core.report.moments import readable_time
 from ui import state
-from ui.identity import retry_saving, saved_indicator
+from ui.identity import retry_saving, saved_indicator, saved_status
 
 # The sidebar box the summary is drawn in; the container of the latest full run, which is also the one
 # Streamlit keeps for the body fragment's reruns.
@@ -60,11 +60,12 @@ def _lesson_body(draw: Callable[[], None]) -> None:
     # only write to a container outside it on its reruns if it wrote there in the last full run too.
     # Answers locked by a form's callback are stored before this runs, so the summary is current.
     progress_sidebar()
-    saved_indicator()
+    shown = saved_indicator()
     draw()
     # Defaults first shown by a fragment rerun (a section a locked prediction revealed) are stored too.
     if state.save_seeded():
         st.rerun()
-    # Again after the page's own writes (it replaces the first): a click that could not be saved says
-    # so at once.
-    saved_indicator()
+    # Again, replacing the first, if the page's own writes changed it: a click that could not be saved
+    # says so at once.
+    if saved_status() != shown:
+        saved_indicator()

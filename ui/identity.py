@@ -86,16 +86,24 @@ def retry_saving() -> None:
         state.sync()
 
 
-def saved_indicator() -> None:
+def saved_status() -> str:
+    """What the saved indicator says now: "opening", "unsaved" or "saved"."""
+    if state.learner_id() is None:
+        return "opening"
+    return "unsaved" if state.unsaved() else "saved"
+
+
+def saved_indicator() -> str:
     """Saved, Not saved or Opening your saved work…, in the place `settle_learner` reserved; a lesson
-    page's fragment draws it again after a click, which may have failed to save."""
+    page's fragment draws it again after a click, which may have failed to save. Returns what it said."""
+    status = saved_status()
     slot = st.session_state.get(SAVED_SLOT)
     if slot is None:  # a page run on its own, without Home.py's frame (AppTest's first switch)
-        return
+        return status
     with slot:
-        if state.learner_id() is None:
+        if status == "opening":
             st.caption(":material/hourglass_empty: Opening your saved work…")
-        elif state.unsaved():
+        elif status == "unsaved":
             st.warning(
                 "**Not saved.** The lab's store cannot be reached right now. Your work stays in this "
                 "tab and is saved as soon as the store is back (the app tries again each time you "
@@ -104,6 +112,7 @@ def saved_indicator() -> None:
             )
         else:
             st.caption(":material/cloud_done: Saved: your work is stored as you go.")
+    return status
 
 
 def _switch_to(learner: str) -> None:
