@@ -7,11 +7,39 @@ import streamlit as st
 from charts.telemetry import PANELS_PER_ROW, panel_count, telemetry_panel
 from core import lessons
 from core.run_a import brief_sentence
-from core.telemetry import device_gib, load_runs, recorded
+from core.telemetry import Run, device_gib, load_runs, recorded
 from ui.charts import draw as draw_chart
 from ui.frame import lesson_page
 from ui.marked import marked_question
 from ui.nav import next_link
+
+DASHBOARD_TABS = "four_runs.dashboard"  # whose dashboard is open: a run's title
+
+
+def dashboard(run: Run, device_gb: float) -> None:
+    """One run's recorded panels, side by side, and what went wrong in it."""
+    series = recorded(run.id)
+    count = panel_count(series)
+    for row_start in range(0, count, PANELS_PER_ROW):
+        # A new row of columns each time: side by side on a laptop, stacked in order on a phone.
+        for index, column in enumerate(st.columns(PANELS_PER_ROW), start=row_start):
+            if index < count:
+                with column:
+                    draw_chart(
+                        ("telemetry", run.id, device_gb, index),
+                        functools.partial(telemetry_panel, series, index),
+                        description=lessons.sentence("four_runs", "panel_description", title=run.title),
+                    )
+    st.caption(
+        lessons.sentence(
+            "four_runs",
+            "run_caption",
+            title=run.title,
+            what_went_wrong=series.failure_text or lessons.sentence("four_runs", "no_failure_point"),
+        )
+    )
+    if run.id == "A":  # the same run as the Run A page, with the same figures
+        st.caption(brief_sentence())
 
 
 def draw() -> None:
@@ -38,30 +66,12 @@ def draw() -> None:
             "four_runs", "telemetry_caption", device_gib=device_gib(device_gb), device_gb=device_gb
         )
     )
-    for run in runs:
-        series = recorded(run.id)
-        st.subheader(f"{run.title}: what the dashboard recorded")
-        count = panel_count(series)
-        for row_start in range(0, count, PANELS_PER_ROW):
-            # A new row of columns each time: side by side on a laptop, stacked in order on a phone.
-            for index, column in enumerate(st.columns(PANELS_PER_ROW), start=row_start):
-                if index < count:
-                    with column:
-                        draw_chart(
-                            ("telemetry", run.id, device_gb, index),
-                            functools.partial(telemetry_panel, series, index),
-                            description=lessons.sentence("four_runs", "panel_description", title=run.title),
-                        )
-        st.caption(
-            lessons.sentence(
-                "four_runs",
-                "run_caption",
-                title=run.title,
-                what_went_wrong=series.failure_text or lessons.sentence("four_runs", "no_failure_point"),
-            )
-        )
-        if run.id == "A":  # the same run as the Run A page, with the same figures
-            st.caption(brief_sentence())
+    # Only the open run's dashboard is built: locking an answer above does not rebuild fourteen charts.
+    tabs = st.tabs([run.title for run in runs], key=DASHBOARD_TABS, on_change="rerun")
+    for run, tab in zip(runs, tabs, strict=True):
+        if tab.open:
+            with tab:
+                dashboard(run, device_gb)
 
     next_link("pages/four_runs.py")
 

@@ -43,6 +43,7 @@ from ui.settings import persistent
 from ui.tables import arrow_rows, table_with_notes
 
 MEASURED_CONFIG = "measured_config"
+WORST_OPEN = "memory.worst_open"  # whether the furthest-off table is open
 fields = section(SECTION)
 
 
@@ -221,10 +222,17 @@ def estimate_check_section() -> None:
     st.caption(view.chart_description)
     st.markdown(view.gap_text)
     st.info(view.summary_text, icon=":material/fact_check:")
-    with st.expander("Where the estimate is furthest off, over every measured run"):
-        table_with_notes(
-            view.worst_table, notes="Main cause", alt="Each term's furthest-off run and its relative error."
-        )
+    # Built only while open: most reruns of this page are a slider above, and nobody reads it then.
+    worst = st.expander(
+        "Where the estimate is furthest off, over every measured run", key=WORST_OPEN, on_change="rerun"
+    )
+    if worst.open:
+        with worst:
+            table_with_notes(
+                view.worst_table,
+                notes="Main cause",
+                alt="Each term's furthest-off run and its relative error.",
+            )
     st.subheader("On a GPU: the phase model against an H200")
     st.markdown(lessons.text("memory", "on_a_gpu"))
     st.table(

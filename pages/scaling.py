@@ -40,6 +40,9 @@ from ui.scaling_evidence import (
 from ui.settings import persistent
 from ui.tables import arrow_rows
 
+PART_TABS = "scaling.part"  # which tab is open: a part's label, or "Synthesis"
+ASSUMPTIONS_OPEN = "scaling.assumptions_open"
+
 # Number formats of each part's table, by column.
 SCALING_FORMATS = {
     "Local batch": "%.2f",
@@ -350,7 +353,15 @@ def assumptions(track: Track) -> None:
     """Every assumption behind the numbers, with the figures it uses, and the sources."""
     cases, fleet, card = load_scaling().cases, track.fleet, track.fleet.card
     peak = peak_tflops(card, cases.dtype)
-    with st.expander("How the numbers are made, and what they leave out", icon=":material/functions:"):
+    box = st.expander(
+        "How the numbers are made, and what they leave out",
+        icon=":material/functions:",
+        key=ASSUMPTIONS_OPEN,
+        on_change="rerun",
+    )
+    if not box.open:  # a long text most reruns would send unread
+        return
+    with box:
         st.markdown(
             lessons.text(
                 "scaling",
@@ -481,15 +492,20 @@ def draw() -> None:
     assumptions(chosen)
 
     contrasts = part_contrasts(settings)
-    *part_tabs, synthesis_tab = st.tabs([*(part.tab for part in load_scaling().parts.values()), "Synthesis"])
+    # Only the open tab is built: a click elsewhere on the page does not rebuild the other four parts.
+    *part_tabs, synthesis_tab = st.tabs(
+        [*(part.tab for part in load_scaling().parts.values()), "Synthesis"], key=PART_TABS, on_change="rerun"
+    )
     for part, tab in zip(PARTS, part_tabs, strict=True):
-        with tab:
-            heading(part)
-            shown = PART_VIEWS[part](chosen, settings, contrasts)
-            if prediction_gate(part, settings):
-                reveal(part, shown, settings)
-    with synthesis_tab:
-        synthesis(chosen, settings)
+        if tab.open:
+            with tab:
+                heading(part)
+                shown = PART_VIEWS[part](chosen, settings, contrasts)
+                if prediction_gate(part, settings):
+                    reveal(part, shown, settings)
+    if synthesis_tab.open:
+        with synthesis_tab:
+            synthesis(chosen, settings)
     share_box(SECTION)
     st.subheader("Three things to keep")
     st.markdown(lessons.text("scaling", "takeaways"))

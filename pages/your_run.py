@@ -30,6 +30,7 @@ from ui.nav import next_link
 UPLOAD = "upload"
 NOT_GIVEN = "(not given)"
 UNMAPPED = "(none)"
+MAPPING_OPEN = "your_run.mapping_open"  # whether "Which column is which" is open
 VERDICT_ICONS = {LIKELY: ":material/error:", POSSIBLE: ":material/help:"}
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
 
@@ -113,23 +114,37 @@ def ask_context(source: Source) -> RunContext:
     )
 
 
+def _kept(key: str) -> str:
+    return f"{key}.kept"
+
+
+def _keep(key: str) -> None:
+    # Streamlit forgets a select box's value on a run that does not draw it (the expander closed).
+    st.session_state[_kept(key)] = st.session_state[key]
+
+
 def ask_mapping(
-    columns: tuple[str, ...], guessed: dict[str, str | None], scope: str
+    columns: tuple[str, ...], guessed: dict[str, str | None], scope: str, *, shown: bool
 ) -> dict[str, str | None]:
-    """One select box per quantity, preset to the column recognised by name; the learner can change any."""
+    """One select box per quantity, preset to the column recognised by name; the learner can change any.
+    With `shown` false the boxes are not drawn and the mapping is the learner's last choices."""
     options = [UNMAPPED, *columns]
     mapping: dict[str, str | None] = {}
-    boxes = st.columns(3)
+    boxes = st.columns(3) if shown else []
     for index, role in enumerate(ROLES):
-        guess = guessed.get(role.id)
-        with boxes[index % 3]:
-            choice = st.selectbox(
-                role.label[0].upper() + role.label[1:],
-                options,
-                index=options.index(guess) if guess else 0,
-                key=f"your_run.map.{scope}.{role.id}",
-                disabled=state.read_only(),
-            )
+        key = f"your_run.map.{scope}.{role.id}"
+        choice = st.session_state.get(_kept(key), guessed.get(role.id) or UNMAPPED)
+        if shown:
+            with boxes[index % 3]:
+                choice = st.selectbox(
+                    role.label[0].upper() + role.label[1:],
+                    options,
+                    index=options.index(choice),
+                    key=key,
+                    on_change=_keep,
+                    args=(key,),
+                    disabled=state.read_only(),
+                )
         mapping[role.id] = None if choice == UNMAPPED else choice
     return mapping
 
@@ -225,10 +240,18 @@ def draw() -> None:
                 st.text(
                     lessons.sentence("your_run", "text_columns_left_out", columns=", ".join(table.ignored))
                 )
-            with st.expander("Which column is which", expanded=source.example is None):
-                st.caption(lessons.sentence("your_run", "mapping_help"))
+            # Built only while open: for a shipped example the names already say which column is which.
+            box = st.expander(
+                "Which column is which", expanded=source.example is None, key=MAPPING_OPEN, on_change="rerun"
+            )
+            with box:
+                if box.open:
+                    st.caption(lessons.sentence("your_run", "mapping_help"))
                 mapping = ask_mapping(
-                    table.columns, guess_mapping(table.columns), columns_signature(table.columns)
+                    table.columns,
+                    guess_mapping(table.columns),
+                    columns_signature(table.columns),
+                    shown=bool(box.open),
                 )
             try:
                 read = (

@@ -47,6 +47,12 @@ def answer(at: AppTest, question_id: str, option_id: str) -> AppTest:
     return at.run()
 
 
+def open_tab(at: AppTest, key: str, label: str) -> AppTest:
+    """Open the tab `label` of the tabs keyed `key`, as a click does; a page builds only the open tab."""
+    at.session_state[key] = label
+    return at.run()
+
+
 def predict(at: AppTest, prediction_id: str, option_id: str) -> AppTest:
     """Pick an option of a lesson prediction (a list or a slider) and lock it."""
     key = f"predict.{prediction_id}"

@@ -7,22 +7,27 @@ from streamlit.testing.v1 import AppTest
 from core import lessons
 from core.stack import load_stack
 from core.telemetry import recorded
-from tests.app.conftest import HOME, answer, open_page
+from tests.app.conftest import HOME, answer, open_page, open_tab
 
 
 def test_four_runs_shows_four_cards_and_a_chart_per_run():
     at = open_page("pages/four_runs.py")
     assert not at.exception
     assert [h.value for h in at.subheader][:4] == ["Run A", "Run B", "Run C", "Run D"]
-    charts = at.get("vega_lite_chart")
+    assert [t.label for t in at.tabs] == ["Run A", "Run B", "Run C", "Run D"]
+    # Only the open run's dashboard is on the page; each tab opened in turn shows its own.
+    charts, captions = {}, []
+    for run in ("Run A", "Run B", "Run C", "Run D"):
+        open_tab(at, "four_runs.dashboard", run)
+        charts[run] = at.get("vega_lite_chart")
+        captions += [c.value for c in at.caption]
     # Run A logs only memory and utilisation; B, C and D add loss and accuracy: 2 + 4 + 4 + 4 panels.
-    assert len(charts) == 14
-    specs = [json.loads(c.proto.spec) for c in charts]
+    assert [len(drawn) for drawn in charts.values()] == [2, 4, 4, 4]
+    specs = [json.loads(c.proto.spec) for drawn in charts.values() for c in drawn]
     titles = [
         spec.get("title") or spec["layer"][0]["title"] for spec in specs
     ]  # a panel with rules is a layer
     assert all(title["text"] if isinstance(title, dict) else title for title in titles)
-    captions = [c.value for c in at.caption]
     run_a_failure = recorded("A").failure_text or ""
     assert run_a_failure.startswith("out of memory in backward")
     assert any(c.startswith("Run A") and run_a_failure in c for c in captions)

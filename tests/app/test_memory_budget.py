@@ -223,6 +223,10 @@ def test_how_close_is_this_estimate_follows_the_picked_run_and_keeps_it():
     assert_check_shown(at, default)
     assert any("-20.9%" in row["Relative error"] for row in at.table[2].value.to_dict("records"))
     assert check_view(default).summary_text in [i.value for i in at.info]
+    tables = len(at.table)  # the furthest-off table waits until its expander is opened
+    at.session_state["memory.worst_open"] = True
+    at.run()
+    assert len(at.table) == tables + 1
     worst = check_view(default).worst_table  # each term's main cause in a list below its table
     assert at.table[3].value.to_dict("records") == [
         {column: cell for column, cell in row.items() if column != "Main cause"} for row in worst

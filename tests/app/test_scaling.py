@@ -4,7 +4,8 @@ import json
 
 from core import lessons
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYNTHESIS
-from tests.app.conftest import open_page
+from core.scaling.scenarios import load_scaling, track
+from tests.app.conftest import open_page, open_tab
 from ui.tables import stacked
 
 PAGE = "pages/scaling.py"
@@ -26,13 +27,21 @@ def _chart_titles(at):
     return titles
 
 
+def _open(at, part):
+    """Open a part's tab ("Synthesis" for the synthesis): only the open tab is on the page."""
+    label = "Synthesis" if part == "Synthesis" else load_scaling().parts[part].tab
+    return open_tab(at, "scaling.part", label)
+
+
 def _lock(at, part, option):
+    _open(at, part)
     at.radio(key=f"scaling.predict.{part}").set_value(option)
     at.button(key=f"scaling.predict.{part}.lock").click()
     return at.run()
 
 
 def _capture(at, part):
+    _open(at, part)
     if part in DECISIONS:
         at.radio(key=f"scaling.decide.{part}").set_value(DECISIONS[part])
     at.button(key=f"scaling.capture.{part}").click()
@@ -48,15 +57,16 @@ def _all_captured():
     return at
 
 
-def _stale_count(at):
-    return sum("Stale snapshot" in e.value for e in at.error)
+def _stale(at):
+    """The stale-snapshot errors of every part, opening each tab in turn."""
+    return [e.value for part in "ABCDE" for e in _open(at, part).error if "Stale snapshot" in e.value]
 
 
 def test_results_stay_hidden_until_a_prediction_is_locked():
     at = open_page(PAGE)
     assert not at.exception
     assert not at.get("vega_lite_chart")
-    assert len(at.table) == 1  # the synthesis table of evidence, nothing else
+    assert not at.table  # part A is open, its result hidden
     _lock(at, "A", "middle")
     assert _chart_titles(at) == ["Parallel efficiency as the pool grows"]
     assert at.session_state["records"][PREDICTIONS] == {"A": "middle"}
@@ -64,7 +74,7 @@ def test_results_stay_hidden_until_a_prediction_is_locked():
 
 
 def test_locking_without_choosing_says_so_and_stores_nothing():
-    at = open_page(PAGE)
+    at = _open(open_page(PAGE), "B")
     at.button(key="scaling.predict.B.lock").click()
     at.run()
     assert any("Pick one of the options" in i.value for i in at.info)
@@ -75,12 +85,23 @@ def test_each_locked_part_shows_its_chart_and_the_prediction_survives_a_page_swi
     at = open_page(PAGE)
     for part, option in PREDICTIONS_GIVEN.items():
         _lock(at, part, option)
-    assert not at.exception
-    assert len(at.get("vega_lite_chart")) == 5
+        assert not at.exception
+        assert len(at.get("vega_lite_chart")) == 1  # the open part's
     open_page("pages/home.py", at=at)
     open_page(PAGE, at=at)
-    assert len(at.get("vega_lite_chart")) == 5
+    # Each part's chart is there again when its tab is opened.
+    assert [len(_open(at, part).get("vega_lite_chart")) for part in PREDICTIONS_GIVEN] == [1] * 5
     assert at.session_state["records"][PREDICTIONS] == PREDICTIONS_GIVEN
+
+
+def test_only_the_open_tab_is_built():
+    at = open_page(PAGE)
+    assert at.session_state["scaling.part"] == "A · Scaling"
+    assert [h.value for h in at.subheader][-2:] == ["A · Strong or weak scaling", "Three things to keep"]
+    at = _open(at, "D")
+    assert [h.value for h in at.subheader][-2:] == ["D · The pipeline bubble", "Three things to keep"]
+    assert not [r for r in at.radio if r.key == "scaling.predict.A"]
+    assert [r.key for r in at.radio if r.key == "scaling.predict.D"] == ["scaling.predict.D"]
 
 
 def test_part_a_result_follows_the_chosen_pool():
@@ -93,21 +114,22 @@ def test_part_a_result_follows_the_chosen_pool():
 def test_a_track_change_marks_every_snapshot_stale():
     at = _all_captured()
     assert set(at.session_state["records"][SNAPSHOTS]) == set("ABCDE")
-    assert _stale_count(at) == 0
+    assert _stale(at) == []
     at.selectbox(key="scaling.track").set_value("tinyml").run()
     assert not at.exception
-    assert _stale_count(at) == 5
-    assert "the training context" in at.error[0].value
+    stale = _stale(at)
+    assert len(stale) == 5 and all("the training context" in error for error in stale)
 
 
 def test_changing_part_a_scaling_makes_only_part_e_stale():
     at = _all_captured()
-    at.radio(key="scaling.mode").set_value("weak").run()
-    stale = [e.value for e in at.error if "Stale snapshot" in e.value]
+    _open(at, "A").radio(key="scaling.mode").set_value("weak").run()
+    stale = _stale(at)
     assert len(stale) == 1 and "scaling experiment" in stale[0]
 
 
 def _save_synthesis(at, choices, rationale):
+    _open(at, "Synthesis")
     for name, value in choices.items():
         at.radio(key=f"scaling.synthesis.{name}").set_value(value)
     at.text_area(key="scaling.synthesis.rationale").input(rationale)
@@ -137,10 +159,9 @@ def test_after_hand_in_nothing_on_the_page_can_change():
     at = open_page(PAGE)
     at.session_state["handed_in_at"] = "2026-01-01T00:00:00+00:00"  # as `state.hand_in` stores it, in UTC
     at.run()
-    assert (
-        at.button(key="scaling.predict.A.lock").disabled and at.button(key="scaling.synthesis.save").disabled
-    )
-    assert at.selectbox(key="scaling.track").disabled and at.radio(key="scaling.predict.B").disabled
+    assert at.button(key="scaling.predict.A.lock").disabled and at.selectbox(key="scaling.track").disabled
+    assert _open(at, "B").radio(key="scaling.predict.B").disabled  # the tabs still open, to read
+    assert _open(at, "Synthesis").button(key="scaling.synthesis.save").disabled
 
 
 def test_cloud_is_the_default_and_says_its_model_needs_sharding_then_points_at_tinyml():
@@ -231,11 +252,15 @@ def test_after_a_switch_every_verdict_is_graded_on_the_track_each_prediction_was
         _lock(at, part, option)
     at.selectbox(key="scaling.track").set_value("tinyml").run()
     assert not at.exception
-    verdicts = [m.value for m in [*at.success, *at.warning] if "Cloud" in m.value and "TinyML" in m.value]
+    verdicts: dict[str, bool] = {}
+    for part in PREDICTIONS_GIVEN:
+        shown = _open(at, part)
+        for held, messages in ((True, shown.success), (False, shown.warning)):
+            verdicts |= {m.value: held for m in messages if "Cloud" in m.value and "TinyML" in m.value}
     assert len(verdicts) == 5
     # Part E on Cloud: 3.30 s steps keep strict synchronisation ahead, so "strict" held; TinyML drops.
     part_e = [v for v in verdicts if "*Dropping slow workers*" in v]
-    assert len(part_e) == 1 and part_e[0] in [s.value for s in at.success]
+    assert len(part_e) == 1 and verdicts[part_e[0]]
 
 
 def test_part_b_runs_out_of_memory_on_tinymls_two_nodes_and_a_larger_pool_stales_it():
@@ -249,6 +274,15 @@ def test_part_b_runs_out_of_memory_on_tinymls_two_nodes_and_a_larger_pool_stales
     at.button(key="scaling.capture.B").click()
     at.run()
     assert "B" in at.session_state["records"][SNAPSHOTS]
-    at.selectbox(key="scaling.pool").set_value(3).run()  # 64 GPUs: ZeRO shards over 8 nodes
-    stale = [e.value for e in at.error if "Stale snapshot" in e.value]
+    _open(at, "A").selectbox(key="scaling.pool").set_value(3).run()  # 64 GPUs: ZeRO shards over 8 nodes
+    stale = _stale(at)
     assert len(stale) == 1 and "larger pool" in stale[0]
+
+
+def test_the_assumptions_are_built_only_when_their_box_is_opened():
+    at = open_page(PAGE)
+    fleet = lessons.sentence("scaling", "fleet_source", source=track("cloud").fleet.source)
+    assert fleet not in [c.value for c in at.caption]
+    at.session_state["scaling.assumptions_open"] = True
+    at.run()
+    assert fleet in [c.value for c in at.caption]

@@ -105,3 +105,30 @@ def test_classes_and_vocabulary_together_are_refused_in_a_sentence():
     at = open_page(PAGE)
     at.number_input(key="your_run.vocab.healthy.csv").set_value(50257).run()
     assert "not both" in at.error[0].value
+
+
+def _reading_shown(at) -> list[str]:
+    """The verdicts and evidence shown, without the help the open mapping box adds."""
+    help_text = lessons.sentence("your_run", "mapping_help")
+    captions = [c.value for c in at.caption if c.value != help_text]
+    return _subheaders(at) + [t.value for t in at.text] + captions
+
+
+def test_the_mapping_boxes_are_built_only_while_open_and_keep_a_changed_choice():
+    at = open_page(PAGE)  # the healthy example: its column names say which is which
+    assert not [box for box in at.selectbox if (box.key or "").startswith("your_run.map.")]
+    guessed = _reading_shown(at)
+    at.session_state["your_run.mapping_open"] = True
+    at.run()
+    loss = f"your_run.map.{columns_signature(example_table('healthy.csv').columns)}.loss"
+    assert at.selectbox(key=loss).value == "train/loss"
+    at.selectbox(key=loss).set_value("(none)").run()
+    unmapped = _reading_shown(at)
+    assert unmapped != guessed  # the reading follows the box
+    at.session_state["your_run.mapping_open"] = False
+    at.run()
+    assert not [box for box in at.selectbox if (box.key or "").startswith("your_run.map.")]
+    assert _reading_shown(at) == unmapped  # closing the box did not undo the choice
+    at.session_state["your_run.mapping_open"] = True
+    at.run()
+    assert at.selectbox(key=loss).value == "(none)"
