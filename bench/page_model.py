@@ -9,6 +9,11 @@ Fragments (`st.fragment`) are followed as the browser follows them: each widget 
 fragment whose delta drew it (`Delta.fragment_id`, the innermost fragment), an interaction with
 a widget inside a fragment asks the server to rerun only that fragment, and after a fragment run
 only that fragment's widgets the run did not draw are forgotten.
+
+Stateful tabs and expanders (`st.tabs` / `st.expander` with `on_change="rerun"`) are widgets too,
+drawn as `add_block` deltas: a tab container's options are the labels of its child tabs, in order.
+As in the browser, their state is sent only once it changed on screen (the learner opened a tab, or
+the server showed another one), then with every rerun while they are drawn.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.Block_pb2 import Block
 from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.RootContainer_pb2 import RootContainer
@@ -45,7 +51,12 @@ _VALUE_FIELDS = {
     "button": "trigger_value",
     # A `st.components.v2` component: its state, as the JSON its JavaScript sets.
     "bidi_component": "json_value",
+    # Stateful blocks (see layouts.py `tabs`, `expander`): the open tab's label, whether it is expanded.
+    "tabs": "string_value",
+    "expander": "bool_value",
 }
+# Kinds drawn as blocks: the browser sends their state only after it changed on screen.
+_BLOCK_KINDS = ("tabs", "expander")
 
 
 class ProtocolError(Exception):
@@ -79,7 +90,9 @@ class WidgetInfo:
     default: Any = None
     is_submit: bool = False
     # The server pushes a value when the script set it (session state, a reset): the
-    # browser then shows exactly this value.
+    # browser then shows exactly this value. Tabs and expanders always say what they show (the open
+    # tab's label, whether expanded) in `pushed_value`; `pushed` is set when that changed since the
+    # run before, which is when the browser takes it as the widget's value.
     pushed: bool = False
     pushed_value: Any = None
     # A component's data from the script (JSON text), which its JavaScript would read.
@@ -187,6 +200,28 @@ def widget_from_element(element: Element) -> WidgetInfo | None:
     )
 
 
+def widget_from_block(block: Block) -> WidgetInfo | None:
+    """Describe the stateful tab container or expander in an add_block delta, or None if it is not one.
+
+    A tab container's options (its tabs' labels) come with its children's deltas; `default` is None
+    because the browser commits nothing when it draws one.
+    """
+    kind = block.WhichOneof("type")
+    if kind == "tab_container" and block.tab_container.id:
+        return WidgetInfo(id=block.tab_container.id, kind="tabs", label="", form_id="", disabled=False)
+    if kind == "expandable" and block.expandable.id:
+        expander = block.expandable
+        return WidgetInfo(
+            id=expander.id,
+            kind="expander",
+            label=expander.label,
+            form_id="",
+            disabled=False,
+            pushed_value=expander.expanded,
+        )
+    return None
+
+
 def widget_state(widget_id: str, value_field: str, value: Any) -> WidgetState:
     """The WidgetState proto carrying one widget's value."""
     state = WidgetState(id=widget_id)
@@ -210,6 +245,8 @@ class PageModel:
         self.pending: dict[str, dict[str, Any]] = {}
         self.triggers: dict[str, bool] = {}
         self.run_widgets: dict[str, WidgetInfo] = {}
+        # Delta path of each stateful tab container the run drew -> (its widget id, the open tab's index).
+        self._run_tab_containers: dict[tuple[int, ...], tuple[str, int]] = {}
         self.run_exceptions: list[str] = []
         # Markdown, caption and alert texts the latest run drew.
         self.run_texts: list[str] = []
@@ -264,6 +301,7 @@ class PageModel:
         if not self.run_fragments:
             self.body_fragment = None
         self.run_widgets = {}
+        self._run_tab_containers = {}
         self.run_exceptions = []
         self.run_texts = []
         self.page_not_found = ""
@@ -300,6 +338,9 @@ class PageModel:
         path = msg.metadata.delta_path
         if not self.run_fragments and self.body_fragment is None and path and path[0] == MAIN_CONTAINER:
             self.body_fragment = msg.delta.fragment_id
+        if msg.delta.WhichOneof("type") == "add_block":
+            self._on_block(msg.delta.add_block, tuple(path), msg.delta.fragment_id)
+            return
         if msg.delta.WhichOneof("type") != "new_element":
             return
         element = msg.delta.new_element
@@ -319,6 +360,31 @@ class PageModel:
         if info.kind.startswith("unsupported:"):
             self.unsupported_kinds.add(info.kind.split(":", 1)[1])
             return
+        self._learn(info)
+
+    def _on_block(self, block: Block, path: tuple[int, ...], fragment_id: str) -> None:
+        parent = self._run_tab_containers.get(path[:-1])
+        if block.WhichOneof("type") == "tab" and parent is not None:
+            widget_id, open_index = parent
+            tabs = self.run_widgets[widget_id]
+            shown = block.tab.label if path[-1] == open_index else tabs.pushed_value
+            self._learn(replace(tabs, options=(*tabs.options, block.tab.label), pushed_value=shown))
+            return
+        info = widget_from_block(block)
+        if info is None:
+            return
+        if info.kind == "tabs":
+            self._run_tab_containers[path] = (info.id, block.tab_container.default_tab_index)
+        self._learn(replace(info, fragment_id=fragment_id))
+
+    def _learn(self, info: WidgetInfo) -> None:
+        """Add a widget the run drew, committing its value as the browser does."""
+        if info.kind in _BLOCK_KINDS:
+            # The browser takes what the server shows as the value only when it changed since the run
+            # before (the tabs' `defaultTabIndex`, the expander's `expanded`), not on the first draw.
+            before = self.widgets.get(info.id)
+            changed = before is not None and before.pushed_value != info.pushed_value
+            info = replace(info, pushed=changed and info.pushed_value is not None)
         self.run_widgets[info.id] = info
         if info.kind == "button":
             return

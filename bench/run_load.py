@@ -228,6 +228,8 @@ def run(config: LoadConfig, out: Path) -> dict[str, Any]:
         "messages_in": stats.messages,
         "bytes_in": stats.bytes_in,
         "unsupported_widget_kinds": sorted(stats.unsupported_kinds),
+        # Stateful tabs and expanders learners opened (a tab's label or an expander's) -> how often.
+        "opened": dict(stats.opened.most_common()),
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
@@ -269,6 +271,8 @@ def describe(result: dict[str, Any]) -> str:
         f" RSS slope {_fmt(server['rss_slope_mb_per_min'], 2)} MB/min; client CPU "
         f"{result['client_cpu_s']:.1f} s",
     ]
+    if result.get("opened"):  # results from before learners opened tabs have none
+        lines.append("  opened: " + ", ".join(f"{name} {count}" for name, count in result["opened"].items()))
     if result["unsupported_widget_kinds"]:
         lines.append(
             f"  widgets the client leaves at their defaults: {', '.join(result['unsupported_widget_kinds'])}"

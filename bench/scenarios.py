@@ -1,9 +1,11 @@
 """What a simulated learner does: which pages, which widgets, in what order, how fast.
 
 A learner opens the app's link, then walks the pages in a loop. On each page it makes one
-choice (a select box, radio or checkbox), moves every slider and number input to its own
-marker value, types its text marker into text fields, answers one form (a marked
-question: pick an option, press the submit button), and may press one plain button.
+choice (a select box, radio or checkbox), opens a tab of every stateful tab container (one
+it does not show yet; learners and laps take turns over the tabs) and every closed
+stateful expander, moves every slider and number input to its own marker value, types its
+text marker into text fields, answers one form (a marked question: pick an option, press
+the submit button), and may press one plain button.
 Widgets are discovered from the server's deltas, so the same learner works on any page.
 Coming back to a page, it checks that what it set there comes back unchanged.
 """
@@ -95,6 +97,8 @@ class VisitState:
     session_index: int
     visit: int
     marker: str
+    # How many times the learner has been round all its pages before this visit.
+    lap: int = 0
     touched: set[str] = field(default_factory=set)
     chose: bool = False
     submitted: bool = False
@@ -136,6 +140,21 @@ def _choice_for(info: WidgetInfo, model: PageModel, visit: VisitState) -> Any:
     return None
 
 
+def _open_for(info: WidgetInfo, model: PageModel, visit: VisitState) -> Any:
+    """What opening a stateful tab container or expander sets: a tab it does not show, or True."""
+    shown = model.values.get(info.id)
+    if shown is None:
+        shown = info.pushed_value
+    if info.kind == "tabs":
+        closed = [label for label in info.options if label != shown]
+        # By session and lap, not by visit: which page a learner is on already follows its session and
+        # visit, so learners on a page at their n-th lap would all open the same tab.
+        return closed[(visit.session_index + visit.lap) % len(closed)] if closed else None
+    if info.kind == "expander" and not shown:
+        return True
+    return None
+
+
 def next_action(
     model: PageModel, visit: VisitState, avoid: re.Pattern[str], click_buttons: bool
 ) -> Action | None:
@@ -149,6 +168,13 @@ def next_action(
             if value is not None:
                 visit.touched.add(info.id)
                 return Action("choice", values=((info.id, value),))
+    for info in loose:
+        if info.id in visit.touched:
+            continue
+        value = _open_for(info, model, visit)
+        if value is not None:
+            visit.touched.add(info.id)
+            return Action("open", values=((info.id, value),))
     for info in loose:
         if info.id in visit.touched:
             continue
@@ -275,6 +301,8 @@ class LearnerStats:
     widget_echo: IsolationTally = field(default_factory=IsolationTally)
     answers: IsolationTally = field(default_factory=IsolationTally)
     text_markers: IsolationTally = field(default_factory=IsolationTally)
+    # What learners opened: a tab's label, or an expander's.
+    opened: Counter[str] = field(default_factory=Counter)
 
     def merge(self, other: LearnerStats) -> None:
         """Add another learner's figures into these."""
@@ -293,6 +321,7 @@ class LearnerStats:
         self.widget_echo.merge(other.widget_echo)
         self.answers.merge(other.answers)
         self.text_markers.merge(other.text_markers)
+        self.opened.update(other.opened)
 
 
 @dataclass
@@ -356,7 +385,11 @@ class Learner:
                     self._count(await session.rerun(page_hash=page.script_hash), self.stats.navigate_ms)
                     check_return(session.model, expected.pop(page.script_hash, {}), self.stats.widget_echo)
                 acted = await self._visit(
-                    session, VisitState(self.index, visit, self.marker), expected, answers, life_end
+                    session,
+                    VisitState(self.index, visit, self.marker, lap=visit // len(pages)),
+                    expected,
+                    answers,
+                    life_end,
                 )
                 if not (moved or acted):
                     # Nothing to touch and nowhere to go: rerun, as pressing "R" would.
@@ -395,6 +428,9 @@ class Learner:
             if action is None:
                 break
             acted = True
+            if action.kind == "open":
+                ((widget_id, value),) = action.values
+                self.stats.opened[value if isinstance(value, str) else model.widgets[widget_id].label] += 1
             await self._pause()
             for widget_id, value in action.values:
                 model.set_value(widget_id, value)

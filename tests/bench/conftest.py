@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 
 def sent_states(msg: BackMsg) -> dict[str, object]:
@@ -14,3 +15,13 @@ def sent_states(msg: BackMsg) -> dict[str, object]:
         value = getattr(state, field)
         states[state.id] = list(value.data) if field.endswith("array_value") else value
     return states
+
+
+def finished(*fragments: str) -> bytes:
+    """The script_finished message of a run of these fragments, or of the whole page when none."""
+    msg = ForwardMsg()
+    msg.script_finished = (
+        ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY if fragments else ForwardMsg.FINISHED_SUCCESSFULLY
+    )
+    msg.metadata.run.fragment_ids.extend(fragments)
+    return msg.SerializeToString()

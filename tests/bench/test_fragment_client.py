@@ -24,7 +24,7 @@ from bench.report import load_table, rerun_split
 from bench.run_load import describe
 from bench.scenarios import Behaviour, Learner, LearnerStats, Target, VisitState
 from bench.stats import summarise
-from tests.bench.conftest import sent_states
+from tests.bench.conftest import finished, sent_states
 
 PAGE = "page-a"
 
@@ -46,15 +46,6 @@ def _navigation() -> bytes:
     msg.navigation.page_script_hash = PAGE
     page = msg.navigation.app_pages.add()
     page.page_script_hash, page.url_pathname, page.page_name, page.is_default = PAGE, "", "Home", True
-    return msg.SerializeToString()
-
-
-def _finished(*fragments: str) -> bytes:
-    msg = ForwardMsg()
-    msg.script_finished = (
-        ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY if fragments else ForwardMsg.FINISHED_SUCCESSFULLY
-    )
-    msg.metadata.run.fragment_ids.extend(fragments)
     return msg.SerializeToString()
 
 
@@ -124,7 +115,7 @@ def _full_page() -> list[bytes]:
         _radio(),
         _submit(),
         _text(),
-        _finished(),
+        finished(),
     ]
 
 
@@ -211,7 +202,7 @@ def test_a_fragment_run_forgets_only_its_own_widgets_it_did_not_draw() -> None:
     number.delta.fragment_id = "F"
     box = number.delta.new_element.number_input
     box.id, box.label, box.step, box.default = "n1", "Layers", 1, 32
-    for raw in (_new_session("F"), _slider(pushed=32.0), number.SerializeToString(), _finished("F")):
+    for raw in (_new_session("F"), _slider(pushed=32.0), number.SerializeToString(), finished("F")):
         model.apply(raw)
     assert list(model.widgets) == ["g1", "s1", "t1", "n1"]
     assert model.values == {"g1": "H100 SXM", "s1": [32.0], "t1": "bench-s1-abcd", "n1": 32}
@@ -227,12 +218,12 @@ def test_pending_form_values_outside_the_fragment_survive_its_run() -> None:
         _radio(fragment=""),
         _submit(fragment=""),
         _slider(),
-        _finished(),
+        finished(),
     ):
         model.apply(raw)
     model.set_value("r1", "Optimizer state")
     model.set_value("s1", [8.0])
-    for raw in (_new_session("F"), _slider(), _finished("F")):
+    for raw in (_new_session("F"), _slider(), finished("F")):
         model.apply(raw)
     assert model.pending == {"f1": {"r1": "Optimizer state"}}
     assert set(model.widgets) == {"r1", "b1", "s1"}
@@ -243,10 +234,10 @@ def test_a_whole_run_after_fragment_runs_still_forgets_everything_it_did_not_dra
     for raw in (
         _new_session("F"),
         _slider(),
-        _finished("F"),
+        finished("F"),
         _new_session(),
         _selectbox().SerializeToString(),
-        _finished(),
+        finished(),
     ):
         model.apply(raw)
     assert set(model.widgets) == {"g1"}
@@ -278,11 +269,11 @@ def test_fragment_runs_keep_the_cache_entries_drawn_outside_them() -> None:
     model.apply(_new_session())
     model.apply(_cached(_selectbox(), "outside"))
     model.apply(_cached(ForwardMsg.FromString(_slider()), "inside"))
-    model.apply(_finished())
+    model.apply(finished())
     # Three fragment runs that never use either entry: only F's own entry expires (max age 2).
     for _ in range(3):
         model.apply(_new_session("F"))
-        model.apply(_finished("F"))
+        model.apply(finished("F"))
     hashes = list(model.rerun_message().rerun_script.cached_message_hashes)
     assert hashes == ["outside"]
     # The next whole run may refer to the frame's message, and the reference resolves.
@@ -297,12 +288,12 @@ def test_a_fragment_runs_references_resolve_and_refresh_their_entries() -> None:
     model = PageModel()
     model.apply(_new_session())
     model.apply(_cached(ForwardMsg.FromString(_slider()), "inside"))
-    model.apply(_finished())
+    model.apply(finished())
     for _ in range(4):
         model.apply(_new_session("F"))
         resolved = model.apply(ForwardMsg(ref_hash="inside").SerializeToString())
         assert resolved.delta.fragment_id == "F"
-        model.apply(_finished("F"))
+        model.apply(finished("F"))
     assert list(model.rerun_message().rerun_script.cached_message_hashes) == ["inside"]
     assert model.widgets["s1"].fragment_id == "F"
 
@@ -321,7 +312,7 @@ class FakeSocket:
         msg = BackMsg.FromString(raw)
         self.sent.append(msg)
         fragment = msg.rerun_script.fragment_id
-        run = [_new_session(fragment), _slider(), _finished(fragment)] if fragment else _full_page()
+        run = [_new_session(fragment), _slider(), finished(fragment)] if fragment else _full_page()
         for message in run:
             self.session._receive(message)
 
@@ -362,7 +353,7 @@ class FakeSession:
         if fragment and self.hand_over:
             run = [_new_session(fragment), _early_end(fragment), *_full_page()]
         elif fragment:
-            run = [_new_session(fragment), _slider(), _finished(fragment)]
+            run = [_new_session(fragment), _slider(), finished(fragment)]
         else:
             run = _full_page()
         for raw in run:
@@ -476,15 +467,15 @@ def test_the_body_fragment_is_the_one_that_drew_the_main_area_first_in_a_whole_r
     for raw in (_new_session(), _navigation(), _in(sidebar, _checkbox("box")), _in(main, _slider("F"))):
         model.apply(raw)
     model.apply(_in(main, _text("G")))
-    model.apply(_finished())
+    model.apply(finished())
     assert model.body_fragment == "F"
     model.click_in_body()
     assert model.rerun_message().rerun_script.fragment_id == "F"
     # A fragment run leaves it as it is; the next whole run learns it again.
-    for raw in (_new_session("F"), _in(main, _slider("F")), _finished("F")):
+    for raw in (_new_session("F"), _in(main, _slider("F")), finished("F")):
         model.apply(raw)
     assert model.body_fragment == "F"
-    for raw in (_new_session(), _in(main, _selectbox().SerializeToString()), _finished()):
+    for raw in (_new_session(), _in(main, _selectbox().SerializeToString()), finished()):
         model.apply(raw)
     assert model.body_fragment == ""
     model.click_in_body()
