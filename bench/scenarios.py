@@ -2,10 +2,10 @@
 
 A learner opens the app's link, then walks the pages in a loop. On each page it makes one
 choice (a select box, radio or checkbox), opens a tab of every stateful tab container (one
-it does not show yet; learners and laps take turns over the tabs) and every closed
-stateful expander, moves every slider and number input to its own marker value, types its
-text marker into text fields, answers one form (a marked question: pick an option, press
-the submit button), and may press one plain button.
+it does not show yet; learners and laps take turns over the tabs; an expander stays as the
+page draws it, since few learners open the sidebar's boxes), moves every slider and number
+input to its own marker value, types its text marker into text fields, answers one form (a
+marked question: pick an option, press the submit button), and may press one plain button.
 Widgets are discovered from the server's deltas, so the same learner works on any page.
 Coming back to a page, it checks that what it set there comes back unchanged.
 """
@@ -141,7 +141,7 @@ def _choice_for(info: WidgetInfo, model: PageModel, visit: VisitState) -> Any:
 
 
 def _open_for(info: WidgetInfo, model: PageModel, visit: VisitState) -> Any:
-    """What opening a stateful tab container or expander sets: a tab it does not show, or True."""
+    """The tab to open in a stateful tab container: one it does not show; None for anything else."""
     shown = model.values.get(info.id)
     if shown is None:
         shown = info.pushed_value
@@ -150,8 +150,6 @@ def _open_for(info: WidgetInfo, model: PageModel, visit: VisitState) -> Any:
         # By session and lap, not by visit: which page a learner is on already follows its session and
         # visit, so learners on a page at their n-th lap would all open the same tab.
         return closed[(visit.session_index + visit.lap) % len(closed)] if closed else None
-    if info.kind == "expander" and not shown:
-        return True
     return None
 
 
@@ -301,7 +299,7 @@ class LearnerStats:
     widget_echo: IsolationTally = field(default_factory=IsolationTally)
     answers: IsolationTally = field(default_factory=IsolationTally)
     text_markers: IsolationTally = field(default_factory=IsolationTally)
-    # What learners opened: a tab's label, or an expander's.
+    # The tabs learners opened, by label.
     opened: Counter[str] = field(default_factory=Counter)
 
     def merge(self, other: LearnerStats) -> None:
@@ -430,7 +428,7 @@ class Learner:
             acted = True
             if action.kind == "open":
                 ((widget_id, value),) = action.values
-                self.stats.opened[value if isinstance(value, str) else model.widgets[widget_id].label] += 1
+                self.stats.opened[str(value)] += 1
             await self._pause()
             for widget_id, value in action.values:
                 model.set_value(widget_id, value)
