@@ -70,6 +70,7 @@ AFFINITY_COOKIE = "LAB_REPLICA"  # deploy/haproxy.cfg; proxy.sh names the replic
 IDENTITY_COMPONENT = "lab_learner_identity"  # ui/identity.py
 INSTRUCTOR_PAGE = "instructor"
 ATTEMPTS = 6  # reconnects a learner tries for one step before it gives up
+ROOM_BOX = "Workshop room"  # ui/rooms.py: the sidebar box a learner joins a room in
 # The caption under each question of the live view (ui/instructor.py): "<label>: n answered, r right".
 COUNTS_CAPTION = re.compile(r"^(?P<label>.*): (?P<answered>\d+) answered, (?P<right>\d+) right$")
 
@@ -140,6 +141,15 @@ def _widget(session: Session, kind: str, label: str) -> WidgetInfo:
         if info.kind == kind and info.label.startswith(label):
             return info
     raise SessionError("widget", f"no {kind} {label!r} on the page")
+
+
+async def open_box(session: Session, label: str) -> None:
+    """Open the sidebar box (a stateful expander) labelled `label`, as a click on its header does: the
+    app builds a box's content only while it is open."""
+    info = _widget(session, "expander", label)
+    if not session.model.values.get(info.id, info.pushed_value):
+        session.model.set_value(info.id, True)
+        await rerun_here(session)
 
 
 async def submit_form(session: Session, values: dict[str, Any], button: str, figures: Figures) -> None:
@@ -253,13 +263,16 @@ class Learner(Client):
 
     async def _join(self) -> None:
         session = await self.connect()
+        await open_box(session, ROOM_BOX)
         await submit_form(
             session, {"Room code": self.room, "Display name": self.marker}, "Join", self.figures
         )
         self._check_room(session)
 
     async def _reopen(self) -> None:
-        self._check_room(await self.connect())
+        session = await self.connect()
+        await open_box(session, ROOM_BOX)  # a new session draws the box closed
+        self._check_room(session)
 
     def _check_room(self, session: Session) -> None:
         # The sidebar says so once the store has the membership: on any replica, after any reconnect.

@@ -25,6 +25,7 @@ ADOPT = "identity.adopt"  # an id the browser must keep from now on (resume code
 RUNS = "identity.runs"
 COMPONENT_KEY = "identity.browser"
 FLASH = "identity.flash"
+SAVED_WORK_OPEN = "identity.open"  # whether the "Your saved work" box is open
 SYNCED = "identity.synced"  # settle_learner has tried the store in this full run
 SAVED_SLOT = "identity.saved_slot"  # the saved indicator's place in the sidebar, from the latest full run
 
@@ -152,7 +153,13 @@ def saved_work_panel() -> None:
 
 
 def _saved_work_box() -> None:
-    with st.expander("Your saved work", icon=":material/badge:"):
+    if FLASH in st.session_state:  # the outcome of a click in the box is read in the box
+        st.session_state[SAVED_WORK_OPEN] = True
+    # Built only while open: closed, as it nearly always is, it sends nothing on a page switch.
+    box = st.expander("Your saved work", icon=":material/badge:", key=SAVED_WORK_OPEN, on_change="rerun")
+    if not box.open:
+        return
+    with box:
         code = state.resume_code()
         if code is not None:
             # Plain Markdown is safe here: a code is made of our own letters and digits only.

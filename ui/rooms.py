@@ -29,6 +29,7 @@ from ui.database import learner_store
 
 MEMBERSHIP = "room.membership"  # (learner id, Membership or None) as last read from the store
 FLASH = "room.flash"
+ROOM_OPEN = "room.open"  # whether the "Workshop room" box is open
 # Each outcome of joining: how it is shown and its sentence in data/lessons/rooms/sentences.toml.
 _JOIN_WORDS = {
     Joined.JOINED: ("success", "joined"),
@@ -101,7 +102,13 @@ def _room_box() -> None:
     member = membership()
     flash = st.session_state.pop(FLASH, None)
     waiting = member is None and bool(st.session_state.get("room.code"))  # a join link was opened
-    with st.expander("Workshop room", icon=":material/groups:", expanded=waiting or flash is not None):
+    if waiting or flash is not None:
+        st.session_state[ROOM_OPEN] = True
+    # Built only while open: closed, it sends nothing on a page switch.
+    box = st.expander("Workshop room", icon=":material/groups:", key=ROOM_OPEN, on_change="rerun")
+    if not box.open:
+        return
+    with box:
         if member is not None:
             st.caption("You are in room")
             st.code(member.room_code, language=None)

@@ -53,6 +53,12 @@ def open_tab(at: AppTest, key: str, label: str) -> AppTest:
     return at.run()
 
 
+def open_box(at: AppTest, key: str) -> AppTest:
+    """Open the expander keyed `key`, as a click on its header does; its content is built only while open."""
+    at.session_state[key] = True
+    return at.run()
+
+
 def predict(at: AppTest, prediction_id: str, option_id: str) -> AppTest:
     """Pick an option of a lesson prediction (a list or a slider) and lock it."""
     key = f"predict.{prediction_id}"

@@ -12,11 +12,11 @@ from streamlit.testing.v1 import AppTest
 
 from core import lessons
 from store.ids import new_learner_id
-from tests.app.conftest import HOME, answer, chart_rows
+from tests.app.conftest import HOME, answer, chart_rows, open_box
 from ui import state
 from ui.identity import RUNS
 from ui.instructor import KEY_ENV, ROOM
-from ui.rooms import room_store
+from ui.rooms import ROOM_OPEN, room_store
 
 INSTRUCTOR = "pages/instructor.py"
 HOUR = timedelta(hours=1)
@@ -49,6 +49,8 @@ def _learner(page: str = "pages/four_runs.py") -> AppTest:
 
 
 def _join(at: AppTest, code: str, name: str = "") -> AppTest:
+    if not [box for box in at.text_input if box.key == "room.code"]:
+        open_box(at, ROOM_OPEN)  # the box is built only while open
     at.text_input(key="room.code").input(code)
     at.text_input(key="room.name").input(name)
     [button] = [b for b in at.button if b.label == "Join"]
@@ -134,7 +136,7 @@ def test_joining_reruns_the_whole_app_and_a_code_that_joins_nothing_only_the_box
     # AppTest runs the whole script for a click; in a browser the box's fragment runs alone, and a
     # join asks for the second run, which draws the room's answers under the page's questions.
     room = room_store().create_room(capacity=5, lifetime=HOUR)
-    at = _learner()
+    at = open_box(_learner(), ROOM_OPEN)
     runs = at.session_state[RUNS]
     _join(at, "ZZZZZZ")
     assert at.session_state[RUNS] == runs + 1

@@ -16,10 +16,10 @@ from core.questions import load_bank
 from core.scaling.evidence import PREDICTIONS
 from core.scaling.scenarios import load_scaling
 from store.ids import new_learner_id, show_code
-from tests.app.conftest import HOME, answer
+from tests.app.conftest import HOME, answer, open_box
 from ui import state
 from ui.database import learner_store
-from ui.identity import COMPONENT_KEY, RUNS
+from ui.identity import COMPONENT_KEY, RUNS, SAVED_WORK_OPEN
 
 QUIZ = "pages/quiz_report.py"
 SCALING = "pages/scaling.py"
@@ -87,7 +87,7 @@ def test_a_resume_code_opens_the_work_in_another_session():
     learner = new_learner_id()
     answer(_session_of(learner), "q3", "b")
     code = learner_store().learner(learner).resume_code
-    elsewhere = _session_of(None)
+    elsewhere = open_box(_session_of(None), SAVED_WORK_OPEN)
     elsewhere.text_input(key="identity.code").input(show_code(code).lower())
     elsewhere.button(key="identity.resume").click().run()
     assert elsewhere.session_state[state.LEARNER_ID] == learner
@@ -97,6 +97,8 @@ def test_a_resume_code_opens_the_work_in_another_session():
 
 def test_a_wrong_resume_code_is_refused_without_saying_more():
     at = _session_of(None)
+    assert not [box for box in at.text_input if box.key == "identity.code"]  # built only while open
+    open_box(at, SAVED_WORK_OPEN)
     messages = []
     for typed in ("0000-0000-0000-0000", "nonsense"):
         at.text_input(key="identity.code").input(typed)
@@ -120,7 +122,7 @@ def test_a_resume_code_that_opens_work_reruns_the_whole_app_and_still_says_so():
     learner = new_learner_id()
     answer(_session_of(learner), "q3", "b")
     code = show_code(learner_store().learner(learner).resume_code)
-    at = _session_of(None)
+    at = open_box(_session_of(None), SAVED_WORK_OPEN)
     at.text_input(key="identity.code").input("0000-0000-0000-0000")
     assert _full_runs(at, at.button(key="identity.resume").click) == 1
     assert [e.value for e in at.sidebar.error] == ["That code did not open any work. Check it and try again."]
@@ -133,6 +135,7 @@ def test_a_resume_code_that_opens_work_reruns_the_whole_app_and_still_says_so():
 def test_start_over_reruns_the_whole_app_and_ticking_the_box_does_not():
     at = _session_of(new_learner_id())
     answer(at, "q1", "a")
+    open_box(at, SAVED_WORK_OPEN)
     assert _full_runs(at, at.checkbox(key="identity.start_over.confirm").check) == 1
     assert _full_runs(at, at.button(key="identity.start_over").click) == 2
     assert [s.value for s in at.sidebar.success] == ["A fresh lab: nothing answered yet."]
@@ -143,6 +146,7 @@ def test_start_over_gives_a_fresh_lab_and_leaves_the_old_record_locked():
     learner = new_learner_id()
     at = _session_of(learner)
     answer(at, "q1", "a")
+    open_box(at, SAVED_WORK_OPEN)
     assert at.button(key="identity.start_over").disabled
     at.checkbox(key="identity.start_over.confirm").check().run()
     at.button(key="identity.start_over").click().run()
