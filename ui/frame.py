@@ -39,9 +39,11 @@ def progress_sidebar() -> None:
             done / len(statuses),
             text=lessons.sentence("frame", "parts_complete", done=done, total=len(statuses)),
         )
-        left, right = st.columns(2)
-        left.metric("Checks", checks_score(bank, answers).label)
-        right.metric("Quiz", quiz_score(bank, answers).label)
+        # One flex row, not st.columns: the same two side by side in three elements instead of five,
+        # and this box is redrawn on every click in a lesson.
+        with st.container(horizontal=True):
+            st.metric("Checks", checks_score(bank, answers).label)
+            st.metric("Quiz", quiz_score(bank, answers).label)
         if state.read_only():
             when = readable_time(state.snapshot()[state.HANDED_IN_AT])
             st.caption(lessons.sentence("frame", "handed_in_read_only", when=when))
