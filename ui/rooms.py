@@ -30,6 +30,7 @@ from ui.database import learner_store
 MEMBERSHIP = "room.membership"  # (learner id, Membership or None) as last read from the store
 FLASH = "room.flash"
 ROOM_OPEN = "room.open"  # whether the "Workshop room" box is open
+LINKED = "room.linked"  # the code of the join link this session was opened with, until Join is pressed
 # Each outcome of joining: how it is shown and its sentence in data/lessons/rooms/sentences.toml.
 _JOIN_WORDS = {
     Joined.JOINED: ("success", "joined"),
@@ -67,6 +68,7 @@ def membership() -> Membership | None:
 
 
 def _join() -> None:
+    st.session_state.pop(LINKED, None)  # the learner has pressed Join: the field is theirs from now on
     learner = state.learner_id()
     code = parse_room_code(st.session_state.get("room.code", ""))
     try:
@@ -97,11 +99,12 @@ def room_panel() -> None:
 def _room_box() -> None:
     linked = st.query_params.get(JOIN_PARAM)
     if linked is not None and parse_room_code(linked) is not None:
-        st.session_state["room.code"] = parse_room_code(linked)
+        st.session_state[LINKED] = parse_room_code(linked)
         del st.query_params[JOIN_PARAM]  # the code is in the form now; keep the address bar clean
     member = membership()
+    linked_code = st.session_state.get(LINKED, "") if member is None else ""
     flash = st.session_state.pop(FLASH, None)
-    waiting = member is None and bool(st.session_state.get("room.code"))  # a join link was opened
+    waiting = member is None and bool(linked_code or st.session_state.get("room.code"))
     if waiting or flash is not None:
         st.session_state[ROOM_OPEN] = True
     # Built only while open: closed, it sends nothing on a page switch.
@@ -116,7 +119,9 @@ def _room_box() -> None:
                 st.caption("as")
                 st.text(member.display_name)
         with st.form("room.join", border=False):
-            st.text_input("Room code", key="room.code")
+            # The link's code is the field's default, not a value set once: a browser that reruns before
+            # its field has reported the code (the identity check does, on a busy machine) gets it again.
+            st.text_input("Room code", value=linked_code, key="room.code")
             st.text_input(
                 f"Display name (optional, up to {MAX_NAME_CHARS} characters)",
                 key="room.name",
