@@ -120,7 +120,8 @@ def _kept(key: str) -> str:
 
 def _keep(key: str) -> None:
     # Streamlit forgets a select box's value on a run that does not draw it (the expander closed).
-    st.session_state[_kept(key)] = st.session_state[key]
+    if key in st.session_state:  # a browser may still send a box the page no longer draws
+        st.session_state[_kept(key)] = st.session_state[key]
 
 
 def ask_mapping(

@@ -16,6 +16,10 @@ from ui import links, state
 
 def _copy_back(section: str, name: str) -> None:
     key = state.widget_key(section, name)
+    if key not in st.session_state:
+        # Other work was opened (Start over, a resume code) since the browser drew this widget: the app
+        # dropped its key, and the value the browser still sends belongs to the work that was replaced.
+        return
     try:
         value = schema_section(section).field(name).check(st.session_state[key])
     except ValueError:
