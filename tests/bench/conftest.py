@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from bench.paths import REPO_ROOT
+from bench.server import StreamlitServer
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer]:
+    """A real `streamlit run Home.py` on a free loopback port, logging to a file the test can check."""
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    with StreamlitServer(script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=log) as running:
+        yield running
 
 
 def sent_states(msg: BackMsg) -> dict[str, object]:

@@ -12,17 +12,13 @@ from __future__ import annotations
 import asyncio
 import math
 import urllib.request
-from pathlib import Path
 from typing import Any
 
-import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.load_client import LOOPBACK, Session
 from bench.page_model import PageModel, widget_state
-from bench.paths import REPO_ROOT
-from bench.server import StreamlitServer
 from core.progress_file import restore
 from core.questions import load_bank
 from core.settings_schema import load_schema
@@ -54,13 +50,6 @@ class _RecordingModel(PageModel):
         if element.WhichOneof("type") == "download_button" and element.download_button.url.endswith(".json"):
             self.progress_url = element.download_button.url
         super()._on_delta(msg)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    log = Path(tmp_path_factory.mktemp("protocol")) / "server.log"
-    with StreamlitServer(script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=log) as running:
-        yield running
 
 
 def _hostile_message(model: PageModel, field: str, value: Any) -> BackMsg:

@@ -9,23 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from pathlib import Path
 
-import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from bench.load_client import Session
 from bench.page_model import PageModel
-from bench.paths import REPO_ROOT
-from bench.server import StreamlitServer
 from ui.rooms import room_store
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    log = Path(tmp_path_factory.mktemp("join-link")) / "server.log"
-    with StreamlitServer(script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=log) as running:
-        yield running
 
 
 def _shown(model: PageModel) -> str:

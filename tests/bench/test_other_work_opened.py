@@ -10,24 +10,12 @@ protocol by the benchmark's client.
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
-
-import pytest
 
 from bench.load_client import Session
 from bench.page_model import PageModel, WidgetInfo
-from bench.paths import REPO_ROOT
-from bench.server import StreamlitServer
 from bench.workshop import Browser, identify, rerun_here
 
 SYMPTOM = "Symptom"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    log = Path(tmp_path_factory.mktemp("other-work")) / "server.log"
-    with StreamlitServer(script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=log) as running:
-        yield running
 
 
 def _widget(model: PageModel, kind: str, label: str) -> WidgetInfo:
