@@ -228,7 +228,7 @@ def run(config: LoadConfig, out: Path) -> dict[str, Any]:
         "messages_in": stats.messages,
         "bytes_in": stats.bytes_in,
         "unsupported_widget_kinds": sorted(stats.unsupported_kinds),
-        # Stateful tabs and expanders learners opened (a tab's label or an expander's) -> how often.
+        # The stateful tabs learners opened, by label -> how often.
         "opened": dict(stats.opened.most_common()),
     }
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -140,17 +140,17 @@ def _choice_for(info: WidgetInfo, model: PageModel, visit: VisitState) -> Any:
     return None
 
 
-def _open_for(info: WidgetInfo, model: PageModel, visit: VisitState) -> Any:
+def _open_for(info: WidgetInfo, model: PageModel, visit: VisitState) -> str | None:
     """The tab to open in a stateful tab container: one it does not show; None for anything else."""
+    if info.kind != "tabs":
+        return None
     shown = model.values.get(info.id)
-    if shown is None:
+    if shown is None:  # the browser has committed nothing yet: what the server shows
         shown = info.pushed_value
-    if info.kind == "tabs":
-        closed = [label for label in info.options if label != shown]
-        # By session and lap, not by visit: which page a learner is on already follows its session and
-        # visit, so learners on a page at their n-th lap would all open the same tab.
-        return closed[(visit.session_index + visit.lap) % len(closed)] if closed else None
-    return None
+    closed = [label for label in info.options if label != shown]
+    # By session and lap, not by visit: which page a learner is on already follows its session and
+    # visit, so learners on a page at their n-th lap would all open the same tab.
+    return closed[(visit.session_index + visit.lap) % len(closed)] if closed else None
 
 
 def next_action(
@@ -427,8 +427,7 @@ class Learner:
                 break
             acted = True
             if action.kind == "open":
-                ((widget_id, value),) = action.values
-                self.stats.opened[str(value)] += 1
+                self.stats.opened.update(str(value) for _, value in action.values)
             await self._pause()
             for widget_id, value in action.values:
                 model.set_value(widget_id, value)
