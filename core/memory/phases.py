@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from core.memory.count import ActivationCount
 from core.memory.fused_stack import fused_count
@@ -24,6 +25,11 @@ from core.memory.hf_stack import hf_count
 from core.memory.setup import StepSetup
 
 PHASES = ("forward", "backward", "optimizer_step")
+# Setups worked out and kept per process. A setup is settings only (a model's shape and the choices
+# that change memory), never who asked; without this, Run A's few fixed setups and a workshop's common
+# choices were worked out again on every rerun of the pages that show them (Run A: 15 of its 16 ms).
+# One setup keeps about 80 KiB (16 layers) to 0.4 MiB (80 layers) of moments and timeline points.
+STEP_CACHE_SIZE = 64
 PHASE_LABELS = {"forward": "Forward", "backward": "loss.backward()", "optimizer_step": "optimizer.step()"}
 # What a step holds as the allocator sees it, phase by phase: not the budget's TERMS, whose labels are
 # TERM_LABELS in core.memory.budget.
@@ -236,6 +242,7 @@ def _optimizer_step(setup: StepSetup) -> list[Moment]:
     ]
 
 
+@lru_cache(maxsize=STEP_CACHE_SIZE)
 def step_moments(setup: StepSetup) -> tuple[Moment, ...]:
     """Every moment of one step of `setup` in order: each forward block and the loss, backward from the loss
     through the blocks to the embedding, then the optimizer step."""
@@ -249,6 +256,7 @@ def _peak(moments: tuple[Moment, ...], phase: str) -> PhasePeak:
     return PhasePeak(phase, top.what, top.terms)
 
 
+@lru_cache(maxsize=STEP_CACHE_SIZE)
 def step_phases(setup: StepSetup) -> StepPhases:
     """The phase model of one training step of `setup`: each phase's peak is its busiest moment."""
     count = activation_count(setup)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from core.memory.budget import BYTES_PER_GB, MemoryTerms
-from core.memory.phases import Moment, step_moments
+from core.memory.phases import STEP_CACHE_SIZE, Moment, step_moments
 from core.memory.setup import StepSetup
 from core.memory.verdict import Capacity
 
@@ -144,6 +145,7 @@ def _iteration_moments(
     ]
 
 
+@lru_cache(maxsize=STEP_CACHE_SIZE)  # see STEP_CACHE_SIZE: settings in, nothing about a learner
 def step_timeline(setup: StepSetup, *, capacity: Capacity) -> StepTimeline:
     """The first two iterations of `setup` on `capacity`, and where (if anywhere) it fails."""
     points: list[TimelinePoint] = []

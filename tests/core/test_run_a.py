@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.datafiles import read_json
+from core.memory.phases import step_phases
 from core.memory.setup import StepSetup
 from core.memory.timeline import PHASES, step_timeline
 from core.memory.verdict import capped
@@ -433,3 +434,17 @@ def test_the_data_file_loads():
         40,
     )
     assert content.budget_launches == 4 and content.leak_experiments == ("batch", "gpu")
+
+
+@settings(max_examples=20, deadline=None)
+@given(setups, st.floats(0.5, 40))
+def test_a_kept_timeline_is_the_one_worked_out_afresh(setup, gib):
+    # The pages rerun on every click, so timelines and phases are kept per setup; an equal setup built
+    # anew must get the same answer as working it out from scratch, and a different one its own.
+    capacity = capped(gib)
+    kept = step_timeline(replace(setup), capacity=capped(gib))
+    assert kept is step_timeline(setup, capacity=capacity)
+    assert kept == step_timeline.__wrapped__(setup, capacity=capacity)
+    assert step_phases(replace(setup)) == step_phases.__wrapped__(setup)
+    other = replace(setup, batch=setup.batch + 1)
+    assert step_timeline(other, capacity=capacity).setup == other
