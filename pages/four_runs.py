@@ -48,9 +48,9 @@ def draw() -> None:
     st.markdown(lessons.text("four_runs", "intro"))
 
     runs, device_gb = load_runs()
-    columns = st.columns(len(runs))
-    for column, run in zip(columns, runs, strict=True):
-        with column.container(border=True):
+    # Bordered columns rather than a bordered box in each: four elements fewer on every click here.
+    for column, run in zip(st.columns(len(runs), border=True), runs, strict=True):
+        with column:
             st.subheader(run.title)
             st.markdown("\n".join(f"- {fact}" for fact in run.facts))
 

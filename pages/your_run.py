@@ -156,8 +156,9 @@ def finding_card(finding: Finding) -> None:
         icon = VERDICT_ICONS.get(finding.verdict, ":material/check_circle:")
         st.subheader(f"{finding.kind.capitalize()}: {finding.verdict}", anchor=False)
         st.markdown(f"{icon} {finding.summary}")
-        for line in finding.evidence:
-            st.text(f"• {line}")
+        # Plain text, as a log's own column names may appear in it; one element for all the lines.
+        if finding.evidence:
+            st.text("\n".join(f"• {line}" for line in finding.evidence))
         for line in finding.missing:
             st.caption(lessons.sentence("your_run", "would_decide", what=line))
         if finding.verdict in (LIKELY, POSSIBLE):

@@ -50,11 +50,22 @@ def share_box(section: str) -> None:
     """Any notes about an unusable link, and the link that reproduces this page's setup."""
     for note in st.session_state.get(NOTES, {}).get(section, []):
         st.warning(note, icon=":material/link_off:")
+    # Built only while open: the page reruns on every move of a slider, and the link is rarely read.
+    box = st.expander(
+        "Share this setup", icon=":material/share:", key=share_open_key(section), on_change="rerun"
+    )
+    if not box.open:
+        return
     fields = schema_section(section).fields
     chosen = state.section_settings(section)
     query = urlencode({f.name: f.to_text(chosen[f.name]) for f in fields})
-    with st.expander("Share this setup", icon=":material/share:"):
+    with box:
         st.caption(
             "This link opens the page with the same settings. It carries no answers and nothing you wrote."
         )
         st.code(f"{st.context.url or ''}?{query}", language=None, wrap_lines=True)
+
+
+def share_open_key(section: str) -> str:
+    """The session-state key that says whether a section's "Share this setup" box is open."""
+    return f"links.share_open.{section}"

@@ -36,14 +36,16 @@ def lock_form(
     button: str = "Lock prediction",
     reminder: str = "Pick one of the options first, then lock it.",
     scale: bool = False,
-    border: bool = True,
+    note: str | None = None,
 ) -> None:
     """A form that asks `prompt` over `options` (id to text) and hands the chosen id to `store`.
 
     `scale` draws an ordered set of options as a slider to drag instead of a list to pick from;
-    `reminder` is shown when the button is pressed with nothing chosen.
+    `reminder` is shown when the button is pressed with nothing chosen; `note`, a caption, heads the form.
     """
-    with st.form(key=f"{key}.form", border=border):
+    with st.form(key=f"{key}.form"):
+        if note is not None:
+            st.caption(note)
         if scale:
             ids = list(options)
             st.select_slider(

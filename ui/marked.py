@@ -36,19 +36,20 @@ def marked_question(question_id: str) -> None:
     """Render one marked question from the bank; after one confirmed answer it is locked."""
     question = load_bank().question(question_id)
     given = state.answers().get(question.id)
+    if given is None:
+        # The form's own border frames the open question: one element fewer on every click on the page.
+        lock_form(
+            f"marked.{question.id}.choice",
+            question.prompt,
+            {o.id: o.text for o in question.options},
+            functools.partial(state.give_answer, question.id),
+            button="Lock in my answer",
+            reminder=lessons.sentence("marked", "pick_first"),
+            note=lessons.sentence("marked", "locked_once"),
+        )
+        return
     with st.container(border=True):
         st.caption(lessons.sentence("marked", "locked_once"))
-        if given is None:
-            lock_form(
-                f"marked.{question.id}.choice",
-                question.prompt,
-                {o.id: o.text for o in question.options},
-                functools.partial(state.give_answer, question.id),
-                button="Lock in my answer",
-                reminder=lessons.sentence("marked", "pick_first"),
-                border=False,
-            )
-            return
         option_ids = [o.id for o in question.options]
         st.radio(
             question.prompt,

@@ -7,7 +7,8 @@ from streamlit.testing.v1 import AppTest
 from core import lessons
 from core.stack import load_stack
 from core.telemetry import recorded
-from tests.app.conftest import HOME, answer, open_page, open_tab
+from tests.app.conftest import HOME, answer, open_box, open_page, open_tab
+from ui.links import share_open_key
 
 
 def test_four_runs_shows_four_cards_and_a_chart_per_run():
@@ -86,9 +87,11 @@ def test_a_share_link_sets_the_symptom_and_the_url_follows_changes():
     at.query_params["symptom"] = "flat"
     open_page("pages/execution_stack.py", at=at)
     assert at.radio(key="stack.symptom").value == "flat"
+    open_box(at, share_open_key("stack"))
+    assert "symptom=flat" in at.code[0].value
     at.radio(key="stack.symptom").set_value("slow").run()
     assert at.query_params["symptom"] == ["slow"] or at.query_params["symptom"] == "slow"
-    assert "symptom=slow" in at.code[0].value
+    assert "symptom=slow" in at.code[0].value  # an open box follows the change
 
 
 def test_a_bad_share_link_shows_a_note_and_the_default():

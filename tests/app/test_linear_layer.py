@@ -7,7 +7,8 @@ from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 from core import lessons
-from tests.app.conftest import HOME, answer, open_page, predict, reveal_roofline
+from tests.app.conftest import HOME, answer, open_box, open_page, predict, reveal_roofline
+from ui.links import share_open_key
 
 PAGE = "pages/linear_layer.py"
 
@@ -127,6 +128,8 @@ def test_a_share_link_opens_the_page_with_its_setup():
     assert at.slider(key="linear.m_out").value == 8192  # clamped to the slider's maximum
     assert at.selectbox(key="linear.dtype").value == "bf16"
     assert any("adjusted to 8192" in w.value for w in at.warning)
+    assert not at.code  # the link is built only once its box is opened
+    open_box(at, share_open_key("linear"))
     assert "n_in=1024" in at.code[0].value and "m_out=8192" in at.code[0].value
 
 

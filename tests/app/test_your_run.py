@@ -73,7 +73,7 @@ def test_an_uploaded_log_with_a_nan_is_numerical_with_the_step_marked():
     assert not at.exception
     assert "Numerical: likely" in _subheaders(at)
     first_nan = lessons.sentence("diagnose", "first_nan", column="loss", step=30)
-    assert f"• {first_nan}" in [t.value for t in at.text]
+    assert f"• {first_nan}" in [line for t in at.text for line in t.value.splitlines()]
     assert "nan" in _dataset_names(_example_charts(at))
 
 
