@@ -9,6 +9,7 @@ from ui.frame import progress_slot
 from ui.identity import saved_work_panel, settle_learner
 from ui.nav import menu
 from ui.rooms import room_panel
+from ui.run_slots import run_slot
 from ui.signing import refuse_weak_key
 from ui.sockets import disable_nagle_once
 from ui.state import ensure_state, save_seeded
@@ -30,16 +31,18 @@ ensure_state()
 refuse_weak_key()
 disable_nagle_once()
 
-page = st.navigation(menu())
-# Before anything is drawn from the learner's state: whose work this is, loaded from the store.
-settle_learner()
-progress_slot()
-saved_work_panel()
-room_panel()
-try:
-    page.run()
-finally:
-    # The defaults a first visit showed go to the store together, once the page is drawn.
-    redraw = save_seeded()
+# A few runs of the process work at once and the others queue (ui/run_slots.py).
+with run_slot():
+    page = st.navigation(menu())
+    # Before anything is drawn from the learner's state: whose work this is, loaded from the store.
+    settle_learner()
+    progress_slot()
+    saved_work_panel()
+    room_panel()
+    try:
+        page.run()
+    finally:
+        # The defaults a first visit showed go to the store together, once the page is drawn.
+        redraw = save_seeded()
 if redraw:
     st.rerun()  # another tab had stored some of them: draw the page with the learner's values

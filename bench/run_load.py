@@ -78,13 +78,15 @@ def _random_token() -> str:
 
 
 async def _warm_up(port: int, target: Target, token: str) -> None:
-    """One learner visits every page once, so imports and caches are loaded before measuring."""
+    """One learner visits every page once, so imports and caches are loaded before measuring. It pauses
+    between actions to stay under the app's cap of 10 messages a second per connection: without a pause
+    the pages now answer fast enough for it to go over, and a dropped message stalls it for its timeout."""
     learner = Learner(
         index=999,
         port=port,
         target=target,
         behaviour=Behaviour(
-            mode="think", think_min_s=0, think_max_s=0, actions_per_visit=1, click_buttons=False
+            mode="think", think_min_s=0.15, think_max_s=0.15, actions_per_visit=1, click_buttons=False
         ),
         run_token=token,
         timeout_s=120,

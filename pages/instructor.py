@@ -26,6 +26,7 @@ from store.rooms import Room
 from ui.frame import progress_sidebar
 from ui.instructor import KEY_ENV, ROOM, SECRET_NAME, SIGNED_IN, instructor_key, sign_in
 from ui.rooms import room_store
+from ui.run_slots import in_a_run_slot
 from ui.tables import arrow_rows
 
 REFRESH_S = 5
@@ -85,6 +86,7 @@ def _csv(rows: list[dict[str, str]]) -> str:
 
 
 @st.fragment(run_every=REFRESH_S)
+@in_a_run_slot
 def class_view(code: str) -> None:
     """The live view: refreshed every few seconds on its own, without reloading the page."""
     try:

@@ -7,6 +7,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from ui.run_slots import in_a_run_slot
+
 WHOLE_APP = "boxes.whole_app"
 
 
@@ -26,6 +28,7 @@ def sidebar_box(draw: Callable[[], None]) -> None:
 
 
 @st.fragment
+@in_a_run_slot
 def _box(draw: Callable[[], None]) -> None:
     if st.session_state.pop(WHOLE_APP, False):
         st.rerun(scope="app")

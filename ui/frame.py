@@ -13,6 +13,7 @@ from core.questions import load_bank
 from core.report.moments import readable_time
 from ui import state
 from ui.identity import retry_saving, saved_indicator, saved_status
+from ui.run_slots import in_a_run_slot
 
 # The sidebar box the summary is drawn in; the container of the latest full run, which is also the one
 # Streamlit keeps for the body fragment's reruns.
@@ -56,6 +57,7 @@ def lesson_page(draw: Callable[[], None]) -> None:
 
 
 @st.fragment
+@in_a_run_slot
 def _lesson_body(draw: Callable[[], None]) -> None:
     retry_saving()
     # Both sidebar boxes are written before the page, which may stop early (st.stop): a fragment may

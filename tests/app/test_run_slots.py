@@ -1,0 +1,88 @@
+"""The process's script slots: at most N runs work at once, a run inside a run goes straight in, and a
+slot comes back however the run ends."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from ui.run_slots import PROCESS_SLOTS, RunSlots, in_a_run_slot
+
+WAIT_S = 10  # generous: a test fails on a deadlock, never on a slow machine
+
+
+def _most_at_once(slots: RunSlots, runs: int) -> int:
+    """Start `runs` threads that each hold a slot until all the others have tried; count the most inside."""
+    inside, most = 0, 0
+    lock = threading.Lock()
+    arrived = threading.Barrier(runs, timeout=WAIT_S)
+
+    def run() -> None:
+        nonlocal inside, most
+        arrived.wait()
+        with slots.held():
+            with lock:
+                inside += 1
+                most = max(most, inside)
+            # Stay inside long enough for any thread that could get in beside us to do so.
+            threading.Event().wait(0.05)
+            with lock:
+                inside -= 1
+
+    threads = [threading.Thread(target=run) for _ in range(runs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT_S)
+        assert not thread.is_alive(), "a run never got a slot"
+    return most
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_no_more_runs_work_at_once_than_there_are_slots(count):
+    assert _most_at_once(RunSlots(count), runs=8) == count
+
+
+def test_zero_slots_lets_every_run_in_at_once():
+    assert _most_at_once(RunSlots(0), runs=6) == 6
+
+
+def test_a_run_inside_a_run_takes_no_second_slot():
+    slots = RunSlots(1)
+    with slots.held(), slots.held():  # a full run calling its page's fragment
+        pass
+    with slots.held():  # and the slot is free again afterwards
+        pass
+
+
+def test_a_slot_comes_back_when_the_run_raises():
+    slots = RunSlots(1)
+    with pytest.raises(RuntimeError), slots.held():
+        raise RuntimeError("st.rerun() and st.stop() end a run by raising")
+    done = threading.Event()
+
+    def other_run() -> None:
+        with slots.held():
+            done.set()
+
+    threading.Thread(target=other_run).start()
+    assert done.wait(WAIT_S)
+
+
+def test_a_negative_count_is_refused_in_words():
+    with pytest.raises(ValueError, match="cannot be negative"):
+        RunSlots(-1)
+
+
+def test_a_slotted_function_keeps_its_name_for_streamlit_and_runs_in_the_process_slot():
+    seen: list[int] = []
+
+    @in_a_run_slot
+    def body(value: int) -> int:
+        seen.append(PROCESS_SLOTS._held.depth)
+        return value * 2
+
+    assert body(21) == 42 and seen == [1]
+    # st.fragment names a fragment after its function: the wrapper must not change that name.
+    assert body.__qualname__.endswith("body") and body.__module__ == __name__
