@@ -4,9 +4,10 @@ Streamlit gives every session its own script thread. When a class clicks in the 
 hundred of them share one interpreter and take turns every few milliseconds, and each run then costs
 more CPU than it does alone. In back-to-back bursts of 100 learners, letting two work at a time and
 queueing the rest cut the script CPU per run from 17 to 20 ms to 14 ms, served 2,564 runs in 40 s
-instead of 1,850 to 2,151, and brought the p95 wait from 2.6 s to 1.8 s (bench/README.md). A run
-waits at most `MAX_WAIT_S` for a slot, then goes in anyway. The slots hold no learner data: they
-only count threads.
+instead of 1,850 to 2,151, and brought the p95 wait from 2.6 s to 1.8 s (bench/README.md).
+
+While every slot is held by a run stuck for `STUCK_S` (a store that stops answering), the runs
+waiting go in anyway. The slots hold no learner data: they only count threads.
 
 `LAB_SCRIPT_SLOTS` sets the number (0 lets every run work at once, as Streamlit does on its own).
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import ParamSpec, TypeVar
@@ -25,28 +27,46 @@ R = TypeVar("R")
 
 # Two, not one: a run that waits on the store (a PostgreSQL round trip) does not stop the others.
 SLOTS = int(os.environ.get("LAB_SCRIPT_SLOTS", "2"))
-# The longest a run waits for a slot before it goes in anyway. A burst of 100 clicks queues for less
-# than this; a store that stops answering (its connect timeout is 5 s) would otherwise keep both slots
-# and queue the whole class behind it.
-MAX_WAIT_S = 2.0
+# A run that has held its slot this long is stuck on something (a store that stops answering waits
+# out its 5 s connect timeout); healthy runs take 5 to 50 ms. While every slot is held by a stuck run,
+# the runs waiting go in without one, so a dead store never queues the whole class behind two runs.
+STUCK_S = 1.0
+POLL_S = 0.25  # how often a waiting run looks whether the slots' holders are stuck
 
 
 class RunSlots:
     """A fixed number of slots that script runs take on their way in and give back on the way out.
     A thread that already holds one (a page calling its own fragment in a full run) goes straight in."""
 
-    def __init__(self, slots: int, *, max_wait_s: float = MAX_WAIT_S) -> None:
+    def __init__(self, slots: int, *, stuck_s: float = STUCK_S) -> None:
         if slots < 0:
             raise ValueError(f"The number of script slots cannot be negative; got {slots}.")
         self.slots = slots
-        self.max_wait_s = max_wait_s
+        self.stuck_s = stuck_s
         self._free = threading.BoundedSemaphore(slots) if slots else None
         self._held = threading.local()
+        self._taken_at: dict[int, float] = {}  # thread id -> when it took its slot
+        self._lock = threading.Lock()
+
+    def _all_stuck(self) -> bool:
+        now_s = time.monotonic()
+        with self._lock:
+            held = list(self._taken_at.values())
+        return len(held) >= self.slots and all(now_s - taken_s > self.stuck_s for taken_s in held)
+
+    def _take(self, free: threading.BoundedSemaphore) -> bool:
+        """Wait for a slot; False when the run goes in without one because every holder is stuck."""
+        while not free.acquire(timeout=min(POLL_S, self.stuck_s)):
+            if self._all_stuck():
+                return False
+        with self._lock:
+            self._taken_at[threading.get_ident()] = time.monotonic()
+        return True
 
     @contextmanager
     def held(self) -> Iterator[None]:
-        """Hold a slot for the block, waiting up to `max_wait_s` for one if all are taken (then going in
-        without one); released however the block ends."""
+        """Hold a slot for the block, waiting for one if all are taken (unless their holders are stuck);
+        released however the block ends."""
         depth = getattr(self._held, "depth", 0)
         if self._free is None or depth:
             self._held.depth = depth + 1
@@ -55,13 +75,15 @@ class RunSlots:
             finally:
                 self._held.depth = depth
             return
-        got = self._free.acquire(timeout=self.max_wait_s)
+        got = self._take(self._free)
         self._held.depth = 1
         try:
             yield
         finally:
             self._held.depth = 0
             if got:
+                with self._lock:
+                    del self._taken_at[threading.get_ident()]
                 self._free.release()
 
 

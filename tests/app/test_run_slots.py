@@ -41,15 +41,15 @@ def _most_at_once(slots: RunSlots, runs: int) -> int:
 
 @pytest.mark.parametrize("count", [1, 2, 3])
 def test_no_more_runs_work_at_once_than_there_are_slots(count):
-    assert _most_at_once(RunSlots(count, max_wait_s=WAIT_S), runs=8) == count
+    assert _most_at_once(RunSlots(count, stuck_s=WAIT_S), runs=8) == count
 
 
 def test_zero_slots_lets_every_run_in_at_once():
-    assert _most_at_once(RunSlots(0, max_wait_s=WAIT_S), runs=6) == 6
+    assert _most_at_once(RunSlots(0, stuck_s=WAIT_S), runs=6) == 6
 
 
 def test_a_run_inside_a_run_takes_no_second_slot():
-    slots = RunSlots(1, max_wait_s=WAIT_S)
+    slots = RunSlots(1, stuck_s=WAIT_S)
     with slots.held(), slots.held():  # a full run calling its page's fragment
         pass
     with slots.held():  # and the slot is free again afterwards
@@ -57,7 +57,7 @@ def test_a_run_inside_a_run_takes_no_second_slot():
 
 
 def test_a_slot_comes_back_when_the_run_raises():
-    slots = RunSlots(1, max_wait_s=WAIT_S)
+    slots = RunSlots(1, stuck_s=WAIT_S)
     with pytest.raises(RuntimeError), slots.held():
         raise RuntimeError("st.rerun() and st.stop() end a run by raising")
     done = threading.Event()
@@ -70,8 +70,8 @@ def test_a_slot_comes_back_when_the_run_raises():
     assert done.wait(WAIT_S)
 
 
-def test_a_run_stuck_in_its_slot_keeps_others_out_only_for_the_longest_wait():
-    slots = RunSlots(1, max_wait_s=0.05)
+def test_a_run_stuck_in_its_slot_keeps_others_out_only_until_it_counts_as_stuck():
+    slots = RunSlots(1, stuck_s=0.05)
     inside, release = threading.Event(), threading.Event()
 
     def stuck_run() -> None:  # a run waiting on a store that does not answer
@@ -90,7 +90,7 @@ def test_a_run_stuck_in_its_slot_keeps_others_out_only_for_the_longest_wait():
     other = threading.Thread(target=other_run)
     other.start()
     other.join(WAIT_S)
-    assert not other.is_alive(), "a run waited for a stuck slot past the longest wait"
+    assert not other.is_alive(), "a run waited for a stuck slot to come back"
     release.set()
     stuck.join(WAIT_S)
 
