@@ -68,23 +68,18 @@ class RunSlots:
         """Hold a slot for the block, waiting for one if all are taken (unless their holders are stuck);
         released however the block ends."""
         depth = getattr(self._held, "depth", 0)
-        if self._free is None or depth:
-            self._held.depth = depth + 1
-            try:
-                yield
-            finally:
-                self._held.depth = depth
-            return
-        got = self._take(self._free)
-        self._held.depth = 1
+        # Only the outermost block takes a slot: a run inside a run already holds one.
+        free = self._free
+        taken = free if free is not None and depth == 0 and self._take(free) else None
+        self._held.depth = depth + 1
         try:
             yield
         finally:
-            self._held.depth = 0
-            if got:
+            self._held.depth = depth
+            if taken is not None:
                 with self._lock:
                     del self._taken_at[threading.get_ident()]
-                self._free.release()
+                taken.release()
 
 
 PROCESS_SLOTS = RunSlots(SLOTS)
