@@ -1,4 +1,9 @@
-"""Where the store lives and how to connect to it: embedded SQLite by default, PostgreSQL by URL."""
+"""Where the store lives and how to connect to it: embedded SQLite by default, PostgreSQL by URL.
+
+A connection is opened for one of three kinds of work, which on SQLite begin differently: a write
+transaction (the default, `engine.begin()`), a read (`reading`), or one statement that is its own
+transaction (`one_statement`), which is one round trip to the database.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,17 @@ SQLITE_FILE = "learners.sqlite3"
 # How long a connection waits for the database (PostgreSQL connect, SQLite's write lock).
 CONNECT_TIMEOUT_S = 5
 SQLITE_BUSY_TIMEOUT_S = 15
+# The execution option naming a connection's kind of work, and how SQLite begins each kind.
+WORK = "lab_work"
+_SQLITE_BEGIN = {
+    # Take the write lock up front: a deferred transaction that later needs it fails at once with
+    # "database is locked" instead of waiting its turn.
+    "write": "BEGIN IMMEDIATE",
+    # A snapshot without the write lock: in WAL mode readers and the writer never wait for each other.
+    "read": "BEGIN",
+    # Nothing: the driver runs in autocommit mode, so the statement commits itself.
+    "statement": None,
+}
 
 
 def data_dir() -> Path:
@@ -52,9 +68,9 @@ def _sqlite_engine(url: str) -> sa.Engine:
 
     @sa.event.listens_for(engine, "begin")
     def _on_begin(connection: sa.Connection) -> None:
-        # Take the write lock up front: a deferred transaction that later needs it fails at once
-        # with "database is locked" instead of waiting its turn.
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        begin = _SQLITE_BEGIN[connection.get_execution_options().get(WORK, "write")]
+        if begin is not None:
+            connection.exec_driver_sql(begin)
 
     return engine
 
@@ -63,8 +79,19 @@ def create_engine(url: str) -> sa.Engine:
     """An engine for `url` (sqlite:///path or postgresql://...), set up for this store."""
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
-    return sa.create_engine(
-        _postgres_url(url),
-        pool_pre_ping=True,  # a replica survives the database restarting
-        connect_args={"connect_timeout": CONNECT_TIMEOUT_S},
-    )
+    # No ping before each use, which would double every write's round trips: a connection the
+    # database dropped fails once, and the store's methods retry on a fresh one (`reconnecting`).
+    return sa.create_engine(_postgres_url(url), connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
+
+
+def reading(engine: sa.Engine) -> sa.Connection:
+    """A connection for reads only: on SQLite its transactions take no write lock."""
+    return engine.connect().execution_options(**{WORK: "read"})
+
+
+def one_statement(engine: sa.Engine) -> sa.Connection:
+    """A connection whose every statement is its own transaction: no BEGIN and no COMMIT to wait for,
+    so a statement is one round trip to the database."""
+    if engine.dialect.name == "postgresql":
+        return engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+    return engine.connect().execution_options(**{WORK: "statement"})

@@ -8,18 +8,19 @@ the shape of `ui.state.snapshot()`: predictions come back as the records the app
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from functools import lru_cache, wraps
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from core.predictions import RECORD_PREFIX
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS
-from store.engine import create_engine
+from store.engine import create_engine, one_statement, reading
 from store.ids import new_learner_id, new_resume_code, parse_code
 from store.migrations import migrate
 from store.schema import (
@@ -36,6 +37,10 @@ from store.schema import (
 
 class StoreUnavailable(RuntimeError):
     """The database cannot be reached (down, unreachable, or busy for too long)."""
+
+
+class _Dropped(StoreUnavailable):
+    """The database closed a pooled connection (it restarted); a fresh connection may well work."""
 
 
 class Refused(ValueError):
@@ -74,6 +79,30 @@ def _key(table: sa.Table) -> list[sa.Column[Any]]:
     return list(table.primary_key.columns)
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+_S = TypeVar("_S")
+
+
+def reconnecting(method: Callable[Concatenate[_S, _P], _T]) -> Callable[Concatenate[_S, _P], _T]:
+    """Run a store method once more if the database had dropped the pooled connection it used.
+
+    The pool does not ping a connection before each use (that would be a second round trip for every
+    write): after a restart the first use of an old connection fails, SQLAlchemy discards the pool's
+    old connections, and the retry gets a fresh one. A dropped connection fails before anything is
+    written, and the writes are upserts or first-only inserts, so repeating one is safe.
+    """
+
+    @wraps(method)
+    def run(self: _S, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        try:
+            return method(self, *args, **kwargs)
+        except _Dropped:
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 class LearnerStore:
     """Reads and writes learners' work in one database (SQLite file or PostgreSQL)."""
 
@@ -109,29 +138,37 @@ class LearnerStore:
             )
             yield connection
 
+    @reconnecting
     def learner(self, learner_id: str) -> Learner:
         """The learner with this id, created on first sight."""
-        with self._write(learner_id) as connection:
-            code = connection.execute(
-                sa.select(learners.c.resume_code).where(learners.c.id == learner_id)
-            ).scalar_one()
+        now = _now()
+        with _guarded(), one_statement(self.engine) as connection:
+            statement = (
+                _insert(connection, learners)
+                .values(id=learner_id, resume_code=new_resume_code(), created_at=now, updated_at=now)
+                .on_conflict_do_update(index_elements=[learners.c.id], set_={"updated_at": now})
+                .returning(learners.c.resume_code)
+            )
+            code = connection.execute(statement).scalar_one()
         return Learner(id=learner_id, resume_code=code)
 
     def new_learner(self) -> Learner:
         """A brand-new learner with nothing stored yet."""
         return self.learner(new_learner_id())
 
+    @reconnecting
     def learner_for_code(self, typed: str) -> str | None:
         """The learner id a typed resume code opens, or None (the caller must not say which case)."""
         code = parse_code(typed)
         if code is None:
             return None
-        with _guarded(), self.engine.connect() as connection:
+        with _guarded(), reading(self.engine) as connection:
             return connection.execute(sa.select(learners.c.id).where(learners.c.resume_code == code)).scalar()
 
+    @reconnecting
     def load(self, learner_id: str) -> dict[str, Any]:
         """Everything stored for a learner, in the shape of a session snapshot."""
-        with _guarded(), self.engine.connect() as connection:
+        with _guarded(), reading(self.engine) as connection:
             return _load(connection, learner_id)
 
     def add_answer(self, learner_id: str, question_id: str, option_id: str) -> bool:
@@ -146,40 +183,61 @@ class LearnerStore:
         """Record the hand-in; False if the learner had already handed in."""
         return self._add_once(hand_ins, learner_id, handed_in_at=handed_in_at)
 
+    @reconnecting
     def _add_once(self, table: sa.Table, learner_id: str, **values: Any) -> bool:
+        try:
+            with _guarded(), one_statement(self.engine) as connection:
+                return _add_once(connection, table, learner_id, values)
+        except Refused:
+            pass  # locked, or retention removed the learner: the careful way below tells which
         try:
             with self._write(learner_id) as connection:
                 return _add_once(connection, table, learner_id, values)
         except Refused:
             return False
 
+    @reconnecting
     def put_settings(self, learner_id: str, section: str, values: Mapping[str, Any]) -> None:
         """Replace one page section's settings (Refused after the hand-in)."""
         with self._write(learner_id) as connection:
-            _put(connection, settings, learner_id, section=section, values=dict(values))
+            _put(connection, settings, learner_id, section=section, values=_setting_values(values))
 
     def put_setting(self, learner_id: str, section: str, name: str, value: Any) -> dict[str, Any]:
         """Set one setting of a page section and keep its others as stored, so a tab with an older
         copy cannot undo another tab's changes. Returns the section as the store now holds it
         (Refused after the hand-in)."""
-        with self._write(learner_id) as connection:
-            stored = {**_section(connection, learner_id, section), name: value}
-            _put(connection, settings, learner_id, section=section, values=stored)
-            return stored
+        return self._lay_settings(learner_id, section, {name: value}, over_stored=True)
 
     def put_settings_if_absent(
         self, learner_id: str, section: str, values: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Store each of `values` (the defaults a page shows on a first visit) only where the section has no
-        value of that name, in one transaction; returns the section as the store now holds it (Refused after
-        the hand-in)."""
+        value of that name; returns the section as the store now holds it (Refused after the hand-in)."""
+        return self._lay_settings(learner_id, section, values, over_stored=False)
+
+    @reconnecting
+    def _lay_settings(
+        self, learner_id: str, section: str, values: Mapping[str, Any], *, over_stored: bool
+    ) -> dict[str, Any]:
+        """Lay `values` over a section's stored settings (under them, without `over_stored`) in one
+        statement, the database merging the two, and return the section as stored."""
+        row = {
+            "learner_id": learner_id,
+            "section": section,
+            "values": _setting_values(values),
+            "updated_at": _now(),
+        }
+        try:
+            with _guarded(), one_statement(self.engine) as connection:
+                statement = _settings_merge(connection.dialect.name, over_stored=over_stored)
+                return dict(connection.execute(statement, row).scalar_one())
+        except Refused:
+            pass  # handed in, or retention removed the learner: the careful way below tells which
         with self._write(learner_id) as connection:
             stored = _section(connection, learner_id, section)
-            missing = {name: value for name, value in values.items() if name not in stored}
-            if missing:
-                stored.update(missing)
-                _put(connection, settings, learner_id, section=section, values=stored)
-            return stored
+            merged = {**stored, **values} if over_stored else {**values, **stored}
+            _put(connection, settings, learner_id, section=section, values=merged)
+            return merged
 
     def put_record(self, learner_id: str, name: str, value: Any) -> bool:
         """Replace one record (Refused after the hand-in); predictions are only ever added to.
@@ -189,6 +247,7 @@ class LearnerStore:
         """
         return self.put_records(learner_id, {name: value})
 
+    @reconnecting
     def put_records(self, learner_id: str, values: Mapping[str, Any]) -> bool:
         """`put_record` for several records in one transaction, so that what belongs together (a
         Scaling guess and the track it was made on) is stored whole or not at all; False when the
@@ -202,6 +261,7 @@ class LearnerStore:
             stored = _load(connection, learner_id)["records"]
         return all(_holds(name, values[name], stored.get(name) or {}) for name in locked)
 
+    @reconnecting
     def merge(self, learner_id: str, state: Mapping[str, Any]) -> dict[str, Any]:
         """Write a whole session snapshot in one transaction and return what is stored afterwards.
 
@@ -215,13 +275,14 @@ class LearnerStore:
                         connection, answers, learner_id, {"question_id": question_id, "option_id": option_id}
                     )
                 for section, values in state["settings"].items():
-                    _put(connection, settings, learner_id, section=section, values=values)
+                    _put(connection, settings, learner_id, section=section, values=_setting_values(values))
                 for name, value in state["records"].items():
                     _put_record(connection, learner_id, name, value)
                 if state["handed_in_at"] is not None:
                     _add_once(connection, hand_ins, learner_id, {"handed_in_at": state["handed_in_at"]})
             return _load(connection, learner_id)
 
+    @reconnecting
     def remove_idle(self, before: datetime) -> list[Removed]:
         """Delete every learner whose last save is older than `before`, with all their work."""
         with _guarded(), self.engine.begin() as connection:
@@ -242,9 +303,10 @@ class LearnerStore:
             connection.execute(sa.delete(learners).where(learners.c.id.in_([r.learner_id for r in removed])))
         return removed
 
+    @reconnecting
     def ping(self) -> None:
         """Raise StoreUnavailable unless the database answers."""
-        with _guarded(), self.engine.connect() as connection:
+        with _guarded(), reading(self.engine) as connection:
             connection.execute(sa.select(1))
 
 
@@ -256,7 +318,7 @@ def _guarded() -> Iterator[None]:
     except sa.exc.IntegrityError as err:
         raise Refused(str(err.orig)) from err
     except (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.InternalError) as err:
-        raise StoreUnavailable(str(err.orig)) from err
+        raise (_Dropped if err.connection_invalidated else StoreUnavailable)(str(err.orig)) from err
 
 
 def _add_once(connection: sa.Connection, table: sa.Table, learner_id: str, values: Mapping[str, Any]) -> bool:
@@ -267,6 +329,29 @@ def _add_once(connection: sa.Connection, table: sa.Table, learner_id: str, value
         .returning(table.c.learner_id)  # a row comes back only if this insert added it
     )
     return connection.execute(statement).first() is not None
+
+
+def _setting_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """A section's settings as stored: names to plain values (text, numbers, true or false), never
+    empty ones, which the database's merge of two sections could not tell from a name to remove."""
+    for name, value in values.items():
+        if not isinstance(value, str | int | float | bool):
+            raise ValueError(f"The setting {name} must be text, a number, or true or false.")
+    return dict(values)
+
+
+@lru_cache(maxsize=4)
+def _settings_merge(dialect: str, *, over_stored: bool) -> sa.Insert:
+    """An upsert of one section's settings whose new values the database lays over those stored (or
+    under them), returning the section as stored: parameters learner_id, section, values, updated_at."""
+    insert = (postgresql if dialect == "postgresql" else sqlite).insert(settings)
+    new, stored = insert.excluded["values"], settings.c["values"]
+    top, bottom = (new, stored) if over_stored else (stored, new)
+    # Both merge two objects key by key, the top one's values winning; neither knows the other's name.
+    merged = bottom.op("||")(top) if dialect == "postgresql" else sa.func.json_patch(bottom, top)
+    return insert.on_conflict_do_update(
+        index_elements=_key(settings), set_={"values": merged, "updated_at": insert.excluded.updated_at}
+    ).returning(settings.c["values"])
 
 
 def _section(connection: sa.Connection, learner_id: str, section: str) -> dict[str, Any]:

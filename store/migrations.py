@@ -274,11 +274,50 @@ def _v4_prediction_tracks(dialect: str) -> list[str]:
     return [table, *_sqlite_locks(_TRACK_LOCKS), *guard]
 
 
+# Each table of a learner's work, and the column saying when a row was written.
+_WORK_TABLES = (
+    ("answers", "created_at"),
+    ("predictions", "created_at"),
+    ("prediction_tracks", "created_at"),
+    ("lesson_predictions", "created_at"),
+    ("settings", "updated_at"),
+    ("records", "updated_at"),
+    ("hand_ins", "created_at"),
+)
+_PG_TOUCH = """CREATE FUNCTION lab_touch_learner() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE learners SET updated_at = now() WHERE id = NEW.learner_id;
+    RETURN NULL;
+END
+$$"""
+
+
+def _v5_learner_activity(dialect: str) -> list[str]:
+    """Every write of a learner's work marks the learner active, in the database itself, so a write can
+    be one statement and retention still sees when each learner last saved."""
+    if dialect == "postgresql":
+        return [
+            _PG_TOUCH,
+            *(
+                f"CREATE TRIGGER {table}_touch AFTER INSERT OR UPDATE ON {table} "
+                "FOR EACH ROW EXECUTE FUNCTION lab_touch_learner()"
+                for table, _ in _WORK_TABLES
+            ),
+        ]
+    return [
+        f"CREATE TRIGGER {table}_touch_{event.lower()} AFTER {event} ON {table} FOR EACH ROW "
+        f"BEGIN UPDATE learners SET updated_at = NEW.{column} WHERE id = NEW.learner_id; END"
+        for table, column in _WORK_TABLES
+        for event in ("INSERT", "UPDATE")
+    ]
+
+
 MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (
     _v1_learner_record,
     rooms_migration,
     _v3_lesson_predictions,
     _v4_prediction_tracks,
+    _v5_learner_activity,
 )
 
 

@@ -18,7 +18,8 @@ import sqlalchemy as sa
 
 from core.rooms import ROOM_CODE_ALPHABET, ROOM_CODE_CHARS, LearnerWork
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS
-from store.learner_store import LearnerStore, _guarded, _insert
+from store.engine import reading
+from store.learner_store import LearnerStore, _guarded, _insert, reconnecting
 from store.room_schema import memberships, reveals, rooms
 from store.schema import answers, prediction_tracks, predictions, records, settings
 
@@ -87,6 +88,7 @@ class RoomStore:
         self.learners = learners
         self.engine = learners.engine
 
+    @reconnecting
     def create_room(self, *, capacity: int, lifetime: timedelta) -> Room:
         """A new open room that accepts `capacity` learners and expires after `lifetime`."""
         if capacity < 1:
@@ -104,17 +106,20 @@ class RoomStore:
             connection.execute(sa.insert(rooms).values(**vars(room)))
         return room
 
+    @reconnecting
     def room(self, code: str) -> Room | None:
         """The room with this code, or None."""
-        with _guarded(), self.engine.connect() as connection:
+        with _guarded(), reading(self.engine) as connection:
             row = connection.execute(sa.select(rooms).where(rooms.c.code == code)).first()
         return None if row is None else _room(row)
 
+    @reconnecting
     def close_room(self, code: str) -> None:
         """Close a room: nobody joins any more and learners stop seeing its figures."""
         with _guarded(), self.engine.begin() as connection:
             connection.execute(sa.update(rooms).where(rooms.c.code == code).values(closed=True))
 
+    @reconnecting
     def join(self, code: str, learner_id: str, display_name: str | None) -> Joined:
         """Add a learner to an open room unless it is full; a learner already in it keeps their place."""
         self.learners.learner(learner_id)  # the learner's row, which the membership refers to
@@ -146,9 +151,10 @@ class RoomStore:
             )
             return Joined.JOINED
 
+    @reconnecting
     def membership(self, learner_id: str) -> Membership | None:
         """The open room this learner joined last, or None."""
-        with _guarded(), self.engine.connect() as connection:
+        with _guarded(), reading(self.engine) as connection:
             row = connection.execute(
                 sa.select(memberships.c.room_code, memberships.c.display_name)
                 .join(rooms, rooms.c.code == memberships.c.room_code)
@@ -158,6 +164,7 @@ class RoomStore:
             ).first()
         return None if row is None else Membership(room_code=row.room_code, display_name=row.display_name)
 
+    @reconnecting
     def set_revealed(self, code: str, question_id: str, revealed: bool) -> None:
         """Show (or hide again) a question's class distribution to the room's learners who answered it."""
         with _guarded(), self.engine.begin() as connection:
@@ -174,15 +181,17 @@ class RoomStore:
                     )
                 )
 
+    @reconnecting
     def revealed(self, code: str) -> frozenset[str]:
         """The question ids revealed in this room."""
-        with _guarded(), self.engine.connect() as connection:
+        with _guarded(), reading(self.engine) as connection:
             found = connection.execute(sa.select(reveals.c.question_id).where(reveals.c.room_code == code))
             return frozenset(found.scalars())
 
+    @reconnecting
     def first_answers(self, code: str, question_id: str) -> list[str]:
         """The options the room's members gave first to one question, one entry per member who answered."""
-        with _guarded(), self.engine.connect() as connection:
+        with _guarded(), reading(self.engine) as connection:
             found = connection.execute(
                 sa.select(answers.c.option_id)
                 .join(memberships, memberships.c.learner_id == answers.c.learner_id)
@@ -190,9 +199,10 @@ class RoomStore:
             )
             return list(found.scalars())
 
+    @reconnecting
     def class_work(self, code: str) -> list[LearnerWork]:
         """Every member's stored work, in the order they joined, read in one transaction."""
-        with _guarded(), self.engine.connect() as connection, connection.begin():
+        with _guarded(), reading(self.engine) as connection, connection.begin():
             members = connection.execute(
                 sa.select(memberships.c.learner_id, memberships.c.display_name)
                 .where(memberships.c.room_code == code)

@@ -1,0 +1,168 @@
+"""How the store talks to its database on a learner's clicks, on SQLite and PostgreSQL: a setting, a
+first visit's defaults or an answer is one statement (one round trip), the database merges and marks
+the learner active itself, reads never take SQLite's write lock, and a connection the database dropped
+is replaced without the learner noticing."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from store import LearnerStore, Refused, StoreUnavailable
+from store import engine as store_engine
+from store.rooms import RoomStore
+
+LONG_AGO = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@contextmanager
+def statements(store: LearnerStore) -> Iterator[list[str]]:
+    """Every SQL statement the store sends inside the block, BEGIN and COMMIT included."""
+    sent: list[str] = []
+
+    def cursor(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        sent.append(statement.split()[0].upper())
+
+    def commit(conn: Any) -> None:
+        sent.append("COMMIT")
+
+    sa.event.listen(store.engine, "before_cursor_execute", cursor)
+    sa.event.listen(store.engine, "commit", commit)
+    try:
+        yield sent
+    finally:
+        sa.event.remove(store.engine, "before_cursor_execute", cursor)
+        sa.event.remove(store.engine, "commit", commit)
+
+
+def test_a_click_is_one_statement_to_the_database(store: LearnerStore) -> None:
+    learner = store.new_learner().id
+    with statements(store) as sent:
+        store.put_setting(learner, "linear", "batch", 64)
+    assert sent == ["INSERT"]
+    with statements(store) as sent:
+        store.put_settings_if_absent(learner, "memory", {"batch": 8, "seq": 2048})
+    assert sent == ["INSERT"]
+    with statements(store) as sent:
+        assert store.add_answer(learner, "r1", "mem") is True
+    assert sent == ["INSERT"]
+
+
+def test_the_database_lays_one_setting_over_what_another_tab_stored(store: LearnerStore) -> None:
+    learner = store.new_learner().id
+    store.put_settings(learner, "linear", {"batch": 8, "dtype": "bf16"})
+    assert store.put_setting(learner, "linear", "batch", 64) == {"batch": 64, "dtype": "bf16"}
+    assert store.put_setting(learner, "linear", "ok", False) == {"batch": 64, "dtype": "bf16", "ok": False}
+    assert store.put_setting(learner, "new", "rate", 0.5) == {"rate": 0.5}
+    assert store.load(learner)["settings"] == {
+        "linear": {"batch": 64, "dtype": "bf16", "ok": False},
+        "new": {"rate": 0.5},
+    }
+
+
+def test_a_first_visit_s_defaults_never_replace_what_is_stored(store: LearnerStore) -> None:
+    learner = store.new_learner().id
+    store.put_setting(learner, "memory", "batch", 32)
+    assert store.put_settings_if_absent(learner, "memory", {"batch": 8, "seq": 2048}) == {
+        "batch": 32,
+        "seq": 2048,
+    }
+    assert store.load(learner)["settings"] == {"memory": {"batch": 32, "seq": 2048}}
+
+
+@pytest.mark.parametrize("value", [None, [1, 2], {"a": 1}])
+def test_a_setting_is_a_plain_value(store: LearnerStore, value: Any) -> None:
+    learner = store.new_learner().id
+    with pytest.raises(ValueError, match="text, a number, or true or false"):
+        store.put_setting(learner, "linear", "batch", value)
+    with pytest.raises(ValueError, match="text, a number, or true or false"):
+        store.put_settings(learner, "linear", {"batch": value})
+    assert store.load(learner)["settings"] == {}
+
+
+def test_after_the_hand_in_a_one_statement_write_is_still_refused(store: LearnerStore) -> None:
+    learner = store.new_learner().id
+    store.put_setting(learner, "linear", "batch", 8)
+    assert store.hand_in(learner, "2026-12-01T10:00:00+00:00") is True
+    with pytest.raises(Refused):
+        store.put_setting(learner, "linear", "batch", 64)
+    with pytest.raises(Refused):
+        store.put_settings_if_absent(learner, "memory", {"batch": 8})
+    assert store.add_answer(learner, "r1", "mem") is False
+    assert store.load(learner)["settings"] == {"linear": {"batch": 8}}
+
+
+def _age(store: LearnerStore, learner: str) -> None:
+    with store.engine.begin() as connection:
+        connection.execute(
+            sa.text("UPDATE learners SET updated_at = :t WHERE id = :id"), {"t": LONG_AGO, "id": learner}
+        )
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda store, learner: store.put_setting(learner, "linear", "batch", 64),
+        lambda store, learner: store.put_settings_if_absent(learner, "linear", {"batch": 8}),
+        lambda store, learner: store.add_answer(learner, "r1", "mem"),
+        lambda store, learner: store.put_record(learner, "run_a.reflection", {"text": "hi"}),
+    ],
+    ids=["setting", "defaults", "answer", "record"],
+)
+def test_every_write_marks_the_learner_active_for_retention(store: LearnerStore, write: Any) -> None:
+    learner, idle = store.new_learner().id, store.new_learner().id
+    _age(store, learner)
+    _age(store, idle)
+    write(store, learner)
+    removed = store.remove_idle(before=LONG_AGO + timedelta(days=1))
+    assert [r.learner_id for r in removed] == [idle]
+    assert store.load(learner) != store.load(idle)
+
+
+def test_a_click_after_retention_removed_the_learner_brings_them_back(store: LearnerStore) -> None:
+    learner = store.new_learner().id
+    _age(store, learner)
+    store.remove_idle(before=LONG_AGO + timedelta(days=1))
+    assert store.put_setting(learner, "linear", "batch", 64) == {"batch": 64}
+    assert store.add_answer(learner, "r1", "mem") is True
+    assert store.load(learner)["answers"] == {"r1": "mem"}
+    assert store.load(learner)["settings"] == {"linear": {"batch": 64}}
+
+
+def test_reads_never_wait_for_sqlite_s_write_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A read that asked for the write lock would wait this long and then fail.
+    monkeypatch.setattr(store_engine, "SQLITE_BUSY_TIMEOUT_S", 0.2)
+    path = tmp_path / "learners.sqlite3"
+    store = LearnerStore.open(f"sqlite:///{path}")
+    learner = store.new_learner().id
+    store.put_setting(learner, "linear", "batch", 64)
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process in the middle of a write
+    try:
+        assert store.load(learner)["settings"] == {"linear": {"batch": 64}}
+        assert RoomStore(store).membership(learner) is None
+        with pytest.raises(StoreUnavailable):
+            store.put_setting(learner, "linear", "batch", 8)  # a write does wait, and says so
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
+def test_connections_the_database_dropped_are_replaced_unnoticed(postgres: Any) -> None:
+    url = postgres.new_database()
+    store = LearnerStore.open(url)
+    learner = store.new_learner().id
+    with store.engine.connect() as held, store.engine.connect() as other:
+        pids = [c.exec_driver_sql("SELECT pg_backend_pid()").scalar() for c in (held, other)]
+    # What a restart of the database does to the pool's idle connections.
+    postgres.psql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid IN {tuple(pids)}")
+    assert store.put_setting(learner, "linear", "batch", 64) == {"batch": 64}
+    assert store.load(learner)["settings"] == {"linear": {"batch": 64}}
+    assert store.add_answer(learner, "r1", "mem") is True
