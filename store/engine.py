@@ -1,13 +1,18 @@
 """Where the store lives and how to connect to it: embedded SQLite by default, PostgreSQL by URL.
 
-A connection is opened for one of three kinds of work, which on SQLite begin differently: a write
-transaction (the default, `engine.begin()`), a read (`reading`), or one statement that is its own
-transaction (`one_statement`), which is one round trip to the database.
+The store opens a connection for one of three kinds of work: a write transaction (`writing`), a read
+(`reading`), or one statement that is its own transaction (`one_statement`), one round trip to the
+database. On SQLite they begin differently, and the writes of one process take turns on a lock of
+their own before they ask for SQLite's.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +25,8 @@ SQLITE_FILE = "learners.sqlite3"
 # How long a connection waits for the database (PostgreSQL connect, SQLite's write lock).
 CONNECT_TIMEOUT_S = 5
 SQLITE_BUSY_TIMEOUT_S = 15
-# The execution option naming a connection's kind of work, and how SQLite begins each kind.
+# The execution option naming a connection's kind of work (a bare `engine.begin()` writes), and how
+# SQLite begins each kind.
 WORK = "lab_work"
 _SQLITE_BEGIN = {
     # Take the write lock up front: a deferred transaction that later needs it fails at once with
@@ -72,7 +78,14 @@ def _sqlite_engine(url: str) -> sa.Engine:
         if begin is not None:
             connection.exec_driver_sql(begin)
 
+    # SQLite lets one writer in at a time and makes the others retry after sleeps of up to 100 ms, each
+    # holding one of the app's few script slots (ui/run_slots.py) meanwhile. The process's own writers
+    # queue on this lock instead, each let in the moment the one before commits.
+    _SQLITE_WRITERS[engine] = threading.Lock()
     return engine
+
+
+_SQLITE_WRITERS: weakref.WeakKeyDictionary[sa.Engine, threading.Lock] = weakref.WeakKeyDictionary()
 
 
 def create_engine(url: str) -> sa.Engine:
@@ -84,14 +97,30 @@ def create_engine(url: str) -> sa.Engine:
     return sa.create_engine(_postgres_url(url), connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
 
 
+def _writer_turn(engine: sa.Engine) -> threading.Lock | nullcontext[None]:
+    """This process's turn to write to an SQLite file; PostgreSQL locks only the rows it writes."""
+    return _SQLITE_WRITERS.get(engine) or nullcontext()
+
+
+@contextmanager
+def writing(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A write transaction, committed when the block ends (rolled back if it raises)."""
+    with _writer_turn(engine), engine.begin() as connection:
+        yield connection
+
+
 def reading(engine: sa.Engine) -> sa.Connection:
     """A connection for reads only: on SQLite its transactions take no write lock."""
     return engine.connect().execution_options(**{WORK: "read"})
 
 
-def one_statement(engine: sa.Engine) -> sa.Connection:
-    """A connection whose every statement is its own transaction: no BEGIN and no COMMIT to wait for,
-    so a statement is one round trip to the database."""
+@contextmanager
+def one_statement(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A connection for a write of one statement that is its own transaction: no BEGIN and no COMMIT to
+    wait for, so it is one round trip to the database."""
     if engine.dialect.name == "postgresql":
-        return engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-    return engine.connect().execution_options(**{WORK: "statement"})
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            yield connection
+        return
+    with _writer_turn(engine), engine.connect().execution_options(**{WORK: "statement"}) as connection:
+        yield connection

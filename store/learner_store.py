@@ -20,7 +20,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from core.predictions import RECORD_PREFIX
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS
-from store.engine import create_engine, one_statement, reading
+from store.engine import create_engine, one_statement, reading, writing
 from store.ids import new_learner_id, new_resume_code, parse_code
 from store.migrations import migrate
 from store.schema import (
@@ -123,7 +123,7 @@ class LearnerStore:
 
         Touching the learner's row first also queues concurrent writers of one learner in PostgreSQL.
         """
-        with _guarded(), self.engine.begin() as connection:
+        with _guarded(), writing(self.engine) as connection:
             now = _now()
             values = {
                 "id": learner_id,
@@ -285,7 +285,7 @@ class LearnerStore:
     @reconnecting
     def remove_idle(self, before: datetime) -> list[Removed]:
         """Delete every learner whose last save is older than `before`, with all their work."""
-        with _guarded(), self.engine.begin() as connection:
+        with _guarded(), writing(self.engine) as connection:
             idle = connection.execute(
                 sa.select(learners.c.id, learners.c.created_at, learners.c.updated_at)
                 .where(learners.c.updated_at < before)

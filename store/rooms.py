@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from core.rooms import ROOM_CODE_ALPHABET, ROOM_CODE_CHARS, LearnerWork
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS
-from store.engine import reading
+from store.engine import reading, writing
 from store.learner_store import LearnerStore, _guarded, _insert, reconnecting
 from store.room_schema import memberships, reveals, rooms
 from store.schema import answers, prediction_tracks, predictions, records, settings
@@ -96,7 +96,7 @@ class RoomStore:
         if lifetime <= timedelta(0):
             raise ValueError("A room must stay open for some time.")
         now = _now()
-        with _guarded(), self.engine.begin() as connection:
+        with _guarded(), writing(self.engine) as connection:
             while True:  # a clash among ~600 million codes is rare; try another
                 code = new_room_code()
                 taken = connection.execute(sa.select(rooms.c.code).where(rooms.c.code == code)).first()
@@ -116,14 +116,14 @@ class RoomStore:
     @reconnecting
     def close_room(self, code: str) -> None:
         """Close a room: nobody joins any more and learners stop seeing its figures."""
-        with _guarded(), self.engine.begin() as connection:
+        with _guarded(), writing(self.engine) as connection:
             connection.execute(sa.update(rooms).where(rooms.c.code == code).values(closed=True))
 
     @reconnecting
     def join(self, code: str, learner_id: str, display_name: str | None) -> Joined:
         """Add a learner to an open room unless it is full; a learner already in it keeps their place."""
         self.learners.learner(learner_id)  # the learner's row, which the membership refers to
-        with _guarded(), self.engine.begin() as connection:
+        with _guarded(), writing(self.engine) as connection:
             query = sa.select(rooms).where(rooms.c.code == code)
             if connection.dialect.name == "postgresql":
                 query = query.with_for_update()  # joins to one room queue here, so the count holds
@@ -167,7 +167,7 @@ class RoomStore:
     @reconnecting
     def set_revealed(self, code: str, question_id: str, revealed: bool) -> None:
         """Show (or hide again) a question's class distribution to the room's learners who answered it."""
-        with _guarded(), self.engine.begin() as connection:
+        with _guarded(), writing(self.engine) as connection:
             if revealed:
                 connection.execute(
                     _insert(connection, reveals)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +21,7 @@ from store import engine as store_engine
 from store.rooms import RoomStore
 
 LONG_AGO = datetime(2026, 1, 1, tzinfo=UTC)
+EMPTY: dict[str, Any] = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}
 
 
 @contextmanager
@@ -166,3 +168,24 @@ def test_connections_the_database_dropped_are_replaced_unnoticed(postgres: Any) 
     assert store.put_setting(learner, "linear", "batch", 64) == {"batch": 64}
     assert store.load(learner)["settings"] == {"linear": {"batch": 64}}
     assert store.add_answer(learner, "r1", "mem") is True
+
+
+def test_a_process_s_writers_take_turns_without_sqlite_s_busy_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With no busy timeout at all, a writer SQLite had to turn away would fail at once.
+    monkeypatch.setattr(store_engine, "SQLITE_BUSY_TIMEOUT_S", 0)
+    store = LearnerStore.open(f"sqlite:///{tmp_path / 'learners.sqlite3'}")
+    learners = [store.new_learner().id for _ in range(8)]
+
+    def clicks(learner: str) -> None:
+        for batch in range(20):
+            store.put_setting(learner, "linear", "batch", batch)
+            store.add_answer(learner, f"q{batch}", "a")
+            store.merge(learner, {**EMPTY, "records": {"r": batch}})
+
+    with ThreadPoolExecutor(max_workers=len(learners)) as pool:
+        list(pool.map(clicks, learners))
+    for learner in learners:
+        stored = store.load(learner)
+        assert stored["settings"] == {"linear": {"batch": 19}} and len(stored["answers"]) == 20
