@@ -38,6 +38,16 @@ class NullStore:
         """The session's own work, as if stored."""
         return work
 
+    def open_record(
+        self, learner_id: str, work: dict[str, Any], *, shown: dict[str, dict[str, Any]]
+    ) -> tuple[dict[str, Any], str]:
+        """The session's own work, the settings it only showed under the ones it changed, as if stored."""
+        sections = {
+            section: {**shown.get(section, {}), **work["settings"].get(section, {})}
+            for section in {*shown, *work["settings"]}
+        }
+        return {**work, state.SETTINGS: sections}, _Learner().resume_code
+
     def put_setting(self, learner_id: str, section: str, name: str, value: Any) -> dict[str, Any]:
         """The section as this session holds it (the value is already in it): what a store that held the
         same would give back. Answering True here made every settings page fail."""
@@ -52,9 +62,13 @@ class NullStore:
         return lambda *args, **kwargs: True
 
 
-_NULL = NullStore()
-state.learner_store = identity.learner_store = lambda: _NULL  # type: ignore[assignment,return-value]
-rooms.membership = lambda: None  # in no room: no room queries either
+def install() -> None:
+    """Swap the app's store for a NullStore in this process (only the benchmark's server calls this)."""
+    null = NullStore()
+    state.learner_store = identity.learner_store = lambda: null  # type: ignore[assignment,return-value]
+    rooms.membership = lambda: None  # in no room: no room queries either
+
 
 if __name__ == "__main__":
+    install()
     main(prog_name="streamlit")

@@ -221,12 +221,7 @@ class LearnerStore:
     ) -> dict[str, Any]:
         """Lay `values` over a section's stored settings (under them, without `over_stored`) in one
         statement, the database merging the two, and return the section as stored."""
-        row = {
-            "learner_id": learner_id,
-            "section": section,
-            "values": _setting_values(values),
-            "updated_at": _now(),
-        }
+        row = _settings_row(learner_id, section, values)
         try:
             with _guarded(), one_statement(self.engine) as connection:
                 statement = _settings_merge(connection.dialect.name, over_stored=over_stored)
@@ -269,18 +264,22 @@ class LearnerStore:
         both kinds, the hand-in) are only ever added, never replaced. After a hand-in nothing is written.
         """
         with self._write(learner_id) as connection:
-            if not _handed_in(connection, learner_id):
-                for question_id, option_id in state["answers"].items():
-                    _add_once(
-                        connection, answers, learner_id, {"question_id": question_id, "option_id": option_id}
-                    )
-                for section, values in state["settings"].items():
-                    _put(connection, settings, learner_id, section=section, values=_setting_values(values))
-                for name, value in state["records"].items():
-                    _put_record(connection, learner_id, name, value)
-                if state["handed_in_at"] is not None:
-                    _add_once(connection, hand_ins, learner_id, {"handed_in_at": state["handed_in_at"]})
+            _merge_work(connection, learner_id, state, shown=None)
             return _load(connection, learner_id)
+
+    @reconnecting
+    def open_record(
+        self, learner_id: str, state: Mapping[str, Any], *, shown: Mapping[str, Mapping[str, Any]]
+    ) -> tuple[dict[str, Any], str]:
+        """`merge` for a session's first load, in one transaction: `shown` (settings the session only
+        displayed, such as defaults) go under the stored ones and the settings in `state` over them.
+        Returns what is stored afterwards and the learner's resume code."""
+        with self._write(learner_id) as connection:
+            _merge_work(connection, learner_id, state, shown=shown)
+            code = connection.execute(
+                sa.select(learners.c.resume_code).where(learners.c.id == learner_id)
+            ).scalar_one()
+            return _load(connection, learner_id), code
 
     @reconnecting
     def remove_idle(self, before: datetime) -> list[Removed]:
@@ -329,6 +328,40 @@ def _add_once(connection: sa.Connection, table: sa.Table, learner_id: str, value
         .returning(table.c.learner_id)  # a row comes back only if this insert added it
     )
     return connection.execute(statement).first() is not None
+
+
+def _merge_work(
+    connection: sa.Connection,
+    learner_id: str,
+    state: Mapping[str, Any],
+    *,
+    shown: Mapping[str, Mapping[str, Any]] | None,
+) -> None:
+    """Add a session's work to a learner's record unless they handed in: answers and predictions where
+    none is stored, records replaced, and settings replaced or, with `shown`, laid over the stored ones
+    (and `shown` under them); the hand-in last, since nothing may be written after it."""
+    if _handed_in(connection, learner_id):
+        return
+    for question_id, option_id in state["answers"].items():
+        _add_once(connection, answers, learner_id, {"question_id": question_id, "option_id": option_id})
+    if shown is None:
+        for section, values in state["settings"].items():
+            _put(connection, settings, learner_id, section=section, values=_setting_values(values))
+    else:
+        for over_stored, sections in ((False, shown), (True, state["settings"])):
+            statement = _settings_merge(connection.dialect.name, over_stored=over_stored)
+            for section, values in sections.items():
+                connection.execute(statement, _settings_row(learner_id, section, values))
+    for name, value in state["records"].items():
+        _put_record(connection, learner_id, name, value)
+    if state["handed_in_at"] is not None:
+        _add_once(connection, hand_ins, learner_id, {"handed_in_at": state["handed_in_at"]})
+
+
+def _settings_row(learner_id: str, section: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters of `_settings_merge` for one section's `values`."""
+    values = _setting_values(values)
+    return {"learner_id": learner_id, "section": section, "values": values, "updated_at": _now()}
 
 
 def _setting_values(values: Mapping[str, Any]) -> dict[str, Any]:

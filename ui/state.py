@@ -274,10 +274,10 @@ def sync() -> None:
     if learner is None or not (first_load or st.session_state[UNSAVED]):
         return
     try:
-        store = learner_store()
-        work = _over_record(store, learner) if first_load else snapshot()
-        stored = store.merge(learner, work)
-        code = store.learner(learner).resume_code
+        if first_load:
+            stored, code = _open_record(learner_store(), learner)
+        else:
+            stored, code = learner_store().merge(learner, snapshot()), st.session_state[RESUME_CODE]
     except (StoreUnavailable, Refused):
         st.session_state[UNSAVED] = True
         return
@@ -285,20 +285,21 @@ def sync() -> None:
     st.session_state.update({LOADED: learner, UNSAVED: False, RESUME_CODE: code})
 
 
-def _over_record(store: LearnerStore, learner: str) -> dict[str, Any]:
-    """This session's work laid over the learner's record, for the first load.
+def _open_record(store: LearnerStore, learner: str) -> tuple[dict[str, Any], str]:
+    """This session's work laid over the learner's record, for the first load, in one transaction.
 
     Before the session knew its learner it could only have stored defaults, values from a share
     link, and whatever a learner did in that moment; only values that differ from the defaults
     replace the record's, so a reload never resets the record's settings.
     """
-    stored, mine = store.load(learner), snapshot()
-    settings = dict(stored[SETTINGS])
+    mine = snapshot()
+    shown: dict[str, dict[str, Any]] = {}
+    changed: dict[str, dict[str, Any]] = {}
     for section, values in mine[SETTINGS].items():
         defaults = schema_section(section).defaults()
-        changed = {name: value for name, value in values.items() if defaults.get(name) != value}
-        settings[section] = {**values, **settings.get(section, {}), **changed}
-    return {**mine, SETTINGS: settings, RECORDS: {**stored[RECORDS], **mine[RECORDS]}}
+        shown[section] = {name: value for name, value in values.items() if defaults.get(name) == value}
+        changed[section] = {name: value for name, value in values.items() if defaults.get(name) != value}
+    return store.open_record(learner, {**mine, SETTINGS: changed}, shown=shown)
 
 
 def _save(write: Callable[[LearnerStore, str], object]) -> bool:

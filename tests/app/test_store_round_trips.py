@@ -63,9 +63,9 @@ def test_a_first_visit_stores_the_page_s_defaults_in_one_write(store_calls: list
     assert set(seeded) <= {f.name for f in section(name).fields}
 
 
-def test_a_session_s_first_load_reads_its_record_and_room_once(store_calls: list[str]):
+def test_a_session_s_first_load_opens_its_record_and_reads_its_room_once(store_calls: list[str]):
     at = _loaded_session(new_learner_id())
-    assert store_calls == ["load", "merge", "learner", "membership"]
+    assert store_calls == ["open_record", "membership"]
     store_calls.clear()
     at.run()
     assert store_calls == []

@@ -189,3 +189,36 @@ def test_a_process_s_writers_take_turns_without_sqlite_s_busy_wait(
     for learner in learners:
         stored = store.load(learner)
         assert stored["settings"] == {"linear": {"batch": 19}} and len(stored["answers"]) == 20
+
+
+def test_a_first_load_lays_shown_settings_under_the_record_and_changed_ones_over_it(
+    store: LearnerStore,
+) -> None:
+    learner = store.new_learner()
+    store.put_settings(learner.id, "memory", {"batch": 32, "seq": 4096})
+    store.add_answer(learner.id, "r1", "mem")
+    work = {**EMPTY, "answers": {"r1": "speed", "r2": "nan"}, "settings": {"memory": {"gpu": "A100"}}}
+    shown: dict[str, dict[str, Any]] = {
+        "memory": {"batch": 8, "seq": 2048, "dtype": "bf16"},
+        "linear": {"batch": 1},
+    }
+    with statements(store) as sent:
+        stored, code = store.open_record(learner.id, work, shown=shown)
+    assert code == learner.resume_code
+    assert stored["answers"] == {"r1": "mem", "r2": "nan"}  # the stored first answer wins
+    assert stored["settings"] == {
+        "memory": {"batch": 32, "seq": 4096, "dtype": "bf16", "gpu": "A100"},
+        "linear": {"batch": 1},
+    }
+    assert stored == store.load(learner.id)
+    assert sent.count("BEGIN") <= 1 and sent.count("COMMIT") == 1  # one transaction
+
+
+def test_a_first_load_after_the_hand_in_writes_nothing(store: LearnerStore) -> None:
+    learner = store.new_learner()
+    store.put_setting(learner.id, "memory", "batch", 32)
+    store.hand_in(learner.id, "2026-12-01T10:00:00+00:00")
+    work = {**EMPTY, "answers": {"r1": "mem"}, "settings": {"memory": {"batch": 64}}}
+    stored, code = store.open_record(learner.id, work, shown={"linear": {"batch": 1}})
+    assert code == learner.resume_code
+    assert stored["settings"] == {"memory": {"batch": 32}} and stored["answers"] == {}
