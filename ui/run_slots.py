@@ -31,7 +31,6 @@ SLOTS = int(os.environ.get("LAB_SCRIPT_SLOTS", "2"))
 # out its 5 s connect timeout); healthy runs take 5 to 50 ms. While every slot is held by a stuck run,
 # the runs waiting go in without one, so a dead store never queues the whole class behind two runs.
 STUCK_S = 1.0
-POLL_S = 0.25  # how often a waiting run looks whether the slots' holders are stuck
 
 
 class RunSlots:
@@ -48,16 +47,23 @@ class RunSlots:
         self._taken_at: dict[int, float] = {}  # thread id -> when it took its slot
         self._lock = threading.Lock()
 
-    def _all_stuck(self) -> bool:
+    def _until_all_stuck_s(self) -> float:
+        """How long until every slot's holder has been in for `stuck_s` (0 once they have)."""
         now_s = time.monotonic()
         with self._lock:
             held = list(self._taken_at.values())
-        return len(held) >= self.slots and all(now_s - taken_s > self.stuck_s for taken_s in held)
+        if len(held) < self.slots:  # a slot is being given back or taken this instant
+            return self.stuck_s
+        return max(0.0, max(taken_s + self.stuck_s - now_s for taken_s in held))
 
     def _take(self, free: threading.BoundedSemaphore) -> bool:
         """Wait for a slot; False when the run goes in without one because every holder is stuck."""
-        while not free.acquire(timeout=min(POLL_S, self.stuck_s)):
-            if self._all_stuck():
+        # A waiting run sleeps until a slot is given back, or until the holders could all be stuck: a
+        # queue of dozens wakes one run per slot given back, not every run every few milliseconds.
+        taken = free.acquire(blocking=False)
+        while not taken:
+            taken = free.acquire(timeout=max(self._until_all_stuck_s(), 0.001))
+            if not taken and self._until_all_stuck_s() == 0:
                 return False
         with self._lock:
             self._taken_at[threading.get_ident()] = time.monotonic()

@@ -111,3 +111,23 @@ def test_a_slotted_function_keeps_its_name_for_streamlit_and_runs_in_the_process
     assert body(21) == 42 and seen == [1]
     # st.fragment names a fragment after its function: the wrapper must not change that name.
     assert body.__qualname__.endswith("body") and body.__module__ == __name__
+
+
+def test_a_waiting_run_sleeps_until_a_slot_comes_back(monkeypatch):
+    # Dozens of waiting runs that woke every few milliseconds to look would crowd out the runs working.
+    slots = RunSlots(1, stuck_s=WAIT_S)
+    looks = 0
+    count_looks = slots._until_all_stuck_s
+
+    def counted() -> float:
+        nonlocal looks
+        looks += 1
+        return count_looks()
+
+    monkeypatch.setattr(slots, "_until_all_stuck_s", counted)
+    waiters = [threading.Thread(target=lambda: slots.held().__enter__()) for _ in range(5)]
+    with slots.held():
+        for waiter in waiters:
+            waiter.start()
+        threading.Event().wait(1.0)  # four polls each at the old quarter-second pace
+        assert looks == len(waiters)  # one look each, on the way in
