@@ -222,3 +222,22 @@ def test_a_first_load_after_the_hand_in_writes_nothing(store: LearnerStore) -> N
     stored, code = store.open_record(learner.id, work, shown={"linear": {"batch": 1}})
     assert code == learner.resume_code
     assert stored["settings"] == {"memory": {"batch": 32}} and stored["answers"] == {}
+
+
+def test_a_click_is_one_round_trip_to_postgresql(postgres: Any, tmp_path: Path) -> None:
+    # libpq's own trace of what the client sends: one Sync ends each round trip of the extended protocol.
+    store = LearnerStore.open(postgres.new_database())
+    learner = store.new_learner().id
+    pooled = store.engine.raw_connection()  # the pool's one connection, which every call below reuses
+    connection: Any = pooled.driver_connection
+    pooled.close()
+    trace = tmp_path / "libpq.trace"
+    with trace.open("w") as sink:
+        connection.pgconn.trace(sink.fileno())
+        store.put_setting(learner, "linear", "batch", 64)
+        store.add_answer(learner, "r1", "mem")
+        connection.pgconn.untrace()
+    # Each line: when, F (sent) or B (received), length, then the message's type and fields.
+    lines = [line.split("\t") for line in trace.read_text().splitlines()]
+    sent = [fields[3].split()[0] for fields in lines if fields[1] == "F"]
+    assert sent.count("Sync") == 2 and "Query" not in sent  # no BEGIN, COMMIT or ping of their own
