@@ -380,7 +380,8 @@ def _settings_merge(dialect: str, *, over_stored: bool) -> sa.Insert:
     insert = (postgresql if dialect == "postgresql" else sqlite).insert(settings)
     new, stored = insert.excluded["values"], settings.c["values"]
     top, bottom = (new, stored) if over_stored else (stored, new)
-    # Both merge two objects key by key, the top one's values winning; neither knows the other's name.
+    # PostgreSQL's `||` on JSONB and SQLite's json_patch both merge two objects key by key, the right
+    # one's values winning (json_patch would drop a key whose value is null: settings never are).
     merged = bottom.op("||")(top) if dialect == "postgresql" else sa.func.json_patch(bottom, top)
     return insert.on_conflict_do_update(
         index_elements=_key(settings), set_={"values": merged, "updated_at": insert.excluded.updated_at}
