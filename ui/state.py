@@ -276,13 +276,14 @@ def sync() -> None:
     try:
         if first_load:
             stored, code = _open_record(learner_store(), learner)
+            st.session_state[RESUME_CODE] = code  # a later save keeps it: only a new learner changes it
         else:
-            stored, code = learner_store().merge(learner, snapshot()), st.session_state[RESUME_CODE]
+            stored = learner_store().merge(learner, snapshot())
     except (StoreUnavailable, Refused):
         st.session_state[UNSAVED] = True
         return
     _replace(stored)
-    st.session_state.update({LOADED: learner, UNSAVED: False, RESUME_CODE: code})
+    st.session_state.update({LOADED: learner, UNSAVED: False})
 
 
 def _open_record(store: LearnerStore, learner: str) -> tuple[dict[str, Any], str]:
