@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import message_rate, widget_types
+from ui import loop_wakeups, message_rate, widget_types
 from ui.frame import progress_slot
 from ui.identity import saved_work_panel, settle_learner
 from ui.nav import menu
@@ -20,6 +20,7 @@ from ui.state import ensure_state, save_seeded
 # can switch it off before the first (see README, Hosting).
 message_rate.install()
 widget_types.install()
+loop_wakeups.install()
 
 st.set_page_config(
     page_title="Reading a Training Run",

@@ -8,7 +8,7 @@ from core.questions import load_bank
 from core.run_a import brief_figures
 from ui import state
 from ui.frame import lesson_page
-from ui.nav import next_link, title_of
+from ui.nav import next_link, page_for
 from ui.tables import arrow_rows
 
 
@@ -64,10 +64,10 @@ def draw() -> None:
     st.subheader("Start here")
     for part in bank.parts:
         if part.page:
-            st.page_link(part.page, label=title_of(part.page), icon=":material/arrow_forward:")
+            st.page_link(page_for(part.page), icon=":material/arrow_forward:")
 
     st.subheader("Then, a second lab")
-    st.page_link("pages/scaling.py", label=title_of("pages/scaling.py"), icon=":material/hub:")
+    st.page_link(page_for("pages/scaling.py"), icon=":material/hub:")
     st.caption(lessons.sentence("home", "second_lab"))
     next_link("pages/home.py")
 

@@ -21,7 +21,7 @@ from core.workloads import linear_layer
 from ui import state
 from ui.frame import lesson_page
 from ui.marked import marked_question
-from ui.nav import next_link, title_of
+from ui.nav import next_link, page_for, title_of
 from ui.signing import signing_key
 from ui.tables import arrow_rows
 
@@ -112,7 +112,9 @@ def draw() -> None:
     for line in report.wrong():
         if line.page:
             st.page_link(
-                line.page, label=f"Back to {title_of(line.page)}: {line.label}", icon=":material/undo:"
+                page_for(line.page),
+                label=f"Back to {title_of(line.page)}: {line.label}",
+                icon=":material/undo:",
             )
     st.subheader("Your predictions")
     st.caption(lessons.sentence("quiz_report", "predictions_caption"))

@@ -25,7 +25,7 @@ from ui.charts import draw as draw_chart
 from ui.charts import shared_datasets
 from ui.frame import lesson_page
 from ui.marked import marked_question
-from ui.nav import next_link
+from ui.nav import next_link, page_for
 
 UPLOAD = "upload"
 NOT_GIVEN = "(not given)"
@@ -164,7 +164,9 @@ def finding_card(finding: Finding) -> None:
         if finding.verdict in (LIKELY, POSSIBLE):
             st.markdown(lessons.sentence("your_run", "measure_next", measurement=finding.next_step))
             st.page_link(
-                finding.page, label=f"Learn it: {finding.page_title}", icon=":material/arrow_forward:"
+                page_for(finding.page),
+                label=f"Learn it: {finding.page_title}",
+                icon=":material/arrow_forward:",
             )
 
 

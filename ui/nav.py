@@ -60,6 +60,12 @@ def menu() -> list[st.Page]:
     return st.session_state[MENU]
 
 
+def page_for(page: str) -> st.Page:
+    """This session's menu page for "pages/<file>.py", for `st.page_link`: linking a page object skips
+    the file-path lookup Streamlit does for a link given as a path, on every run."""
+    return menu()[PAGES.index(_entry(page))]
+
+
 def title_of(page: str) -> str:
     """The menu title of a page given as "pages/<file>.py", so links read exactly like the menu."""
     return _entry(page).title
@@ -78,4 +84,4 @@ def next_link(page: str) -> None:
     index = LESSONS.index(_entry(page))
     following = LESSONS[(index + 1) % len(LESSONS)]
     st.divider()
-    st.page_link(f"pages/{following.file}", label=f"Next → {following.title}", icon=following.icon)
+    st.page_link(page_for(following.file), label=f"Next → {following.title}", icon=following.icon)
