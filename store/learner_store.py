@@ -71,8 +71,12 @@ def _now() -> datetime:
 
 def _insert(connection: sa.Connection, table: sa.Table) -> Any:
     """An INSERT that understands ON CONFLICT for this connection's database."""
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-    return dialect.insert(table)
+    return _dialect_insert(connection.dialect.name, table)
+
+
+def _dialect_insert(dialect: str, table: sa.Table) -> Any:
+    """An INSERT that understands ON CONFLICT for the database named `dialect`."""
+    return (postgresql if dialect == "postgresql" else sqlite).insert(table)
 
 
 def _key(table: sa.Table) -> list[sa.Column[Any]]:
@@ -377,7 +381,7 @@ def _setting_values(values: Mapping[str, Any]) -> dict[str, Any]:
 def _settings_merge(dialect: str, *, over_stored: bool) -> sa.Insert:
     """An upsert of one section's settings whose new values the database lays over those stored (or
     under them), returning the section as stored: parameters learner_id, section, values, updated_at."""
-    insert = (postgresql if dialect == "postgresql" else sqlite).insert(settings)
+    insert = _dialect_insert(dialect, settings)
     new, stored = insert.excluded["values"], settings.c["values"]
     top, bottom = (new, stored) if over_stored else (stored, new)
     # PostgreSQL's `||` on JSONB and SQLite's json_patch both merge two objects key by key, the right
