@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import loop_wakeups, message_rate, widget_types
+from ui import server_hooks
 from ui.frame import progress_slot
 from ui.identity import saved_work_panel, settle_learner
 from ui.nav import menu
@@ -18,9 +18,7 @@ from ui.state import ensure_state, save_seeded
 # pages-folder mode, which cannot resolve our url paths ("Page not found" on a deep link).
 # st.navigation below switches that mode off for every later run of the process; nothing public
 # can switch it off before the first (see README, Hosting).
-message_rate.install()
-widget_types.install()
-loop_wakeups.install()
+server_hooks.install()  # serve.py has done it at startup already
 
 st.set_page_config(
     page_title="Reading a Training Run",

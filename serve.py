@@ -3,8 +3,9 @@
     streamlit run serve.py --server.port 8501 --server.address 127.0.0.1
 
 `streamlit run` finds the `st.App` below and serves Home.py through it; the startup hook (Streamlit's
-documented `lifespan`) imports the lab and loads its shared data first, and the server answers its
-health check only once that is done (README, Hosting). `streamlit run Home.py` still works, cold.
+documented `lifespan`) installs our server hooks, imports the lab and loads its shared data first, and
+the server answers its health check only once that is done (README, Hosting). `streamlit run Home.py`
+still works, cold.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from typing import Any
 
 import streamlit as st
 
+from ui import server_hooks
 from ui.warm import warm_caches
 
 
 @asynccontextmanager
 async def _warm_first(_app: Any) -> AsyncIterator[None]:
+    server_hooks.install()  # before any session opens (ui/server_hooks.py)
     warm_caches()
     yield
 
