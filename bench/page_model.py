@@ -265,6 +265,8 @@ class PageModel:
         self.unsupported_kinds: set[str] = set()
         # hash -> (message, run that last used it, fragment that drew it).
         self._cache: dict[str, tuple[bytes, int, str]] = {}
+        # Fragment -> the fragment it was drawn in (a nested fragment), learnt from fragment reruns.
+        self._enclosing: dict[str, str] = {}
         self._run_count = 0
         self._max_cache_age = 2
 
@@ -336,6 +338,9 @@ class PageModel:
 
     def _on_delta(self, msg: ForwardMsg) -> None:
         path = msg.metadata.delta_path
+        drawn_in = msg.delta.fragment_id
+        if self.run_fragments and drawn_in and drawn_in not in self.run_fragments:
+            self._enclosing[drawn_in] = self.run_fragments[0]
         if not self.run_fragments and self.body_fragment is None and path and path[0] == MAIN_CONTAINER:
             self.body_fragment = msg.delta.fragment_id
         if msg.delta.WhichOneof("type") == "add_block":
@@ -401,7 +406,7 @@ class PageModel:
         ran: set[str] = set()
         if msg.script_finished == FINISHED_FRAGMENT_OK:
             # A server that does not name the run's fragments ran the one asked for.
-            ran = set(self.run_fragments) or {self._requested_fragment}
+            ran = self._with_nested(set(self.run_fragments) or {self._requested_fragment})
         if ran:
             # Like the browser and the server: a fragment run forgets only its own widgets it did not
             # draw; everything outside the fragment stays on screen with its values.
@@ -425,6 +430,17 @@ class PageModel:
             for h, e in self._cache.items()
             if self._run_count - e[1] <= self._max_cache_age or (ran and e[2] not in ran)
         }
+
+    def _with_nested(self, fragments: set[str]) -> set[str]:
+        """`fragments` and every fragment drawn inside them, as far as reruns have shown: a rerun of a
+        fragment redraws the fragments within it too."""
+        ran = set(fragments)
+        grew = True
+        while grew:
+            inner = {child for child, parent in self._enclosing.items() if parent in ran}
+            grew = not inner <= ran
+            ran |= inner
+        return ran
 
     # ---- learner actions ---------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from core.models import resolve_model
 from core.settings_schema import section
 from ui import state
 from ui.charts import draw as draw_chart
-from ui.frame import lesson_page
+from ui.frame import lesson_page, lesson_section
 from ui.links import share_box
 from ui.marked import marked_question
 from ui.model_source import chosen_model
@@ -266,6 +266,18 @@ def draw() -> None:
     st.header("Where the memory goes")
     marked_question("c4")
     st.markdown(lessons.text("memory", "where_memory_goes"))
+    # The budget's controls rerun only what they change: the budget, its sketch and its reveal.
+    lesson_section(budget_lesson)
+
+    st.header("What this still leaves out")
+    st.markdown(lessons.text("memory", "leaves_out"))
+
+    lesson_section(estimate_check_section)
+    next_link("pages/memory_budget.py")
+
+
+def budget_lesson() -> None:
+    """The budget's controls, the share link, the sketch to lock first, then the budget it reveals."""
     # The detailed estimate takes its number format and device from its own controls below, so the
     # lesson's two radios are hidden there rather than left live and ignored.
     detailed = state.section_settings(SECTION).get("estimate") == "detailed"
@@ -321,13 +333,8 @@ def draw() -> None:
         st.info(lessons.sentence("memory", "locked"), icon=":material/lock:")
     else:
         budget_and_sweep(view, settings, guessed_break[0])
-        phase_section()
-
-    st.header("What this still leaves out")
-    st.markdown(lessons.text("memory", "leaves_out"))
-
-    estimate_check_section()
-    next_link("pages/memory_budget.py")
+        # Its own controls change only the phase count.
+        lesson_section(phase_section)
 
 
 lesson_page(draw)

@@ -23,7 +23,7 @@ from core.gpus import gpu, gpu_names, peak_tflops
 from ui import state
 from ui.charts import draw as draw_chart
 from ui.charts import shared_datasets
-from ui.frame import lesson_page
+from ui.frame import lesson_page, lesson_section
 from ui.marked import marked_question
 from ui.nav import next_link, page_for
 
@@ -214,9 +214,16 @@ def draw() -> None:
     )
     show_run(quiz_reading, title=quiz.title, marked=False)
     marked_question(QUESTION_ID)
-    answered = QUESTION_ID in state.answers()
 
     st.header("Read a log")
+    # The log's controls rerun only the reading below them, not the example above.
+    lesson_section(read_a_log)
+    next_link("pages/your_run.py")
+
+
+def read_a_log() -> None:
+    """Pick a log and read it: what it holds, which column is which, the diagnosis, charts and findings."""
+    answered = QUESTION_ID in state.answers()
     source = pick_source()
     if source is None:
         st.info(lessons.sentence("your_run", "upload_first"))
@@ -275,8 +282,6 @@ def draw() -> None:
                 for index, finding in enumerate(diagnosis.findings):
                     with left if index % 2 == 0 else right:
                         finding_card(finding)
-
-    next_link("pages/your_run.py")
 
 
 lesson_page(draw)

@@ -210,6 +210,20 @@ def test_a_fragment_run_forgets_only_its_own_widgets_it_did_not_draw() -> None:
     assert model.forms() == {}
 
 
+def test_a_fragment_run_forgets_the_widgets_of_a_fragment_nested_in_it_once_a_rerun_showed_the_nesting():
+    model = _page()
+    model.set_value("t1", "bench-s1-abcd")
+    # F reruns and draws G inside it: now the model knows G lies within F.
+    for raw in (_new_session("F"), _slider(), _text(), finished("F")):
+        model.apply(raw)
+    assert "t1" in model.widgets
+    # F reruns without drawing G (a locked prediction hid it): G's text input goes with it.
+    for raw in (_new_session("F"), _slider(), finished("F")):
+        model.apply(raw)
+    assert list(model.widgets) == ["g1", "s1"]
+    assert "t1" not in model.values
+
+
 def test_pending_form_values_outside_the_fragment_survive_its_run() -> None:
     model = PageModel()
     for raw in (

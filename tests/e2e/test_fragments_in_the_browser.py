@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import WebSocket, expect
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
+from core.memory.settings import Recompute
 from core.progress import check_ids
 from core.questions import load_bank
 
@@ -55,5 +56,35 @@ def test_a_click_in_a_lesson_reruns_its_body_and_the_summary_follows_a_locked_an
     assert reruns.fragments[-1] != "", "locking the answer reran the whole app"
     count, checks = _summary(learner)
     assert count == 1 and f"1/{total}" in checks
+    assert learner.exceptions() == []
+    assert learner.console_errors == []
+
+
+def test_the_budget_controls_rerun_their_own_section_and_the_phase_controls_theirs(learner):
+    reruns = Reruns()
+    learner.page.on("websocket", reruns.watch)
+    page = learner.open("memory-budget")
+    question = load_bank().question("c3")
+    learner.answer(question.option_text(question.correct))
+    body = reruns.fragments[-1]
+    assert body != ""
+
+    learner.predict_all()  # the sketch reveals the budget and the phase count
+    parameters = page.locator('[data-testid="stMetric"]').filter(has_text="Parameters")
+    before = parameters.inner_text()
+    learner.slide("Hidden size (H)")
+    budget = reruns.fragments[-1]
+    assert budget not in ("", body), "the hidden-size slider reran more than the budget's section"
+    expect(parameters).not_to_have_text(before)
+
+    full = Recompute.label_of("full")
+    learner.pick("Recomputation", full)
+    phases = reruns.fragments[-1]
+    assert phases not in ("", body, budget), "a phase control reran more than the phase count"
+    expect(page.get_by_role("radio", name=full)).to_be_checked()
+    # What the sections left alone is still drawn, once: the lesson above them and the summary.
+    assert page.get_by_role("heading", name="Training keeps what inference throws away").count() == 1
+    count, _ = _summary(learner)
+    assert count == 1
     assert learner.exceptions() == []
     assert learner.console_errors == []
