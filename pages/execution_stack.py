@@ -5,7 +5,7 @@ import streamlit as st
 from core import lessons
 from core.settings_schema import section
 from core.stack import load_stack
-from ui.frame import lesson_page
+from ui.frame import lesson_page, lesson_section
 from ui.links import share_box
 from ui.marked import marked_question
 from ui.nav import next_link
@@ -40,6 +40,14 @@ def draw() -> None:
 
     st.header("From a symptom to a layer")
     st.markdown(lessons.sentence("execution_stack", "pick_symptom"))
+    # A symptom redraws only the trace below it.
+    lesson_section(trace_symptom)
+    next_link("pages/execution_stack.py")
+
+
+def trace_symptom() -> None:
+    """The symptom picker, the layers it points to, what to measure first, and the share link."""
+    stack = load_stack()
     field = section("stack").field("symptom")
     chosen = st.radio(
         "Symptom",
@@ -72,7 +80,6 @@ def draw() -> None:
             icon=":material/speed:",
         )
     share_box("stack")
-    next_link("pages/execution_stack.py")
 
 
 lesson_page(draw)

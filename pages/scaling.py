@@ -24,7 +24,7 @@ from core.scaling.tracks import Track
 from core.scaling.wording import PARTS
 from core.settings_schema import section
 from ui import state
-from ui.frame import lesson_page
+from ui.frame import lesson_page, lesson_section
 from ui.links import share_box
 from ui.nav import next_link
 from ui.scaling_evidence import (
@@ -486,11 +486,20 @@ def draw() -> None:
     st.markdown(lessons.text("scaling", "objectives"))
     tracks = section(SECTION).field("track").choices
     st.selectbox("Training context", tracks, format_func=track_label, **persistent(SECTION, "track"))
-    settings = current_settings(state.section_settings(SECTION))
-    chosen = track(settings["track"])
+    chosen = track(current_settings(state.section_settings(SECTION))["track"])
     context(chosen)
     assumptions(chosen)
+    # A click in a part (or opening another) reruns the parts, not the context above them.
+    lesson_section(parts)
+    st.subheader("Three things to keep")
+    st.markdown(lessons.text("scaling", "takeaways"))
+    next_link("pages/scaling.py")
 
+
+def parts() -> None:
+    """The five parts in their tabs (only the open one built), the synthesis, and the share link."""
+    settings = current_settings(state.section_settings(SECTION))
+    chosen = track(settings["track"])
     contrasts = part_contrasts(settings)
     # Only the open tab is built: a click elsewhere on the page does not rebuild the other four parts.
     *part_tabs, synthesis_tab = st.tabs(
@@ -507,9 +516,6 @@ def draw() -> None:
         with synthesis_tab:
             synthesis(chosen, settings)
     share_box(SECTION)
-    st.subheader("Three things to keep")
-    st.markdown(lessons.text("scaling", "takeaways"))
-    next_link("pages/scaling.py")
 
 
 lesson_page(draw)

@@ -16,7 +16,7 @@ from core.progress import checks_score, part_statuses, quiz_score
 from core.questions import load_bank
 from core.report.moments import readable_time
 from ui import state
-from ui.identity import retry_saving, saved_indicator, saved_status
+from ui.identity import retry_saving, saved_indicator, saved_indicator_behind
 from ui.run_slots import in_a_run_slot
 
 # The sidebar box the summary is drawn in; the container of the latest full run, which is also the one
@@ -105,22 +105,23 @@ def _body(draw: Callable[[], None]) -> None:
     # only write to a container outside it on its reruns if it wrote there in the last full run too.
     # Answers locked by a form's callback are stored before this runs, so the summary is current.
     progress_sidebar()
-    shown = saved_indicator()
+    saved_indicator()
     draw()
     # Defaults first shown by a fragment rerun (a section a locked prediction revealed) are stored too.
     if state.save_seeded():
         st.rerun()
     # Again, replacing the first, if the page's own writes changed it: a click that could not be saved
     # says so at once.
-    if saved_status() != shown:
+    if saved_indicator_behind():
         saved_indicator()
 
 
 def lesson_section(draw: Callable[[], None]) -> None:
     """Draw part of a lesson's body, `draw`, as a fragment of its own, so a widget in it reruns that part
-    alone. Only for a part whose widgets change nothing drawn outside it; should its rerun change what
-    the frame shows (an answer or prediction locked, the saved indicator, defaults another tab had
-    stored), the whole app reruns to show it."""
+    alone. Only for a part whose widgets change nothing drawn outside it, and a `draw` that reads what it
+    needs from the session itself (rerun alone, it gets nothing the body worked out). Should its rerun
+    change what the frame shows (an answer or prediction locked, the saved indicator, defaults another
+    tab had stored), the whole app reruns to show it."""
     _section(draw)
 
 
@@ -135,9 +136,8 @@ def _section(draw: Callable[[], None]) -> None:
 
 
 def _section_alone(draw: Callable[[], None]) -> None:
-    saved_before = saved_status()
     retry_saving()
     draw()
-    moved = saved_status() != saved_before or _summary() != st.session_state.get(SUMMARY_SHOWN)
-    if state.save_seeded() or moved:
+    behind = saved_indicator_behind() or _summary() != st.session_state.get(SUMMARY_SHOWN)
+    if state.save_seeded() or behind:
         st.rerun()

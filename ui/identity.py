@@ -28,6 +28,7 @@ FLASH = "identity.flash"
 SAVED_WORK_OPEN = "identity.open"  # whether the "Your saved work" box is open
 SYNCED = "identity.synced"  # settle_learner has tried the store in this full run
 SAVED_SLOT = "identity.saved_slot"  # the saved indicator's place in the sidebar, from the latest full run
+SAVED_SHOWN = "identity.saved_shown"  # what the saved indicator says now
 
 # Reports the browser's id, storing the offered one first if it has none. It reports only when
 # the id differs from the one the script already knows, so a report never causes a rerun loop.
@@ -94,10 +95,16 @@ def saved_status() -> str:
     return "unsaved" if state.unsaved() else "saved"
 
 
+def saved_indicator_behind() -> bool:
+    """Whether the saved indicator says something else than is true now (a click since it was drawn
+    could not be saved, or was saved after all)."""
+    return saved_status() != st.session_state.get(SAVED_SHOWN)
+
+
 def saved_indicator() -> str:
     """Saved, Not saved or Opening your saved work…, in the place `settle_learner` reserved; a lesson
     page's fragment draws it again after a click, which may have failed to save. Returns what it said."""
-    status = saved_status()
+    status = st.session_state[SAVED_SHOWN] = saved_status()
     slot = st.session_state.get(SAVED_SLOT)
     if slot is None:  # a page run on its own, without Home.py's frame (AppTest's first switch)
         return status
