@@ -41,7 +41,7 @@ from core.run_a import (
 from core.settings_schema import section
 from ui import state
 from ui.charts import draw as draw_chart
-from ui.frame import lesson_page
+from ui.frame import lesson_page, lesson_section
 from ui.links import share_box
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
@@ -87,6 +87,60 @@ def submit_button(label: str, name: str, build, *, locked: bool, **widget_keys: 
     st.form_submit_button(label, on_click=_submit, args=(name, build, widget_keys), disabled=locked)
     if missing := st.session_state.pop(_missing_key(name), None):
         st.warning(missing, icon=":material/edit_note:")
+
+
+def run_them() -> None:
+    """The experiments the decision leads to: each one's timeline, all four side by side, then two at once."""
+    st.header("Now run them")
+    st.markdown(lessons.sentence("run_a", "run_them"))
+    st.radio(
+        "Timeline to show",
+        section("run_a").field("experiment").choices,
+        format_func=FIRST_EXPERIMENTS.__getitem__,
+        horizontal=True,
+        **persistent("run_a", "experiment"),
+    )
+    share_box("run_a")
+    outcome = run_experiment(state.section_settings("run_a")["experiment"])
+    st.markdown(f"**{outcome.change_title}.** {outcome.summary}")
+    draw_chart(
+        ("run_a.experiment", outcome.label),
+        lambda: timeline_chart(
+            outcome.timeline, title=f"{short_label(outcome.experiment)}: memory in use", before=run_a
+        ),
+        description=f"Memory through two iterations after the experiment: {outcome.label}.",
+    )
+    st.caption(lessons.sentence("run_a", "experiment_caption"))
+    experiment_tables([run_experiment(e) for e in EXPERIMENTS], "The four experiments")
+
+    st.subheader("Two changes at once")
+    st.markdown(lessons.sentence("run_a", "two_changes_intro"))
+    if lesson_prediction(PAIR_PREDICTION, reach(run_pair(PREDICTED_PAIR).together.timeline)) is not None:
+        st.selectbox(
+            "Two experiments to combine", pairs(), format_func=pair_label, **persistent("run_a", "pair")
+        )
+        pair = run_pair(state.section_settings("run_a")["pair"])
+        compared = pair.wall_mover
+        compared_note = (
+            lessons.sentence("run_a", "compared_alone", experiment=SHORT_NAMES[compared.experiment])
+            if compared
+            else lessons.sentence("run_a", "compared_run_a")
+        )
+        st.markdown(f"**{pair.together.change_title}.** {pair.verdict}")
+        draw_chart(
+            ("run_a.pair", pair.together.experiment),
+            lambda: timeline_chart(
+                pair.together.timeline,
+                title="Both changes: memory in use",
+                before=compared.timeline if compared else run_a,
+                before_note=compared_note,
+            ),
+            description=f"Memory through two iterations with both changes: {pair.together.label}.",
+        )
+        st.caption(lessons.sentence("run_a", "pair_caption", compared=compared_note))
+        experiment_tables(
+            [pair.first, pair.second, pair.together], "Each experiment alone, then both together"
+        )
 
 
 def draw() -> None:
@@ -218,56 +272,8 @@ def draw() -> None:
         st.info(feedback(decision["choice"]), icon=":material/lightbulb:")
         st.markdown(lessons.sentence("run_a", "principle"))
 
-        st.header("Now run them")
-        st.markdown(lessons.sentence("run_a", "run_them"))
-        st.radio(
-            "Timeline to show",
-            section("run_a").field("experiment").choices,
-            format_func=FIRST_EXPERIMENTS.__getitem__,
-            horizontal=True,
-            **persistent("run_a", "experiment"),
-        )
-        share_box("run_a")
-        outcome = run_experiment(state.section_settings("run_a")["experiment"])
-        st.markdown(f"**{outcome.change_title}.** {outcome.summary}")
-        draw_chart(
-            ("run_a.experiment", outcome.label),
-            lambda: timeline_chart(
-                outcome.timeline, title=f"{short_label(outcome.experiment)}: memory in use", before=run_a
-            ),
-            description=f"Memory through two iterations after the experiment: {outcome.label}.",
-        )
-        st.caption(lessons.sentence("run_a", "experiment_caption"))
-        experiment_tables([run_experiment(e) for e in EXPERIMENTS], "The four experiments")
-
-        st.subheader("Two changes at once")
-        st.markdown(lessons.sentence("run_a", "two_changes_intro"))
-        if lesson_prediction(PAIR_PREDICTION, reach(run_pair(PREDICTED_PAIR).together.timeline)) is not None:
-            st.selectbox(
-                "Two experiments to combine", pairs(), format_func=pair_label, **persistent("run_a", "pair")
-            )
-            pair = run_pair(state.section_settings("run_a")["pair"])
-            compared = pair.wall_mover
-            compared_note = (
-                lessons.sentence("run_a", "compared_alone", experiment=SHORT_NAMES[compared.experiment])
-                if compared
-                else lessons.sentence("run_a", "compared_run_a")
-            )
-            st.markdown(f"**{pair.together.change_title}.** {pair.verdict}")
-            draw_chart(
-                ("run_a.pair", pair.together.experiment),
-                lambda: timeline_chart(
-                    pair.together.timeline,
-                    title="Both changes: memory in use",
-                    before=compared.timeline if compared else run_a,
-                    before_note=compared_note,
-                ),
-                description=f"Memory through two iterations with both changes: {pair.together.label}.",
-            )
-            st.caption(lessons.sentence("run_a", "pair_caption", compared=compared_note))
-            experiment_tables(
-                [pair.first, pair.second, pair.together], "Each experiment alone, then both together"
-            )
+        # The experiments' controls rerun only the experiments.
+        lesson_section(run_them)
 
     st.header("A budget too small, or a leak?")
     st.markdown(lessons.sentence("run_a", "budget_intro"))

@@ -10,6 +10,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from core.memory.settings import Recompute
 from core.progress import check_ids
 from core.questions import load_bank
+from core.run_a.experiments import FIRST_EXPERIMENTS
 
 pytestmark = pytest.mark.e2e
 
@@ -86,5 +87,25 @@ def test_the_budget_controls_rerun_their_own_section_and_the_phase_controls_thei
     assert page.get_by_role("heading", name="Training keeps what inference throws away").count() == 1
     count, _ = _summary(learner)
     assert count == 1
+    assert learner.exceptions() == []
+    assert learner.console_errors == []
+
+
+def test_run_a_s_experiment_picker_reruns_the_experiments_alone(learner):
+    reruns = Reruns()
+    learner.page.on("websocket", reruns.watch)
+    page = learner.open("run-a")
+    learner.submit_form(0, "Halving the tokens tests the activations.", FIRST_EXPERIMENTS["batch"])
+    body = reruns.fragments[-1]
+    assert body != ""
+    reasoning = page.get_by_text("Halving the tokens tests the activations.", exact=True)
+    shown = reasoning.count()  # the form's field and the saved decision below it
+    assert shown >= 1
+    learner.pick("Timeline to show", FIRST_EXPERIMENTS["optim"])
+    assert reruns.fragments[-1] not in ("", body), "the experiment picker reran more than the experiments"
+    picker = page.get_by_role("radiogroup", name="Timeline to show", exact=True)
+    expect(picker.get_by_role("radio", name=FIRST_EXPERIMENTS["optim"])).to_be_checked()
+    # The saved decision above the experiments is still drawn, and not twice.
+    assert reasoning.count() == shown
     assert learner.exceptions() == []
     assert learner.console_errors == []
