@@ -101,13 +101,13 @@ def saved_indicator_behind() -> bool:
     return saved_status() != st.session_state.get(SAVED_SHOWN)
 
 
-def saved_indicator() -> str:
+def saved_indicator() -> None:
     """Saved, Not saved or Opening your saved work…, in the place `settle_learner` reserved; a lesson
-    page's fragment draws it again after a click, which may have failed to save. Returns what it said."""
+    page's fragment draws it again after a click, which may have failed to save."""
     status = st.session_state[SAVED_SHOWN] = saved_status()
     slot = st.session_state.get(SAVED_SLOT)
     if slot is None:  # a page run on its own, without Home.py's frame (AppTest's first switch)
-        return status
+        return
     with slot:
         if status == "opening":
             st.caption(":material/hourglass_empty: Opening your saved work…")
@@ -120,7 +120,6 @@ def saved_indicator() -> str:
             )
         else:
             st.caption(":material/cloud_done: Saved: your work is stored as you go.")
-    return status
 
 
 def _switch_to(learner: str) -> None:
