@@ -4,7 +4,7 @@ the body redraws stays single and current. Checked on what the browser itself se
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import WebSocket, expect
+from playwright.sync_api import Page, WebSocket, expect
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from core.memory.settings import Recompute
@@ -33,6 +33,18 @@ class Reruns:
             self.fragments.append(message.rerun_script.fragment_id)
 
 
+def _open_watched(learner, path: str) -> tuple[Reruns, Page]:
+    """Open a page with every rerun request its websocket sends recorded."""
+    reruns = Reruns()
+    learner.page.on("websocket", reruns.watch)
+    return reruns, learner.open(path)
+
+
+def _no_errors(learner) -> None:
+    assert learner.exceptions() == []
+    assert learner.console_errors == []
+
+
 def _summary(learner) -> tuple[int, str]:
     """How many progress summaries the sidebar shows, and the Checks figure of the first."""
     sidebar = learner.page.locator('[data-testid="stSidebar"]')
@@ -41,9 +53,7 @@ def _summary(learner) -> tuple[int, str]:
 
 
 def test_a_click_in_a_lesson_reruns_its_body_and_the_summary_follows_a_locked_answer(learner):
-    reruns = Reruns()
-    learner.page.on("websocket", reruns.watch)
-    page = learner.open("execution-stack")
+    reruns, page = _open_watched(learner, "execution-stack")
     total = len(check_ids(load_bank()))
     count, checks = _summary(learner)
     assert count == 1 and f"0/{total}" in checks
@@ -57,14 +67,11 @@ def test_a_click_in_a_lesson_reruns_its_body_and_the_summary_follows_a_locked_an
     assert reruns.fragments[-1] != "", "locking the answer reran the whole app"
     count, checks = _summary(learner)
     assert count == 1 and f"1/{total}" in checks
-    assert learner.exceptions() == []
-    assert learner.console_errors == []
+    _no_errors(learner)
 
 
 def test_the_budget_controls_rerun_their_own_section_and_the_phase_controls_theirs(learner):
-    reruns = Reruns()
-    learner.page.on("websocket", reruns.watch)
-    page = learner.open("memory-budget")
+    reruns, page = _open_watched(learner, "memory-budget")
     question = load_bank().question("c3")
     learner.answer(question.option_text(question.correct))
     body = reruns.fragments[-1]
@@ -87,14 +94,11 @@ def test_the_budget_controls_rerun_their_own_section_and_the_phase_controls_thei
     assert page.get_by_role("heading", name="Training keeps what inference throws away").count() == 1
     count, _ = _summary(learner)
     assert count == 1
-    assert learner.exceptions() == []
-    assert learner.console_errors == []
+    _no_errors(learner)
 
 
 def test_run_a_s_experiment_picker_reruns_the_experiments_alone(learner):
-    reruns = Reruns()
-    learner.page.on("websocket", reruns.watch)
-    page = learner.open("run-a")
+    reruns, page = _open_watched(learner, "run-a")
     learner.submit_form(0, "Halving the tokens tests the activations.", FIRST_EXPERIMENTS["batch"])
     body = reruns.fragments[-1]
     assert body != ""
@@ -107,5 +111,4 @@ def test_run_a_s_experiment_picker_reruns_the_experiments_alone(learner):
     expect(picker.get_by_role("radio", name=FIRST_EXPERIMENTS["optim"])).to_be_checked()
     # The saved decision above the experiments is still drawn, and not twice.
     assert reasoning.count() == shown
-    assert learner.exceptions() == []
-    assert learner.console_errors == []
+    _no_errors(learner)
