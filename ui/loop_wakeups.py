@@ -8,7 +8,9 @@ clicking at once these hand-offs were a quarter of the server's samples (bench/R
 
 Here a session's callbacks wait in one list while a wake-up is on its way, and the loop runs them in
 the order they came, as Streamlit would have, a wake-up for the lot. A caller that already is the loop
-says "something to send" directly.
+says "something to send" directly. Streamlit hands the runtime's "something to send" method, bound, to
+its session manager when the runtime is built, which is before any of our code runs; so the install
+also points the live runtime's manager, and any session already open, at the replacement.
 
 Streamlit has no hook for this. The two methods are replaced once per process, and only when they
 still have the shape this was written against; otherwise nothing changes and one warning says why.
@@ -139,6 +141,30 @@ def _replace_methods() -> bool:
             "Streamlit's event-loop hand-off has changed; every element wakes the loop (ui/loop_wakeups.py)."
         )
         return False
+    streamlits_enqueued = Runtime._enqueued_some_message
     AppSession._call_soon_on_event_loop = _call_soon_batched  # type: ignore[method-assign]  # see the docstring
     Runtime._enqueued_some_message = _enqueued_some_message  # type: ignore[method-assign]
+    if Runtime.exists():
+        _repoint_live_runtime(Runtime.instance(), streamlits_enqueued)
     return True
+
+
+def _repoint_live_runtime(runtime: Runtime, streamlits_enqueued: Callable[[Runtime], None]) -> None:
+    """Give the runtime's session manager, and each session already open, the replaced method instead of
+    the bound one they were handed when the runtime was built."""
+    manager = getattr(runtime, "_session_mgr", None)  # absent on AppTest's stand-in runtime
+    if manager is None:
+        return
+    holders = [manager, *(info.session for info in manager.list_sessions())]
+    repointed = 0
+    for holder in holders:
+        callback = getattr(holder, "_message_enqueued_callback", None)
+        bound_to = (getattr(callback, "__func__", None), getattr(callback, "__self__", None))
+        if bound_to == (streamlits_enqueued, runtime):
+            holder._message_enqueued_callback = runtime._enqueued_some_message
+            repointed += 1
+    if not repointed:
+        _LOGGER.warning(
+            "Streamlit's session manager no longer holds the runtime's wake-up; "
+            "sessions may wake the loop for every element (ui/loop_wakeups.py)."
+        )

@@ -1,9 +1,8 @@
 """Our guards and fixes in front of Streamlit's server, installed once per process.
 
-`serve.py` installs them in its startup hook, before the first browser connects. That matters for
-`loop_wakeups`: Streamlit hands each session the runtime's "something to send" method when the
-session opens, so a session opened before the install keeps waking the loop for every element. Home.py
-installs them too (every call after the first does nothing), for `streamlit run Home.py`.
+`serve.py` installs them in its startup hook, before the first browser connects, so no session's first
+messages go out unguarded. Home.py installs them too (every call after the first does nothing), for
+`streamlit run Home.py`.
 """
 
 from __future__ import annotations

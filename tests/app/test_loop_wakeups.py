@@ -11,8 +11,10 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
-from streamlit.runtime import Runtime
+from streamlit.runtime import Runtime, RuntimeConfig
 from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 
 from ui import loop_wakeups
 
@@ -228,3 +230,47 @@ def test_the_switch_keeps_streamlits_own_hand_off(
     assert AppSession._call_soon_on_event_loop is _streamlits_call_soon
     assert Runtime._enqueued_some_message is _streamlits_enqueued
     assert "LAB_BATCH_WAKEUPS=0" in caplog.text
+
+
+@pytest.fixture
+def live_runtime(streamlit_methods: None) -> Iterator[Runtime]:
+    """A real runtime built, as `streamlit run` builds it, before any of our code can run."""
+    assert not Runtime.exists()
+    runtime = Runtime(
+        RuntimeConfig(
+            script_path="Home.py",
+            media_file_storage=MemoryMediaFileStorage("/media"),
+            uploaded_file_manager=MemoryUploadedFileManager("/_stcore/upload_file"),
+        )
+    )
+    try:
+        yield runtime
+    finally:
+        Runtime._instance = None
+
+
+def test_the_live_runtimes_sessions_get_the_replacement(
+    live_runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = cast(Any, live_runtime)._session_mgr
+    # Sessions take the manager's callback when they open; one opened before the install holds its own.
+    opened_before = SimpleNamespace(_message_enqueued_callback=manager._message_enqueued_callback)
+    monkeypatch.setattr(manager, "list_sessions", lambda: [SimpleNamespace(session=opened_before)])
+    assert manager._message_enqueued_callback.__func__ is _streamlits_enqueued
+
+    assert loop_wakeups._replace_methods()
+    for holder in (manager, opened_before):
+        callback = holder._message_enqueued_callback
+        assert callback.__func__ is loop_wakeups._enqueued_some_message
+        assert callback.__self__ is live_runtime
+
+
+def test_a_runtime_whose_manager_holds_something_else_is_left_with_a_warning(
+    live_runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    manager = cast(Any, live_runtime)._session_mgr
+    manager._message_enqueued_callback = other = lambda: None
+    with caplog.at_level(logging.WARNING, logger=loop_wakeups.__name__):
+        assert loop_wakeups._replace_methods()
+    assert manager._message_enqueued_callback is other
+    assert "no longer holds" in caplog.text
