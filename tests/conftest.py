@@ -26,6 +26,7 @@ from bench.postgres import USER as PG_USER
 from bench.postgres import postgres_server, run_as, server_bindir
 
 _DATA_DIR = tempfile.mkdtemp(prefix="lab-test-data-")
+_E2E_DIR = Path(__file__).parent / "e2e"
 os.environ["LAB_DATA_DIR"] = _DATA_DIR
 os.environ.pop("LAB_DATABASE_URL", None)  # never write into a developer's own database
 
@@ -41,6 +42,12 @@ settings.load_profile("lab")
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_DATA_DIR, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Browser tests last, in whatever order the paths were given: Playwright's session-wide browser
+    keeps an event loop running in the main thread, and a later test's `asyncio.run` would refuse it."""
+    items.sort(key=lambda item: Path(item.path).is_relative_to(_E2E_DIR))  # a stable sort keeps the rest
 
 
 def _missing(reason: str) -> None:
