@@ -9,6 +9,7 @@ from core import lessons
 from core.run_a import brief_sentence
 from core.telemetry import Run, device_gib, load_runs, recorded
 from ui.charts import draw as draw_chart
+from ui.charts import panel_slots
 from ui.frame import lesson_page
 from ui.marked import marked_question
 from ui.nav import next_link
@@ -20,16 +21,13 @@ def dashboard(run: Run, device_gb: float) -> None:
     """One run's recorded panels, side by side, and what went wrong in it."""
     series = recorded(run.id)
     count = panel_count(series)
-    for row_start in range(0, count, PANELS_PER_ROW):
-        # A new row of columns each time: side by side on a laptop, stacked in order on a phone.
-        for index, column in enumerate(st.columns(PANELS_PER_ROW), start=row_start):
-            if index < count:
-                with column:
-                    draw_chart(
-                        ("telemetry", run.id, device_gb, index),
-                        functools.partial(telemetry_panel, series, index),
-                        description=lessons.sentence("four_runs", "panel_description", title=run.title),
-                    )
+    for index, slot in enumerate(panel_slots(count, PANELS_PER_ROW)):
+        with slot:
+            draw_chart(
+                ("telemetry", run.id, device_gb, index),
+                functools.partial(telemetry_panel, series, index),
+                description=lessons.sentence("four_runs", "panel_description", title=run.title),
+            )
     st.caption(
         lessons.sentence(
             "four_runs",

@@ -22,7 +22,7 @@ from core.diagnose.reading import Reading, example_reading, example_table, readi
 from core.gpus import gpu, gpu_names, peak_tflops
 from ui import state
 from ui.charts import draw as draw_chart
-from ui.charts import shared_datasets
+from ui.charts import panel_slots, shared_datasets
 from ui.frame import lesson_page, lesson_section
 from ui.marked import marked_question
 from ui.nav import next_link, page_for
@@ -184,17 +184,14 @@ def show_run(read: Reading, *, title: str, marked: bool) -> None:
         else lessons.sentence("your_run", "panel_description", title=title)
     )
     st.markdown(f"**{title}**")
-    for row_start in range(0, len(names), PANELS_PER_ROW):
-        # A new row of columns each time: side by side on a laptop, stacked in order on a phone.
-        for index, column in enumerate(st.columns(PANELS_PER_ROW), start=row_start):
-            if index < len(names):
-                with column:
-                    draw_chart(
-                        ("your_run", shape, index),
-                        functools.partial(your_run_panel, shape, index),
-                        datasets={name: rows[name] for name in names[index]},
-                        description=description,
-                    )
+    for index, slot in enumerate(panel_slots(len(names), PANELS_PER_ROW)):
+        with slot:
+            draw_chart(
+                ("your_run", shape, index),
+                functools.partial(your_run_panel, shape, index),
+                datasets={name: rows[name] for name in names[index]},
+                description=description,
+            )
 
 
 QUESTION_ID = "y1"

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import altair as alt
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from ui.tables import arrow_bytes
 
@@ -141,3 +142,17 @@ def draw(
     reuses the chart."""
     spec = cached_chart(key, build).spec(datasets)
     st.vega_lite_chart(spec=spec, width=width, height=height, alt=description)
+
+
+def panel_slots(count: int, per_row: int) -> Iterator[DeltaGenerator]:
+    """A place for each of `count` charts, `per_row` side by side on a laptop and stacked in order on a
+    phone. A full row is one flex row, which wraps on a narrow screen as columns stack, in one block where
+    a row of columns sends three; a last row with a gap keeps columns, so its charts stay as wide as the
+    ones above instead of stretching."""
+    for row_start in range(0, count, per_row):
+        in_row = min(per_row, count - row_start)
+        if in_row == per_row:
+            row = st.container(horizontal=True)
+            yield from [row] * in_row
+        else:
+            yield from st.columns(per_row)[:in_row]

@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from streamlit.proto.Block_pb2 import Block
+from streamlit.testing.v1 import AppTest
 
 from core.units import significant
 from tests.app.conftest import chart_rows, open_page, reveal_roofline
@@ -67,8 +69,6 @@ def _draw_both_ways():
 
 
 def test_a_cached_chart_reaches_the_browser_as_an_uncached_one_would():
-    from streamlit.testing.v1 import AppTest
-
     at = AppTest.from_function(_draw_both_ways).run()
     cached, direct = at.get("vega_lite_chart")
     assert json.loads(cached.proto.spec) == json.loads(direct.proto.spec)
@@ -181,3 +181,28 @@ def test_the_shared_rows_forget_the_oldest_beyond_their_limit(monkeypatch):
     for owner in owners:
         charts.shared_datasets(owner, True, lambda: {"points": [{"x": 1}]})
     assert [key[0] for key in charts._shared] == [id(owners[1]), id(owners[2])]
+
+
+def _panels_drawn_in_slots() -> None:
+    import streamlit as st
+
+    from ui.charts import panel_slots
+
+    for index, slot in enumerate(panel_slots(5, 2)):
+        with slot:
+            st.markdown(f"panel {index}")
+
+
+def test_full_rows_of_panels_are_one_flex_row_and_a_short_last_row_keeps_its_columns():
+    at = AppTest.from_function(_panels_drawn_in_slots).run()
+    rows = [at.main.children[index] for index in sorted(at.main.children)]
+
+    def texts(block) -> list[str]:
+        return [element.value for element in block.get("markdown")]
+
+    assert [texts(row) for row in rows] == [["panel 0", "panel 1"], ["panel 2", "panel 3"], ["panel 4"]]
+    # Two panels side by side in one block each; the last, alone, in the left of two columns.
+    assert [len(row.get("column")) for row in rows] == [0, 0, 2]
+    horizontal = Block.FlexContainer.Direction.HORIZONTAL
+    assert [row.proto.flex_container.direction for row in rows] == [horizontal] * 3
+    assert [row.proto.flex_container.wrap for row in rows[:2]] == [True, True]  # a phone stacks them
