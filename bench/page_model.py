@@ -261,6 +261,9 @@ class PageModel:
         # The fragment that drew the page's main area in the latest whole run: that of its first
         # element there (None until the run draws one, "" when outside any fragment).
         self.body_fragment: str | None = None
+        # The other fragments that drew in the main area in the latest whole run, in the order they
+        # first drew: parts of the body that rerun alone (the app's lesson sections).
+        self.section_fragments: list[str] = []
         self.page_not_found = ""
         self.unsupported_kinds: set[str] = set()
         # hash -> (message, run that last used it, fragment that drew it).
@@ -302,6 +305,7 @@ class PageModel:
         self.run_fragments = tuple(msg.metadata.run.fragment_ids)
         if not self.run_fragments:
             self.body_fragment = None
+            self.section_fragments = []
         self.run_widgets = {}
         self._run_tab_containers = {}
         self.run_exceptions = []
@@ -341,8 +345,11 @@ class PageModel:
         drawn_in = msg.delta.fragment_id
         if self.run_fragments and drawn_in and drawn_in not in self.run_fragments:
             self._enclosing[drawn_in] = self.run_fragments[0]
-        if not self.run_fragments and self.body_fragment is None and path and path[0] == MAIN_CONTAINER:
-            self.body_fragment = msg.delta.fragment_id
+        if not self.run_fragments and path and path[0] == MAIN_CONTAINER:
+            if self.body_fragment is None:
+                self.body_fragment = drawn_in
+            elif drawn_in and drawn_in != self.body_fragment and drawn_in not in self.section_fragments:
+                self.section_fragments.append(drawn_in)
         if msg.delta.WhichOneof("type") == "add_block":
             self._on_block(msg.delta.add_block, tuple(path), msg.delta.fragment_id)
             return
@@ -448,6 +455,13 @@ class PageModel:
         """Make the next rerun of this page the one a click inside the page's body fragment asks for
         (the whole page when the body is not a fragment)."""
         self.interaction_fragment = self.body_fragment or ""
+
+    def click_in_section(self) -> None:
+        """Make the next rerun the one a click inside the first part of the body that reruns alone asks
+        for; ValueError if the latest whole run drew none."""
+        if not self.section_fragments:
+            raise ValueError("The page drew no fragment in its main area besides its body.")
+        self.interaction_fragment = self.section_fragments[0]
 
     def set_value(self, widget_id: str, value: Any) -> bool:
         """Change a widget's value; returns True if that triggers a rerun (not inside a form)."""

@@ -22,6 +22,7 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,12 @@ async def _time_pages(
             if session.model.body_fragment:
                 # What a click inside a lesson page's body waits: a rerun of the body fragment alone.
                 timings[page.url_path]["body"] = await _time_reruns(
-                    session, log, reruns, page_budget_s, in_body=True
+                    session, log, reruns, page_budget_s, click=session.model.click_in_body
+                )
+            if session.model.section_fragments:
+                # And inside the first part of the body that reruns alone (ui/frame.lesson_section).
+                timings[page.url_path]["section"] = await _time_reruns(
+                    session, log, reruns, page_budget_s, click=session.model.click_in_section
                 )
         return timings
     finally:
@@ -83,10 +89,15 @@ async def _time_pages(
 
 
 async def _time_reruns(
-    session: Session, log: TimingLog, reruns: int, page_budget_s: float, *, in_body: bool = False
+    session: Session,
+    log: TimingLog,
+    reruns: int,
+    page_budget_s: float,
+    *,
+    click: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Server, client and delivery times of `reruns` reruns of the current page, changing nothing:
-    the whole page (as pressing "R" does), or with `in_body` its body fragment alone."""
+    the whole page (as pressing "R" does), or the fragment `click` names before each rerun alone."""
     server_ms: list[float] = []
     client_ms: list[float] = []
     delivery_ms: list[float] = []
@@ -96,8 +107,8 @@ async def _time_reruns(
     for done in range(reruns):
         if done >= 3 and time.monotonic() > page_deadline:
             break
-        if in_body:
-            session.model.click_in_body()
+        if click is not None:
+            click()
         result = await session.rerun()
         client_ms.append(result.latency_ms)
         server_ms.append(sum(log.new_runs_ms()))
@@ -175,7 +186,7 @@ def add_ratios(results: dict[str, dict[str, dict[str, Any]]]) -> None:
         base = hello.get(BASELINE[1])
         for pages in targets.values():
             for page in pages.values():
-                for timed in (page, page.get("body")):
+                for timed in (page, page.get("body"), page.get("section")):
                     if timed is None:
                         continue
                     timed["server_p50_vs_hello"] = ratio(
@@ -203,6 +214,8 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
                 timed_runs = [(f"{page['title']} (`/{path}`)", page)]
                 if "body" in page:
                     timed_runs.append((f"{page['title']}, a click in its body", page["body"]))
+                if "section" in page:
+                    timed_runs.append((f"{page['title']}, a click in its first section", page["section"]))
                 for label, timed in timed_runs:
                     rows.append(
                         f"| {setup} | {name} | {label} | "

@@ -157,13 +157,14 @@ def soak_section(runs: list[dict[str, Any]]) -> str:
 
 
 def _pages_p50(
-    timing: dict[str, Any], setup: str, target: str, figure: str, *, body: bool = False
+    timing: dict[str, Any], setup: str, target: str, figure: str, *, part: str = ""
 ) -> list[float]:
-    """Each page's p50 of `figure`; with `body`, of the reruns of its body fragment (pages that have one)."""
+    """Each page's p50 of `figure`; with `part` ("body", "section"), of the reruns of that fragment alone
+    (pages that have one)."""
     pages = timing.get(setup, {}).get(target, {})
     if target == BASELINE[0]:
         pages = {BASELINE[1]: pages[BASELINE[1]]} if BASELINE[1] in pages else {}
-    timed = [p.get("body", {}) if body else p for p in pages.values()]
+    timed = [p.get(part, {}) if part else p for p in pages.values()]
     return [t[figure]["p50_ms"] for t in timed if t.get(figure, {}).get("p50_ms") is not None]
 
 
@@ -254,13 +255,17 @@ def headline(
                     f"{_span(_pages_p50(timing, setup, 'app', figure))} | "
                     f"{_span(_pages_p50(timing, setup, 'hello', figure))} |"
                 )
-            body = _pages_p50(timing, setup, "app", "client", body=True)
-            if body:
-                rows.append(
-                    f"| what the tab waits after a click in a lesson's body (its fragment), p50 ms (GC off, "
-                    f"TCP_NODELAY fix {nodelay}, {via}) | {_span(body)} | "
-                    f"{_span(_pages_p50(timing, setup, 'hello', 'client'))} |"
-                )
+            for part, where in (
+                ("body", "in a lesson's body (its fragment)"),
+                ("section", "in a part of a lesson's body that reruns alone (its first section)"),
+            ):
+                clicks = _pages_p50(timing, setup, "app", "client", part=part)
+                if clicks:
+                    rows.append(
+                        f"| what the tab waits after a click {where}, p50 ms (GC off, "
+                        f"TCP_NODELAY fix {nodelay}, {via}) | {_span(clicks)} | "
+                        f"{_span(_pages_p50(timing, setup, 'hello', 'client'))} |"
+                    )
     by_key = {_key(r): r for r in runs}
     # The largest class of each mode that was measured (the issue's runs: a burst of 100, 200 thinking).
     largest = {

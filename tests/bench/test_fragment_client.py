@@ -494,3 +494,24 @@ def test_the_body_fragment_is_the_one_that_drew_the_main_area_first_in_a_whole_r
     assert model.body_fragment == ""
     model.click_in_body()
     assert model.rerun_message().rerun_script.fragment_id == ""
+
+
+def test_the_sections_are_the_other_fragments_that_drew_the_main_area_in_a_whole_run() -> None:
+    model = PageModel()
+    sidebar, main = 1, 0
+    whole_run = [_new_session(), _navigation(), _in(sidebar, _checkbox("box")), _in(main, _slider("F"))]
+    whole_run += [_in(main, _text("G")), _in(main, _text("")), _in(main, _text("G")), _in(main, _radio("H"))]
+    for raw in [*whole_run, finished()]:
+        model.apply(raw)
+    assert model.section_fragments == ["G", "H"]
+    model.click_in_section()
+    assert model.rerun_message().rerun_script.fragment_id == "G"
+    # A section's own rerun leaves them as they are; a whole run that draws none has none.
+    for raw in (_new_session("G"), _in(main, _text("G")), finished("G")):
+        model.apply(raw)
+    assert model.section_fragments == ["G", "H"]
+    for raw in (_new_session(), _in(main, _slider("F")), finished()):
+        model.apply(raw)
+    assert model.section_fragments == []
+    with pytest.raises(ValueError, match="besides its body"):
+        model.click_in_section()
