@@ -7,10 +7,14 @@ lock between threads. A lesson page sends 30 to 90 elements a run, and in a prof
 clicking at once these hand-offs were a quarter of the server's samples (bench/README.md).
 
 Here a session's callbacks wait in one list while a wake-up is on its way, and the loop runs them in
-the order they came, as Streamlit would have, a wake-up for the lot. A caller that already is the loop
-says "something to send" directly. Streamlit hands the runtime's "something to send" method, bound, to
-its session manager when the runtime is built, which is before any of our code runs; so the install
-also points the live runtime's manager, and any session already open, at the replacement.
+the order they came, as Streamlit would have, a wake-up for the lot. When every script slot is taken
+(ui/run_slots.py: a class clicking at once) the loop also says "something to send" directly instead of
+waking itself; otherwise it wakes itself as Streamlit does, which measured about 4 ms sooner in the
+tab for one learner on an idle server (bench/README.md, seventh round).
+
+Streamlit hands the runtime's "something to send" method, bound, to its session manager when the
+runtime is built, which is before any of our code runs; so the install also points the live runtime's
+manager, and any session already open, at the replacement.
 
 Streamlit has no hook for this. The two methods are replaced once per process, and only when they
 still have the shape this was written against; otherwise nothing changes and one warning says why.
@@ -29,6 +33,8 @@ from typing import Any
 
 from streamlit.runtime import Runtime
 from streamlit.runtime.app_session import AppSession
+
+from ui.run_slots import PROCESS_SLOTS
 
 _LOGGER = logging.getLogger(__name__)
 _SWITCH_ENV = "LAB_BATCH_WAKEUPS"
@@ -94,9 +100,10 @@ def _on_the_loop(loop: asyncio.AbstractEventLoop) -> bool:
 
 
 def _enqueued_some_message(self: Runtime) -> None:
-    """Runtime._enqueued_some_message, without a wake-up when the loop itself is the caller."""
+    """Runtime._enqueued_some_message, without a wake-up when the loop itself is the caller and the
+    process is at capacity."""
     async_objs = self._get_async_objs()
-    if _on_the_loop(async_objs.eventloop):
+    if PROCESS_SLOTS.all_taken() and _on_the_loop(async_objs.eventloop):
         async_objs.need_send_data.set()
     else:
         async_objs.eventloop.call_soon_threadsafe(async_objs.need_send_data.set)

@@ -47,6 +47,10 @@ class RunSlots:
         self._taken_at: dict[int, float] = {}  # thread id -> when it took its slot
         self._lock = threading.Lock()
 
+    def all_taken(self) -> bool:
+        """Whether every slot is held this instant (never with no slots): the process is at capacity."""
+        return 0 < self.slots <= len(self._taken_at)
+
     def _until_all_stuck_s(self) -> float:
         """How long until every slot's holder has been in for `stuck_s` (0 once they have)."""
         now_s = time.monotonic()

@@ -131,3 +131,24 @@ def test_a_waiting_run_sleeps_until_a_slot_comes_back(monkeypatch):
             waiter.start()
         threading.Event().wait(1.0)  # four polls each at the old quarter-second pace
         assert looks == len(waiters)  # one look each, on the way in
+
+
+def test_all_taken_says_when_every_slot_is_held():
+    slots = RunSlots(2)
+    inside, leave = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with slots.held():
+            inside.set()
+            leave.wait(WAIT_S)
+
+    other = threading.Thread(target=hold)
+    other.start()
+    assert inside.wait(WAIT_S)
+    assert not slots.all_taken()  # one of two
+    with slots.held():
+        assert slots.all_taken()
+    assert not slots.all_taken()
+    leave.set()
+    other.join(WAIT_S)
+    assert not RunSlots(0).all_taken()  # no slots: never at capacity
