@@ -3,7 +3,9 @@ slot comes back however the run ends."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 
 import pytest
 
@@ -70,29 +72,39 @@ def test_a_slot_comes_back_when_the_run_raises():
     assert done.wait(WAIT_S)
 
 
-def test_a_run_stuck_in_its_slot_keeps_others_out_only_until_it_counts_as_stuck():
-    slots = RunSlots(1, stuck_s=0.05)
-    inside, release = threading.Event(), threading.Event()
+@contextlib.contextmanager
+def _run_holding_a_slot(slots: RunSlots) -> Iterator[None]:
+    """Another thread's run inside a slot for the whole block (a run waiting on a store that does not
+    answer, say)."""
+    inside, leave = threading.Event(), threading.Event()
 
-    def stuck_run() -> None:  # a run waiting on a store that does not answer
+    def hold() -> None:
         with slots.held():
             inside.set()
-            release.wait(WAIT_S)
+            leave.wait(WAIT_S)
 
-    stuck = threading.Thread(target=stuck_run)
-    stuck.start()
+    holder = threading.Thread(target=hold)
+    holder.start()
     assert inside.wait(WAIT_S)
+    try:
+        yield
+    finally:
+        leave.set()
+        holder.join(WAIT_S)
+
+
+def test_a_run_stuck_in_its_slot_keeps_others_out_only_until_it_counts_as_stuck():
+    slots = RunSlots(1, stuck_s=0.05)
 
     def other_run() -> None:
         with slots.held():
             pass
 
-    other = threading.Thread(target=other_run)
-    other.start()
-    other.join(WAIT_S)
-    assert not other.is_alive(), "a run waited for a stuck slot to come back"
-    release.set()
-    stuck.join(WAIT_S)
+    with _run_holding_a_slot(slots):
+        other = threading.Thread(target=other_run)
+        other.start()
+        other.join(WAIT_S)
+        assert not other.is_alive(), "a run waited for a stuck slot to come back"
 
 
 def test_a_negative_count_is_refused_in_words():
@@ -135,20 +147,9 @@ def test_a_waiting_run_sleeps_until_a_slot_comes_back(monkeypatch):
 
 def test_all_taken_says_when_every_slot_is_held():
     slots = RunSlots(2)
-    inside, leave = threading.Event(), threading.Event()
-
-    def hold() -> None:
+    with _run_holding_a_slot(slots):
+        assert not slots.all_taken()  # one of two
         with slots.held():
-            inside.set()
-            leave.wait(WAIT_S)
-
-    other = threading.Thread(target=hold)
-    other.start()
-    assert inside.wait(WAIT_S)
-    assert not slots.all_taken()  # one of two
-    with slots.held():
-        assert slots.all_taken()
-    assert not slots.all_taken()
-    leave.set()
-    other.join(WAIT_S)
+            assert slots.all_taken()
+        assert not slots.all_taken()
     assert not RunSlots(0).all_taken()  # no slots: never at capacity
