@@ -1,7 +1,6 @@
 """The server hooks go in when the served process starts, before any browser can open a session."""
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
 
 import serve
 from ui import loop_wakeups, message_rate, server_hooks, widget_types
@@ -16,10 +15,8 @@ def test_the_startup_hook_installs_the_server_hooks_before_warming_and_serving(m
         async with serve._warm_first(None):
             calls.append("serving")
 
-    # In a thread of its own: a browser test earlier in the session may leave an event loop running here.
-    with ThreadPoolExecutor(max_workers=1) as thread:
-        thread.submit(asyncio.run, start_then_serve()).result()
-    # A session opened before `loop_wakeups` is installed would keep Streamlit's wake-up per element.
+    asyncio.run(start_then_serve())  # browser tests, whose event loop would refuse it, run last
+    # The message cap and the widget-type check are in before the first browser can send anything.
     assert calls == ["hooks", "warm", "serving"]
 
 
