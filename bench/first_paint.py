@@ -26,7 +26,7 @@ from playwright.sync_api import Browser, sync_playwright
 from bench.load_client import LOOPBACK, Session
 from bench.paths import RESULTS_DIR
 from bench.scenarios import TARGETS, Target
-from bench.server import StreamlitServer
+from bench.server import StreamlitServer, throwaway_store
 from bench.stats import summarise
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
 
@@ -115,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm-visits", type=int, default=3, help="warm visits per page")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "first_paint.json")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    throwaway_store("bench-first-paint-")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

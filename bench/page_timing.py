@@ -30,7 +30,7 @@ from bench.load_client import Session
 from bench.paths import RESULTS_DIR
 from bench.proxy import workshop_proxy
 from bench.scenarios import TARGETS, Target
-from bench.server import StreamlitServer
+from bench.server import StreamlitServer, throwaway_store
 from bench.stats import ratio, summarise
 
 BASELINE = ("hello", "")
@@ -250,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "page_timing.json")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    throwaway_store("bench-page-timing-")
     if not 1 <= args.reruns <= 1000:
         parser.error("--reruns must be between 1 and 1000")
     args.out.parent.mkdir(parents=True, exist_ok=True)

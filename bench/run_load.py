@@ -26,7 +26,7 @@ from typing import Any
 from bench.paths import RESULTS_DIR
 from bench.proxy import workshop_proxy
 from bench.scenarios import TARGETS, Behaviour, Learner, LearnerStats, Target, Waves
-from bench.server import ResourceSampler, Sample, StreamlitServer
+from bench.server import ResourceSampler, Sample, StreamlitServer, throwaway_store
 from bench.stats import least_squares_slope, summarise
 
 _MB = 1_000_000
@@ -317,6 +317,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     args = _parse_args(sys.argv[1:] if argv is None else argv)
+    throwaway_store("bench-run-load-")
     think_min, think_max = (float(x) for x in args.think_s.split(","))
     soak = args.soak_minutes > 0
     config = LoadConfig(

@@ -8,10 +8,13 @@ connection beyond this machine. It runs from the repository root, so the project
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -23,6 +26,18 @@ import psutil
 
 from bench.load_client import LOOPBACK
 from bench.paths import REPO_ROOT
+from store.engine import DATA_DIR_ENV, DATABASE_URL_ENV
+
+
+def throwaway_store(prefix: str) -> None:
+    """Give the servers this process starts an empty embedded store of their own, removed at exit,
+    unless the caller named one ($LAB_DATABASE_URL or $LAB_DATA_DIR): otherwise every run would add
+    its learners to the developer's `.lab-data/`, and a run's figures would depend on the runs before."""
+    if os.environ.get(DATABASE_URL_ENV) or os.environ.get(DATA_DIR_ENV):
+        return
+    folder = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ[DATA_DIR_ENV] = folder
 
 
 def free_port() -> int:
