@@ -175,7 +175,7 @@ def _span(values: list[float], digits: int = 1) -> str:
     return low if low == high else f"{low}–{high}"
 
 
-def _cpu_per_run_ms(run: dict[str, Any]) -> float | None:
+def cpu_per_run_ms(run: dict[str, Any]) -> float | None:
     """Server CPU time per script run: robust to other load on the machine, unlike latencies."""
     runs = sum(run[k]["count"] for k in ("rerun", "navigate", "initial_load")) + run.get(
         "extra_script_runs", 0
@@ -209,7 +209,7 @@ def _scale_out_rows(by_key: dict[tuple[str, bool, str, int, bool, int], Any], se
             one = by_key.get((target, True, "burst", sessions, False, 1)) or by_key.get(
                 (target, True, "burst", sessions, False, 0)
             )
-            cpu = _cpu_per_run_ms(one) if one else None
+            cpu = cpu_per_run_ms(one) if one else None
             if cpu is None:
                 cells.append("-")
                 continue
@@ -240,6 +240,7 @@ def headline(
     timing: dict[str, Any],
     paint: dict[str, Any],
     page_cpu_figures: dict[str, Any] | None = None,
+    comparisons: list[dict[str, Any]] | None = None,
 ) -> str:
     """The issue's figures in one table: the app (every page) beside the hello demo."""
     rows = ["| figure | this app | Streamlit's hello page |", "|---|---|---|"]
@@ -266,7 +267,9 @@ def headline(
                         f"TCP_NODELAY fix {nodelay}, {via}) | {_span(clicks)} | "
                         f"{_span(_pages_p50(timing, setup, 'hello', 'client'))} |"
                     )
-    by_key = {_key(r): r for r in runs}
+    by_key: dict[tuple[str, bool, str, int, bool, int], dict[str, Any]] = {}
+    for run in runs:  # runs in turn (bench.compare) give two of a kind: the first stands for them
+        by_key.setdefault(_key(run), run)
     # The largest class of each mode that was measured (the issue's runs: a burst of 100, 200 thinking).
     largest = {
         mode: max((k[3] for k in by_key if k[0] == "app" and k[1] and k[2] == mode and not k[5]), default=0)
@@ -291,7 +294,7 @@ def headline(
                 f"| {label.replace('rerun p95 ms', 'reruns of a fragment / of the whole page (p95 ms)')}"
                 f" | {rerun_split(app)} | {rerun_split(hello) if hello else '-'} |"
             )
-            cpu = [_cpu_per_run_ms(r) for r in (app, hello) if r]
+            cpu = [cpu_per_run_ms(r) for r in (app, hello) if r]
             rows.append(
                 f"| {label.replace('rerun p95 ms', 'server CPU ms per script run')} | {_n(cpu[0], 1)} | "
                 f"{_n(cpu[1], 1) if len(cpu) > 1 else '-'} |"
@@ -302,6 +305,7 @@ def headline(
                     f"| {what}, reruns served a second | {per_s[0]:,.0f} | "
                     f"{_n(per_s[1]) if len(per_s) > 1 else '-'} |"
                 )
+    rows += comparison_rows(comparisons or [])
     rows += _scale_out_rows(by_key, largest["burst"])
     for when in ("cold", "warm"):
         cells = []
@@ -318,9 +322,37 @@ def headline(
     return "\n".join(rows)
 
 
+def comparison_rows(comparisons: list[dict[str, Any]]) -> list[str]:
+    """A headline row per comparison run in turn (bench.compare): rerun p95 of B ÷ A in each pair of
+    runs, and their geometric mean, in which a steady first/second effect cancels."""
+    rows = []
+    for comparison in comparisons:
+        a, b = (comparison["variants"][side]["name"] for side in ("a", "b"))
+        names = {"a": a, "b": b}
+        order = ", ".join(names[run["side"]] for run in comparison["runs"])
+        what = "clicking at once" if comparison["mode"] == "burst" else "thinking"
+        pairs = ", ".join(f"{r:.2f}" for r in comparison["comparison"]["b_over_a"]["p95_ms"])
+        mean = comparison["comparison"]["effect"]["p95_ms"]
+        rows.append(
+            f"| {comparison['sessions']} learners {what}, rerun p95 {b} ÷ {a}, run in turn ({order}): "
+            f"each pair; geometric mean | {pairs}; {mean:.2f}× | |"
+        )
+    return rows
+
+
+def _comparisons(results_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+    return [
+        (p.parent, json.loads(p.read_text())) for p in sorted(results_dir.glob("compare-*/comparison.json"))
+    ]
+
+
 def summary(results_dir: Path) -> str:
     """The whole markdown summary for one results folder."""
-    runs = [json.loads(p.read_text()) for p in sorted(results_dir.glob("load-*.json"))]
+    comparisons = _comparisons(results_dir)
+    run_files = sorted(results_dir.glob("load-*.json")) + [
+        path for folder, _ in comparisons for path in sorted(folder.glob("run-*.json"))
+    ]
+    runs = [json.loads(p.read_text()) for p in run_files]
     runs.sort(key=_key)
     load_runs = [r for r in runs if not r["config"].get("soak")]
     soak_runs = [r for r in runs if r["config"].get("soak")]
@@ -343,10 +375,18 @@ def summary(results_dir: Path) -> str:
             "Load on the machine (`uptime`, before and after each step):\n\n"
             + ("\n".join(f"    {line}" for line in loads) if loads else "    (no uptime.txt)"),
             "### The app beside Streamlit's hello page\n\n"
-            + headline(runs, timing_figures, paint_figures, cpu_figures),
+            + headline(runs, timing_figures, paint_figures, cpu_figures, [c for _, c in comparisons]),
             "### Targets at 100 sessions (reported, not asserted)\n\n" + targets(load_runs),
             "### Load runs\n\n" + load_table(load_runs),
             "### The app against Streamlit's hello demo\n\n" + ratio_table(load_runs),
+            "### Runs in turn (bench.compare)\n\n"
+            + (
+                "\n\n".join(
+                    f"`{folder.name}`:\n\n" + (folder / "comparison.md").read_text().strip()
+                    for folder, _ in comparisons
+                )
+                or "(none)"
+            ),
             "### Per-page rerun timing (one session)\n\n" + timing,
             "### First paint in headless Chromium\n\n" + paint,
             "### Soak\n\n" + soak_section(soak_runs),

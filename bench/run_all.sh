@@ -7,8 +7,9 @@
 # The table's runs, each for the app and the hello demo (GC off, as the app is configured):
 #   - script CPU per rerun of every page, in process (bench.page_cpu);
 #   - what the tab waits per rerun, straight to the server, TCP_NODELAY fix on (bench.page_timing);
-#   - 100 learners clicking at once (burst), straight to one server;
-#   - 200 learners thinking, the app with its learner store and with one that keeps nothing;
+#   - 100 learners clicking at once (burst), straight to one server: hello, app, app, hello;
+#   - 200 learners thinking: the hello demo, then the app with a learner store that keeps nothing
+#     and with its own, in turn (off, on, on, off);
 #   - first paint in headless Chromium, cold and warm server (bench.first_paint);
 #   - 100 learners clicking at once through HAProxy (deploy/proxy.sh) with 1 and 2 replicas; the
 #     summary adds the model's figures for 8 replicas from the measured CPU per script run.
@@ -47,10 +48,10 @@ LOG="$OUT/run_all.log"
 LOADS="$OUT/uptime.txt"
 mkdir -p "$OUT"
 # The summary covers this run only: move an earlier run's files aside.
-if compgen -G "$OUT/*.json" >/dev/null || [ -e "$LOADS" ]; then
+if compgen -G "$OUT/*.json" >/dev/null || compgen -G "$OUT/compare-*" >/dev/null || [ -e "$LOADS" ]; then
     earlier="$OUT/earlier-$(date +%Y%m%d-%H%M%S)"
     mkdir -p "$earlier"
-    find "$OUT" -maxdepth 1 -type f -exec mv {} "$earlier/" \;
+    find "$OUT" -maxdepth 1 \( -type f -o -type d -name 'compare-*' \) -exec mv {} "$earlier/" \;
 fi
 : >"$LOG"
 : >"$LOADS"
@@ -70,18 +71,17 @@ started=$(date +%s)
 step "page CPU" bench.page_cpu --reruns "$CPU_RERUNS" --out "$OUT/page_cpu.json"
 step "page timing" bench.page_timing --targets app,hello --gc off --nodelay on --via direct \
     --reruns "$TIMING_RERUNS" --no-slow-demos --out "$OUT/page_timing.json"
-for target in hello app; do
-    step "burst $target" bench.run_load --target "$target" --gc off --mode burst \
-        --sessions "$BURST_SESSIONS" --duration-s "$DURATION_S"
-done
+# Runs in turn (hello, app, app, hello): the ratio of the two is the geometric mean over both pairs,
+# so neither gains from always running second (bench/compare.py).
+step "burst, hello and app in turn" bench.compare --a-name hello --a-args=--target=hello --b-name app \
+    --mode burst --sessions "$BURST_SESSIONS" --duration-s "$DURATION_S" --rounds 1 --out "$OUT/compare-burst"
 # The learner store's cost: the think run with the store on (SQLite unless LAB_DATABASE_URL says
 # otherwise) and with a store that keeps nothing; the hello demo beside.
 step "think hello" bench.run_load --target hello --gc off --mode think --sessions "$THINK_SESSIONS" \
     --duration-s "$DURATION_S"
-for store in on off; do
-    step "think app, store $store" bench.run_load --target app --gc off --mode think \
-        --sessions "$THINK_SESSIONS" --duration-s "$DURATION_S" --store "$store"
-done
+step "think app, store off and on in turn" bench.compare --a-name store-off --a-args=--store=off \
+    --b-name store-on --mode think --sessions "$THINK_SESSIONS" --duration-s "$DURATION_S" --rounds 1 \
+    --out "$OUT/compare-store"
 if [ "$FIRST_PAINT" != "0" ]; then
     step "first paint" bench.first_paint --targets app,hello --out "$OUT/first_paint.json"
 fi
