@@ -70,11 +70,6 @@ def _sqlite_engine(url: str) -> sa.Engine:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")  # readers never wait for the writer
         cursor.execute("PRAGMA foreign_keys=ON")  # SQLite leaves them off unless asked
-        # A commit appends to the write-ahead log without waiting for the disk; the log reaches the
-        # disk at each checkpoint. A crash of the app loses nothing; a power cut may lose the last
-        # commits. Waiting for the disk on every click held a script slot meanwhile: under 200
-        # thinking learners it made the rerun p50 about 40% and the p95 about 33% longer (bench/README.md).
-        cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
     @sa.event.listens_for(engine, "begin")

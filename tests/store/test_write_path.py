@@ -5,7 +5,6 @@ is replaced without the learner noticing."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -156,23 +155,6 @@ def test_reads_never_wait_for_sqlite_s_write_lock(tmp_path: Path, monkeypatch: p
     finally:
         writer.execute("ROLLBACK")
         writer.close()
-
-
-def test_sqlite_commits_to_its_log_without_waiting_for_the_disk(tmp_path: Path) -> None:
-    path = tmp_path / "learners.sqlite3"
-    store = LearnerStore.open(f"sqlite:///{path}")
-    with store.engine.connect() as connection:
-        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-        assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL (FULL is 2)
-    learner = store.new_learner().id
-    store.put_setting(learner, "linear", "batch", 64)
-    # Committed means visible to another connection at once, as another process would open it.
-    reader = sqlite3.connect(path)
-    try:
-        stored = reader.execute('SELECT "values" FROM settings WHERE learner_id = ?', (learner,)).fetchall()
-    finally:
-        reader.close()
-    assert [json.loads(values) for (values,) in stored] == [{"batch": 64}]
 
 
 def test_connections_the_database_dropped_are_replaced_unnoticed(postgres: Any) -> None:
