@@ -4,11 +4,12 @@
     python -m bench.compare --b-dir ../before --rounds 3                 # another checkout
     python -m bench.compare --mode think --sessions 200 --b-args=--store=off
 
-On this shared 2-core machine, of two identical runs back to back the second often does better:
-the same code twice served 4% and 15% more reruns the second time (bench/README.md, eighth round).
-A before/after pair always run in that order credits the change with that drift. So each round
-here runs A, B, B, A: each variant goes first once, and the geometric mean of B ÷ A over the pairs
-cancels a steady first/second effect, which the report estimates on its own (second ÷ first).
+On this shared 2-core machine, of two identical runs back to back the second often did better (by
+4% and 15% in two pairs), so a before/after pair always run in that order credits the change with
+the drift. Here each round runs A, B, B, A: each variant goes first once, and the geometric mean of
+B ÷ A over the pairs cancels a steady first/second effect, which the report estimates on its own
+(second ÷ first), and a steady drift. Not every drift is steady: the same code against itself, two
+rounds, came out up to 16% apart (bench/README.md, eighth round); only larger effects show.
 
 Each run is `python -m bench.run_load` in the variant's checkout, with its environment and extra
 arguments; its JSON and output go to the comparison's folder. Reports figures; nothing is asserted.
@@ -139,7 +140,7 @@ def run_once(variant: Variant, load_args: Sequence[str], out: Path) -> dict[str,
     return result
 
 
-def run_all(
+def run_schedule(
     variants: dict[str, Variant],
     load_args: Sequence[str],
     rounds: int,
@@ -266,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         f"--gc={args.gc}",
     ]
     folder = (args.out or RESULTS_DIR / f"compare-{variants['a'].name}-{variants['b'].name}").resolve()
-    runs = run_all(variants, load_args, args.rounds, folder)
+    runs = run_schedule(variants, load_args, args.rounds, folder)
     result = compare(runs)
     text = report(variants, runs, result)
     print(text)
