@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.paths import RESULTS_DIR
-from bench.report import cpu_per_run_ms
+from bench.report import cpu_per_run_ms, reruns_per_s
 
 SIDES = ("a", "b")
 # Per round: each variant once first and once second.
@@ -62,7 +62,7 @@ class Figures:
         cpu = cpu_per_run_ms(result)
         if not rerun["count"] or cpu is None:
             raise ValueError(f"The run {result.get('label', '?')} served no rerun, so it has no figures.")
-        return cls(rerun["count"] / result["elapsed_s"], rerun["p50_ms"], rerun["p95_ms"], cpu)
+        return cls(reruns_per_s(result), rerun["p50_ms"], rerun["p95_ms"], cpu)
 
 
 FIGURE_NAMES = {

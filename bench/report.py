@@ -175,6 +175,11 @@ def _span(values: list[float], digits: int = 1) -> str:
     return low if low == high else f"{low}–{high}"
 
 
+def reruns_per_s(run: dict[str, Any]) -> float:
+    """Reruns served a second over the run's measured time."""
+    return float(run["rerun"]["count"] / run["elapsed_s"])
+
+
 def cpu_per_run_ms(run: dict[str, Any]) -> float | None:
     """Server CPU time per script run: robust to other load on the machine, unlike latencies."""
     runs = sum(run[k]["count"] for k in ("rerun", "navigate", "initial_load")) + run.get(
@@ -193,10 +198,7 @@ def _scale_out_rows(by_key: dict[tuple[str, bool, str, int, bool, int], Any], se
             by_key.get((target, True, "burst", sessions, False, replicas)) for target in ("app", "hello")
         ]
         cells = [
-            f"{_n(r['rerun']['p95_ms'])} ms, {r['rerun']['count'] / r['elapsed_s']:,.0f} a second"
-            if r
-            else "-"
-            for r in found
+            f"{_n(r['rerun']['p95_ms'])} ms, {reruns_per_s(r):,.0f} a second" if r else "-" for r in found
         ]
         rows.append(
             f"| {sessions} clicking at once through HAProxy, {replicas} replica(s): rerun p95, reruns a "
@@ -300,7 +302,7 @@ def headline(
                 f"{_n(cpu[1], 1) if len(cpu) > 1 else '-'} |"
             )
             if mode == "burst" and not store:
-                per_s = [r["rerun"]["count"] / r["elapsed_s"] for r in (app, hello) if r]
+                per_s = [reruns_per_s(r) for r in (app, hello) if r]
                 rows.append(
                     f"| {what}, reruns served a second | {per_s[0]:,.0f} | "
                     f"{_n(per_s[1]) if len(per_s) > 1 else '-'} |"
