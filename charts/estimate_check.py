@@ -74,7 +74,7 @@ def estimate_check_chart(check: EstimateCheck, *, title: str) -> alt.LayerChart:
         .mark_rule(color=GAP_COLOUR, strokeWidth=3)
         .encode(
             x=alt.X("low:Q", scale=x_scale),
-            x2="high:Q",
+            x2=alt.X2("high:Q"),
             y=y,
             tooltip=[
                 alt.Tooltip("term:N", title="Term"),

@@ -70,11 +70,11 @@ def device_marks(
         # Above the plot, where a bar running past the line cannot hide it.
         at_line, label_place, offsets = (
             {"x": alt.X("gb:Q")},
-            {"y": alt.value(0)},
+            {"y": alt.YValue(0)},
             {"dx": 4, "dy": -4, "baseline": "bottom"},
         )
     else:
-        at_line, label_place, offsets = {"y": alt.Y("gb:Q")}, {"x": alt.value(4)}, {"dy": -6}
+        at_line, label_place, offsets = {"y": alt.Y("gb:Q")}, {"x": alt.XValue(4)}, {"dy": -6}
     rule = (
         alt.Chart(device)
         .mark_rule(color=DEVICE_COLOUR, strokeDash=[6, 4], strokeWidth=2)
@@ -83,7 +83,7 @@ def device_marks(
     text = (
         alt.Chart(device)
         .mark_text(color=DEVICE_COLOUR, align="left", fontWeight="bold", **offsets)
-        .encode(**at_line, **label_place, text="label:N", tooltip=tooltip)
+        .encode(**at_line, **label_place, text=alt.Text("label:N"), tooltip=tooltip)
     )
     return rule, text
 
@@ -191,9 +191,9 @@ def sweep_datasets(
 def _guess_marks() -> tuple[alt.Chart, alt.Chart]:
     guess = alt.Chart(alt.NamedData(name="guess"))
     tooltip = [alt.Tooltip("label:N", title="Your prediction")]
-    rule = guess.mark_rule(color=GUESS_COLOUR, strokeWidth=2).encode(x="value:Q", tooltip=tooltip)
+    rule = guess.mark_rule(color=GUESS_COLOUR, strokeWidth=2).encode(x=alt.X("value:Q"), tooltip=tooltip)
     text = guess.mark_text(color=GUESS_COLOUR, align="left", dx=4, dy=8, fontWeight="bold").encode(
-        x="value:Q", y=alt.value(0), text="label:N", tooltip=tooltip
+        x=alt.X("value:Q"), y=alt.YValue(0), text=alt.Text("label:N"), tooltip=tooltip
     )
     return rule, text
 
@@ -224,7 +224,9 @@ def sweep_chart(
             alt.Chart(alt.NamedData(name="breaking"))
             .mark_point(shape="cross", size=220, filled=True, color=FAILURE_COLOUR)
             .encode(
-                x="value:Q", y="total_gb:Q", tooltip=[alt.Tooltip("note:N", title="Breaking point"), *tooltip]
+                x=alt.X("value:Q"),
+                y=alt.Y("total_gb:Q"),
+                tooltip=[alt.Tooltip("note:N", title="Breaking point"), *tooltip],
             )
         )
         layers.append(marker)

@@ -84,7 +84,7 @@ def _ridge_layers() -> alt.LayerChart:
         x=_x("Ridge FLOP/byte"), y=_y("Peak TFLOP/s"), tooltip=tooltip
     )
     label = base.mark_text(color=RIDGE_COLOUR, align="left", dx=8, dy=-12).encode(
-        x=_x("Ridge FLOP/byte"), y=_y("Peak TFLOP/s"), text="label:N", tooltip=tooltip
+        x=_x("Ridge FLOP/byte"), y=_y("Peak TFLOP/s"), text=alt.Text("label:N"), tooltip=tooltip
     )
     return alt.LayerChart(layer=[rule, marker, label])
 

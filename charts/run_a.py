@@ -57,7 +57,9 @@ def _total_line(points: Sequence[TimelinePoint], *, colour: str, note: str) -> a
         alt.Chart(frame)
         .mark_line(color=colour, strokeDash=[5, 3], strokeWidth=2)
         .encode(
-            x="position:Q", y="total_gb:Q", tooltip=[alt.Tooltip("note:N", title="Line"), *_MOMENT_TOOLTIP]
+            x=alt.X("position:Q"),
+            y=alt.Y("total_gb:Q"),
+            tooltip=[alt.Tooltip("note:N", title="Line"), *_MOMENT_TOOLTIP],
         )
     )
 
@@ -71,14 +73,16 @@ def _phase_marks(timeline: StepTimeline, iterations: list[int]) -> tuple[alt.Cha
     )
     tooltip = [alt.Tooltip("phase:N", title="Phase starts")]
     rule = (
-        alt.Chart(frame).mark_rule(color=PHASE_COLOUR, strokeWidth=1).encode(x="position:Q", tooltip=tooltip)
+        alt.Chart(frame)
+        .mark_rule(color=PHASE_COLOUR, strokeWidth=1)
+        .encode(x=alt.X("position:Q"), tooltip=tooltip)
     )
     text = (
         alt.Chart(frame)
         # Written up the left of its rule, so two iterations of labels never run into each other or off
         # the right edge on a phone.
         .mark_text(color=PHASE_COLOUR, angle=270, align="right", baseline="bottom", dy=-3)
-        .encode(x="position:Q", y=alt.value(2), text="name:N", tooltip=tooltip)
+        .encode(x=alt.X("position:Q"), y=alt.YValue(2), text=alt.Text("name:N"), tooltip=tooltip)
     )
     return rule, text
 
@@ -89,7 +93,9 @@ def _failure_marker(point: TimelinePoint, where: str) -> alt.Chart:
         alt.Chart(frame)
         .mark_point(shape="cross", size=260, filled=True, color=FAILURE_COLOUR)
         .encode(
-            x="position:Q", y="total_gb:Q", tooltip=[alt.Tooltip("note:N", title="Failure"), *_MOMENT_TOOLTIP]
+            x=alt.X("position:Q"),
+            y=alt.Y("total_gb:Q"),
+            tooltip=[alt.Tooltip("note:N", title="Failure"), *_MOMENT_TOOLTIP],
         )
     )
 
@@ -190,7 +196,7 @@ def iterations_chart(series: IterationSeries, *, title: str) -> alt.LayerChart:
     cross = (
         alt.Chart(failures)
         .mark_point(shape="cross", size=220, filled=True, color=FAILURE_COLOUR)
-        .encode(x="x:Q", y="peak_gb:Q", tooltip=tooltip)
+        .encode(x=alt.X("x:Q"), y=alt.Y("peak_gb:Q"), tooltip=tooltip)
     )
     return alt.LayerChart(layer=[line, cross, *_device_marks_at(series.device_gb)]).properties(
         title=title, height=320
@@ -244,7 +250,9 @@ def outcome_map_chart(cells: Sequence[MapCell], *, title: str) -> alt.Chart:
                 scale=alt.Scale(domain=list(OUTCOME_ORDER), range=list(OUTCOME_COLOURS)),
                 legend=alt.Legend(orient="bottom", columns=1),
             ),
-            tooltip=["source:N", "attention:N", "batch:O", "seq_len:O", "outcome:N"],
+            tooltip=[
+                alt.Tooltip(f) for f in ("source:N", "attention:N", "batch:O", "seq_len:O", "outcome:N")
+            ],
         )
         .properties(title=title, height=22 * len(rows))
     )

@@ -75,7 +75,8 @@ def efficiency_chart(rows: Rows) -> alt.LayerChart:
         alt.Chart(pd.DataFrame({"Parallel efficiency": [1.0], "Line": ["ideal scaling"]}))
         .mark_rule(color="#9aa0a6", strokeDash=[6, 4])
         .encode(
-            y="Parallel efficiency:Q", tooltip=[alt.Tooltip("Line:N"), alt.Tooltip("Parallel efficiency:Q")]
+            y=alt.Y("Parallel efficiency:Q"),
+            tooltip=[alt.Tooltip("Line:N"), alt.Tooltip("Parallel efficiency:Q")],
         )
     )
     return alt.LayerChart(layer=[lines, ideal]).properties(
@@ -88,7 +89,9 @@ def _hbm_rule(hbm_gb: float, field: str = "Memory (GB)") -> alt.Chart:
     return (
         alt.Chart(pd.DataFrame({field: [hbm_gb], "Line": ["HBM on one GPU"]}))
         .mark_rule(color=DEVICE_COLOUR, strokeDash=[6, 4], strokeWidth=2)
-        .encode(y=f"{field}:Q", tooltip=[alt.Tooltip("Line:N"), alt.Tooltip(f"{field}:Q", format=",.0f")])
+        .encode(
+            y=alt.Y(f"{field}:Q"), tooltip=[alt.Tooltip("Line:N"), alt.Tooltip(f"{field}:Q", format=",.0f")]
+        )
     )
 
 
@@ -120,8 +123,8 @@ def overhead_chart(rows: Rows) -> alt.LayerChart:
         .mark_text(align="left", dx=4)
         .encode(
             y=y,
-            x="total:Q",
-            text="label:N",
+            x=alt.X("total:Q"),
+            text=alt.Text("label:N"),
             tooltip=[alt.Tooltip("Layout:N"), alt.Tooltip("label:N", title="Total")],
         )
     )

@@ -44,7 +44,7 @@ def _failure_rule(run: Telemetry) -> alt.Chart:
         alt.Chart(marker)
         .mark_rule(color=ALERT_COLOUR, strokeDash=[4, 3])
         .encode(
-            x="x:Q",
+            x=alt.X("x:Q"),
             tooltip=[
                 alt.Tooltip("label:N", title="What happened"),
                 alt.Tooltip("x:Q", title=run.x_label, format=",.0f"),
@@ -59,7 +59,7 @@ def _device_rule(run: Telemetry) -> alt.Chart:
         alt.Chart(limit)
         .mark_rule(color=ALERT_COLOUR)
         .encode(
-            y="limit_gb:Q",
+            y=alt.Y("limit_gb:Q"),
             tooltip=[alt.Tooltip("label:N", title="Line"), alt.Tooltip("limit_gb:Q", title="GB")],
         )
     )

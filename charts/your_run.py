@@ -161,7 +161,7 @@ def _lines(panel: Panel, roles: tuple[str, ...], log_scale: bool) -> alt.Chart:
             legend=alt.Legend(orient="top"),
         )
         if many
-        else alt.value(LINE_COLOUR)
+        else alt.ColorValue(LINE_COLOUR)
     )
     y_scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=panel.id in ("memory", "timing"))
     return (
@@ -185,7 +185,7 @@ def _step_rule(name: str, dash: list[int]) -> alt.Chart:
         alt.Chart(alt.NamedData(name=name))
         .mark_rule(color=ALERT_COLOUR, strokeDash=dash)
         .encode(
-            x="step:Q",
+            x=alt.X("step:Q"),
             tooltip=[
                 alt.Tooltip("label:N", title="Evidence"),
                 alt.Tooltip("step:Q", title="step", format=",.0f"),
@@ -199,12 +199,12 @@ def _chance_band() -> list[alt.Chart]:
     band = (
         alt.Chart(alt.NamedData(name="chance"))
         .mark_rect(color=CHANCE_COLOUR, opacity=0.25)
-        .encode(y="low:Q", y2="high:Q", tooltip=tooltip)
+        .encode(y=alt.Y("low:Q"), y2=alt.Y2("high:Q"), tooltip=tooltip)
     )
     rule = (
         alt.Chart(alt.NamedData(name="chance"))
         .mark_rule(color=CHANCE_COLOUR)
-        .encode(y="level:Q", tooltip=tooltip)
+        .encode(y=alt.Y("level:Q"), tooltip=tooltip)
     )
     return [band, rule]
 
@@ -215,15 +215,18 @@ def _memory_marks(limit: bool, trend: bool) -> list[alt.Chart]:
         layers.append(
             alt.Chart(alt.NamedData(name="limit"))
             .mark_rule(color=ALERT_COLOUR)
-            .encode(y="gb:Q", tooltip=[alt.Tooltip("label:N", title="Line"), alt.Tooltip("gb:Q", title="GB")])
+            .encode(
+                y=alt.Y("gb:Q"),
+                tooltip=[alt.Tooltip("label:N", title="Line"), alt.Tooltip("gb:Q", title="GB")],
+            )
         )
     if trend:
         layers.append(
             alt.Chart(alt.NamedData(name="trend"))
             .mark_line(color=ALERT_COLOUR, strokeDash=[6, 3])
             .encode(
-                x="step:Q",
-                y="gb:Q",
+                x=alt.X("step:Q"),
+                y=alt.Y("gb:Q"),
                 tooltip=[
                     alt.Tooltip("step:Q", format=",.0f"),
                     alt.Tooltip("gb:Q", title="fitted GB", format=".3f"),
@@ -249,7 +252,9 @@ def your_run_panels(shape: Shape) -> tuple[alt.LayerChart, ...]:
                     alt.Chart(alt.NamedData(name="spikes"))
                     .mark_point(color=ALERT_COLOUR, size=60, filled=True)
                     .encode(
-                        x="step:Q", y="value:Q", tooltip=[alt.Tooltip("label:N", title="Evidence"), "step:Q"]
+                        x=alt.X("step:Q"),
+                        y=alt.Y("value:Q"),
+                        tooltip=[alt.Tooltip("label:N", title="Evidence"), alt.Tooltip("step:Q")],
                     )
                 )
         if panel_id == "memory":
