@@ -13,6 +13,14 @@ PANEL_HEIGHT = 150
 PANELS_PER_ROW = 2
 LINE_COLOUR = "#4a78b5"
 ALERT_COLOUR = "#d1495b"
+# Each panel's column, axis title and chart title, in the order a dashboard shows them: the last two only
+# for a run that logged its loss.
+_PANELS = (
+    ("memory_gb", "GPU memory (GB)", "GPU memory"),
+    ("utilisation_pct", "GPU utilisation (%)", "GPU utilisation"),
+    ("loss", "training loss", "Loss"),
+    ("accuracy_pct", "accuracy (%)", "Accuracy"),
+)
 
 
 def _panel(
@@ -73,22 +81,23 @@ def panel_count(run: Telemetry) -> int:
 def telemetry_panels(run: Telemetry) -> list[alt.Chart | alt.LayerChart]:
     """Two to four panels (memory, utilisation, then loss and accuracy when logged), each titled with the
     run; the device limit and the failure point are drawn as rules."""
-    frame = run.frame
-    memory = _panel(
-        frame, run.x_label, "memory_gb", "GPU memory (GB)", "GPU memory", [0, run.device_memory_gb * 1.05]
-    )
-    utilisation = _panel(
-        frame, run.x_label, "utilisation_pct", "GPU utilisation (%)", "GPU utilisation", [0, 100]
-    )
-    layers: list[list[alt.Chart]] = [[memory, _device_rule(run)], [utilisation]]
-    if run.has_loss:
-        layers.append([_panel(frame, run.x_label, "loss", "training loss", "Loss")])
-        layers.append([_panel(frame, run.x_label, "accuracy_pct", "accuracy (%)", "Accuracy", [0, 100])])
-    if run.failure_x is not None:
-        layers = [[*panel, _failure_rule(run)] for panel in layers]
-    return [panel[0] if len(panel) == 1 else alt.LayerChart(layer=panel) for panel in layers]
+    return [telemetry_panel(run, index) for index in range(panel_count(run))]
 
 
 def telemetry_panel(run: Telemetry, index: int) -> alt.Chart | alt.LayerChart:
-    """Panel `index` of `telemetry_panels(run)`, for a page that draws one chart per column."""
-    return telemetry_panels(run)[index]
+    """Panel `index` of `telemetry_panels(run)`, built alone: a page draws one chart per column and caches
+    each, so a panel's miss builds that panel only."""
+    if not 0 <= index < panel_count(run):
+        raise ValueError(f"This run has {panel_count(run)} panels, so there is no panel {index}.")
+    field, y_title, title = _PANELS[index]
+    domains: dict[str, list[float]] = {
+        "memory_gb": [0, run.device_memory_gb * 1.05],
+        "utilisation_pct": [0, 100],
+        "accuracy_pct": [0, 100],
+    }
+    layers = [_panel(run.frame, run.x_label, field, y_title, title, domains.get(field))]
+    if field == "memory_gb":
+        layers.append(_device_rule(run))
+    if run.failure_x is not None:
+        layers.append(_failure_rule(run))
+    return layers[0] if len(layers) == 1 else alt.LayerChart(layer=layers)

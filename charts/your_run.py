@@ -239,30 +239,37 @@ def _memory_marks(limit: bool, trend: bool) -> list[alt.Chart]:
 def your_run_panels(shape: Shape) -> tuple[alt.LayerChart, ...]:
     """One chart per panel of the shape, with the evidence drawn on it; each declares the datasets it
     draws (`panel_dataset_names`) with no rows, so a cached panel holds no one's data."""
+    return tuple(your_run_panel(shape, index) for index in range(len(shape[0])))
+
+
+def your_run_panel(shape: Shape, index: int) -> alt.LayerChart:
+    """Panel `index` of `your_run_panels(shape)`, built alone: a page draws one chart per column and
+    caches each, so a panel's miss builds that panel only."""
     panels, (nan, spikes, plateau, chance, limit, trend) = shape
-    drawn = []
-    for (panel_id, roles, log_scale), names in zip(panels, panel_dataset_names(shape), strict=True):
-        panel = next(p for p in PANELS if p.id == panel_id)
-        layers: list[alt.Chart] = [_lines(panel, roles, log_scale)]
-        if panel_id == "loss":
-            layers += _chance_band() if chance and not log_scale else []
-            layers += [_step_rule("plateau", [2, 2])] if plateau else []
-            if spikes:
-                layers.append(
-                    alt.Chart(alt.NamedData(name="spikes"))
-                    .mark_point(color=ALERT_COLOUR, size=60, filled=True)
-                    .encode(
-                        x=alt.X("step:Q"),
-                        y=alt.Y("value:Q"),
-                        tooltip=[alt.Tooltip("label:N", title="Evidence"), alt.Tooltip("step:Q")],
-                    )
+    if not 0 <= index < len(panels):
+        raise ValueError(f"This run has {len(panels)} panels, so there is no panel {index}.")
+    panel_id, roles, log_scale = panels[index]
+    panel = next(p for p in PANELS if p.id == panel_id)
+    layers: list[alt.Chart] = [_lines(panel, roles, log_scale)]
+    if panel_id == "loss":
+        layers += _chance_band() if chance and not log_scale else []
+        layers += [_step_rule("plateau", [2, 2])] if plateau else []
+        if spikes:
+            layers.append(
+                alt.Chart(alt.NamedData(name="spikes"))
+                .mark_point(color=ALERT_COLOUR, size=60, filled=True)
+                .encode(
+                    x=alt.X("step:Q"),
+                    y=alt.Y("value:Q"),
+                    tooltip=[alt.Tooltip("label:N", title="Evidence"), alt.Tooltip("step:Q")],
                 )
-        if panel_id == "memory":
-            layers += _memory_marks(limit, trend)
-        if nan:
-            layers.append(_step_rule("nan", [4, 3]))
-        drawn.append(alt.LayerChart(layer=layers).properties(datasets={name: [] for name in names}))
-    return tuple(drawn)
+            )
+    if panel_id == "memory":
+        layers += _memory_marks(limit, trend)
+    if nan:
+        layers.append(_step_rule("nan", [4, 3]))
+    names = panel_dataset_names(shape)[index]
+    return alt.LayerChart(layer=layers).properties(datasets={name: [] for name in names})
 
 
 def panel_dataset_names(shape: Shape) -> tuple[tuple[str, ...], ...]:
@@ -285,8 +292,3 @@ def dataset_names(shape: Shape) -> tuple[str, ...]:
         *(panel_id for panel_id, _, _ in panels),
         *(n for n, f in zip(MARK_DATASETS, flags, strict=True) if f),
     )
-
-
-def your_run_panel(shape: Shape, index: int) -> alt.LayerChart:
-    """Panel `index` of `your_run_panels(shape)`, for a page that draws one chart per column."""
-    return your_run_panels(shape)[index]

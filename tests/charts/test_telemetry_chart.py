@@ -1,6 +1,8 @@
 """Telemetry charts: titled panels, units on axes, the device limit and the failure drawn."""
 
-from charts.telemetry import panel_count, telemetry_panels
+import pytest
+
+from charts.telemetry import panel_count, telemetry_panel, telemetry_panels
 from core.telemetry import load_runs, telemetry
 
 RUNS, DEVICE_GB = load_runs()
@@ -43,3 +45,12 @@ def test_panels_take_their_width_from_the_page_so_they_fit_a_phone():
         assert len(panels) == panel_count(telemetry(run, DEVICE_GB))
         for panel in panels:
             assert "width" not in panel and all("width" not in layer for layer in _layers(panel))
+
+
+def test_a_panel_is_built_alone_with_only_its_own_column():
+    run = telemetry(next(r for r in RUNS if r.id == "C"), DEVICE_GB)
+    for index, column in enumerate(("memory_gb", "utilisation_pct", "loss", "accuracy_pct")):
+        layers = _layers(telemetry_panel(run, index).to_dict())
+        assert layers[0]["encoding"]["y"]["field"] == column
+    with pytest.raises(ValueError, match="has 4 panels, so there is no panel 4"):
+        telemetry_panel(run, 4)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from charts.your_run import (
     dataset_names,
     panel_dataset_names,
     your_run_datasets,
+    your_run_panel,
     your_run_panels,
     your_run_shape,
 )
@@ -109,3 +112,13 @@ def test_timing_draws_the_step_and_the_wait_in_milliseconds():
     assert {row["line"] for row in rows} == {"whole step", "waiting for data"}
     first_step = run.get("step_time").values[0]
     assert rows[0]["value"] == first_step * 1e3
+
+
+def test_a_panel_is_built_alone_and_draws_only_its_own_datasets():
+    run, result = _example("too_high_lr.jsonl")
+    shape = your_run_shape(run, result, marked=True)
+    for index, names in enumerate(panel_dataset_names(shape)):
+        drawn = {layer["data"]["name"] for layer in _layers(your_run_panel(shape, index).to_dict())}
+        assert drawn == set(names)
+    with pytest.raises(ValueError, match="so there is no panel"):
+        your_run_panel(shape, len(shape[0]))
