@@ -9,7 +9,7 @@ Everything is in bytes until a `_gb` field says otherwise (decimal GB, 1e9 bytes
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -115,23 +115,25 @@ class MemoryTerms:
     runtime_overhead_bytes: float = 0.0
 
     def __post_init__(self) -> None:
-        for field in fields(self):
-            value = getattr(self, field.name)
-            require(
-                value >= 0 and np.isfinite(value),
-                f"The {field.name.removesuffix('_bytes').replace('_', ' ')} term must be a finite, "
-                "non-negative number of bytes.",
-            )
+        # Budgets are built thousands of times a page (sweeps, timelines): the message is only worded for a
+        # term that fails.
+        for term in TERMS:
+            value = getattr(self, f"{term}_bytes")
+            if not (value >= 0 and np.isfinite(value)):
+                raise ValueError(
+                    f"The {term.replace('_', ' ')} term must be a finite, non-negative number of bytes."
+                )
 
     def term_bytes(self, term: str) -> float:
         """Bytes of one term, by its name in `TERMS`."""
-        require(term in TERMS, f"Unknown memory term {term!r}: pick one of {', '.join(TERMS)}.")
+        if term not in TERMS:
+            raise ValueError(f"Unknown memory term {term!r}: pick one of {', '.join(TERMS)}.")
         return getattr(self, f"{term}_bytes")
 
     @property
     def total_bytes(self) -> float:
         """The sum of every term: the peak the device must hold."""
-        return sum(self.term_bytes(term) for term in TERMS)
+        return sum(getattr(self, f"{term}_bytes") for term in TERMS)
 
     @property
     def total_gb(self) -> float:
