@@ -121,7 +121,7 @@ def measure(reruns: int, profile_page: str | None, top: int = 25) -> dict[str, A
     clock = ScriptClock()
     pages: dict[str, list[float]] = {}
     messages: dict[str, list[int]] = {}
-    profile_text = ""
+    profile_report = ""
     with clock.installed():
         at = AppTest.from_file(str(REPO_ROOT / "Home.py"), default_timeout=60)
         at.run()
@@ -135,18 +135,22 @@ def measure(reruns: int, profile_page: str | None, top: int = 25) -> dict[str, A
                 clock.profile = cProfile.Profile()
             pages[title], messages[title] = _reruns(clock, at.run, reruns)
             if wanted and clock.profile is not None:
-                profile_text = _profile_text(clock.profile, reruns, top)
+                profile_report = profile_text(
+                    clock.profile, f"cProfile of {reruns} reruns (times are totals over them)", top
+                )
                 clock.profile = None
         hello = AppTest.from_file(str(HELLO_SCRIPT), default_timeout=60)
         hello.run()
         pages[HELLO], messages[HELLO] = _reruns(clock, hello.run, reruns)
-    return {"reruns": reruns, "runs_ms": pages, "runs_messages": messages, "profile": profile_text}
+    return {"reruns": reruns, "runs_ms": pages, "runs_messages": messages, "profile": profile_report}
 
 
-def _profile_text(profile: cProfile.Profile, reruns: int, top: int) -> str:
+def profile_text(source: cProfile.Profile | str, heading: str, top: int) -> str:
+    """A profile (or a pstats file) as text: `heading`, the functions with the most own time, the most
+    cumulative time, and our code (core/, ui/, charts/, pages/, store/) by cumulative time."""
     out = io.StringIO()
-    stats = pstats.Stats(profile, stream=out)
-    out.write(f"cProfile of {reruns} reruns (times are totals over them)\n")
+    stats = pstats.Stats(source, stream=out)
+    out.write(heading + "\n")
     stats.sort_stats("tottime").print_stats(top)
     stats.sort_stats("cumulative").print_stats(top)
     out.write("Our code only (core/, ui/, charts/, pages/, store/), by cumulative time\n")

@@ -23,6 +23,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from bench.page_cpu import profile_text
 from bench.paths import RESULTS_DIR
 from bench.proxy import workshop_proxy
 from bench.scenarios import TARGETS, Behaviour, Learner, LearnerStats, Target, Waves
@@ -159,11 +160,24 @@ def _tally(tally: Any) -> dict[str, Any]:
     return asdict(tally)
 
 
-def run(config: LoadConfig, out: Path) -> dict[str, Any]:
+def _launch(config: LoadConfig, cpu_profile: Path | None) -> tuple[str, dict[str, str]]:
+    """The module that starts a server, and its environment."""
+    if cpu_profile is None:
+        return ("streamlit" if config.store else "bench.no_store_server"), {}
+    if not config.store or config.replicas:
+        raise ValueError(
+            "A CPU profile is taken of one server with its learner store: no --store off or --replicas."
+        )
+    return "bench.timed_server", {"BENCH_CPU_PROFILE": str(cpu_profile)}
+
+
+def run(config: LoadConfig, out: Path, cpu_profile: Path | None = None) -> dict[str, Any]:
     """Start the server (or replicas and the proxy), warm it up, run the learners, and write the figures
-    to `out` (JSON)."""
+    to `out` (JSON). With `cpu_profile`, the server's script runs are profiled on their CPU clock
+    (bench/timed_server.py), warm-up included, into that file."""
     target = TARGETS[config.target]
     token = _random_token()
+    launcher, env = _launch(config, cpu_profile)
     with contextlib.ExitStack() as stack:
         servers = [
             stack.enter_context(
@@ -171,7 +185,8 @@ def run(config: LoadConfig, out: Path) -> dict[str, Any]:
                     script=target.script,
                     post_script_gc=config.post_script_gc,
                     log_path=out.with_suffix(f".server{index or ''}.log"),
-                    launcher="streamlit" if config.store else "bench.no_store_server",
+                    launcher=launcher,
+                    env=env,
                 )
             )
             for index in range(max(1, config.replicas))
@@ -311,6 +326,12 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--out", type=Path, default=None, help="JSON file (default bench/results/<label>.json)"
     )
+    parser.add_argument(
+        "--cpu-profile",
+        type=Path,
+        default=None,
+        help="profile the script runs on their CPU clock into this pstats file (slows the server)",
+    )
     return parser.parse_args(argv)
 
 
@@ -336,8 +357,11 @@ def main(argv: list[str] | None = None) -> int:
         replicas=args.replicas,
     )
     out = args.out or RESULTS_DIR / f"{config.label}.json"
-    print(describe(run(config, out)), flush=True)
+    print(describe(run(config, out, args.cpu_profile)), flush=True)
     print(f"  figures: {out}")
+    if args.cpu_profile is not None:
+        heading = f"CPU time of the server's script runs, warm-up included ({args.cpu_profile})"
+        print(profile_text(str(args.cpu_profile), heading, 25))
     return 0
 
 
