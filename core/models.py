@@ -49,6 +49,13 @@ def _parts(spec: ModelSpec) -> Counter[str]:
     return parts
 
 
+# An architecture's count is asked for hundreds of times a page (every budget, phase and sweep point of a
+# setup); it depends on the architecture alone, never on who asked. 256 covers the presets and every
+# size a workshop's sliders reach.
+BREAKDOWN_CACHE_SIZE = 256
+
+
+@lru_cache(maxsize=BREAKDOWN_CACHE_SIZE)
 def parameter_breakdown(spec: ModelSpec) -> ParameterBreakdown:
     """The exact parameter count of `spec`, by part of the model."""
     # Every block of a kind holds the same tensors, so the count lists what sits outside the blocks

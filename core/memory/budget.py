@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -130,7 +131,7 @@ class MemoryTerms:
             raise ValueError(f"Unknown memory term {term!r}: pick one of {', '.join(TERMS)}.")
         return getattr(self, f"{term}_bytes")
 
-    @property
+    @cached_property  # a timeline asks each moment's total many times a run
     def total_bytes(self) -> float:
         """The sum of every term: the peak the device must hold."""
         return sum(getattr(self, f"{term}_bytes") for term in TERMS)
