@@ -2,6 +2,7 @@
 
     python -m bench.page_cpu --reruns 20
     python -m bench.page_cpu --reruns 20 --profile scaling --top 30
+    python -m bench.page_cpu --reruns 5 --new-charts
 
 One in-process session (`streamlit.testing.v1.AppTest`) visits every page once, then reruns each
 page `--reruns` times without changing anything. For each rerun it counts the CPU time of the
@@ -15,7 +16,9 @@ every page (sidebar boxes, learner check, menu) is not in this figure: it is the
 
 Streamlit's hello demo's Hello page is measured the same way, as the yardstick. `--profile PAGE`
 (a URL path, "" for Home) runs cProfile on that page's reruns and prints the functions with the
-most own time, then the most cumulative time.
+most own time, then the most cumulative time. `--new-charts` empties the chart caches before each
+rerun of an app page, so every rerun builds its charts: what a learner costs whose settings nobody in
+the process used before.
 """
 
 from __future__ import annotations
@@ -105,17 +108,33 @@ def _app_pages() -> list[tuple[str, str]]:
     return [(entry.title, f"pages/{entry.file}") for entry in PAGES]
 
 
-def _reruns(clock: ScriptClock, run: Callable[[], Any], reruns: int) -> tuple[list[float], list[int]]:
-    """CPU ms and messages sent of each of `reruns` reruns."""
+def _reruns(
+    clock: ScriptClock, run: Callable[[], Any], reruns: int, before: Callable[[], None] | None = None
+) -> tuple[list[float], list[int]]:
+    """CPU ms and messages sent of each of `reruns` reruns, calling `before` ahead of each."""
     clock.runs_ms.clear()
     clock.runs_messages.clear()
     for _ in range(reruns):
+        if before is not None:
+            before()
         run()
     return list(clock.runs_ms), list(clock.runs_messages)
 
 
-def measure(reruns: int, profile_page: str | None, top: int = 25) -> dict[str, Any]:
-    """CPU ms of every rerun, by page, for the app and the hello page; the profile text if asked."""
+def _forget_charts() -> None:
+    """Empty the process's chart caches (ui/charts.py), as the tests do, so the next run builds every
+    chart: what a learner whose settings nobody used before costs."""
+    from ui import charts
+
+    charts._charts.clear()
+    charts._shared.clear()
+
+
+def measure(
+    reruns: int, profile_page: str | None, top: int = 25, *, new_charts: bool = False
+) -> dict[str, Any]:
+    """CPU ms of every rerun, by page, for the app and the hello page; the profile text if asked. With
+    `new_charts`, every rerun of an app page builds its charts anew."""
     from streamlit.testing.v1 import AppTest
 
     clock = ScriptClock()
@@ -133,7 +152,9 @@ def measure(reruns: int, profile_page: str | None, top: int = 25) -> dict[str, A
             wanted = profile_page is not None and path.endswith(f"/{profile_page or 'home'}.py")
             if wanted:
                 clock.profile = cProfile.Profile()
-            pages[title], messages[title] = _reruns(clock, at.run, reruns)
+            pages[title], messages[title] = _reruns(
+                clock, at.run, reruns, _forget_charts if new_charts else None
+            )
             if wanted and clock.profile is not None:
                 profile_report = profile_text(
                     clock.profile, f"cProfile of {reruns} reruns (times are totals over them)", top
@@ -186,13 +207,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reruns", type=int, default=20)
     parser.add_argument("--profile", metavar="PAGE", help='URL path of a page to profile ("" for Home)')
     parser.add_argument("--top", type=int, default=25, help="functions listed in each profile table")
+    parser.add_argument(
+        "--new-charts", action="store_true", help="build every chart anew on each rerun (no chart cache)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "page_cpu.json")
     args = parser.parse_args(argv)
     # The app's embedded store goes to a throwaway folder, never a developer's .lab-data/.
     os.environ.setdefault("LAB_DATA_DIR", tempfile.mkdtemp(prefix="bench-page-cpu-"))
     os.environ.pop("LAB_DATABASE_URL", None)
     profile = None if args.profile is None else args.profile.replace("-", "_")
-    result = measure(args.reruns, profile, args.top)
+    result = measure(args.reruns, profile, args.top, new_charts=args.new_charts)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({k: v for k, v in result.items() if k != "profile"}, indent=1))
     if result["profile"]:
