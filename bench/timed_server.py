@@ -12,8 +12,7 @@ With `BENCH_CPU_PROFILE`, every run is profiled by cProfile on the thread's CPU 
 spends waiting (for the interpreter lock, a lock, the disk) is left out and a loaded server's profile
 shows work, not queues; the runs' profiles are merged and written to that file (pstats format) at
 most every two seconds and when the server stops (a profiled run is slower: read timings from an
-unprofiled server). Only the benchmark's server process is patched;
-the app is run unchanged.
+unprofiled server). Only the benchmark's server process is patched; the app is run unchanged.
 """
 
 import atexit
@@ -83,9 +82,8 @@ def _timed_run(func: Any, ctx: Any) -> Any:
     try:
         return _run_script(func, ctx)
     finally:
-        if profile is not None:
+        if profile is not None and _merged is not None:
             profile.disable()
-            assert _merged is not None
             _merged.add(profile)
         if _LOG is not None:
             figures = {

@@ -1,6 +1,6 @@
 """The shared memory core: model-state terms, ZeRO sharding, batches, verdicts and sweeps."""
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 import pytest
@@ -161,6 +161,20 @@ def test_verdict_on_a_tie_names_the_first_term_and_a_full_device_still_fits():
 def test_verdict_needs_a_real_device(device_gb):
     with pytest.raises(ValueError, match="Device memory must be a positive number"):
         budget_verdict(MemoryTerms(parameters_bytes=1), device_gb=device_gb)
+
+
+@pytest.mark.parametrize("term", TERMS)
+def test_every_term_is_checked(term):
+    # The checks and the total walk TERMS, so every field must be one of them.
+    assert [f"{t}_bytes" for t in TERMS] == [f.name for f in fields(MemoryTerms)]
+    with pytest.raises(ValueError, match=f"The {term.replace('_', ' ')} term must be"):
+        MemoryTerms(**{f"{term}_bytes": -1.0})
+
+
+def test_the_total_counts_every_term_once():
+    terms = MemoryTerms(**{f"{t}_bytes": float(i + 1) for i, t in enumerate(TERMS)})
+    assert terms.total_bytes == sum(range(1, len(TERMS) + 1)) == 36.0
+    assert terms.total_gb == 36e-9
 
 
 def test_terms_refuse_negative_or_unknown_values():
