@@ -24,9 +24,12 @@ from playwright.sync_api import (
     Locator,
     Page,
     Response,
+    WebSocket,
     expect,
     sync_playwright,
 )
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from core import lessons
 
@@ -50,6 +53,12 @@ BASE_PATH_PROBE = re.compile(r"/[^/]+/_stcore/(host-config|health)$")
 NOT_FOUND = "the server responded with a status of 404"
 INSTRUCTOR_KEY = "e2e-instructor-key-0123456789abcdef"  # the app under test gets it as $LAB_INSTRUCTOR_KEY
 MAX_SCREENSHOT_PX = 12_000  # keeps a capture of a very long page to a reviewable size
+# After an action, how long its handlers may take to send their rerun request (a React effect runs
+# within a frame or two), and how long the page may take to draw what the finished run sent.
+ACTION_SENT_MS = 100
+DRAWN_MS = 150
+SETTLE_TIMEOUT_S = 30
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 
 def _free_port() -> int:
@@ -89,6 +98,10 @@ def start_app(
         "--server.headless",
         "true",
     ]
+    # Under pytest-xdist each worker runs servers of its own: one log each.
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        log_name = f"{Path(log_name).stem}-{worker}.log"
     log = open(ROOT / "test-artifacts" / log_name, "w") if _artifacts_ready() else subprocess.DEVNULL
     return subprocess.Popen(
         command,
@@ -130,7 +143,7 @@ def _warm_up(browser: Browser, url: str) -> None:
     context = browser.new_context()
     page = context.new_page()
     page.goto(url)
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=60_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
     context.close()
 
 
@@ -151,18 +164,72 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
+class RunWatch:
+    """Which of the page's rerun requests have been answered, read off its websocket to the app.
+
+    Events are numbered as Playwright hands them over, in the order the socket carried them; a run
+    cut short by a newer request (FINISHED_EARLY_FOR_RERUN) answers nothing, and requests that the
+    server merged into one run are all answered by that run's end.
+    """
+
+    def __init__(self) -> None:
+        self._events = 0
+        self.asked = 0
+        self.finished = 0
+
+    def sent(self, payload: str | bytes) -> None:
+        """Note a rerun request (a widget change, a page switch, a fragment)."""
+        if isinstance(payload, bytes) and BackMsg.FromString(payload).WhichOneof("type") == "rerun_script":
+            self._events += 1
+            self.asked = self._events
+
+    def received(self, payload: str | bytes) -> None:
+        """Note the end of a run that ran to its end."""
+        if not isinstance(payload, bytes):
+            return
+        message = ForwardMsg.FromString(payload)
+        if (
+            message.WhichOneof("type") == "script_finished"
+            and message.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+        ):
+            self._events += 1
+            self.finished = self._events
+
+    @property
+    def answered(self) -> bool:
+        """Whether every request sent so far has been followed by a finished run."""
+        return self.finished >= self.asked
+
+
 class Learner:
     """One learner's browser context, with helpers that wait the way a person would."""
 
     def __init__(self, context: BrowserContext, base_url: str) -> None:
         self.context = context
         self.base_url = base_url
-        self.page: Page = context.new_page()
         self._console: list[str] = []
         self._missing: list[str] = []
-        self.page.on("console", self._on_console)
-        self.page.on("pageerror", lambda error: self._console.append(str(error)))
-        self.page.on("response", self._on_response)
+        self._runs = RunWatch()
+        self.page = context.new_page()
+
+    @property
+    def page(self) -> Page:
+        """The tab the helpers act on; another tab of the same context can take its place."""
+        return self._page
+
+    @page.setter
+    def page(self, page: Page) -> None:
+        self._page = page
+        page.on("console", self._on_console)
+        page.on("pageerror", lambda error: self._console.append(str(error)))
+        page.on("response", self._on_response)
+        page.on("websocket", self._on_websocket)
+
+    def _on_websocket(self, socket: WebSocket) -> None:
+        if socket.url.endswith("/_stcore/stream"):
+            self._runs = watch = RunWatch()  # a load or reload opens a new socket: its own requests
+            socket.on("framesent", watch.sent)
+            socket.on("framereceived", watch.received)
 
     def _on_console(self, message: ConsoleMessage) -> None:
         if message.type == "error":
@@ -195,13 +262,14 @@ class Learner:
         return self.page.locator(".st-key-lab-saved")
 
     def settle(self) -> None:
-        """Wait until the app has stopped running its script."""
-        # A click reaches the server a moment after it happens; give the rerun time to start.
-        self.page.wait_for_timeout(400)
-        self.page.wait_for_selector(
-            '[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=30_000
-        )
-        self.page.wait_for_timeout(200)
+        """Wait until every run the page asked for has finished and been drawn."""
+        self.page.wait_for_timeout(ACTION_SENT_MS)
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while not (self._runs.answered and self.page.locator(IDLE).count()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the app was still running {SETTLE_TIMEOUT_S} s after an action")
+            self.page.wait_for_timeout(20)  # Playwright hands over the socket's frames while it waits
+        self.page.wait_for_timeout(DRAWN_MS)
 
     def nav(self, title: str) -> None:
         """Follow a link in the navigation menu."""
