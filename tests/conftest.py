@@ -46,7 +46,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Browser tests last, in whatever order the paths were given: Playwright's session-wide browser
-    keeps an event loop running in the main thread, and a later test's `asyncio.run` would refuse it."""
+    keeps an event loop running in the main thread, and a later test's `asyncio.run` would refuse it.
+    pytest-xdist hands each worker its tests in this order, so they come last on every worker too."""
     items.sort(key=lambda item: Path(item.path).is_relative_to(_E2E_DIR))  # a stable sort keeps the rest
 
 
