@@ -1,11 +1,9 @@
 """Entry point: declares the lab's pages in lesson order and draws the shared frame."""
 
-from pathlib import Path
-
 import streamlit as st
 
 from ui import server_hooks
-from ui.frame import progress_slot
+from ui.frame import FAVICON_URL, progress_slot
 from ui.identity import saved_work_panel, settle_learner
 from ui.nav import menu
 from ui.rooms import room_panel
@@ -22,7 +20,7 @@ server_hooks.install()  # serve.py has done it at startup already
 
 st.set_page_config(
     page_title="Reading a Training Run",
-    page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
+    page_icon=FAVICON_URL,
     layout="wide",
 )
 ensure_state()

@@ -4,10 +4,12 @@ Parts of a body that nothing else on the page reads can be fragments of their ow
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
@@ -19,6 +21,10 @@ from ui import state
 from ui.identity import retry_saving, saved_indicator, saved_indicator_behind
 from ui.run_slots import in_a_run_slot
 
+FAVICON_PATH = Path(__file__).resolve().parent.parent / "assets" / "favicon.png"
+# The favicon for st.set_page_config, as a data: URL read once per process. Given the file's path,
+# Streamlit reads the file and registers it as media on every full run; a URL it passes on as it is.
+FAVICON_URL = "data:image/png;base64," + base64.b64encode(FAVICON_PATH.read_bytes()).decode("ascii")
 # The sidebar box the summary is drawn in; the container of the latest full run, which is also the one
 # Streamlit keeps for the body fragment's reruns.
 PROGRESS_SLOT = "frame.progress_slot"

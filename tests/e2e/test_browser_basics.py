@@ -3,12 +3,16 @@
 import pytest
 from playwright.sync_api import expect
 
+from ui.frame import FAVICON_URL
+
 pytestmark = pytest.mark.e2e
 
 
 def test_home_loads_and_the_menu_reaches_the_first_lesson_pages(learner):
     page = learner.open()
     expect(page.get_by_role("heading", name="Reading a Training Run")).to_be_visible()
+    # The favicon goes out as a data: URL, which the browser shows without asking the server.
+    assert page.locator("link[rel~=icon]").first.get_attribute("href") == FAVICON_URL
     learner.nav("Four runs")
     assert "four-runs" in page.url
     learner.nav("Execution stack")
