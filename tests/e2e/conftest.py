@@ -176,12 +176,17 @@ class RunWatch:
         self._events = 0
         self.asked = 0
         self.finished = 0
+        self.fragments: list[str] = []  # the fragment each request named, "" for the whole app
 
     def sent(self, payload: str | bytes) -> None:
         """Note a rerun request (a widget change, a page switch, a fragment)."""
-        if isinstance(payload, bytes) and BackMsg.FromString(payload).WhichOneof("type") == "rerun_script":
+        if not isinstance(payload, bytes):
+            return
+        message = BackMsg.FromString(payload)
+        if message.WhichOneof("type") == "rerun_script":
             self._events += 1
             self.asked = self._events
+            self.fragments.append(message.rerun_script.fragment_id)
 
     def received(self, payload: str | bytes) -> None:
         """Note the end of a run that ran to its end."""
@@ -211,6 +216,11 @@ class Learner:
         self._missing: list[str] = []
         self._runs = RunWatch()
         self.page = context.new_page()
+
+    @property
+    def runs(self) -> RunWatch:
+        """The rerun requests and finished runs of the page's current websocket."""
+        return self._runs
 
     @property
     def page(self) -> Page:

@@ -4,8 +4,7 @@ the body redraws stays single and current. Checked on what the browser itself se
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page, WebSocket, expect
-from streamlit.proto.BackMsg_pb2 import BackMsg
+from playwright.sync_api import expect
 
 from core.memory.settings import Recompute
 from core.progress import check_ids
@@ -13,31 +12,6 @@ from core.questions import load_bank
 from core.run_a.experiments import FIRST_EXPERIMENTS
 
 pytestmark = pytest.mark.e2e
-
-
-class Reruns:
-    """The rerun requests a page's websocket sends: the fragment each one names ("" for the whole app)."""
-
-    def __init__(self) -> None:
-        self.fragments: list[str] = []
-
-    def watch(self, socket: WebSocket) -> None:
-        """Record every rerun request sent on `socket`."""
-        socket.on("framesent", self._on_frame)
-
-    def _on_frame(self, payload: bytes | str) -> None:
-        if isinstance(payload, str):
-            return
-        message = BackMsg.FromString(payload)
-        if message.WhichOneof("type") == "rerun_script":
-            self.fragments.append(message.rerun_script.fragment_id)
-
-
-def _open_watched(learner, path: str) -> tuple[Reruns, Page]:
-    """Open a page with every rerun request its websocket sends recorded."""
-    reruns = Reruns()
-    learner.page.on("websocket", reruns.watch)
-    return reruns, learner.open(path)
 
 
 def _no_errors(learner) -> None:
@@ -53,41 +27,43 @@ def _summary(learner) -> tuple[int, str]:
 
 
 def test_a_click_in_a_lesson_reruns_its_body_and_the_summary_follows_a_locked_answer(learner):
-    reruns, page = _open_watched(learner, "execution-stack")
+    page = learner.open("execution-stack")
     total = len(check_ids(load_bank()))
     count, checks = _summary(learner)
     assert count == 1 and f"0/{total}" in checks
 
     learner.pick("Symptom", "Loss becomes nan")
     expect(page.get_by_role("radio", name="Loss becomes nan")).to_be_checked()
-    assert reruns.fragments and reruns.fragments[-1] != "", "the symptom radio reran the whole app"
+    assert learner.runs.fragments and learner.runs.fragments[-1] != "", (
+        "the symptom radio reran the whole app"
+    )
 
     question = load_bank().question("c1")
     learner.answer(question.option_text(question.correct))
-    assert reruns.fragments[-1] != "", "locking the answer reran the whole app"
+    assert learner.runs.fragments[-1] != "", "locking the answer reran the whole app"
     count, checks = _summary(learner)
     assert count == 1 and f"1/{total}" in checks
     _no_errors(learner)
 
 
 def test_the_budget_controls_rerun_their_own_section_and_the_phase_controls_theirs(learner):
-    reruns, page = _open_watched(learner, "memory-budget")
+    page = learner.open("memory-budget")
     question = load_bank().question("c3")
     learner.answer(question.option_text(question.correct))
-    body = reruns.fragments[-1]
+    body = learner.runs.fragments[-1]
     assert body != ""
 
     learner.predict_all()  # the sketch reveals the budget and the phase count
     parameters = page.locator('[data-testid="stMetric"]').filter(has_text="Parameters")
     before = parameters.inner_text()
     learner.slide("Hidden size (H)")
-    budget = reruns.fragments[-1]
+    budget = learner.runs.fragments[-1]
     assert budget not in ("", body), "the hidden-size slider reran more than the budget's section"
     expect(parameters).not_to_have_text(before)
 
     full = Recompute.label_of("full")
     learner.pick("Recomputation", full)
-    phases = reruns.fragments[-1]
+    phases = learner.runs.fragments[-1]
     assert phases not in ("", body, budget), "a phase control reran more than the phase count"
     expect(page.get_by_role("radio", name=full)).to_be_checked()
     # What the sections left alone is still drawn, once: the lesson above them and the summary.
@@ -98,15 +74,17 @@ def test_the_budget_controls_rerun_their_own_section_and_the_phase_controls_thei
 
 
 def test_run_a_s_experiment_picker_reruns_the_experiments_alone(learner):
-    reruns, page = _open_watched(learner, "run-a")
+    page = learner.open("run-a")
     learner.submit_form(0, "Halving the tokens tests the activations.", FIRST_EXPERIMENTS["batch"])
-    body = reruns.fragments[-1]
+    body = learner.runs.fragments[-1]
     assert body != ""
     reasoning = page.get_by_text("Halving the tokens tests the activations.", exact=True)
     shown = reasoning.count()  # the form's field and the saved decision below it
     assert shown >= 1
     learner.pick("Timeline to show", FIRST_EXPERIMENTS["optim"])
-    assert reruns.fragments[-1] not in ("", body), "the experiment picker reran more than the experiments"
+    assert learner.runs.fragments[-1] not in ("", body), (
+        "the experiment picker reran more than the experiments"
+    )
     picker = page.get_by_role("radiogroup", name="Timeline to show", exact=True)
     expect(picker.get_by_role("radio", name=FIRST_EXPERIMENTS["optim"])).to_be_checked()
     # The saved decision above the experiments is still drawn, and not twice.

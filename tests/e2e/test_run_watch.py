@@ -38,6 +38,7 @@ def test_a_request_is_answered_by_the_end_of_a_later_run():
     assert watch.answered  # nothing asked yet
     watch.sent(_rerun_request("body"))
     assert not watch.answered
+    assert watch.fragments == ["body"]
     watch.received(_session_status())
     assert not watch.answered
     watch.received(_finished(ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY))
@@ -48,6 +49,7 @@ def test_a_run_cut_short_by_a_newer_request_answers_nothing():
     watch = RunWatch()
     watch.sent(_rerun_request())
     watch.sent(_rerun_request())
+    assert watch.fragments == ["", ""]  # the whole app, twice
     watch.received(_finished(ForwardMsg.FINISHED_EARLY_FOR_RERUN))
     assert not watch.answered
     watch.received(_finished(ForwardMsg.FINISHED_SUCCESSFULLY))
@@ -65,4 +67,4 @@ def test_messages_that_ask_for_no_run_and_text_frames_are_ignored():
     watch = RunWatch()
     watch.sent(_heartbeat())
     watch.sent("not a protobuf")
-    assert watch.answered
+    assert watch.answered and watch.fragments == []
