@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from core.questions import load_bank
 from core.stack import load_stack
@@ -88,9 +88,17 @@ def _assert_kept(page: Page) -> None:
     assert _sidebar_metric(page, "Quiz") == "1/3"
 
 
-def _resume_code(learner: Learner) -> str:
+def _open_saved_work(learner: Learner) -> Locator:
+    """Open the sidebar's "Your saved work" box and wait for the rerun opening it asks for, so a click
+    in the box never lands while the box is being drawn again; returns the sidebar."""
     sidebar = learner.page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("Your saved work", exact=True).click()
+    learner.settle()
+    return sidebar
+
+
+def _resume_code(learner: Learner) -> str:
+    sidebar = _open_saved_work(learner)
     code = sidebar.locator('[data-testid="stMarkdown"]').filter(has_text="Resume code:").locator("strong")
     code.wait_for(state="visible")
     return code.inner_text().strip()
@@ -141,8 +149,7 @@ def test_a_second_browser_starts_empty_and_a_resume_code_moves_the_work(own_serv
         assert _stored_id(bo.page) != _stored_id(ada.page)
 
         ada_elsewhere.open(PAGE)
-        sidebar = ada_elsewhere.page.locator('[data-testid="stSidebar"]')
-        sidebar.get_by_text("Your saved work", exact=True).click()
+        sidebar = _open_saved_work(ada_elsewhere)
         sidebar.get_by_label("Continue from a resume code").fill("0000-0000-0000-0000")
         sidebar.get_by_role("button", name="Continue").click()
         ada_elsewhere.settle()
@@ -170,8 +177,7 @@ def test_start_over_opens_a_fresh_lab_on_the_page_and_a_reload_keeps_it(own_serv
         ada.answer(check.option_text(check.correct))
         assert _sidebar_metric(ada.page, "Checks") == "1/9"
         old_id = _stored_id(ada.page)
-        sidebar = ada.page.locator('[data-testid="stSidebar"]')
-        sidebar.get_by_text("Your saved work", exact=True).click()
+        sidebar = _open_saved_work(ada)
         start_over = sidebar.get_by_role("button", name="Start over")
         expect(start_over).to_be_disabled()
         sidebar.get_by_text("Yes, start a fresh lab", exact=True).click()
