@@ -119,7 +119,9 @@ def open_every_expander(learner) -> None:
     )
     for _ in range(closed.count()):
         closed.first.click()
-    learner.page.wait_for_timeout(300)  # an expander opens with a short animation
+        # A box built only while open reruns its part of the page when opened: wait for that run (a
+        # fixed pause can lose the race on a busy machine); it also outlasts the opening animation.
+        learner.settle()
 
 
 def test_the_instructor_view_fits_a_phone(learner, second_learner):
