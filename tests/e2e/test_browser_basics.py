@@ -32,16 +32,6 @@ def test_a_locked_answer_survives_moving_away_and_back(learner):
     learner.screenshot("four-runs-answered")
 
 
-def test_two_learners_never_see_each_others_answers(learner, second_learner):
-    first = learner.open("four-runs")
-    second = second_learner.open("four-runs")
-    learner.answer("Resource: the step asks for more memory than the device holds")
-    second_learner.page.reload()
-    second_learner.settle()
-    expect(second.get_by_role("button", name="Lock in my answer")).to_have_count(4)
-    expect(first.get_by_role("button", name="Lock in my answer")).to_have_count(3)
-
-
 def test_a_shared_link_opens_with_its_settings_and_a_bad_one_with_a_note(learner, second_learner):
     page = learner.open("execution-stack?symptom=nan")
     expect(page.get_by_role("radio", name="Loss becomes nan")).to_be_checked()
