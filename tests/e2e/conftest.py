@@ -355,6 +355,7 @@ class Learner:
         code = box.locator('[data-testid="stCode"]')
         if not code.is_visible():
             box.get_by_text("Share this setup", exact=True).click()
+            self.settle()  # the box is built only while open: opening it reruns the page
         code.wait_for(state="visible")
         return code.inner_text().strip()
 
