@@ -171,6 +171,12 @@ def _launch(config: LoadConfig, cpu_profile: Path | None) -> tuple[str, dict[str
     return "bench.timed_server", {"BENCH_CPU_PROFILE": str(cpu_profile)}
 
 
+def _quiet_s(config: LoadConfig, full_s: float) -> float:
+    """A quiet pause around the learners: `full_s`, or a tenth of a run shorter than ten times that (the
+    few-second runs of the tests, whose memory figures nobody reads)."""
+    return min(full_s, config.duration_s / 10)
+
+
 def run(config: LoadConfig, out: Path, cpu_profile: Path | None = None) -> dict[str, Any]:
     """Start the server (or replicas and the proxy), warm it up, run the learners, and write the figures
     to `out` (JSON). With `cpu_profile`, the server's script runs are profiled on their CPU clock
@@ -203,7 +209,7 @@ def run(config: LoadConfig, out: Path, cpu_profile: Path | None = None) -> dict[
                 stack.enter_context(workshop_proxy([s.port for s in servers], out.with_suffix(".proxy.log"))),
                 True,
             )
-        time.sleep(2)
+        time.sleep(_quiet_s(config, 2.0))  # the warm-up's memory settles before the baseline
         warm_up_log_problems = sum(server.log_problems() for server in servers)
         baseline = sampler.read()
         sampler.start()
@@ -211,7 +217,7 @@ def run(config: LoadConfig, out: Path, cpu_profile: Path | None = None) -> dict[
         stats = asyncio.run(_drive(config, port, token, tls=tls))
         elapsed_s, client_cpu_s = time.monotonic() - started, time.process_time() - client_cpu_start
         sampler.stop()
-        time.sleep(3)
+        time.sleep(_quiet_s(config, 3.0))  # closed sessions' memory is freed before "after disconnect"
         after = sampler.read()
         log_problems = sum(server.log_problems() for server in servers) - warm_up_log_problems
     result = {
