@@ -349,13 +349,18 @@ class Learner:
         self.page.get_by_role("radiogroup", name=group, exact=True).get_by_text(option, exact=True).click()
         self.settle()
 
+    def open_box(self, within: Locator, title: str) -> None:
+        """Click a closed box's title and wait for the rerun it asks for: a box built only while open
+        is drawn by that run, and a click inside it before the run ends can be lost."""
+        within.get_by_text(title, exact=True).click()
+        self.settle()
+
     def shared_link(self) -> str:
         """Open the page's "Share this setup" box and return the link it shows."""
         box = self.page.locator('[data-testid="stExpander"]').filter(has_text="Share this setup")
         code = box.locator('[data-testid="stCode"]')
         if not code.is_visible():
-            box.get_by_text("Share this setup", exact=True).click()
-            self.settle()  # the box is built only while open: opening it reruns the page
+            self.open_box(box, "Share this setup")
         code.wait_for(state="visible")
         return code.inner_text().strip()
 

@@ -89,11 +89,9 @@ def _assert_kept(page: Page) -> None:
 
 
 def _open_saved_work(learner: Learner) -> Locator:
-    """Open the sidebar's "Your saved work" box and wait for the rerun opening it asks for, so a click
-    in the box never lands while the box is being drawn again; returns the sidebar."""
+    """Open the sidebar's "Your saved work" box (`Learner.open_box`); returns the sidebar."""
     sidebar = learner.page.locator('[data-testid="stSidebar"]')
-    sidebar.get_by_text("Your saved work", exact=True).click()
-    learner.settle()
+    learner.open_box(sidebar, "Your saved work")
     return sidebar
 
 
