@@ -34,7 +34,7 @@ from core.settings_schema import section
 from ui import state
 from ui.charts import draw as draw_chart
 from ui.frame import lesson_page, lesson_section
-from ui.links import share_box
+from ui.links import adopt_once, share_box
 from ui.marked import marked_question
 from ui.model_source import chosen_model
 from ui.nav import next_link
@@ -279,7 +279,9 @@ def draw() -> None:
 def budget_lesson() -> None:
     """The budget's controls, the share link, the sketch to lock first, then the budget it reveals."""
     # The detailed estimate takes its number format and device from its own controls below, so the
-    # lesson's two radios are hidden there rather than left live and ignored.
+    # lesson's two radios are hidden there rather than left live and ignored. A link's settings are
+    # taken first (the first control would take them too late): a link to the detailed estimate opens it.
+    adopt_once(SECTION)
     detailed = state.section_settings(SECTION).get("estimate") == "detailed"
     shape, run = st.columns(2)
     with shape:

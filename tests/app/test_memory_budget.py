@@ -4,13 +4,14 @@ persistence."""
 import json
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from core import lessons
 from core.estimate_check.view import check_view, config_label
 from core.measured import measured_ids
 from core.memory.view import SECTION, budget_view, bytes_per_parameter, said
 from core.settings_schema import section
-from tests.app.conftest import answer, chart_rows, open_page, sketch_budget
+from tests.app.conftest import HOME, answer, chart_rows, open_page, sketch_budget
 
 PAGE = "pages/memory_budget.py"
 
@@ -279,3 +280,15 @@ def test_a_sequence_longer_than_the_model_allows_is_a_sentence():
     at.slider(key=f"{SECTION}.seq_len").set_value(4096).run()
     assert not at.exception
     assert any("learned positions" in w.value for w in at.warning)
+
+
+def test_a_link_to_the_detailed_estimate_opens_it_on_the_pages_first_run():
+    # The page decides which controls to draw from the estimate before its first control takes the link.
+    at = AppTest.from_file(str(HOME), default_timeout=30)
+    at.query_params["estimate"] = "detailed"
+    at.query_params["gpus"] = "8"
+    open_page(PAGE, at=at)
+    assert widget(at, "estimate").value == "detailed"
+    assert widget(at, "model").value == "custom"
+    assert widget(at, "gpus").value == 8
+    assert not [w for w in at.radio if w.key == f"{SECTION}.device_gb"]  # the lesson's own control is hidden
