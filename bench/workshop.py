@@ -41,7 +41,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from bench.isolation import IsolationTally, text_marker
-from bench.load_client import RunResult, Session, SessionError
+from bench.load_client import RunResult, Session, SessionError, open_root_once
 from bench.page_model import WidgetInfo
 from bench.paths import REPO_ROOT
 from bench.postgres import temporary_postgres
@@ -666,9 +666,7 @@ def _usage(sampler: ResourceSampler) -> dict[str, float]:
 async def _first_runs(ports: list[int]) -> None:
     """Open each replica's root once, as the README asks before sharing links (its first run is special)."""
     for port in ports:
-        session = Session(port=port, marker="warm-up", timeout_s=120)
-        await session.connect()
-        await session.close()
+        await open_root_once(port)
 
 
 def _ms(summary: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bench.load_client import Session
+from bench.load_client import Session, open_root_once
 from bench.page_model import PageModel, WidgetInfo
 from bench.workshop import Browser, identify, rerun_here
 
@@ -25,9 +25,7 @@ def _widget(model: PageModel, kind: str, label: str) -> WidgetInfo:
 
 async def _start_over_with_a_late_choice(port: int) -> tuple[list[str], str, str]:
     """Open Execution stack, then send one rerun that presses Start over and changes the symptom."""
-    warm = Session(port=port, marker="bench-s906-work", timeout_s=60)
-    await warm.connect("")  # a process's first run cannot open a deep link (README, Hosting)
-    await warm.close()
+    await open_root_once(port, timeout_s=60)
     session = Session(port=port, marker="bench-s907-work", timeout_s=60)
     try:
         await session.connect("execution-stack")
