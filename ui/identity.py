@@ -4,10 +4,15 @@ The id lives in the browser's localStorage (never in a URL). A few lines of Java
 with Streamlit's own `st.components.v2.component`, read it (or store the fresh id this session
 offers) and hand it back to the script. AppTest and a browser whose JavaScript never answers get
 the session's fresh id on their second run, so work is saved there too.
+
+The component lives in a fragment: the browser's report reruns that fragment alone, and the whole app
+only when the id opens work or a room the page must show. A new learner's first visit is then one
+run of the app, not two.
 """
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 import streamlit as st
@@ -17,6 +22,8 @@ from store.ids import is_learner_id, new_learner_id, show_code
 from ui import state
 from ui.boxes import rerun_whole_app, sidebar_box
 from ui.database import learner_store
+from ui.rooms import membership
+from ui.run_slots import in_a_run_slot
 
 STORAGE_KEY = "reading-a-training-run.learner"
 CANDIDATE = "identity.candidate"  # a fresh id this session offers the browser
@@ -65,20 +72,60 @@ def _browser_id() -> Any:
 def settle_learner() -> None:
     """Learn whose work this session is, load or save it, and show the saved indicator."""
     st.session_state.setdefault(CANDIDATE, new_learner_id())
-    runs = st.session_state[RUNS] = st.session_state.get(RUNS, 0) + 1
-    with st.sidebar:
-        reported = _browser_id()
+    st.session_state[RUNS] = st.session_state.get(RUNS, 0) + 1
+    st.session_state[SAVED_SLOT] = st.sidebar.container(key="lab-saved").empty()
+    whole = _whole_run.set(True)
+    try:
+        with st.sidebar:
+            _identity_check()
+    finally:
+        _whole_run.reset(whole)
+    st.session_state[SYNCED] = True
+
+
+# Whether this thread runs the whole app: the identity check is then a part of it, and the rest of the
+# run draws whatever the browser's id changed.
+_whole_run: ContextVar[bool] = ContextVar("lab_identity_whole_run", default=False)
+
+
+@st.fragment
+@in_a_run_slot
+def _identity_check() -> None:
+    reported = _browser_id()
+    if _whole_run.get():
+        _take(reported)
+        return
+    # The browser's report, rerun alone: a new learner's id changes only the saved indicator.
+    shown = _what_the_page_shows()
+    adopted = _take(reported)
+    if _what_the_page_shows() != shown:
+        st.rerun(scope="app")
+    if adopted:
+        # The box shows the resume or start-over message already; no later run should show it again.
+        st.session_state.pop(FLASH, None)
+
+
+def _what_the_page_shows() -> tuple[object, ...]:
+    """What a report of the browser's id can change on the page, beside the saved indicator."""
+    box_open = bool(st.session_state.get(SAVED_WORK_OPEN))  # an open box shows the resume code
+    return state.snapshot(), membership(), box_open
+
+
+def _take(reported: Any) -> bool:
+    """Work on the reported id (or, from the second run on, the session's own), load or save it, and
+    draw the saved indicator; True when the id is one the browser was asked to adopt."""
+    adopted = False
     if is_learner_id(reported) and reported != st.session_state.get(REPORTED):
         st.session_state[REPORTED] = reported
         if reported == st.session_state.get(ADOPT):
             st.session_state.pop(ADOPT)
+            adopted = True
         state.use_learner(reported, keep_work=True)
-    elif state.learner_id() is None and runs > 1:
+    elif state.learner_id() is None and st.session_state[RUNS] > 1:
         state.use_learner(st.session_state[CANDIDATE], keep_work=True)
     state.sync()
-    st.session_state[SYNCED] = True
-    st.session_state[SAVED_SLOT] = st.sidebar.container(key="lab-saved").empty()
     saved_indicator()
+    return adopted
 
 
 def retry_saving() -> None:

@@ -334,11 +334,15 @@ def _reload(learner: str) -> None:
 
 
 def _replace(new_state: dict[str, Any]) -> None:
-    """Make `new_state` the working copy, and let every settings widget re-seed from it."""
+    """Make `new_state` the working copy, and let every settings widget it changes re-seed from it."""
     for name, section in load_schema().items():
+        values = {**section.defaults(), **new_state[SETTINGS].get(name, {})}
         for field in section.fields:
-            # A widget seeds itself from our store only when its key is absent.
-            st.session_state.pop(widget_key(name, field.name), None)
+            key = widget_key(name, field.name)
+            # A widget seeds itself from our store only when its key is absent. One that shows the new
+            # value already keeps its key: the browser still draws it, and its next change must count.
+            if key in st.session_state and st.session_state[key] != values[field.name]:
+                del st.session_state[key]
     st.session_state[ANSWERS] = dict(new_state[ANSWERS])
     st.session_state[SETTINGS] = {k: dict(v) for k, v in new_state[SETTINGS].items()}
     st.session_state[RECORDS] = dict(new_state[RECORDS])

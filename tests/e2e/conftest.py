@@ -177,6 +177,7 @@ class RunWatch:
         self.asked = 0
         self.finished = 0
         self.fragments: list[str] = []  # the fragment each request named, "" for the whole app
+        self.whole_runs = 0  # runs of the whole app the server started, asked for or not
 
     def sent(self, payload: str | bytes) -> None:
         """Note a rerun request (a widget change, a page switch, a fragment)."""
@@ -189,11 +190,13 @@ class RunWatch:
             self.fragments.append(message.rerun_script.fragment_id)
 
     def received(self, payload: str | bytes) -> None:
-        """Note the end of a run that ran to its end."""
+        """Note the start of a whole-app run, and the end of a run that ran to its end."""
         if not isinstance(payload, bytes):
             return
         message = ForwardMsg.FromString(payload)
-        if (
+        if message.WhichOneof("type") == "new_session" and not message.metadata.run.fragment_ids:
+            self.whole_runs += 1
+        elif (
             message.WhichOneof("type") == "script_finished"
             and message.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
         ):

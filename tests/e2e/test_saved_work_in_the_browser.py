@@ -106,6 +106,8 @@ def test_locked_answers_survive_a_reload_a_new_tab_and_a_server_restart(own_serv
     ada = _learner(browser, own_server.url)
     try:
         ada.open(PAGE)
+        # A new browser's id opens no work: its report reruns the identity check alone.
+        assert ada.runs.whole_runs == 1
         ada.answer(WRONG_Q1)
         ada.answer(RIGHT_Q2)
         _assert_kept(ada.page)
@@ -115,6 +117,7 @@ def test_locked_answers_survive_a_reload_a_new_tab_and_a_server_restart(own_serv
         ada.page.reload()
         ada.settle_loaded()
         _assert_kept(ada.page)
+        assert ada.runs.whole_runs == 2  # the stored id opens work: the app runs again to show it
 
         tab = ada.context.new_page()
         ada.page = tab
@@ -187,6 +190,10 @@ def test_start_over_opens_a_fresh_lab_on_the_page_and_a_reload_keeps_it(own_serv
         expect(ada.page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
         assert _sidebar_metric(ada.page, "Checks") == "0/9"
         ada.page.wait_for_function(f"localStorage.getItem('{STORAGE_KEY}') !== '{old_id}'")
+        ada.settle()
+        ada.nav("Four runs")  # the box stays open, and says nothing more
+        expect(sidebar.get_by_text("A fresh lab: nothing answered yet.")).to_have_count(0)
+        ada.nav("Execution stack")
         ada.page.reload()
         ada.settle_loaded()
         expect(ada.page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
