@@ -1,0 +1,149 @@
+"""A class opens one link at once: N new browsers load a lesson page in the same instant, and each
+reports the learner id its storage keeps, once, as the identity component's JavaScript does.
+
+    python -m bench.class_opens --sessions 50 --page four-runs
+
+For each learner, the time from opening the page to the end of its first run (when the page is drawn)
+and to the end of the run its id report led to (when the sidebar says *Saved*); the server's CPU time
+over the whole opening, per learner; how many whole-app runs each learner cost; and the messages each
+received. Reports figures; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from bench.load_client import RunResult, Session, open_root_once
+from bench.paths import REPO_ROOT, RESULTS_DIR
+from bench.server import ResourceSampler, StreamlitServer, throwaway_store
+from bench.stats import LatencySummary, summarise
+from bench.workshop import IDENTITY_COMPONENT, rerun_here
+
+
+@dataclass(frozen=True)
+class Opening:
+    """One learner's opening of the page."""
+
+    drawn_ms: float  # until the first run ended
+    saved_ms: float  # until the run the id report led to ended
+    whole_runs: int  # whole-app runs, the first one included
+    messages: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The class's openings, summarised, and what they cost the server."""
+
+    sessions: int
+    page: str
+    drawn: LatencySummary
+    saved: LatencySummary
+    whole_runs_per_learner: float
+    messages_per_learner: float
+    server_cpu_ms_per_learner: float
+    wall_s: float
+
+
+def whole_runs_of_report(report: RunResult) -> int:
+    """How many whole-app runs one report of the id started: a whole run asked for, a fragment's run
+    that ran the whole app after it, or none when the fragment ran alone."""
+    if report.status != ForwardMsg.FINISHED_SUCCESSFULLY:
+        return 0
+    return report.script_runs - (1 if report.fragment_id else 0)
+
+
+async def report_id(session: Session) -> RunResult:
+    """Report the id a new browser keeps, the one the page offers, once."""
+    widgets = session.model.widgets.values()
+    [component] = [w for w in widgets if w.kind == "bidi_component" and IDENTITY_COMPONENT in w.label]
+    offered = json.loads(component.data)["candidate"]
+    session.model.set_value(component.id, json.dumps({"learner_id": offered}))
+    return await rerun_here(session)
+
+
+async def _open(port: int, index: int, page: str, timeout_s: float) -> Opening:
+    session = Session(port=port, marker=f"bench-c{index:03d}", timeout_s=timeout_s)
+    start = time.perf_counter()
+    try:
+        first = await session.connect(page)
+        drawn_ms = (time.perf_counter() - start) * 1000
+        report = await report_id(session)
+        saved_ms = (time.perf_counter() - start) * 1000
+        whole_runs = first.script_runs + whole_runs_of_report(report)
+        return Opening(drawn_ms, saved_ms, whole_runs, session.traffic.messages)
+    finally:
+        await session.close()
+
+
+async def _class(port: int, sessions: int, page: str, timeout_s: float) -> list[Opening]:
+    await open_root_once(port, timeout_s=timeout_s)
+    return list(await asyncio.gather(*(_open(port, i, page, timeout_s) for i in range(sessions))))
+
+
+def run_class(sessions: int, page: str, *, timeout_s: float = 120.0, log_dir: Path = RESULTS_DIR) -> Outcome:
+    """Start a server (GC off, an empty store of its own), let `sessions` new browsers open `page` at
+    once, and summarise what it took."""
+    if sessions < 1:
+        raise ValueError("A class needs at least one learner.")
+    throwaway_store("lab-class-opens-")
+    log = log_dir / "class_opens_server.log"
+    with StreamlitServer(script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=log) as server:
+        assert server.process is not None
+        sampler = ResourceSampler(pid=server.process.pid)
+        before = sampler.read()
+        started = time.perf_counter()
+        openings = asyncio.run(_class(server.port, sessions, page, timeout_s))
+        wall_s = time.perf_counter() - started
+        cpu_s = sampler.read().cpu_s - before.cpu_s
+    return Outcome(
+        sessions=sessions,
+        page=page,
+        drawn=summarise([o.drawn_ms for o in openings]),
+        saved=summarise([o.saved_ms for o in openings]),
+        whole_runs_per_learner=sum(o.whole_runs for o in openings) / sessions,
+        messages_per_learner=sum(o.messages for o in openings) / sessions,
+        server_cpu_ms_per_learner=cpu_s * 1000 / sessions,
+        wall_s=wall_s,
+    )
+
+
+def describe(outcome: Outcome) -> str:
+    """The outcome in a few lines."""
+    return "\n".join(
+        [
+            f"{outcome.sessions} new browsers open /{outcome.page} at once ({outcome.wall_s:.1f} s in all)",
+            f"  page drawn:  p50 {outcome.drawn.p50_ms:,.0f} ms, p95 {outcome.drawn.p95_ms:,.0f} ms",
+            f"  saved:       p50 {outcome.saved.p50_ms:,.0f} ms, p95 {outcome.saved.p95_ms:,.0f} ms",
+            f"  per learner: {outcome.whole_runs_per_learner:.2f} whole-app runs, "
+            f"{outcome.messages_per_learner:.0f} messages, "
+            f"{outcome.server_cpu_ms_per_learner:.1f} ms of server CPU",
+        ]
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: run one class opening and print (and optionally save) its figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=50)
+    parser.add_argument("--page", default="four-runs", help="url path of the page the link opens")
+    parser.add_argument("--out", type=Path, help="write the figures to this JSON file")
+    args = parser.parse_args(argv)
+    outcome = run_class(args.sessions, args.page)
+    print(describe(outcome))
+    if args.out:
+        summary: dict[str, Any] = asdict(outcome)
+        args.out.write_text(json.dumps(summary, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
