@@ -1,7 +1,10 @@
-"""A class opens one link at once: N new browsers load a lesson page in the same instant, and each
-reports the learner id its storage keeps, once, as the identity component's JavaScript does.
+"""A class opens one link at once: N browsers load a lesson page in the same instant, and each does what
+the identity component's JavaScript does: report the learner id its storage keeps, once, unless the
+script already knows it. New browsers keep the id the page offers; with `--returning`, each browser's
+storage and cookie hold a learner with one answer locked on Four runs, as after a reload or a new tab.
 
     python -m bench.class_opens --sessions 50 --page four-runs
+    python -m bench.class_opens --sessions 50 --page four-runs --returning
 
 For each learner, the time from opening the page to the end of its first run (when the page is drawn)
 and to the end of the run its id report led to (when the sidebar says *Saved*); the server's CPU time
@@ -27,6 +30,13 @@ from bench.paths import REPO_ROOT, RESULTS_DIR
 from bench.server import ResourceSampler, StreamlitServer, throwaway_store
 from bench.stats import LatencySummary, summarise
 from bench.workshop import IDENTITY_COMPONENT, rerun_here
+from core.questions import load_bank
+from store import LearnerStore
+from store.engine import default_url
+from store.ids import new_learner_id
+
+IDENTITY_COOKIE = "lab_learner"  # ui/identity.py's COOKIE, named here so older checkouts can run this
+FOUR_RUNS_QUESTION = "r1"
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,7 @@ class Outcome:
 
     sessions: int
     page: str
+    returning: bool
     drawn: LatencySummary
     saved: LatencySummary
     whole_runs_per_learner: float
@@ -61,52 +72,81 @@ def whole_runs_of_report(report: RunResult) -> int:
     return report.script_runs - (1 if report.fragment_id else 0)
 
 
-async def report_id(session: Session) -> RunResult:
-    """Report the id a new browser keeps, the one the page offers, once."""
+async def settle_id(session: Session, stored_id: str | None) -> RunResult | None:
+    """Keep the stored id, else the one the script knows, else the one the page offers, and report it
+    once unless the script knows it already; the report's run, or None when there was nothing to say."""
     widgets = session.model.widgets.values()
     [component] = [w for w in widgets if w.kind == "bidi_component" and IDENTITY_COMPONENT in w.label]
-    offered = json.loads(component.data)["candidate"]
-    session.model.set_value(component.id, json.dumps({"learner_id": offered}))
+    data = json.loads(component.data)
+    kept = stored_id or data.get("known") or data["candidate"]
+    if kept == data.get("known"):
+        return None
+    session.model.set_value(component.id, json.dumps({"learner_id": kept}))
     return await rerun_here(session)
 
 
-async def _open(port: int, index: int, page: str, timeout_s: float) -> Opening:
+async def _open(port: int, index: int, page: str, stored_id: str | None, timeout_s: float) -> Opening:
     session = Session(port=port, marker=f"bench-c{index:03d}", timeout_s=timeout_s)
+    if stored_id is not None:
+        session.cookies[IDENTITY_COOKIE] = stored_id  # what the component copied on an earlier visit
     start = time.perf_counter()
     try:
         first = await session.connect(page)
         drawn_ms = (time.perf_counter() - start) * 1000
-        report = await report_id(session)
+        report = await settle_id(session, stored_id)
         saved_ms = (time.perf_counter() - start) * 1000
-        whole_runs = first.script_runs + whole_runs_of_report(report)
+        whole_runs = first.script_runs + (0 if report is None else whole_runs_of_report(report))
         return Opening(drawn_ms, saved_ms, whole_runs, session.traffic.messages)
     finally:
         await session.close()
 
 
-async def _class(port: int, sessions: int, page: str, timeout_s: float) -> list[Opening]:
+async def _class(port: int, page: str, stored_ids: list[str | None], timeout_s: float) -> list[Opening]:
     await open_root_once(port, timeout_s=timeout_s)
-    return list(await asyncio.gather(*(_open(port, i, page, timeout_s) for i in range(sessions))))
+    openings = (_open(port, i, page, stored_id, timeout_s) for i, stored_id in enumerate(stored_ids))
+    return list(await asyncio.gather(*openings))
 
 
-def run_class(sessions: int, page: str, *, timeout_s: float = 120.0, log_dir: Path = RESULTS_DIR) -> Outcome:
-    """Start a server (GC off, an empty store of its own), let `sessions` new browsers open `page` at
-    once, and summarise what it took."""
+def returning_learners(count: int) -> list[str]:
+    """`count` learners in the app's store, each with one answer locked on Four runs."""
+    store = LearnerStore.open(default_url())
+    answer = load_bank().question(FOUR_RUNS_QUESTION).correct
+    learners = [new_learner_id() for _ in range(count)]
+    for learner in learners:
+        store.open_record(
+            learner, {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}, shown={}
+        )
+        store.add_answer(learner, FOUR_RUNS_QUESTION, answer)
+    return learners
+
+
+def run_class(
+    sessions: int,
+    page: str,
+    *,
+    returning: bool = False,
+    timeout_s: float = 120.0,
+    log_dir: Path = RESULTS_DIR,
+) -> Outcome:
+    """Start a server (GC off, an empty store of its own), let `sessions` browsers (new, or returning
+    ones) open `page` at once, and summarise what it took."""
     if sessions < 1:
         raise ValueError("A class needs at least one learner.")
     throwaway_store("lab-class-opens-")
+    stored_ids: list[str | None] = [*returning_learners(sessions)] if returning else [None] * sessions
     log = log_dir / "class_opens_server.log"
     with StreamlitServer(script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=log) as server:
         assert server.process is not None
         sampler = ResourceSampler(pid=server.process.pid)
         before = sampler.read()
         started = time.perf_counter()
-        openings = asyncio.run(_class(server.port, sessions, page, timeout_s))
+        openings = asyncio.run(_class(server.port, page, stored_ids, timeout_s))
         wall_s = time.perf_counter() - started
         cpu_s = sampler.read().cpu_s - before.cpu_s
     return Outcome(
         sessions=sessions,
         page=page,
+        returning=returning,
         drawn=summarise([o.drawn_ms for o in openings]),
         saved=summarise([o.saved_ms for o in openings]),
         whole_runs_per_learner=sum(o.whole_runs for o in openings) / sessions,
@@ -120,7 +160,8 @@ def describe(outcome: Outcome) -> str:
     """The outcome in a few lines."""
     return "\n".join(
         [
-            f"{outcome.sessions} new browsers open /{outcome.page} at once ({outcome.wall_s:.1f} s in all)",
+            f"{outcome.sessions} {'returning' if outcome.returning else 'new'} browsers open /{outcome.page} "
+            f"at once ({outcome.wall_s:.1f} s in all)",
             f"  page drawn:  p50 {outcome.drawn.p50_ms:,.0f} ms, p95 {outcome.drawn.p95_ms:,.0f} ms",
             f"  saved:       p50 {outcome.saved.p50_ms:,.0f} ms, p95 {outcome.saved.p95_ms:,.0f} ms",
             f"  per learner: {outcome.whole_runs_per_learner:.2f} whole-app runs, "
@@ -135,9 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--page", default="four-runs", help="url path of the page the link opens")
+    parser.add_argument("--returning", action="store_true", help="browsers that keep a learner with work")
     parser.add_argument("--out", type=Path, help="write the figures to this JSON file")
     args = parser.parse_args(argv)
-    outcome = run_class(args.sessions, args.page)
+    outcome = run_class(args.sessions, args.page, returning=args.returning)
     print(describe(outcome))
     if args.out:
         summary: dict[str, Any] = asdict(outcome)

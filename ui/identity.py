@@ -5,9 +5,11 @@ with Streamlit's own `st.components.v2.component`, read it (or store the fresh i
 offers) and hand it back to the script. AppTest and a browser whose JavaScript never answers get
 the session's fresh id on their second run, so work is saved there too.
 
-The component lives in a fragment: the browser's report reruns that fragment alone, and the whole app
-only when the id opens work or a room the page must show. A new learner's first visit is then one
-run of the app, not two.
+The same lines copy the id into a first-party cookie, which the browser sends when its next visit
+connects: a returning browser's work opens in the visit's first run, and its JavaScript, finding the
+id the script already knows, has nothing to report. A new browser's report reruns only the
+component's fragment, and the whole app only when the id opens work or a room the page must show.
+Either way a visit is one run of the app.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from ui.rooms import membership
 from ui.run_slots import in_a_run_slot
 
 STORAGE_KEY = "reading-a-training-run.learner"
+COOKIE = "lab_learner"  # the same id, for the next visit's first run
+COOKIE_MAX_AGE_S = 365 * 24 * 3600
 CANDIDATE = "identity.candidate"  # a fresh id this session offers the browser
-REPORTED = "identity.reported"  # the last id the browser reported
+REPORTED = "identity.reported"  # the last id the browser gave: its cookie's, or the one it reported
 ADOPT = "identity.adopt"  # an id the browser must keep from now on (resume code, start over)
 RUNS = "identity.runs"
 COMPONENT_KEY = "identity.browser"
@@ -37,22 +41,22 @@ SYNCED = "identity.synced"  # settle_learner has tried the store in this full ru
 SAVED_SLOT = "identity.saved_slot"  # the saved indicator's place in the sidebar, from the latest full run
 SAVED_SHOWN = "identity.saved_shown"  # what the saved indicator says now
 
-# Reports the browser's id, storing the offered one first if it has none. It reports only when
-# the id differs from the one the script already knows, so a report never causes a rerun loop.
+# Reports the browser's id, storing one first if it has none: the one the script knows (from the
+# cookie), else the offered one. It reports only when the id differs from the one the script knows, so
+# a report never causes a rerun loop. The cookie is only ever a copy of the stored id.
 _JS = f"""
 export default function ({{ data, setStateValue }}) {{
     const key = "{STORAGE_KEY}";
     let id;
     try {{
         if (data.adopt) localStorage.setItem(key, data.adopt);
-        id = localStorage.getItem(key);
-        if (!id) {{
-            localStorage.setItem(key, data.candidate);
-            id = data.candidate;
-        }}
+        id = localStorage.getItem(key) || data.known || data.candidate;
+        localStorage.setItem(key, id);
     }} catch (blocked) {{
         id = data.adopt || data.known || data.candidate;  // no storage: this tab keeps one id
     }}
+    const secure = location.protocol === "https:" ? "; secure" : "";
+    document.cookie = `{COOKIE}=${{id}}; path=/; max-age={COOKIE_MAX_AGE_S}; samesite=strict${{secure}}`;
     if (id !== data.known) setStateValue("learner_id", id);
 }}
 """
@@ -91,6 +95,10 @@ _whole_run: ContextVar[bool] = ContextVar("lab_identity_whole_run", default=Fals
 @st.fragment
 @in_a_run_slot
 def _identity_check() -> None:
+    if _whole_run.get() and state.learner_id() is None and (returning := _cookie_id()) is not None:
+        # Before the component is drawn, so that it learns the id is known and reports nothing.
+        st.session_state[REPORTED] = returning
+        state.use_learner(returning, keep_work=True)
     reported = _browser_id()
     if _whole_run.get():
         _take(reported)
@@ -111,6 +119,12 @@ def _what_the_page_shows() -> tuple[object, ...]:
     return state.snapshot(), membership(), box_open
 
 
+def _cookie_id() -> str | None:
+    """The learner id in the cookie the browser sent when this session connected, if it holds one."""
+    value = st.context.cookies.get(COOKIE)
+    return value if is_learner_id(value) else None
+
+
 def _take(reported: Any) -> bool:
     """Work on the reported id (or, from the second run on, the session's own), load or save it, and
     draw the saved indicator; True when the id is one the browser was asked to adopt."""
@@ -120,7 +134,10 @@ def _take(reported: Any) -> bool:
         if reported == st.session_state.get(ADOPT):
             st.session_state.pop(ADOPT)
             adopted = True
-        state.use_learner(reported, keep_work=True)
+        # What this session did on its own fresh id goes with it; a record the session opened from the
+        # cookie is the cookie's learner's, and stays theirs, should the browser keep another id.
+        own_work = state.learner_id() in (None, st.session_state[CANDIDATE])
+        state.use_learner(reported, keep_work=own_work)
     elif state.learner_id() is None and st.session_state[RUNS] > 1:
         state.use_learner(st.session_state[CANDIDATE], keep_work=True)
     state.sync()

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.class_opens import describe, run_class, whole_runs_of_report
+from bench.class_opens import IDENTITY_COOKIE, describe, run_class, whole_runs_of_report
 from bench.load_client import RunResult
+from ui.identity import COOKIE
 
 FRAGMENT = "d873f16ab2f8f1a48b848421b106d8e9"
 
@@ -24,10 +26,16 @@ def test_a_report_counts_the_whole_app_runs_it_started() -> None:
     assert whole_runs_of_report(_report(ForwardMsg.FINISHED_SUCCESSFULLY, 2, FRAGMENT)) == 1
 
 
-def test_three_new_browsers_opening_a_lesson_cost_one_whole_run_each(tmp_path: Path) -> None:
-    outcome = run_class(3, "four-runs", log_dir=tmp_path)
+@pytest.mark.parametrize("returning", [False, True], ids=["new", "returning"])
+def test_three_browsers_opening_a_lesson_cost_one_whole_run_each(tmp_path: Path, returning: bool) -> None:
+    outcome = run_class(3, "four-runs", returning=returning, log_dir=tmp_path)
     assert outcome.drawn.count == outcome.saved.count == 3
     assert outcome.whole_runs_per_learner == 1.0
     assert outcome.messages_per_learner > 0 and outcome.server_cpu_ms_per_learner > 0
-    assert "3 new browsers open /four-runs at once" in describe(outcome)
+    kind = "returning" if returning else "new"
+    assert f"3 {kind} browsers open /four-runs at once" in describe(outcome)
     assert "Traceback" not in (tmp_path / "class_opens_server.log").read_text()
+
+
+def test_the_bench_names_the_apps_cookie() -> None:
+    assert IDENTITY_COOKIE == COOKIE

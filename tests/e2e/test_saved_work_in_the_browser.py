@@ -17,7 +17,7 @@ from core.stack import load_stack
 from store.ids import is_learner_id
 from tests.conftest import PostgresServer
 from tests.e2e.conftest import Learner, _free_port, ready, start_app, stop_app
-from ui.identity import STORAGE_KEY
+from ui.identity import COOKIE, STORAGE_KEY
 
 pytestmark = pytest.mark.e2e
 BANK = load_bank()
@@ -78,6 +78,10 @@ def _stored_id(page: Page) -> str:
     return page.evaluate(f"localStorage.getItem('{STORAGE_KEY}')")
 
 
+def _cookie(learner: Learner) -> str | None:
+    return next((c["value"] for c in learner.context.cookies() if c["name"] == COOKIE), None)
+
+
 def _assert_kept(page: Page) -> None:
     """q1 locked on a wrong option, q2 locked right, one question still open, 1/3 counted."""
     for option in (WRONG_Q1, RIGHT_Q2):
@@ -114,10 +118,18 @@ def test_locked_answers_survive_a_reload_a_new_tab_and_a_server_restart(own_serv
         learner_id = _stored_id(ada.page)
         assert is_learner_id(learner_id)
 
+        assert _cookie(ada) == learner_id  # a copy, for the next visit's first run
         ada.page.reload()
         ada.settle_loaded()
         _assert_kept(ada.page)
-        assert ada.runs.whole_runs == 2  # the stored id opens work: the app runs again to show it
+        # The cookie opened the work in the first run: the page asked for nothing more.
+        assert (ada.runs.whole_runs, ada.runs.fragments) == (1, [""])
+
+        ada.page.evaluate("localStorage.clear()")
+        ada.page.reload()
+        ada.settle_loaded()
+        _assert_kept(ada.page)
+        assert _stored_id(ada.page) == learner_id  # the cookie's id is stored again
 
         tab = ada.context.new_page()
         ada.page = tab
