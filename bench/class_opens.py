@@ -30,13 +30,12 @@ from bench.load_client import RunResult, Session, open_root_once
 from bench.paths import REPO_ROOT, RESULTS_DIR
 from bench.server import ResourceSampler, StreamlitServer, throwaway_store
 from bench.stats import LatencySummary, summarise
-from bench.workshop import IDENTITY_COMPONENT, rerun_here
+from bench.workshop import IDENTITY_COOKIE, Browser, identify
 from core.questions import load_bank
 from store import LearnerStore
 from store.engine import default_url
 from store.ids import new_learner_id
 
-IDENTITY_COOKIE = "lab_learner"  # ui/identity.py's COOKIE, named here so older checkouts can run this
 FOUR_RUNS_QUESTION = "r1"
 
 
@@ -73,28 +72,15 @@ def whole_runs_of_report(report: RunResult) -> int:
     return report.script_runs - (1 if report.fragment_id else 0)
 
 
-async def settle_id(session: Session, stored_id: str | None) -> RunResult | None:
-    """Keep the stored id, else the one the script knows, else the one the page offers, and report it
-    once unless the script knows it already; the report's run, or None when there was nothing to say."""
-    widgets = session.model.widgets.values()
-    [component] = [w for w in widgets if w.kind == "bidi_component" and IDENTITY_COMPONENT in w.label]
-    data = json.loads(component.data)
-    kept = stored_id or data.get("known") or data["candidate"]
-    if kept == data.get("known"):
-        return None
-    session.model.set_value(component.id, json.dumps({"learner_id": kept}))
-    return await rerun_here(session)
-
-
 async def _open(port: int, index: int, page: str, stored_id: str | None, timeout_s: float) -> Opening:
-    session = Session(port=port, marker=f"bench-c{index:03d}", timeout_s=timeout_s)
-    if stored_id is not None:
-        session.cookies[IDENTITY_COOKIE] = stored_id  # what the component copied on an earlier visit
+    # A returning browser keeps the id in its storage and the component's copy in its cookie.
+    browser = Browser(cookies={IDENTITY_COOKIE: stored_id} if stored_id else {}, stored_id=stored_id)
+    session = Session(port=port, marker=f"bench-c{index:03d}", timeout_s=timeout_s, cookies=browser.cookies)
     start = time.perf_counter()
     try:
         first = await session.connect(page)
         drawn_ms = (time.perf_counter() - start) * 1000
-        report = await settle_id(session, stored_id)
+        report = await identify(session, browser)
         saved_ms = (time.perf_counter() - start) * 1000
         whole_runs = first.script_runs + (0 if report is None else whole_runs_of_report(report))
         return Opening(drawn_ms, saved_ms, whole_runs, session.traffic.messages)

@@ -68,6 +68,8 @@ QUESTION_PAGES = {
 }
 AFFINITY_COOKIE = "LAB_REPLICA"  # deploy/haproxy.cfg; proxy.sh names the replicas app1, app2, ...
 IDENTITY_COMPONENT = "lab_learner_identity"  # ui/identity.py
+# ui/identity.py's COOKIE, named here so that a checkout from before it can run this client too.
+IDENTITY_COOKIE = "lab_learner"
 INSTRUCTOR_PAGE = "instructor"
 ATTEMPTS = 6  # reconnects a learner tries for one step before it gives up
 ROOM_BOX = "Workshop room"  # ui/rooms.py: the sidebar box a learner joins a room in
@@ -109,26 +111,24 @@ class Figures:
             self.rerun_after_stop_ms.append(latency_ms)
 
 
-async def identify(session: Session, browser: Browser) -> str:
-    """Do what the identity component's JavaScript does: keep (or store) an id and report it."""
-    for _ in range(4):
-        component = next(
-            (
-                w
-                for w in session.model.widgets.values()
-                if w.kind == "bidi_component" and IDENTITY_COMPONENT in w.label
-            ),
-            None,
-        )
-        if component is None:
-            raise SessionError("identity", "the page drew no identity component")
-        data = json.loads(component.data or "{}")
-        browser.stored_id = data.get("adopt") or browser.stored_id or data["candidate"]
-        if browser.stored_id == data.get("known"):
-            return browser.stored_id
-        session.model.set_value(component.id, json.dumps({"learner_id": browser.stored_id}))
-        await rerun_here(session)
-    raise SessionError("identity", "the app did not take the browser's learner id")
+async def identify(session: Session, browser: Browser) -> RunResult | None:
+    """Do what the identity component's JavaScript does: keep an id (the one the app asks it to adopt,
+    else the stored one, else the one the app knows from the cookie, else the one offered), copy it into
+    the cookie, and report it once unless the app knows it. The report's run, or None without one."""
+    widgets = session.model.widgets.values()
+    component = next(
+        (w for w in widgets if w.kind == "bidi_component" and IDENTITY_COMPONENT in w.label), None
+    )
+    if component is None:
+        raise SessionError("identity", "the page drew no identity component")
+    data = json.loads(component.data or "{}")
+    kept = data.get("adopt") or browser.stored_id or data.get("known") or data["candidate"]
+    browser.stored_id = kept
+    browser.cookies[IDENTITY_COOKIE] = kept
+    if kept == data.get("known"):
+        return None
+    session.model.set_value(component.id, json.dumps({"learner_id": kept}))
+    return await rerun_here(session)
 
 
 async def rerun_here(session: Session) -> RunResult:

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.class_opens import IDENTITY_COOKIE, describe, run_class, whole_runs_of_report
+from bench.class_opens import describe, run_class, whole_runs_of_report
 from bench.load_client import RunResult
-from ui.identity import COOKIE
 
 FRAGMENT = "d873f16ab2f8f1a48b848421b106d8e9"
 
@@ -35,7 +34,3 @@ def test_three_browsers_opening_a_lesson_cost_one_whole_run_each(tmp_path: Path,
     kind = "returning" if returning else "new"
     assert f"3 {kind} browsers open /four-runs at once" in describe(outcome)
     assert "Traceback" not in (tmp_path / "class_opens_server.log").read_text()
-
-
-def test_the_bench_names_the_apps_cookie() -> None:
-    assert IDENTITY_COOKIE == COOKIE

@@ -10,7 +10,6 @@ benchmark's client, which answers the identity component as the browser's JavaSc
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -20,7 +19,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.load_client import RunResult, Session, open_root_once
 from bench.page_model import WidgetInfo
-from bench.workshop import IDENTITY_COMPONENT, rerun_here
+from bench.workshop import IDENTITY_COMPONENT, Browser, identify, rerun_here
 from core.questions import load_bank
 from store.ids import new_learner_id
 from ui.database import learner_store
@@ -57,20 +56,17 @@ async def _visit(port: int, stored_id: str | None, cookie_id: str | None = None)
     """Open Execution stack in a browser whose storage holds `stored_id` and whose cookie holds
     `cookie_id` (None: nothing), do what the component's JavaScript does, then pick another symptom."""
     await open_root_once(port, timeout_s=60)
-    session = Session(port=port, marker="bench-s912-visit", timeout_s=60)
-    if cookie_id is not None:
-        session.cookies[COOKIE] = cookie_id
+    browser = Browser(cookies={} if cookie_id is None else {COOKIE: cookie_id}, stored_id=stored_id)
+    session = Session(port=port, marker="bench-s912-visit", timeout_s=60, cookies=browser.cookies)
     try:
         first = await session.connect("execution-stack")
         component = _component(session)
         assert component.fragment_id, "the identity component is drawn inside a fragment"
-        data = json.loads(component.data)
-        kept = stored_id or data["known"] or data["candidate"]
-        report = None
-        if kept != data["known"]:
-            session.model.set_value(component.id, json.dumps({"learner_id": kept}))
-            report = await rerun_here(session)
+        report = await identify(session, browser)
+        if report is not None:
             assert report.fragment_id == component.fragment_id  # the browser asks for the fragment alone
+        kept = browser.stored_id
+        assert kept is not None
         locked = _locked_radios(session)
         before = learner_store().load(kept)["settings"]
         assert before, "the app took the id: the defaults the page showed are in that learner's record"

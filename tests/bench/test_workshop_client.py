@@ -14,7 +14,8 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.load_client import SessionError, set_cookies
 from bench.page_model import PageModel
-from bench.workshop import COUNTS_CAPTION, Browser, identify
+from bench.workshop import COUNTS_CAPTION, IDENTITY_COOKIE, Browser, identify
+from ui.identity import COOKIE
 
 
 def _identity(data: dict[str, str | None]) -> bytes:
@@ -51,21 +52,40 @@ class FakeSession:
         self.draw(json.loads(state.json_value)["learner_id"])
 
 
+def _identify(session: FakeSession, browser: Browser) -> str | None:
+    asyncio.run(identify(session, browser))  # type: ignore[arg-type]
+    return browser.stored_id
+
+
 def test_a_browser_keeps_its_learner_id_across_sessions_like_local_storage() -> None:
     browser = Browser()
     first = FakeSession(candidate="id-offered-first")
     first.draw(known=None)
-    assert asyncio.run(identify(first, browser)) == "id-offered-first"  # type: ignore[arg-type]
-    assert first.reruns == 1
+    assert _identify(first, browser) == "id-offered-first"
+    assert first.reruns == 1  # one report: the browser does not send the same value again
+    assert browser.cookies[IDENTITY_COOKIE] == "id-offered-first"  # the component's copy
     # A new session (another replica) offers another id; the browser reports the one it stored.
     second = FakeSession(candidate="id-offered-second")
     second.draw(known=None)
-    assert asyncio.run(identify(second, browser)) == "id-offered-first"  # type: ignore[arg-type]
-    # Once the app knows it, nothing more is sent.
+    assert _identify(second, browser) == "id-offered-first"
+    assert second.reruns == 1
+    # Once the app knows it (from the cookie), nothing is sent.
     third = FakeSession(candidate="id-offered-third")
     third.draw(known="id-offered-first")
-    assert asyncio.run(identify(third, browser)) == "id-offered-first"  # type: ignore[arg-type]
+    assert _identify(third, browser) == "id-offered-first"
     assert third.reruns == 0
+
+
+def test_a_browser_with_nothing_stored_keeps_the_id_the_app_knows_from_its_cookie() -> None:
+    browser = Browser(cookies={IDENTITY_COOKIE: "id-from-cookie"})
+    session = FakeSession(candidate="id-offered")
+    session.draw(known="id-from-cookie")
+    assert _identify(session, browser) == "id-from-cookie"
+    assert session.reruns == 0
+
+
+def test_the_client_names_the_apps_cookie() -> None:
+    assert IDENTITY_COOKIE == COOKIE
 
 
 def test_a_page_without_the_identity_component_is_an_error() -> None:
