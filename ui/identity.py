@@ -40,6 +40,9 @@ SAVED_WORK_OPEN = "identity.open"  # whether the "Your saved work" box is open
 SYNCED = "identity.synced"  # settle_learner has tried the store in this full run
 SAVED_SLOT = "identity.saved_slot"  # the saved indicator's place in the sidebar, from the latest full run
 SAVED_SHOWN = "identity.saved_shown"  # what the saved indicator says now
+# Whether this thread runs the whole app: the identity check is then a part of it, and the rest of the
+# run draws whatever the browser's id changed.
+_whole_run: ContextVar[bool] = ContextVar("lab_identity_whole_run", default=False)
 
 # Reports the browser's id, storing one first if it has none: the one the script knows (from the
 # cookie), else the offered one. It reports only when the id differs from the one the script knows, so
@@ -85,11 +88,6 @@ def settle_learner() -> None:
     finally:
         _whole_run.reset(whole)
     st.session_state[SYNCED] = True
-
-
-# Whether this thread runs the whole app: the identity check is then a part of it, and the rest of the
-# run draws whatever the browser's id changed.
-_whole_run: ContextVar[bool] = ContextVar("lab_identity_whole_run", default=False)
 
 
 @st.fragment
