@@ -11,8 +11,6 @@ fails: `.ci/run` installs it.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -20,17 +18,6 @@ import pytest
 from bench.workshop import QUESTION_PAGES, WorkshopConfig, run_workshop
 
 LEARNERS = 10
-
-
-@pytest.fixture(scope="module")
-def haproxy() -> None:
-    """Fail or skip (see the module docstring) unless deploy/proxy.sh can run HAProxy."""
-    missing = [tool for tool in ("haproxy", "openssl") if shutil.which(tool) is None]
-    if missing:
-        reason = f"{' and '.join(missing)} not installed (Debian: apt-get install haproxy)."
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{reason} CI must run the failover test: .ci/run installs Debian's haproxy.")
-        pytest.skip(reason)
 
 
 @pytest.mark.timeout(600)

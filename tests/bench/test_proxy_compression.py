@@ -1,0 +1,72 @@
+"""The workshop proxy compresses what Streamlit sends uncompressed: its page and scripts.
+
+One `streamlit run Home.py` behind deploy/proxy.sh (Debian's HAProxy, HTTPS with its self-signed
+certificate). A browser that accepts gzip gets the page and the main script compressed, and the same
+bytes once unpacked; one that does not gets them as they are.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import ssl
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from bench.paths import REPO_ROOT
+from bench.proxy import workshop_proxy
+from bench.server import StreamlitServer
+
+# The self-signed certificate deploy/proxy.sh makes for a trial: the test trusts it on loopback only.
+_LOOPBACK_TLS = ssl._create_unverified_context()
+
+
+def _get(url: str, *, gzip_ok: bool) -> tuple[bytes, str]:
+    """The raw body (as sent) and its Content-Encoding."""
+    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip" if gzip_ok else "identity"})
+    with urllib.request.urlopen(request, context=_LOOPBACK_TLS, timeout=30) as reply:
+        return reply.read(), reply.headers.get("Content-Encoding", "identity")
+
+
+@dataclass(frozen=True)
+class Urls:
+    proxy: str  # through deploy/proxy.sh
+    app: str  # the replica itself
+
+
+@pytest.fixture(scope="module")
+def urls(haproxy: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Urls]:
+    logs = tmp_path_factory.mktemp("proxy")
+    with StreamlitServer(REPO_ROOT / "Home.py", post_script_gc=False, log_path=logs / "app.log") as app:
+        with workshop_proxy([app.port], logs / "proxy.log") as port:
+            yield Urls(proxy=f"https://127.0.0.1:{port}", app=f"http://127.0.0.1:{app.port}")
+
+
+def _main_script(urls: Urls) -> str:
+    """The path of the page's main script, from the page the replica serves."""
+    page, _ = _get(f"{urls.app}/", gzip_ok=False)
+    [script] = re.findall(rb'src="\./(static/js/index\.[^"]+\.js)"', page)
+    return script.decode()
+
+
+@pytest.mark.parametrize("path", ["", "main script"])
+def test_the_page_and_its_main_script_travel_compressed_when_the_browser_accepts_gzip(
+    urls: Urls, path: str
+) -> None:
+    path = _main_script(urls) if path == "main script" else path
+    as_served, _ = _get(f"{urls.app}/{path}", gzip_ok=False)
+    packed, encoding = _get(f"{urls.proxy}/{path}", gzip_ok=True)
+    assert encoding == "gzip"
+    assert gzip.decompress(packed) == as_served
+    if path:
+        assert len(packed) < len(as_served) / 2  # a script is text: well under half once packed
+
+
+def test_a_browser_that_does_not_accept_gzip_gets_the_script_as_the_replica_serves_it(urls: Urls) -> None:
+    path = _main_script(urls)
+    body, encoding = _get(f"{urls.proxy}/{path}", gzip_ok=False)
+    assert encoding == "identity"
+    assert body == _get(f"{urls.app}/{path}", gzip_ok=False)[0]
