@@ -1,8 +1,9 @@
-"""The workshop proxy compresses what Streamlit sends uncompressed: its page and scripts.
+"""The workshop proxy and what Streamlit serves as files: it compresses the page and the scripts
+(Streamlit sends them uncompressed), and keeps the scripts, which are named by their content and
+served as immutable, so that a replica sends each one once, not once per browser.
 
 One `streamlit run Home.py` behind deploy/proxy.sh (Debian's HAProxy, HTTPS with its self-signed
-certificate). A browser that accepts gzip gets the page and the main script compressed, and the same
-bytes once unpacked; one that does not gets them as they are.
+certificate).
 """
 
 from __future__ import annotations
@@ -29,6 +30,13 @@ def _get(url: str, *, gzip_ok: bool) -> tuple[bytes, str]:
     request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip" if gzip_ok else "identity"})
     with urllib.request.urlopen(request, context=_LOOPBACK_TLS, timeout=30) as reply:
         return reply.read(), reply.headers.get("Content-Encoding", "identity")
+
+
+def _age(url: str) -> str | None:
+    """The Age header of a reply, which HAProxy adds to what it serves from its cache."""
+    with urllib.request.urlopen(url, context=_LOOPBACK_TLS, timeout=30) as reply:
+        reply.read()
+        return reply.headers.get("Age")
 
 
 @dataclass(frozen=True)
@@ -70,3 +78,10 @@ def test_a_browser_that_does_not_accept_gzip_gets_the_script_as_the_replica_serv
     body, encoding = _get(f"{urls.proxy}/{path}", gzip_ok=False)
     assert encoding == "identity"
     assert body == _get(f"{urls.app}/{path}", gzip_ok=False)[0]
+
+
+def test_a_script_is_fetched_from_the_replica_once_and_then_served_by_the_proxy(urls: Urls) -> None:
+    path = f"{urls.proxy}/{_main_script(urls)}"
+    _age(path)  # the first browser's request reaches the replica, and the proxy keeps the reply
+    assert _age(path) is not None
+    assert _age(f"{urls.proxy}/") is None  # the page itself is not kept (Streamlit marks it no-cache)
