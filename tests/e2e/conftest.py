@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -321,6 +321,39 @@ class Learner:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
+    def keep_evidence(self, name: str) -> None:
+        """Save what a failed test left on screen: a screenshot of the window and, beside it, the runs the
+        socket saw, the page's state and the main area's text (a failure that the next run does not
+        repeat can then still be read)."""
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+        state = self.page.evaluate(
+            """() => {
+                const all = selector => [...document.querySelectorAll(selector)];
+                const tables = '[data-testid="stTable"], [data-testid="stDataFrame"]';
+                return {
+                    scriptState: document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState,
+                    staleElements: all('[data-stale="true"]').length,
+                    tables: all(tables).map(t => (t.checkVisibility() ? 'visible' : 'hidden')),
+                    boxes: all('[data-testid="stMain"] details').map(
+                        d => (d.open ? 'open: ' : 'closed: ') + d.querySelector('summary').innerText.trim()
+                    ),
+                };
+            }"""
+        )
+        runs = self._runs
+        lines = [
+            f"url: {self.page.url}",
+            f"window: {self.page.viewport_size}",
+            f"rerun requests: {runs.asked}, finished runs: {runs.finished}, whole runs: {runs.whole_runs}",
+            f"fragments asked for: {runs.fragments}",
+            *(f"{key}: {value}" for key, value in state.items()),
+            f"console errors: {self.console_errors}",
+            "main area:",
+            self.main_text(),
+        ]
+        (ARTIFACTS / f"{name}.txt").write_text("\n".join(lines))
+
     def nav_titles(self) -> list[str]:
         """The page titles in the navigation menu, in menu order."""
         links = self.page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()
@@ -456,6 +489,26 @@ class Learner:
         sidebar.get_by_role("button", name="Join").click()
         self.settle()
         expect(sidebar.get_by_text(lessons.sentence("rooms", "joined"))).to_be_visible()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A browser test that fails keeps its learners' evidence (`Learner.keep_evidence`) in test-artifacts/,
+    taken before the fixtures close their browser contexts."""
+    report = yield
+    if report.when == "call" and report.failed:
+        for name in ("learner", "second_learner"):
+            # Duck-typed: a test module that imports this conftest holds a second copy of the class.
+            keep = getattr(getattr(item, "funcargs", {}).get(name), "keep_evidence", None)
+            if keep is not None:
+                test = re.sub(r"[^\w.-]+", "_", item.name)
+                try:
+                    keep(f"failed-{test}-{name}")
+                except Exception as error:  # the browser itself may be what failed: say so, keep the report
+                    report.sections.append(("evidence", f"could not keep {name}'s evidence: {error}"))
+    return report
 
 
 @pytest.fixture

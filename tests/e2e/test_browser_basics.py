@@ -1,8 +1,11 @@
 """What only a browser shows: navigation, URLs, isolation between learners, console errors."""
 
+from types import SimpleNamespace
+
 import pytest
 from playwright.sync_api import expect
 
+from tests.e2e.conftest import ARTIFACTS, pytest_runtest_makereport
 from ui.frame import FAVICON_URL
 
 pytestmark = pytest.mark.e2e
@@ -47,3 +50,25 @@ def test_a_deep_link_opens_its_page_without_a_not_found_dialog(learner):
     expect(page.get_by_role("heading", name="What a linear layer costs")).to_be_visible()
     expect(page.get_by_text("Page not found")).to_have_count(0)
     assert learner.console_errors == []
+
+
+def test_a_failed_browser_test_keeps_what_its_learner_saw(learner):
+    # The hook pytest calls after each test, handed a failed report as it would be for a failing test.
+    learner.open("memory-budget")
+    learner.predict_all()
+    item = SimpleNamespace(name="test_it[memory-budget]", funcargs={"learner": learner, "other": object()})
+    failed = pytest.TestReport("t", ("t", 0, "t"), {}, "failed", None, "call")
+    kept = [ARTIFACTS / f"failed-test_it_memory-budget_-learner.{kind}" for kind in ("png", "txt")]
+    for path in kept:
+        path.unlink(missing_ok=True)
+    hook = pytest_runtest_makereport(item, None)  # type: ignore[arg-type]  # what the hook reads of them
+    next(hook)
+    with pytest.raises(StopIteration) as returned:
+        hook.send(failed)
+    assert returned.value.value is failed
+    assert kept[0].read_bytes().startswith(b"\x89PNG")
+    evidence = kept[1].read_text()
+    assert "url: http://127.0.0.1:" in evidence and "/memory-budget" in evidence
+    assert "scriptState: notRunning" in evidence
+    assert "tables: ['visible'" in evidence and "boxes: [" in evidence
+    assert "\nmain area:\nMemory budget" in evidence  # the main area's text, from its title on
