@@ -59,6 +59,9 @@ ACTION_SENT_MS = 100
 DRAWN_MS = 150
 SETTLE_TIMEOUT_S = 30
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+# What Streamlit's frontend draws in an element's place while it fetches the code for that kind of element
+# (a table, a radio group, a chart: each its own file, fetched the first time a browser context meets it).
+LOADING = '[data-testid="stSkeleton"]'
 
 
 def _free_port() -> int:
@@ -275,12 +278,19 @@ class Learner:
         return self.page.locator(".st-key-lab-saved")
 
     def settle(self) -> None:
-        """Wait until every run the page asked for has finished and been drawn."""
+        """Wait until every run the page asked for has finished and been drawn, every element's code
+        included: a test that counts or clicks elements right after would otherwise race their loading."""
         self.page.wait_for_timeout(ACTION_SENT_MS)
         deadline = time.monotonic() + SETTLE_TIMEOUT_S
-        while not (self._runs.answered and self.page.locator(IDLE).count()):
+        while not (
+            self._runs.answered and self.page.locator(IDLE).count() and not self.page.locator(LOADING).count()
+        ):
             if time.monotonic() > deadline:
-                raise AssertionError(f"the app was still running {SETTLE_TIMEOUT_S} s after an action")
+                raise AssertionError(
+                    f"{SETTLE_TIMEOUT_S} s after an action, runs asked for {self._runs.asked}, finished "
+                    f"{self._runs.finished}, idle {self.page.locator(IDLE).count()}, elements loading "
+                    f"{self.page.locator(LOADING).count()}"
+                )
             self.page.wait_for_timeout(20)  # Playwright hands over the socket's frames while it waits
         self.page.wait_for_timeout(DRAWN_MS)
 
@@ -334,6 +344,7 @@ class Learner:
                 return {
                     scriptState: document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState,
                     staleElements: all('[data-stale="true"]').length,
+                    elementsLoading: all('[data-testid="stSkeleton"]').length,
                     tables: all(tables).map(t => (t.checkVisibility() ? 'visible' : 'hidden')),
                     boxes: all('[data-testid="stMain"] details').map(
                         d => (d.open ? 'open: ' : 'closed: ') + d.querySelector('summary').innerText.trim()
