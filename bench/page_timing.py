@@ -43,15 +43,19 @@ class TimingLog:
         self.path = path
         self._offset = 0
 
-    def new_runs_ms(self) -> list[float]:
-        """Script-run times logged since the last call."""
+    def new_runs(self) -> list[dict[str, Any]]:
+        """The script runs logged since the last call, one dict each."""
         if not self.path.exists():
             return []
         with self.path.open() as log:
             log.seek(self._offset)
             lines = log.read()
             self._offset = log.tell()
-        return [json.loads(line)["exec_ms"] for line in lines.splitlines() if line.strip()]
+        return [json.loads(line) for line in lines.splitlines() if line.strip()]
+
+    def new_runs_ms(self) -> list[float]:
+        """Script-run times logged since the last call."""
+        return [run["exec_ms"] for run in self.new_runs()]
 
 
 async def _time_pages(

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.page_cpu import profile_text
+from bench.page_timing import TimingLog
 from bench.paths import RESULTS_DIR
 from bench.proxy import workshop_proxy
 from bench.scenarios import TARGETS, Behaviour, Learner, LearnerStats, Target, Waves
 from bench.server import ResourceSampler, Sample, StreamlitServer, throwaway_store
-from bench.stats import least_squares_slope, summarise
+from bench.stats import least_squares_slope, percentile, summarise
 
 _MB = 1_000_000
 
@@ -160,15 +161,45 @@ def _tally(tally: Any) -> dict[str, Any]:
     return asdict(tally)
 
 
-def _launch(config: LoadConfig, cpu_profile: Path | None) -> tuple[str, dict[str, str]]:
+def _launch(config: LoadConfig, cpu_profile: Path | None, run_log: Path | None) -> tuple[str, dict[str, str]]:
     """The module that starts a server, and its environment."""
-    if cpu_profile is None:
+    env = {"BENCH_CPU_PROFILE": str(cpu_profile)} if cpu_profile is not None else {}
+    if run_log is not None:
+        env["BENCH_TIMING_LOG"] = str(run_log)
+    if not env:
         return ("streamlit" if config.store else "bench.no_store_server"), {}
     if not config.store or config.replicas:
         raise ValueError(
-            "A CPU profile is taken of one server with its learner store: no --store off or --replicas."
+            "A CPU profile or a run log is taken of one server with its learner store: "
+            "no --store off or --replicas."
         )
-    return "bench.timed_server", {"BENCH_CPU_PROFILE": str(cpu_profile)}
+    return "bench.timed_server", env
+
+
+def script_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The logged script runs (bench/timed_server.py) by kind, whole app or fragments alone, and by page
+    and kind: how many, their CPU on the script thread (p50, mean, share of all) and messages queued."""
+
+    def figures(group: list[dict[str, Any]]) -> dict[str, float]:
+        cpu_ms = [run["exec_cpu_ms"] for run in group]
+        return {
+            "runs": len(group),
+            "cpu_ms_p50": percentile(cpu_ms, 50),
+            "cpu_ms_mean": sum(cpu_ms) / len(group),
+            "cpu_share": sum(cpu_ms) / total_ms,
+            "messages_mean": sum(run["messages"] for run in group) / len(group),
+        }
+
+    total_ms = sum(run["exec_cpu_ms"] for run in runs) or 1.0
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    by_page: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        by_kind.setdefault(run["kind"], []).append(run)
+        by_page.setdefault(f"{run['page'] or 'home'} ({run['kind']})", []).append(run)
+    return {
+        "kinds": {kind: figures(group) for kind, group in sorted(by_kind.items())},
+        "pages": {name: figures(group) for name, group in sorted(by_page.items())},
+    }
 
 
 def _quiet_s(config: LoadConfig, full_s: float) -> float:
@@ -177,13 +208,17 @@ def _quiet_s(config: LoadConfig, full_s: float) -> float:
     return min(full_s, config.duration_s / 10)
 
 
-def run(config: LoadConfig, out: Path, cpu_profile: Path | None = None) -> dict[str, Any]:
+def run(
+    config: LoadConfig, out: Path, cpu_profile: Path | None = None, run_log: Path | None = None
+) -> dict[str, Any]:
     """Start the server (or replicas and the proxy), warm it up, run the learners, and write the figures
     to `out` (JSON). With `cpu_profile`, the server's script runs are profiled on their CPU clock
-    (bench/timed_server.py), warm-up included, into that file."""
+    (bench/timed_server.py), warm-up included, into that file. With `run_log`, the server logs every
+    script run there, and the figures add the learners' runs by kind and page (`script_runs`)."""
     target = TARGETS[config.target]
     token = _random_token()
-    launcher, env = _launch(config, cpu_profile)
+    launcher, env = _launch(config, cpu_profile, run_log)
+    log = TimingLog(run_log) if run_log is not None else None
     with contextlib.ExitStack() as stack:
         servers = [
             stack.enter_context(
@@ -212,6 +247,8 @@ def run(config: LoadConfig, out: Path, cpu_profile: Path | None = None) -> dict[
         time.sleep(_quiet_s(config, 2.0))  # the warm-up's memory settles before the baseline
         warm_up_log_problems = sum(server.log_problems() for server in servers)
         baseline = sampler.read()
+        if log is not None:
+            log.new_runs()  # the warm-up's runs are left out
         sampler.start()
         started, client_cpu_start = time.monotonic(), time.process_time()
         stats = asyncio.run(_drive(config, port, token, tls=tls))
@@ -220,6 +257,7 @@ def run(config: LoadConfig, out: Path, cpu_profile: Path | None = None) -> dict[
         time.sleep(_quiet_s(config, 3.0))  # closed sessions' memory is freed before "after disconnect"
         after = sampler.read()
         log_problems = sum(server.log_problems() for server in servers) - warm_up_log_problems
+    runs = script_runs(log.new_runs()) if log is not None else None
     result = {
         "config": asdict(config),
         "label": config.label,
@@ -253,6 +291,7 @@ def run(config: LoadConfig, out: Path, cpu_profile: Path | None = None) -> dict[
         "unsupported_widget_kinds": sorted(stats.unsupported_kinds),
         # The stateful tabs learners opened, by label -> how often.
         "opened": dict(stats.opened.most_common()),
+        "script_runs": runs,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
@@ -296,6 +335,14 @@ def describe(result: dict[str, Any]) -> str:
     ]
     if result.get("opened"):  # results from before learners opened tabs have none
         lines.append("  opened: " + ", ".join(f"{name} {count}" for name, count in result["opened"].items()))
+    if result.get("script_runs"):
+        lines.append("  script runs on the server's script threads (CPU ms p50 / mean, share, messages):")
+        lines += [
+            f"    {name:<28} n={f['runs']:<5} {f['cpu_ms_p50']:.1f} / {f['cpu_ms_mean']:.1f} ms,"
+            f" {f['cpu_share']:.0%}, {f['messages_mean']:.0f} messages"
+            for group in ("kinds", "pages")
+            for name, f in result["script_runs"][group].items()
+        ]
     if result["unsupported_widget_kinds"]:
         lines.append(
             f"  widgets the client leaves at their defaults: {', '.join(result['unsupported_widget_kinds'])}"
@@ -338,6 +385,12 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
         default=None,
         help="profile the script runs on their CPU clock into this pstats file (slows the server)",
     )
+    parser.add_argument(
+        "--run-log",
+        type=Path,
+        default=None,
+        help="log every script run here (JSON lines) and report the learners' runs by kind and page",
+    )
     return parser.parse_args(argv)
 
 
@@ -363,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         replicas=args.replicas,
     )
     out = args.out or RESULTS_DIR / f"{config.label}.json"
-    print(describe(run(config, out, args.cpu_profile)), flush=True)
+    print(describe(run(config, out, args.cpu_profile, args.run_log)), flush=True)
     print(f"  figures: {out}")
     if args.cpu_profile is not None:
         heading = f"CPU time of the server's script runs, warm-up included ({args.cpu_profile})"

@@ -7,7 +7,8 @@ profile the runs' CPU time.
 Wraps the function Streamlit's ScriptRunner calls to execute the app script (Streamlit
 1.67: `script_runner.exec_func_with_error_handling`, the span Streamlit's own page
 profile calls exec time). With `BENCH_TIMING_LOG`, each run appends one JSON line: the page's own
-cost, before Streamlit's post-run garbage collection and before any message reaches a browser.
+cost, before Streamlit's post-run garbage collection and before any message reaches a browser, with
+the run's kind (the whole app, or fragments alone), its page's URL path and the messages it queued.
 With `BENCH_CPU_PROFILE`, every run is profiled by cProfile on the thread's CPU clock, so time a run
 spends waiting (for the interpreter lock, a lock, the disk) is left out and a loaded server's profile
 shows work, not queues; the runs' profiles are merged and written to that file (pstats format) at
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from streamlit.runtime.scriptrunner import script_runner
+from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 from streamlit.web.cli import main
 
 _LOG = Path(os.environ["BENCH_TIMING_LOG"]) if os.environ.get("BENCH_TIMING_LOG") else None
@@ -39,6 +41,13 @@ if not hasattr(script_runner, "exec_func_with_error_handling"):
         "script_runner.exec_func_with_error_handling to time."
     )
 _run_script = script_runner.exec_func_with_error_handling
+_enqueue = ScriptRunContext.enqueue
+_queued = threading.local()  # messages the current run of this thread has queued
+
+
+def _counted_enqueue(ctx: Any, msg: Any) -> None:
+    _queued.count += 1
+    _enqueue(ctx, msg)
 
 
 class _MergedProfile:
@@ -74,7 +83,13 @@ if _merged is not None:
     atexit.register(_merged.write)
 
 
+def _page_path(ctx: Any) -> str:
+    pages = ctx.pages_manager
+    return pages.get_pages().get(pages.current_page_script_hash, {}).get("url_pathname", "?")
+
+
 def _timed_run(func: Any, ctx: Any) -> Any:
+    _queued.count = 0
     start, thread_start, process_start = time.perf_counter(), time.thread_time(), time.process_time()
     profile = cProfile.Profile(time.thread_time) if _merged is not None else None
     if profile is not None:
@@ -90,12 +105,17 @@ def _timed_run(func: Any, ctx: Any) -> Any:
                 "exec_ms": (time.perf_counter() - start) * 1000,
                 "exec_cpu_ms": (time.thread_time() - thread_start) * 1000,
                 "process_cpu_at_start_ms": process_start * 1000,
+                "kind": "fragment" if ctx.fragment_ids_this_run else "whole",
+                "page": _page_path(ctx),
+                "messages": _queued.count,
             }
             with _LOG.open("a") as log:
                 log.write(json.dumps(figures) + "\n")
 
 
 script_runner.exec_func_with_error_handling = _timed_run
+if _LOG is not None:
+    ScriptRunContext.enqueue = _counted_enqueue  # type: ignore[method-assign,assignment]
 
 if __name__ == "__main__":
     main(prog_name="streamlit")
