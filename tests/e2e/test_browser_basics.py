@@ -1,14 +1,31 @@
 """What only a browser shows: navigation, URLs, isolation between learners, console errors."""
 
+import re
 from types import SimpleNamespace
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Route, expect
 
 from tests.e2e.conftest import ARTIFACTS, pytest_runtest_makereport
 from ui.frame import FAVICON_URL
 
 pytestmark = pytest.mark.e2e
+
+# The file of code Streamlit's frontend fetches the first time a page shows a table, not its late copy.
+TABLE_CODE = re.compile(r"/static/js/Table\.[^/?]+\.js$")
+LATE_S = 3
+
+
+def _late(route: Route) -> None:
+    """Answer with a module that waits, then hands on everything the real file exports."""
+    real = route.request.url.rsplit("/", 1)[1] + "?late"
+    route.fulfill(
+        content_type="text/javascript",
+        body=(
+            f"await new Promise(done => setTimeout(done, {LATE_S * 1000}));\n"
+            f'export * from "./{real}";\nexport {{ default }} from "./{real}";\n'
+        ),
+    )
 
 
 def test_home_loads_and_the_menu_reaches_the_first_lesson_pages(learner):
@@ -72,3 +89,14 @@ def test_a_failed_browser_test_keeps_what_its_learner_saw(learner):
     assert "scriptState: notRunning" in evidence
     assert "tables: ['visible'" in evidence and "boxes: [" in evidence
     assert "\nmain area:\nMemory budget" in evidence  # the main area's text, from its title on
+    for path in kept:  # nothing failed: leave no evidence of a failure behind
+        path.unlink()
+
+
+def test_settling_waits_for_the_code_of_an_element_as_well_as_for_the_run(learner):
+    # A browser meeting a kind of element for the first time fetches its code and draws a placeholder
+    # meanwhile; here the code for tables arrives seconds after the run that sent two has finished.
+    learner.page.route(TABLE_CODE, _late)
+    learner.open("quiz-report")
+    assert learner.page.locator('[data-testid="stTable"]:visible').count() == 2
+    assert learner.exceptions() == [] and learner.console_errors == []
