@@ -37,6 +37,7 @@ from store.engine import default_url
 from store.ids import new_learner_id
 
 FOUR_RUNS_QUESTION = "r1"
+NO_WORK: dict[str, Any] = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}  # a new record
 
 
 @dataclass(frozen=True)
@@ -106,9 +107,7 @@ def returning_learners(count: int) -> list[str]:
     answer = load_bank().question(FOUR_RUNS_QUESTION).correct
     learners = [new_learner_id() for _ in range(count)]
     for learner in learners:
-        store.open_record(
-            learner, {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}, shown={}
-        )
+        store.open_record(learner, NO_WORK, shown={})
         store.add_answer(learner, FOUR_RUNS_QUESTION, answer)
     return learners
 

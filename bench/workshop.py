@@ -111,16 +111,20 @@ class Figures:
             self.rerun_after_stop_ms.append(latency_ms)
 
 
+def identity_component(session: Session) -> WidgetInfo:
+    """The learner-identity component the session's page drew."""
+    widgets = session.model.widgets.values()
+    found = [w for w in widgets if w.kind == "bidi_component" and IDENTITY_COMPONENT in w.label]
+    if len(found) != 1:
+        raise SessionError("identity", f"the page drew {len(found)} identity components, not one")
+    return found[0]
+
+
 async def identify(session: Session, browser: Browser) -> RunResult | None:
     """Do what the identity component's JavaScript does: keep an id (the one the app asks it to adopt,
     else the stored one, else the one the app knows from the cookie, else the one offered), copy it into
     the cookie, and report it once unless the app knows it. The report's run, or None without one."""
-    widgets = session.model.widgets.values()
-    component = next(
-        (w for w in widgets if w.kind == "bidi_component" and IDENTITY_COMPONENT in w.label), None
-    )
-    if component is None:
-        raise SessionError("identity", "the page drew no identity component")
+    component = identity_component(session)
     data = json.loads(component.data or "{}")
     kept = data.get("adopt") or browser.stored_id or data.get("known") or data["candidate"]
     browser.stored_id = kept

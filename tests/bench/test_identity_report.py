@@ -12,14 +12,13 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from bench.class_opens import NO_WORK
 from bench.load_client import RunResult, Session, open_root_once
-from bench.page_model import WidgetInfo
-from bench.workshop import IDENTITY_COMPONENT, Browser, identify, rerun_here
+from bench.workshop import Browser, identify, identity_component, rerun_here
 from core.questions import load_bank
 from store.ids import new_learner_id
 from ui.database import learner_store
@@ -27,16 +26,6 @@ from ui.identity import COOKIE
 from ui.rooms import room_store
 
 FRAGMENT_OK, WHOLE_OK = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY, ForwardMsg.FINISHED_SUCCESSFULLY
-EMPTY_WORK: dict[str, Any] = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}
-
-
-def _component(session: Session) -> WidgetInfo:
-    [found] = [
-        w
-        for w in session.model.widgets.values()
-        if w.kind == "bidi_component" and IDENTITY_COMPONENT in w.label
-    ]
-    return found
 
 
 def _locked_radios(session: Session) -> int:
@@ -60,7 +49,7 @@ async def _visit(port: int, stored_id: str | None, cookie_id: str | None = None)
     session = Session(port=port, marker="bench-s912-visit", timeout_s=60, cookies=browser.cookies)
     try:
         first = await session.connect("execution-stack")
-        component = _component(session)
+        component = identity_component(session)
         assert component.fragment_id, "the identity component is drawn inside a fragment"
         report = await identify(session, browser)
         if report is not None:
@@ -82,7 +71,7 @@ async def _visit(port: int, stored_id: str | None, cookie_id: str | None = None)
 def _returning_learner(*, answered: bool = True) -> str:
     """A learner with a locked answer on Execution stack (or, with `answered` false, in a room)."""
     learner = new_learner_id()
-    learner_store().open_record(learner, EMPTY_WORK, shown={})
+    learner_store().open_record(learner, NO_WORK, shown={})
     if answered:
         learner_store().add_answer(learner, "c1", load_bank().question("c1").correct)
     else:
