@@ -436,14 +436,6 @@ class Learner:
         """The page's own forms, in page order (the sidebar's room form is not one of them)."""
         return self.page.locator('[data-testid="stMain"] [data-testid="stForm"]')
 
-    def wait_for_widgets(self, *labels: str) -> None:
-        """Wait until widgets with these labels are drawn (a fresh browser loads each kind lazily,
-        a moment after the script has finished)."""
-        for label in labels:
-            self.page.locator(f'[data-testid="stMain"] [aria-label="{label}"]').first.wait_for(
-                state="attached"
-            )
-
     def screenshot_whole(self, name: str) -> None:
         """Save a screenshot of the whole page, below the fold too.
 

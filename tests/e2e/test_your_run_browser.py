@@ -16,7 +16,6 @@ ODD_LOG = (
 def upload(learner, name: str, data: bytes) -> None:
     """Choose "my own log" and upload `data`; returns once the app has read the file."""
     page = learner.page
-    learner.wait_for_widgets("Which log?")
     learner.pick("Which log?", lessons.sentence("your_run", "own_log"))
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
         files=[{"name": name, "mimeType": "text/csv", "buffer": data}]
