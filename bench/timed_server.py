@@ -46,7 +46,7 @@ _queued = threading.local()  # messages the current run of this thread has queue
 
 
 def _counted_enqueue(ctx: Any, msg: Any) -> None:
-    _queued.count += 1
+    _queued.count = getattr(_queued, "count", 0) + 1  # a thread may queue before its first timed run
     _enqueue(ctx, msg)
 
 

@@ -338,19 +338,20 @@ class Learner:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
         state = self.page.evaluate(
-            """() => {
+            """loading => {
                 const all = selector => [...document.querySelectorAll(selector)];
                 const tables = '[data-testid="stTable"], [data-testid="stDataFrame"]';
                 return {
                     scriptState: document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState,
                     staleElements: all('[data-stale="true"]').length,
-                    elementsLoading: all('[data-testid="stSkeleton"]').length,
+                    elementsLoading: all(loading).length,
                     tables: all(tables).map(t => (t.checkVisibility() ? 'visible' : 'hidden')),
                     boxes: all('[data-testid="stMain"] details').map(
                         d => (d.open ? 'open: ' : 'closed: ') + d.querySelector('summary').innerText.trim()
                     ),
                 };
-            }"""
+            }""",
+            LOADING,
         )
         runs = self._runs
         lines = [

@@ -1,4 +1,5 @@
-"""What only a browser shows: navigation, URLs, isolation between learners, console errors."""
+"""What only a browser shows: navigation, URLs, isolation between learners, console errors; and the
+browser helpers' own promises: settling waits for what the page draws, a failure keeps its evidence."""
 
 import re
 from types import SimpleNamespace
@@ -86,7 +87,7 @@ def test_a_failed_browser_test_keeps_what_its_learner_saw(learner):
     assert kept[0].read_bytes().startswith(b"\x89PNG")
     evidence = kept[1].read_text()
     assert "url: http://127.0.0.1:" in evidence and "/memory-budget" in evidence
-    assert "scriptState: notRunning" in evidence
+    assert "scriptState: notRunning" in evidence and "elementsLoading: 0" in evidence
     assert "tables: ['visible'" in evidence and "boxes: [" in evidence
     assert "\nmain area:\nMemory budget" in evidence  # the main area's text, from its title on
     for path in kept:  # nothing failed: leave no evidence of a failure behind
