@@ -294,6 +294,19 @@ class Learner:
             self.page.wait_for_timeout(20)  # Playwright hands over the socket's frames while it waits
         self.page.wait_for_timeout(DRAWN_MS)
 
+    def submit(self, button: Locator) -> None:
+        """Press a button that always asks for a run (a form's submit button), wait until the page has
+        sent that request, then settle. On a busy machine the request can leave later than
+        `ACTION_SENT_MS`, and a settle that starts before it would find the page idle and return early."""
+        before = self._runs.asked
+        button.click()
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while self._runs.asked == before:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the page sent no run request {SETTLE_TIMEOUT_S} s after a submit")
+            self.page.wait_for_timeout(20)
+        self.settle()
+
     def nav(self, title: str) -> None:
         """Follow a link in the navigation menu."""
         self.page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
@@ -302,8 +315,7 @@ class Learner:
     def answer(self, option_text: str) -> None:
         """Pick an option of the first open marked question and lock it in."""
         self.page.get_by_text(option_text, exact=True).first.click()
-        self.page.get_by_role("button", name="Lock in my answer").first.click()
-        self.settle()
+        self.submit(self.page.get_by_role("button", name="Lock in my answer").first)
 
     def predict_all(self) -> None:
         """Lock every prediction the page shows (the first option of each, or a slider where it rests),
@@ -318,8 +330,7 @@ class Learner:
             options = form.get_by_role("radiogroup").locator("label")  # the inputs hide behind their labels
             if options.count():
                 options.first.click()
-            form.get_by_role("button", name="Lock prediction").click()
-            self.settle()
+            self.submit(form.get_by_role("button", name="Lock prediction"))
         raise AssertionError("predictions kept appearing after ten were locked")
 
     def exceptions(self) -> list[str]:
@@ -459,8 +470,7 @@ class Learner:
         if option is not None:
             form.get_by_text(option, exact=True).click()
         form.locator("textarea").fill(text)
-        form.get_by_test_id("stFormSubmitButton").locator("button").click()
-        self.settle()
+        self.submit(form.get_by_test_id("stFormSubmitButton").locator("button"))
 
     def main_text(self) -> str:
         """All the text of the page's main area."""
