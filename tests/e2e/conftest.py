@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -281,17 +281,17 @@ class Learner:
         """Wait until every run the page asked for has finished and been drawn, every element's code
         included: a test that counts or clicks elements right after would otherwise race their loading."""
         self.page.wait_for_timeout(ACTION_SENT_MS)
-        deadline = time.monotonic() + SETTLE_TIMEOUT_S
-        while not (
-            self._runs.answered and self.page.locator(IDLE).count() and not self.page.locator(LOADING).count()
-        ):
-            if time.monotonic() > deadline:
-                raise AssertionError(
-                    f"{SETTLE_TIMEOUT_S} s after an action, runs asked for {self._runs.asked}, finished "
-                    f"{self._runs.finished}, idle {self.page.locator(IDLE).count()}, elements loading "
-                    f"{self.page.locator(LOADING).count()}"
-                )
-            self.page.wait_for_timeout(20)  # Playwright hands over the socket's frames while it waits
+        self._wait_until(
+            lambda: (
+                self._runs.answered
+                and self.page.locator(IDLE).count() > 0
+                and self.page.locator(LOADING).count() == 0
+            ),
+            lambda: (
+                f"runs asked for {self._runs.asked}, finished {self._runs.finished}, idle "
+                f"{self.page.locator(IDLE).count()}, elements loading {self.page.locator(LOADING).count()}"
+            ),
+        )
         self.page.wait_for_timeout(DRAWN_MS)
 
     def submit(self, button: Locator) -> None:
@@ -300,12 +300,16 @@ class Learner:
         `ACTION_SENT_MS`, and a settle that starts before it would find the page idle and return early."""
         before = self._runs.asked
         button.click()
-        deadline = time.monotonic() + SETTLE_TIMEOUT_S
-        while self._runs.asked == before:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the page sent no run request {SETTLE_TIMEOUT_S} s after a submit")
-            self.page.wait_for_timeout(20)
+        self._wait_until(lambda: self._runs.asked != before, lambda: "the submit sent no run request")
         self.settle()
+
+    def _wait_until(self, done: Callable[[], bool], state: Callable[[], str]) -> None:
+        """Poll `done` until it holds; after `SETTLE_TIMEOUT_S`, fail saying `state()`."""
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while not done():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{SETTLE_TIMEOUT_S} s after an action: {state()}")
+            self.page.wait_for_timeout(20)  # Playwright hands over the socket's frames while it waits
 
     def nav(self, title: str) -> None:
         """Follow a link in the navigation menu."""
