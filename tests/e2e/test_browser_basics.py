@@ -1,5 +1,6 @@
 """What only a browser shows: navigation, URLs, isolation between learners, console errors; and the
-browser helpers' own promises: settling waits for what the page draws, a failure keeps its evidence."""
+browser helpers' own promises: a settle waits for what the page draws, a submit for its request to leave,
+a failure keeps its evidence."""
 
 import re
 from types import SimpleNamespace
@@ -15,6 +16,13 @@ pytestmark = pytest.mark.e2e
 # The file of code Streamlit's frontend fetches the first time a page shows a table, not its late copy.
 TABLE_CODE = re.compile(r"/static/js/Table\.[^/?]+\.js$")
 LATE_S = 3
+# Every message the page sends to the server leaves this late: a browser on a machine too busy to send
+# a click's request within the 100 ms a settle first allows for it.
+SLOW_SENDS = """() => {
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (data) { setTimeout(() => send.call(this, data), %d); };
+}"""
+SLOW_SEND_MS = 1500
 
 
 def _late(route: Route) -> None:
@@ -100,4 +108,15 @@ def test_settling_waits_for_the_code_of_an_element_as_well_as_for_the_run(learne
     learner.page.route(TABLE_CODE, _late)
     learner.open("quiz-report")
     assert learner.page.locator('[data-testid="stTable"]:visible').count() == 2
+    assert learner.exceptions() == [] and learner.console_errors == []
+
+
+def test_a_submit_waits_for_its_request_to_leave_before_it_settles(learner):
+    page = learner.open("four-runs")
+    page.evaluate(SLOW_SENDS % SLOW_SEND_MS)
+    learner.answer("Resource: the step asks for more memory than the device holds")
+    # Counted at once, without a retrying assertion: what the next helper would find. Had the settle
+    # started before the request left, it would have found the page idle and the question still open.
+    assert page.get_by_role("button", name="Lock in my answer").count() == 3
+    assert page.get_by_text("Right.", exact=False).count() == 1
     assert learner.exceptions() == [] and learner.console_errors == []
