@@ -43,11 +43,11 @@ class LoadConfig:
     mode: str
     duration_s: float
     post_script_gc: bool
-    ramp_s: float
-    think_min_s: float
-    think_max_s: float
-    lifetime_s: float
-    timeout_s: float
+    ramp_s: float = 0.0  # think mode: first loads spread over this long
+    think_min_s: float = 3.0
+    think_max_s: float = 8.0
+    lifetime_s: float = 0.0  # 0: a learner keeps its session to the end
+    timeout_s: float = 30.0
     soak: bool = False
     # False: the app runs with a learner store that keeps nothing (bench/no_store_server.py).
     store: bool = True

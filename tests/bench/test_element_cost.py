@@ -1,0 +1,104 @@
+"""The element price list (`bench.element_cost`): its page draws what it is asked for, a real burst
+reaches the server with the kind it names, and the figures are worked out as the README says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from bench.element_cost import Priced, per_element_ms, price, schedule, table, yardstick
+from bench.element_page import ENV, KINDS, ONE_MARKDOWN, parse
+from bench.paths import REPO_ROOT
+
+PAGE = str(REPO_ROOT / "bench" / "element_page.py")
+BARE_MARKDOWN = 2  # the hello page's heading and line, which every variant draws first
+
+# What three of each kind look like in AppTest's tree: (its element list, how many, markdown beside).
+DRAWN = {
+    "markdown": ("markdown", BARE_MARKDOWN + 3),
+    "heading": ("subheader", 3),
+    "caption": ("caption", 3),
+    "metric": ("metric", 3),
+    "boxed_markdown": ("markdown", BARE_MARKDOWN + 3),
+    "radio": ("radio", 3),
+    "button": ("button", 3),
+    "chart": ("vega_lite_chart", 3),
+    "table": ("table", 3),
+}
+
+
+def _page(monkeypatch: pytest.MonkeyPatch, spec: str) -> AppTest:
+    monkeypatch.setenv(ENV, spec)
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    return at
+
+
+@pytest.mark.parametrize("kind", sorted(DRAWN))
+def test_the_page_draws_three_of_the_kind_it_is_asked_for(monkeypatch, kind):
+    element, count = DRAWN[kind]
+    at = _page(monkeypatch, f"{kind}:3")
+    assert len(at.get(element)) == count
+    if kind in ("radio", "button"):  # disabled: a load client only reruns the page
+        assert all(widget.proto.disabled for widget in at.get(element))
+
+
+def test_every_kind_is_drawn_by_a_test():
+    assert set(KINDS) - {"none"} == set(DRAWN)
+
+
+def test_the_bare_page_draws_the_hello_pages_two_elements_and_one_markdown_holds_every_paragraph(
+    monkeypatch,
+):
+    assert len(_page(monkeypatch, "none:0").markdown) == BARE_MARKDOWN
+    merged = _page(monkeypatch, f"{ONE_MARKDOWN}:3").markdown
+    assert len(merged) == BARE_MARKDOWN + 1
+    assert [line.split(":")[0] for line in merged[-1].value.split("\n\n")] == [
+        "Paragraph 0",
+        "Paragraph 1",
+        "Paragraph 2",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [("sonnet:3", "names no kind"), ("markdown", "count from 0 to 500"), ("radio:-1", "count"),
+     ("radio:501", "count")],
+)  # fmt: skip
+def test_a_kind_or_count_the_page_cannot_draw_is_refused_in_a_sentence(spec, message):
+    with pytest.raises(ValueError, match=message):
+        parse(spec)
+
+
+def test_the_bare_page_runs_first_and_last():
+    assert schedule(["markdown", "none", "radio"]) == ["none", "markdown", "radio", "none"]
+
+
+def test_each_element_is_priced_over_the_mean_of_the_bare_runs():
+    runs = [
+        Priced("none", 3.0, 5.0, 200.0, 600.0),
+        Priced("markdown", 23.0, 12.0, 90.0, 1_300.0),
+        Priced(ONE_MARKDOWN, 3.2, 5.5, 190.0, 640.0),  # no extra message: no price per element
+        Priced("none", 3.0, 5.4, 190.0, 680.0),
+    ]
+    bare = yardstick(runs)
+    assert (bare.server_cpu_ms, bare.p95_ms) == (5.2, 640.0)
+    # (12.0 - 5.2) ms over 20 messages more than the bare page's 3
+    assert per_element_ms(runs[1], bare) == pytest.approx(0.34)
+    assert per_element_ms(runs[2], bare) is None
+    lines = table(runs, 20).splitlines()
+    assert lines[3] == "| markdown | 23 | 12.0 | 0.34 | 90 | 1,300 | 2.03 |"
+    assert lines[4] == f"| {ONE_MARKDOWN} | 3 | 5.5 | — | 190 | 640 | 1.00 |"
+    with pytest.raises(ValueError, match="bare page"):
+        yardstick(runs[1:3])
+
+
+def test_a_burst_against_the_page_prices_the_kind_the_server_was_asked_for(tmp_path: Path):
+    bare = price("none", 0, sessions=2, duration_s=2.0, out=tmp_path / "bare.json")
+    markdown = price("markdown", 6, sessions=2, duration_s=2.0, out=tmp_path / "markdown.json")
+    assert markdown.messages - bare.messages == pytest.approx(6)
+    assert bare.reruns_per_s > 0 and markdown.server_cpu_ms > 0
+    assert (tmp_path / "markdown.runs.jsonl").stat().st_size > 0
