@@ -102,3 +102,22 @@ def test_a_burst_against_the_page_prices_the_kind_the_server_was_asked_for(tmp_p
     assert markdown.messages - bare.messages == pytest.approx(6)
     assert bare.reruns_per_s > 0 and markdown.server_cpu_ms > 0
     assert (tmp_path / "markdown.runs.jsonl").stat().st_size > 0
+
+
+def test_a_run_is_read_off_its_result_and_one_that_served_nothing_is_refused():
+    result = {
+        "label": "load-elements",
+        "elapsed_s": 25.0,
+        "initial_load": {"count": 100},
+        "navigate": {"count": 100},
+        "rerun": {"count": 1_800, "p95_ms": 1_450.0},
+        "extra_script_runs": 0,
+        "server": {"cpu_s": 26.4},
+        "script_runs": {"kinds": {"whole": {"messages_mean": 23.0}}},
+    }
+    # 26.4 s over 2,000 script runs; 1,800 reruns in 25 s
+    assert Priced.of("caption", result) == Priced("caption", 23.0, 13.2, 72.0, 1_450.0)
+    with pytest.raises(ValueError, match="served no rerun"):
+        Priced.of("caption", {**result, "rerun": {"count": 0, "p95_ms": None}})
+    with pytest.raises(ValueError, match="served no rerun"):
+        Priced.of("caption", {**result, "script_runs": None})  # a run without its run log
