@@ -32,11 +32,17 @@ def _line_chart() -> alt.Chart:
     return alt.Chart(rows).mark_line().encode(x=alt.X("step:Q"), y=alt.Y("loss:Q"))
 
 
+@st.fragment
+def _in_a_fragment(index: int) -> None:
+    st.markdown(f"Paragraph {index}: {SENTENCE}")
+
+
 def _boxed(index: int) -> None:
     st.container(border=True).markdown(f"Box {index}")
 
 
 # Each draws element `index` of its kind; "one_markdown" is the whole count's text in one element.
+# "fragment_markdown" calls a fragment for each paragraph, as the app does for each part that reruns alone.
 KINDS: dict[str, Callable[[int], object]] = {
     "none": lambda index: None,
     "markdown": lambda index: st.markdown(f"Paragraph {index}: {SENTENCE}"),
@@ -44,6 +50,7 @@ KINDS: dict[str, Callable[[int], object]] = {
     "caption": lambda index: st.caption(f"Caption {index}: {SENTENCE}"),
     "metric": lambda index: st.metric(f"Figure {index}", f"{index}.5 GB"),
     "boxed_markdown": _boxed,
+    "fragment_markdown": _in_a_fragment,
     "radio": lambda index: st.radio(
         f"Question {index}", ["yes", "no", "maybe"], index=None, key=f"radio{index}", disabled=True
     ),

@@ -22,6 +22,7 @@ DRAWN = {
     "caption": ("caption", 3),
     "metric": ("metric", 3),
     "boxed_markdown": ("markdown", BARE_MARKDOWN + 3),
+    "fragment_markdown": ("markdown", BARE_MARKDOWN + 3),
     "radio": ("radio", 3),
     "button": ("button", 3),
     "chart": ("vega_lite_chart", 3),
