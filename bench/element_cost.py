@@ -1,6 +1,6 @@
 """What one element of each kind costs a server while a class clicks at once: a page's price list.
 
-    python -m bench.element_cost                                   # every kind, about 15 minutes
+    python -m bench.element_cost                                   # every kind, about 9 minutes
     python -m bench.element_cost --kinds markdown,radio --count 20 --duration-s 25
 
 For each kind, `bench/element_page.py` draws the hello page's two elements and then `--count`
