@@ -1,16 +1,19 @@
 """Instructor: create a workshop room, watch the class live, reveal answers, export the room."""
 
 import csv
+import functools
 import io
+from collections.abc import Sequence
 from datetime import timedelta
 
 import streamlit as st
 
 from charts.rooms import answers_chart, predictions_chart
 from core import lessons
-from core.questions import load_bank
+from core.questions import Bank, load_bank
 from core.rooms import (
     EXPORT_COLUMNS,
+    LearnerWork,
     common_wrong_answers,
     distributions,
     export_rows,
@@ -77,7 +80,10 @@ def _reveal(code: str, question_id: str) -> None:
     room_store().set_revealed(code, question_id, bool(st.session_state[f"instructor.reveal.{question_id}"]))
 
 
-def _csv(rows: list[dict[str, str]]) -> str:
+def _room_csv(bank: Bank, works: Sequence[LearnerWork]) -> str:
+    """The room's answers as CSV, written when the button is clicked (on a thread of Streamlit's, outside
+    the session), from the work this refresh of the view read."""
+    rows = export_rows(bank, works)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=EXPORT_COLUMNS)
     writer.writeheader()
@@ -157,7 +163,7 @@ def class_view(code: str) -> None:
         )
     st.download_button(
         "Download the room as CSV",
-        _csv(export_rows(bank, works)),
+        functools.partial(_room_csv, bank, works),
         file_name=f"room-{code}.csv",
         mime="text/csv",
         key="instructor.csv",

@@ -1,6 +1,8 @@
 """Quiz and report: the last marked questions, the learner's report, downloads, restore and hand-in."""
 
+import functools
 from datetime import UTC, datetime
+from typing import Any
 
 import streamlit as st
 
@@ -72,6 +74,12 @@ def _restore(key: str | None) -> None:
     st.session_state[FLASH_KEY] = ("success", restored.summary())
     # The whole app, not only this page: the sidebar's saved indicator must show whether it is stored.
     st.rerun()
+
+
+def _progress_file(snapshot: dict[str, Any], key: str | None) -> bytes:
+    """The progress file as of the click. Streamlit calls it on a thread of its own, outside the session,
+    so it is handed the learner's work rather than reading it."""
+    return progress_file.export_progress(snapshot, exported_at=utc_timestamp(datetime.now(UTC)), key=key)
 
 
 def _hand_in() -> None:
@@ -149,12 +157,12 @@ def draw() -> None:
     )
 
     st.header("Keep your work")
-    # Downloads stay available after hand-in: that is when the final report is worth keeping.
-    exported_at = utc_timestamp(datetime.now(UTC))
+    # Downloads stay available after hand-in: that is when the final report is worth keeping. Both files
+    # are written when clicked, not on every run of the page.
     left, right = st.columns(2)
     left.download_button(
         "Download the report (Markdown)",
-        render_markdown(report),
+        functools.partial(render_markdown, report),
         file_name=progress_file.REPORT_FILE_NAME,
         mime="text/markdown",
         on_click="ignore",
@@ -163,7 +171,7 @@ def draw() -> None:
     )
     right.download_button(
         "Download my progress (JSON)",
-        progress_file.export_progress(state.snapshot(), exported_at=exported_at, key=key),
+        functools.partial(_progress_file, state.snapshot(), key),
         file_name=progress_file.PROGRESS_FILE_NAME,
         mime="application/json",
         on_click="ignore",

@@ -3,10 +3,15 @@ question per page, settings that move the numbers, the quiz, hand-in and the dow
 
 from __future__ import annotations
 
+import json
 import re
+import time
+from datetime import UTC, datetime
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
+
+from core.report.moments import utc_timestamp
 
 pytestmark = pytest.mark.e2e
 
@@ -200,10 +205,15 @@ def hand_in(learner) -> None:
     expect(page.get_by_text("is now read-only", exact=False)).to_be_visible()
 
 
+def download(learner, button: str) -> str:
+    """What a click on the download button labelled `button` saves (both files are written on the click)."""
+    with learner.page.expect_download() as saved:
+        learner.page.get_by_role("button", name=button).click()
+    return saved.value.path().read_text(encoding="utf-8")
+
+
 def download_report(learner) -> str:
-    with learner.page.expect_download() as download:
-        learner.page.get_by_role("button", name="Download the report (Markdown)").click()
-    return download.value.path().read_text(encoding="utf-8")
+    return download(learner, "Download the report (Markdown)")
 
 
 INSTRUCTOR = "Instructor"  # in the menu, but not a lesson page: a learner's hand-in does not lock it
@@ -268,6 +278,14 @@ def test_a_learner_walks_the_whole_lab_answers_hands_in_and_downloads_the_report
     assert all(figure in report for figure in ("1.81B", "80 GB"))
     assert "```text\nOnly the activations grow with the batch.\n```" in report
     assert "Handed in on" in report
+    # The progress file is written on the click, not on the page's last run: a second later, its time is
+    # the click's (timestamps are kept to the second).
+    time.sleep(1.1)
+    clicked_at = utc_timestamp(datetime.now(UTC))
+    progress = json.loads(download(learner, "Download my progress (JSON)"))
+    assert progress["exported_at"] >= clicked_at
+    assert progress["state"]["handed_in_at"] is not None
+    assert len(progress["state"]["answers"]) == len(MARKED) + len(QUIZ)
 
     for title in titles:
         if title == INSTRUCTOR:  # the instructor's sign-in is not the learner's work

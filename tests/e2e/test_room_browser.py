@@ -4,6 +4,8 @@ once that learner has answered."""
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Iterator
 
 import pytest
@@ -68,5 +70,14 @@ def test_answers_reach_the_instructor_and_a_reveal_waits_for_each_learners_answe
     assert third.page.get_by_text(shown(2)).count() == 0  # revealed, but this learner has not answered
     third.answer(R1.option_text("num"))
     expect(third.page.get_by_text(shown(3))).to_be_visible()
+
+    # The export is written on the click, from the view's latest refresh: every learner's answer to r1.
+    counts = lessons.sentence("instructor", "answered_right", label=R1.label, answered=3, right=1)
+    expect(instructor.page.get_by_text(counts)).to_be_visible(timeout=REFRESH_MS)
+    with instructor.page.expect_download() as saved:
+        instructor.page.get_by_role("button", name="Download the room as CSV").click()
+    rows = list(csv.DictReader(io.StringIO(saved.value.path().read_text(encoding="utf-8"))))
+    assert sorted(r["answer"] for r in rows if r["question"] == "r1") == sorted(["speed", R1.correct, "num"])
+    assert {r["display_name"] for r in rows} == {"Ada <i>", ""}
     for person in people:
         assert person.exceptions() == []
