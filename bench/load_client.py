@@ -20,6 +20,7 @@ from http.cookies import SimpleCookie
 
 from google.protobuf.message import DecodeError
 from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import BackendOperationResponse
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.typing import Origin, Subprotocol
@@ -131,6 +132,8 @@ class Session:
     _reader: asyncio.Task[None] | None = None
     _waiter: asyncio.Future[int] | None = None
     _script_runs: int = 0
+    # Requests outside a run (a download written on the click), by request id, awaiting their answer.
+    _operations: dict[str, asyncio.Future[BackendOperationResponse]] = field(default_factory=dict)
 
     async def connect(self, url_path: str = "") -> RunResult:
         """Open the page at `url_path` like a fresh browser tab; returns the first run's cost."""
@@ -183,6 +186,29 @@ class Session:
         After a change or a press inside a fragment only that fragment reruns, as in the browser."""
         message = self.model.rerun_message(page_hash=page_hash, fragment_id=fragment_id)
         return await self._request(message, time.perf_counter())
+
+    async def download_url(self, file_id: str) -> str:
+        """Ask for a download whose file is written on the click, as a browser's click does: the server
+        runs the button's callable and answers with the URL to fetch the file from."""
+        if self._ws is None:
+            raise SessionError("closed", "not connected")
+        request_id = f"download-{file_id}"
+        answer = asyncio.get_running_loop().create_future()
+        self._operations[request_id] = answer
+        msg = BackMsg()
+        msg.backend_operation_request.request_id = request_id
+        msg.backend_operation_request.session_id = self.model.session_id
+        msg.backend_operation_request.deferred_file.file_id = file_id
+        try:
+            await self._ws.send(msg.SerializeToString())
+            reply = await asyncio.wait_for(answer, self.timeout_s)
+        except TimeoutError as error:
+            raise SessionError("timeout", f"no answer to a download within {self.timeout_s:g} s") from error
+        finally:
+            self._operations.pop(request_id, None)
+        if reply.error_msg:
+            raise SessionError("download", reply.error_msg)
+        return reply.deferred_file.url
 
     async def close(self) -> None:
         """Close the websocket and stop reading."""
@@ -252,10 +278,15 @@ class Session:
         elif kind == "script_finished" and msg.script_finished != FINISHED_EARLY:
             if self._waiter is not None and not self._waiter.done():
                 self._waiter.set_result(msg.script_finished)
+        elif kind == "backend_operation_response":
+            answer = self._operations.get(msg.backend_operation_response.request_id)
+            if answer is not None and not answer.done():
+                answer.set_result(msg.backend_operation_response)
 
     def _fail(self, error: SessionError) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_exception(error)
+        for pending in (self._waiter, *self._operations.values()):
+            if pending is not None and not pending.done():
+                pending.set_exception(error)
 
 
 async def open_root_once(port: int, *, timeout_s: float = 120.0) -> None:

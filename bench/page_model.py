@@ -238,6 +238,8 @@ class PageModel:
     def __init__(self) -> None:
         self.pages: list[PageRef] = []
         self.page_hash = ""
+        # The server's id for this session, which a request outside a run (a download) must name.
+        self.session_id = ""
         self.current_page = ""
         self.query_string = ""
         self.widgets: dict[str, WidgetInfo] = {}
@@ -300,6 +302,8 @@ class PageModel:
 
     def _on_new_session(self, msg: ForwardMsg) -> None:
         self.page_hash = msg.new_session.page_script_hash
+        if msg.new_session.initialize.session_id:
+            self.session_id = msg.new_session.initialize.session_id
         if msg.new_session.config.max_cached_message_age:
             self._max_cache_age = msg.new_session.config.max_cached_message_age
         self.run_fragments = tuple(msg.metadata.run.fragment_ids)

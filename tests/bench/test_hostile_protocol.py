@@ -14,10 +14,11 @@ import math
 import urllib.request
 from typing import Any
 
+import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.load_client import LOOPBACK, Session
+from bench.load_client import LOOPBACK, Session, SessionError
 from bench.page_model import PageModel, widget_state
 from core.progress_file import restore
 from core.questions import load_bank
@@ -37,18 +38,19 @@ HOSTILE: tuple[tuple[str, Any], ...] = (
     ("string_array_value", ["a", "b", "c"]),
     ("trigger_value", True),
 )
+PROGRESS_BUTTON = "Download my progress (JSON)"
 EMPTY: dict[str, Any] = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}
 
 
 class _RecordingModel(PageModel):
-    """The benchmark's page model, also noting the URL of the progress download."""
+    """The benchmark's page model, also noting the file id of the progress download (written on the click)."""
 
-    progress_url = ""
+    progress_file_id = ""
 
     def _on_delta(self, msg: ForwardMsg) -> None:
-        element = msg.delta.new_element
-        if element.WhichOneof("type") == "download_button" and element.download_button.url.endswith(".json"):
-            self.progress_url = element.download_button.url
+        button = msg.delta.new_element.download_button
+        if msg.delta.new_element.WhichOneof("type") == "download_button" and button.label == PROGRESS_BUTTON:
+            self.progress_file_id = button.deferred_file_id
         super()._on_delta(msg)
 
 
@@ -62,7 +64,8 @@ def _hostile_message(model: PageModel, field: str, value: Any) -> BackMsg:
     return msg
 
 
-async def _attack(port: int, url_path: str) -> tuple[list[str], _RecordingModel]:
+async def _attack(port: int, url_path: str) -> tuple[list[str], bytes]:
+    """The exceptions the page's runs showed, and the progress file the Quiz page then hands out."""
     model = _RecordingModel()
     session = Session(port=port, marker="bench-s900-prot", timeout_s=60, model=model)
     exceptions: list[str] = []
@@ -72,12 +75,20 @@ async def _attack(port: int, url_path: str) -> tuple[list[str], _RecordingModel]
         for field, value in HOSTILE:
             result = await session._request(_hostile_message(model, field, value), 0.0)
             exceptions += [f"{field}={str(value)[:20]}: {e}" for e in result.exceptions]
-        if model.progress_url == "":
+        if model.progress_file_id == "":
             quiz = model.page("quiz-report")
             exceptions += (await session.rerun(page_hash=quiz.script_hash)).exceptions
+        assert model.progress_file_id, f"{url_path}: the Quiz page drew no progress download"
+        url = await session.download_url(model.progress_file_id)
+        exported = await asyncio.to_thread(_fetch, port, url)
     finally:
         await session.close()
-    return exceptions, model
+    return exceptions, exported
+
+
+def _fetch(port: int, url: str) -> bytes:
+    with urllib.request.urlopen(f"http://{LOOPBACK}:{port}{url}", timeout=30) as reply:  # noqa: S310 (loopback only)
+        return reply.read()
 
 
 def _pages(port: int) -> list[str]:
@@ -96,13 +107,21 @@ def test_hostile_values_on_every_page_raise_nothing_and_store_nothing_outside_th
     pages = _pages(server.port)
     assert len(pages) >= 8
     for url_path in pages:
-        exceptions, model = asyncio.run(_attack(server.port, url_path))
+        exceptions, exported = asyncio.run(_attack(server.port, url_path))
         assert exceptions == [], url_path
-        assert model.progress_url, url_path
-        with urllib.request.urlopen(
-            f"http://{LOOPBACK}:{server.port}{model.progress_url}", timeout=30
-        ) as reply:  # noqa: S310 (loopback only)
-            exported = reply.read()
         # The strict import accepts the export: every stored value is within the schema.
         restore(EMPTY, exported, bank=load_bank(), schema=load_schema(), key=None)
     assert server.log_problems() == 0
+
+
+def test_a_download_the_page_never_offered_is_refused(server):
+    async def ask() -> None:
+        session = Session(port=server.port, marker="bench-s902-prot", timeout_s=60)
+        try:
+            await session.connect("")
+            await session.download_url("a-file-id-never-handed-out")
+        finally:
+            await session.close()
+
+    with pytest.raises(SessionError, match="^download: "):
+        asyncio.run(ask())
