@@ -28,6 +28,7 @@ from playwright.sync_api import (
     expect,
     sync_playwright,
 )
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -270,7 +271,15 @@ class Learner:
     def settle_loaded(self) -> None:
         """Wait until the browser has told the app whose work this is and the record is loaded."""
         self.settle()
-        self.saved_note().filter(has_text="Saved:").wait_for(timeout=60_000)
+        try:
+            self.saved_note().filter(has_text="Saved:").wait_for(timeout=60_000)
+        except PlaywrightTimeoutError as error:  # say what the page shows instead, for a flake read later
+            note = self.saved_note().all_inner_texts()
+            raise AssertionError(
+                f"no 'Saved:' within 60 s; the saved note shows {note}; runs asked for "
+                f"{self._runs.asked}, finished {self._runs.finished}; exceptions {self.exceptions()}; "
+                f"console {self.console_errors}"
+            ) from error
         self.settle()
 
     def saved_note(self) -> Locator:
