@@ -15,6 +15,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import (
@@ -526,16 +527,49 @@ def pytest_runtest_makereport(
     taken before the fixtures close their browser contexts."""
     report = yield
     if report.when == "call" and report.failed:
-        for name in ("learner", "second_learner"):
-            # Duck-typed: a test module that imports this conftest holds a second copy of the class.
-            keep = getattr(getattr(item, "funcargs", {}).get(name), "keep_evidence", None)
-            if keep is not None:
-                test = re.sub(r"[^\w.-]+", "_", item.name)
-                try:
-                    keep(f"failed-{test}-{name}")
-                except Exception as error:  # the browser itself may be what failed: say so, keep the report
-                    report.sections.append(("evidence", f"could not keep {name}'s evidence: {error}"))
+        funcargs = getattr(item, "funcargs", {})
+        # Duck-typed: a test module that imports this conftest holds a second copy of the class.
+        learners = {name: funcargs.get(name) for name in ("learner", "second_learner")}
+        made = getattr(funcargs.get("new_learner"), "made", [])
+        learners.update({f"learner{index}": each for index, each in enumerate(made, start=1)})
+        test = re.sub(r"[^\w.-]+", "_", item.name)
+        for name, each in learners.items():
+            keep = getattr(each, "keep_evidence", None)
+            if keep is None:
+                continue
+            try:
+                keep(f"failed-{test}-{name}")
+            except Exception as error:  # the browser itself may be what failed: say so, keep the report
+                report.sections.append(("evidence", f"could not keep {name}'s evidence: {error}"))
     return report
+
+
+class LearnerMaker:
+    """Makes learners, each in a browser context of its own, on any server; closes them all after the
+    test, so a failed test's evidence can still be taken from them."""
+
+    def __init__(self, browser: Browser) -> None:
+        self._browser = browser
+        self.made: list[Learner] = []
+
+    def __call__(self, base_url: str, **context_options: Any) -> Learner:
+        options = {"viewport": {"width": 1400, "height": 1000}, **context_options}
+        made = Learner(self._browser.new_context(**options), base_url)
+        self.made.append(made)
+        return made
+
+    def close(self) -> None:
+        for made in self.made:
+            made.context.close()
+
+
+@pytest.fixture
+def new_learner(browser: Browser) -> Iterator[LearnerMaker]:
+    """`new_learner(url)`: another learner in a fresh browser context, for a test that needs several or
+    its own server."""
+    maker = LearnerMaker(browser)
+    yield maker
+    maker.close()
 
 
 @pytest.fixture

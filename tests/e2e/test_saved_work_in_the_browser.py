@@ -16,7 +16,7 @@ from core.questions import load_bank
 from core.stack import load_stack
 from store.ids import is_learner_id
 from tests.conftest import PostgresServer
-from tests.e2e.conftest import Learner, _free_port, ready, start_app, stop_app
+from tests.e2e.conftest import Learner, LearnerMaker, _free_port, ready, start_app, stop_app
 from ui.identity import COOKIE, STORAGE_KEY
 
 pytestmark = pytest.mark.e2e
@@ -65,10 +65,6 @@ def own_server(browser: Browser) -> Iterator[Server]:
         server.stop()
 
 
-def _learner(browser: Browser, url: str) -> Learner:
-    return Learner(browser.new_context(viewport={"width": 1400, "height": 1000}), url)
-
-
 def _sidebar_metric(page: Page, label: str) -> str:
     tile = page.locator('[data-testid="stSidebar"] [data-testid="stMetric"]').filter(has_text=label).first
     return tile.locator('[data-testid="stMetricValue"]').inner_text().strip()
@@ -106,136 +102,129 @@ def _resume_code(learner: Learner) -> str:
     return code.inner_text().strip()
 
 
-def test_locked_answers_survive_a_reload_a_new_tab_and_a_server_restart(own_server: Server, browser: Browser):
-    ada = _learner(browser, own_server.url)
-    try:
-        ada.open(PAGE)
-        # A new browser's id opens no work: its report reruns the identity check alone.
-        assert ada.runs.whole_runs == 1
-        ada.answer(WRONG_Q1)
-        ada.answer(RIGHT_Q2)
-        _assert_kept(ada.page)
-        learner_id = _stored_id(ada.page)
-        assert is_learner_id(learner_id)
+def test_locked_answers_survive_a_reload_a_new_tab_and_a_server_restart(
+    own_server: Server, new_learner: LearnerMaker
+):
+    ada = new_learner(own_server.url)
+    ada.open(PAGE)
+    # A new browser's id opens no work: its report reruns the identity check alone.
+    assert ada.runs.whole_runs == 1
+    ada.answer(WRONG_Q1)
+    ada.answer(RIGHT_Q2)
+    _assert_kept(ada.page)
+    learner_id = _stored_id(ada.page)
+    assert is_learner_id(learner_id)
 
-        assert _cookie(ada) == learner_id  # a copy, for the next visit's first run
-        ada.page.reload()
-        ada.settle_loaded()
-        _assert_kept(ada.page)
-        # The cookie opened the work in the first run: the page asked for nothing more.
-        assert (ada.runs.whole_runs, ada.runs.fragments) == (1, [""])
+    assert _cookie(ada) == learner_id  # a copy, for the next visit's first run
+    ada.page.reload()
+    ada.settle_loaded()
+    _assert_kept(ada.page)
+    # The cookie opened the work in the first run: the page asked for nothing more.
+    assert (ada.runs.whole_runs, ada.runs.fragments) == (1, [""])
 
-        ada.page.evaluate("localStorage.clear()")
-        ada.page.reload()
-        ada.settle_loaded()
-        _assert_kept(ada.page)
-        assert _stored_id(ada.page) == learner_id  # the cookie's id is stored again
+    ada.page.evaluate("localStorage.clear()")
+    ada.page.reload()
+    ada.settle_loaded()
+    _assert_kept(ada.page)
+    assert _stored_id(ada.page) == learner_id  # the cookie's id is stored again
 
-        tab = ada.context.new_page()
-        ada.page = tab
-        ada.open(PAGE)
-        _assert_kept(tab)
+    tab = ada.context.new_page()
+    ada.page = tab
+    ada.open(PAGE)
+    _assert_kept(tab)
 
-        own_server.stop()
-        own_server.start()
-        ada.open(PAGE)
-        _assert_kept(tab)
-        assert _stored_id(tab) == learner_id
-        ada.screenshot("record-after-restart")
-        assert ada.exceptions() == []
-    finally:
-        ada.context.close()
-
-
-def test_a_second_browser_starts_empty_and_a_resume_code_moves_the_work(own_server: Server, browser: Browser):
-    ada, bo, ada_elsewhere = (_learner(browser, own_server.url) for _ in range(3))
-    try:
-        ada.open(PAGE)
-        ada.answer(WRONG_Q1)
-        ada.answer(RIGHT_Q2)
-        code = _resume_code(ada)
-        assert re.fullmatch(r"[0-9A-Z]{4}(-[0-9A-Z]{4}){3}", code)
-
-        bo.open(PAGE)
-        expect(bo.page.get_by_role("button", name="Lock in my answer")).to_have_count(3)
-        assert _sidebar_metric(bo.page, "Quiz") == "0/3"
-        assert _stored_id(bo.page) != _stored_id(ada.page)
-
-        ada_elsewhere.open(PAGE)
-        sidebar = _open_saved_work(ada_elsewhere)
-        sidebar.get_by_label("Continue from a resume code").fill("0000-0000-0000-0000")
-        sidebar.get_by_role("button", name="Continue").click()
-        ada_elsewhere.settle()
-        expect(sidebar.get_by_text("That code did not open any work.", exact=False)).to_be_visible()
-        sidebar.get_by_label("Continue from a resume code").fill(code.lower())
-        sidebar.get_by_role("button", name="Continue").click()
-        ada_elsewhere.settle()
-        _assert_kept(ada_elsewhere.page)
-        # This device keeps the resumed identity: a reload stays on Ada's work.
-        assert _stored_id(ada_elsewhere.page) == _stored_id(ada.page)
-        ada_elsewhere.page.reload()
-        ada_elsewhere.settle_loaded()
-        _assert_kept(ada_elsewhere.page)
-    finally:
-        for each in (ada, bo, ada_elsewhere):
-            each.context.close()
+    own_server.stop()
+    own_server.start()
+    ada.open(PAGE)
+    _assert_kept(tab)
+    assert _stored_id(tab) == learner_id
+    ada.screenshot("record-after-restart")
+    assert ada.exceptions() == []
 
 
-def test_start_over_opens_a_fresh_lab_on_the_page_and_a_reload_keeps_it(own_server: Server, browser: Browser):
+def test_a_second_browser_starts_empty_and_a_resume_code_moves_the_work(
+    own_server: Server, new_learner: LearnerMaker
+):
+    ada, bo, ada_elsewhere = (new_learner(own_server.url) for _ in range(3))
+    ada.open(PAGE)
+    ada.answer(WRONG_Q1)
+    ada.answer(RIGHT_Q2)
+    code = _resume_code(ada)
+    assert re.fullmatch(r"[0-9A-Z]{4}(-[0-9A-Z]{4}){3}", code)
+
+    bo.open(PAGE)
+    expect(bo.page.get_by_role("button", name="Lock in my answer")).to_have_count(3)
+    assert _sidebar_metric(bo.page, "Quiz") == "0/3"
+    assert _stored_id(bo.page) != _stored_id(ada.page)
+
+    ada_elsewhere.open(PAGE)
+    sidebar = _open_saved_work(ada_elsewhere)
+    sidebar.get_by_label("Continue from a resume code").fill("0000-0000-0000-0000")
+    sidebar.get_by_role("button", name="Continue").click()
+    ada_elsewhere.settle()
+    expect(sidebar.get_by_text("That code did not open any work.", exact=False)).to_be_visible()
+    sidebar.get_by_label("Continue from a resume code").fill(code.lower())
+    sidebar.get_by_role("button", name="Continue").click()
+    ada_elsewhere.settle()
+    _assert_kept(ada_elsewhere.page)
+    # This device keeps the resumed identity: a reload stays on Ada's work.
+    assert _stored_id(ada_elsewhere.page) == _stored_id(ada.page)
+    ada_elsewhere.page.reload()
+    ada_elsewhere.settle_loaded()
+    _assert_kept(ada_elsewhere.page)
+
+
+def test_start_over_opens_a_fresh_lab_on_the_page_and_a_reload_keeps_it(
+    own_server: Server, new_learner: LearnerMaker
+):
     # Ticking the box reruns only the box; Start over reruns the whole app, so the page shows the fresh lab.
     check = BANK.question("c1")
-    ada = _learner(browser, own_server.url)
-    try:
-        ada.open("execution-stack")
-        ada.answer(check.option_text(check.correct))
-        assert _sidebar_metric(ada.page, "Checks") == "1/9"
-        old_id = _stored_id(ada.page)
-        sidebar = _open_saved_work(ada)
-        start_over = sidebar.get_by_role("button", name="Start over")
-        expect(start_over).to_be_disabled()
-        sidebar.get_by_text("Yes, start a fresh lab", exact=True).click()
-        ada.settle()
-        expect(start_over).to_be_enabled()
-        start_over.click()
-        ada.settle()
-        expect(sidebar.get_by_text("A fresh lab: nothing answered yet.")).to_be_visible()
-        expect(ada.page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
-        assert _sidebar_metric(ada.page, "Checks") == "0/9"
-        ada.page.wait_for_function(f"localStorage.getItem('{STORAGE_KEY}') !== '{old_id}'")
-        ada.settle()
-        ada.nav("Four runs")  # the box stays open, and says nothing more
-        expect(sidebar.get_by_text("A fresh lab: nothing answered yet.")).to_have_count(0)
-        ada.nav("Execution stack")
-        ada.page.reload()
-        ada.settle_loaded()
-        expect(ada.page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
-        assert ada.exceptions() == []
-    finally:
-        ada.context.close()
+    ada = new_learner(own_server.url)
+    ada.open("execution-stack")
+    ada.answer(check.option_text(check.correct))
+    assert _sidebar_metric(ada.page, "Checks") == "1/9"
+    old_id = _stored_id(ada.page)
+    sidebar = _open_saved_work(ada)
+    start_over = sidebar.get_by_role("button", name="Start over")
+    expect(start_over).to_be_disabled()
+    sidebar.get_by_text("Yes, start a fresh lab", exact=True).click()
+    ada.settle()
+    expect(start_over).to_be_enabled()
+    start_over.click()
+    ada.settle()
+    expect(sidebar.get_by_text("A fresh lab: nothing answered yet.")).to_be_visible()
+    expect(ada.page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
+    assert _sidebar_metric(ada.page, "Checks") == "0/9"
+    ada.page.wait_for_function(f"localStorage.getItem('{STORAGE_KEY}') !== '{old_id}'")
+    ada.settle()
+    ada.nav("Four runs")  # the box stays open, and says nothing more
+    expect(sidebar.get_by_text("A fresh lab: nothing answered yet.")).to_have_count(0)
+    ada.nav("Execution stack")
+    ada.page.reload()
+    ada.settle_loaded()
+    expect(ada.page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
+    assert ada.exceptions() == []
 
 
-def test_share_links_and_addresses_never_carry_the_identity(own_server: Server, browser: Browser):
-    ada = _learner(browser, own_server.url)
-    try:
-        ada.open("linear-layer")
-        ada.slide("Batch (B)")
-        learner_id = _stored_id(ada.page)
-        link = ada.shared_link()
-        assert "batch=33" in link
-        for text in (link, ada.page.url, _resume_code(ada)):
-            assert learner_id not in text
-        assert learner_id not in ada.page.locator('[data-testid="stApp"]').inner_text()
-    finally:
-        ada.context.close()
+def test_share_links_and_addresses_never_carry_the_identity(own_server: Server, new_learner: LearnerMaker):
+    ada = new_learner(own_server.url)
+    ada.open("linear-layer")
+    ada.slide("Batch (B)")
+    learner_id = _stored_id(ada.page)
+    link = ada.shared_link()
+    assert "batch=33" in link
+    for text in (link, ada.page.url, _resume_code(ada)):
+        assert learner_id not in text
+    assert learner_id not in ada.page.locator('[data-testid="stApp"]').inner_text()
 
 
 def test_a_learner_whose_replica_stops_finds_every_answer_on_the_other(
-    browser: Browser, postgres: PostgresServer
+    browser: Browser, postgres: PostgresServer, new_learner: LearnerMaker
 ):
     env = {"LAB_DATABASE_URL": postgres.new_database()}
     one = Server(browser, _free_port(), env, "replica-1")
     two = Server(browser, _free_port(), env, "replica-2")
-    ada = _learner(browser, one.url)
+    ada = new_learner(one.url)
     try:
         ada.open(PAGE)
         ada.answer(WRONG_Q1)
@@ -250,19 +239,18 @@ def test_a_learner_whose_replica_stops_finds_every_answer_on_the_other(
         _assert_kept(ada.page)
         assert ada.exceptions() == []
     finally:
-        ada.context.close()
         one.stop()
         two.stop()
 
 
 def test_a_click_on_a_lesson_page_that_cannot_be_saved_says_so_and_the_next_click_saves_it(
-    browser: Browser, postgres: PostgresServer
+    browser: Browser, postgres: PostgresServer, new_learner: LearnerMaker
 ):
     # A click on a lesson page reruns only the page's fragment: the indicator must follow it there.
     url = postgres.new_database()
     database = url.rsplit("/", 1)[1]
     server = Server(browser, _free_port(), {"LAB_DATABASE_URL": url}, "indicator")
-    ada = _learner(browser, server.url)
+    ada = new_learner(server.url)
     stack = load_stack()
     first, second = (stack.symptom_label(symptom.id) for symptom in stack.symptoms[1:3])
     try:
@@ -277,5 +265,4 @@ def test_a_click_on_a_lesson_page_that_cannot_be_saved_says_so_and_the_next_clic
         expect(ada.saved_note().locator('[data-testid="stElementContainer"]')).to_have_count(1)
         assert ada.exceptions() == []
     finally:
-        ada.context.close()
         server.stop()
