@@ -15,7 +15,6 @@ import time
 import urllib.request
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.sync_api import (
@@ -552,9 +551,8 @@ class LearnerMaker:
         self._browser = browser
         self.made: list[Learner] = []
 
-    def __call__(self, base_url: str, **context_options: Any) -> Learner:
-        options = {"viewport": {"width": 1400, "height": 1000}, **context_options}
-        made = Learner(self._browser.new_context(**options), base_url)
+    def __call__(self, base_url: str) -> Learner:
+        made = Learner(self._browser.new_context(viewport={"width": 1400, "height": 1000}), base_url)
         self.made.append(made)
         return made
 

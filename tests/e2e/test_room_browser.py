@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import expect
 
 from core import lessons
 from core.questions import load_bank
-from tests.e2e.conftest import Learner
+from tests.e2e.conftest import Learner, LearnerMaker
 
 pytestmark = pytest.mark.e2e
 
@@ -29,12 +28,9 @@ REFRESH_MS = 15_000  # three of the view's 5-second refreshes, for a busy machin
 
 
 @pytest.fixture
-def people(browser: Browser, app_url: str) -> Iterator[list[Learner]]:
+def people(new_learner: LearnerMaker, app_url: str) -> list[Learner]:
     """Four browser contexts: the instructor first, then three learners."""
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(4)]
-    yield [Learner(context, app_url) for context in contexts]
-    for context in contexts:
-        context.close()
+    return [new_learner(app_url) for _ in range(4)]
 
 
 def test_answers_reach_the_instructor_and_a_reveal_waits_for_each_learners_answer(people) -> None:
