@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import server_hooks
-from ui.frame import FAVICON_URL, progress_slot
+from ui.frame import FAVICON_URL, framed, progress_summary
 from ui.identity import saved_work_panel, settle_learner
 from ui.nav import menu
 from ui.rooms import room_panel
@@ -33,11 +33,12 @@ with run_slot():
     page = st.navigation(menu())
     # Before anything is drawn from the learner's state: whose work this is, loaded from the store.
     settle_learner()
-    progress_slot()
+    progress_summary()
     saved_work_panel()
     room_panel()
     try:
-        page.run()
+        with framed():
+            page.run()
     finally:
         # The defaults a first visit showed go to the store together, once the page is drawn.
         redraw = save_seeded()

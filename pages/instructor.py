@@ -26,7 +26,7 @@ from core.rooms import (
 from core.scaling.scenarios import load_scaling
 from store import StoreUnavailable
 from store.rooms import Room
-from ui.frame import progress_sidebar
+from ui.frame import progress_if_unframed
 from ui.instructor import KEY_ENV, ROOM, SECRET_NAME, SIGNED_IN, instructor_key, sign_in
 from ui.rooms import room_store
 from ui.run_slots import in_a_run_slot
@@ -175,7 +175,7 @@ def class_view(code: str) -> None:
                 st.text(name)
 
 
-progress_sidebar()  # not a lesson page, so it draws the summary itself
+progress_if_unframed()  # not a lesson page: run alone, it shows the summary itself
 st.title("Instructor")
 key = instructor_key()
 if key is None:

@@ -99,7 +99,7 @@ def draw() -> None:
 
     st.header("Quiz")
     for question_id in quiz_ids(bank):
-        marked_question(question_id)
+        marked_question(question_id, page_reads_it=True)  # the report below counts it
 
     report = build_report(
         bank, state.snapshot(), layer=layer_figures(), budget=budget_figures(), run_a_brief=brief_sentence()

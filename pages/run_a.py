@@ -41,7 +41,7 @@ from core.run_a import (
 from core.settings_schema import section
 from ui import state
 from ui.charts import draw as draw_chart
-from ui.frame import lesson_page, lesson_section
+from ui.frame import BODY_KEY, after_saving, lesson_page, lesson_section
 from ui.links import share_box
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
@@ -78,12 +78,14 @@ def _submit(name: str, build, widget_keys: dict[str, str]) -> None:
         )
     except ValueError as err:
         st.session_state[_missing_key(name)] = str(err)
+        return
+    after_saving(BODY_KEY)  # a part of the lab done: the summary counts it
 
 
 def submit_button(label: str, name: str, build, *, locked: bool, **widget_keys: str) -> None:
     """A form's submit button that stores the record `name` built from the widgets' values in its
-    callback (before the page runs, so the progress summary counts it), or says what is missing (the
-    message comes from core) under the button."""
+    callback, where the progress summary is told to count it, or says what is missing (the message
+    comes from core) under the button."""
     st.form_submit_button(label, on_click=_submit, args=(name, build, widget_keys), disabled=locked)
     if missing := st.session_state.pop(_missing_key(name), None):
         st.warning(missing, icon=":material/edit_note:")

@@ -210,7 +210,7 @@ def draw() -> None:
         quiz.file, guess_mapping(quiz_table.columns), RunContext(classes=quiz.classes)
     )
     show_run(quiz_reading, title=quiz.title, marked=False)
-    marked_question(QUESTION_ID)
+    marked_question(QUESTION_ID, page_reads_it=True)  # the log below waits for the answer
 
     st.header("Read a log")
     # The log's controls rerun only the reading below them, not the example above.

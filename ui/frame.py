@@ -1,12 +1,13 @@
 """The frame around every page: the compact progress summary in the sidebar, and a lesson page's body
-run as one fragment, so a click on the page reruns the page (and the summary), not the whole frame.
-Parts of a body that nothing else on the page reads can be fragments of their own (`lesson_section`)."""
+run as one fragment, so a click on the page reruns the page, not the whole frame. Parts of a body that
+nothing else on the page reads can be fragments of their own (`lesson_section`). A callback that stored
+work the summary counts names what must show it (`after_saving`), and only that reruns."""
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,11 +26,14 @@ FAVICON_PATH = Path(__file__).resolve().parent.parent / "assets" / "favicon.png"
 # The favicon for st.set_page_config, as a data: URL read once per process. Given the file's path,
 # Streamlit reads the file and registers it as media on every full run; a URL it passes on as it is.
 FAVICON_URL = "data:image/png;base64," + base64.b64encode(FAVICON_PATH.read_bytes()).decode("ascii")
-# The sidebar box the summary is drawn in; the container of the latest full run, which is also the one
-# Streamlit keeps for the body fragment's reruns.
-PROGRESS_SLOT = "frame.progress_slot"
-# The figures the summary in the sidebar shows now, so a section rerun alone can tell they moved.
+# Keys of the fragments a callback can name in st.rerun, so that only they run after its click.
+PROGRESS_KEY = "frame.progress"
+BODY_KEY = "lesson.body"
+# The figures the summary in the sidebar shows now, so a run that did not draw it can tell they moved.
 SUMMARY_SHOWN = "frame.summary_shown"
+# Whether Home.py drew the frame around the page now running. Streamlit runs a process's very first
+# script, and every run under AppTest after its first, as the page alone (README, Hosting).
+_framed: ContextVar[bool] = ContextVar("lab_framed", default=False)
 # Whether this script thread is in a run that keeps the frame current: a lesson's body, or a section
 # rerun alone. A section inside one is drawn as part of it.
 _frame_kept: ContextVar[bool] = ContextVar("lab_frame_kept", default=False)
@@ -58,63 +62,91 @@ def _summary() -> _Summary:
     )
 
 
-def progress_slot() -> None:
-    """Reserve the summary's place at the top of the sidebar; the page fills it once it knows the
-    learner's latest answers."""
-    st.session_state[PROGRESS_SLOT] = st.sidebar.container()
+def progress_summary() -> None:
+    """Checks score, quiz score and parts complete, the same figures Home shows, at the top of the sidebar.
+    Every full run draws it; after that it runs alone, when a click changed its figures (`after_saving`)."""
+    with st.sidebar:
+        _progress()
 
 
-def progress_sidebar() -> None:
-    """Checks score, quiz score and parts complete, the same figures Home shows, in the reserved box.
-    A lesson page draws it from its fragment (`lesson_page`); a page that is not a lesson calls it."""
+@st.fragment(key=PROGRESS_KEY)
+@in_a_run_slot
+def _progress() -> None:
     summary = st.session_state[SUMMARY_SHOWN] = _summary()
     done, total = summary.parts_done, summary.parts_total
-    # A page run without Home.py's frame (AppTest's first switch_page) has no slot reserved.
-    with st.session_state.get(PROGRESS_SLOT) or st.sidebar.container():
-        st.markdown("**Your progress**")
-        st.progress(done / total, text=lessons.sentence("frame", "parts_complete", done=done, total=total))
-        # One flex row, not st.columns: the same two side by side in three elements instead of five,
-        # and this box is redrawn on every click in a lesson.
-        with st.container(horizontal=True):
-            st.metric("Checks", summary.checks)
-            st.metric("Quiz", summary.quiz)
-        if summary.handed_in_at is not None:
-            when = readable_time(summary.handed_in_at)
-            st.caption(lessons.sentence("frame", "handed_in_read_only", when=when))
+    st.markdown("**Your progress**")
+    st.progress(done / total, text=lessons.sentence("frame", "parts_complete", done=done, total=total))
+    # One flex row, not st.columns: the same two side by side in three elements instead of five.
+    with st.container(horizontal=True):
+        st.metric("Checks", summary.checks)
+        st.metric("Quiz", summary.quiz)
+    if summary.handed_in_at is not None:
+        when = readable_time(summary.handed_in_at)
+        st.caption(lessons.sentence("frame", "handed_in_read_only", when=when))
+
+
+def _summary_behind() -> bool:
+    """Whether the summary in the sidebar shows other figures than the learner's work has now (never before
+    one was drawn)."""
+    shown = st.session_state.get(SUMMARY_SHOWN)
+    return shown is not None and shown != _summary()
+
+
+def after_saving(*fragment_keys: str) -> None:
+    """For a callback that has just stored the learner's work. If that moved the progress summary, only
+    the summary and the fragments keyed `fragment_keys` (what shows the work) run after the click; if the
+    saved indicator is behind (the store missed it), the whole app. Otherwise the click's own rerun stands."""
+    if saved_indicator_behind():
+        st.rerun()
+    if _summary_behind():
+        # The summary first: Streamlit runs keyed fragments in the order named, and a body that ran
+        # before it would find the summary behind and rerun the whole app.
+        st.rerun([PROGRESS_KEY, *fragment_keys])
+
+
+def framed() -> AbstractContextManager[None]:
+    """Around the page's run in Home.py, which has drawn the frame: the summary is in the sidebar."""
+    return _true_within(_framed)
 
 
 def lesson_page(draw: Callable[[], None]) -> None:
-    """Run a lesson page's body, `draw`, as one fragment: a widget on the page reruns the body and the
-    progress summary, not the sidebar boxes, the menu or the learner check around them."""
+    """Run a lesson page's body, `draw`, as one fragment: a widget on the page reruns the body, not the
+    progress summary, the sidebar boxes, the menu or the learner check around it."""
+    progress_if_unframed()
     _lesson_body(draw)
 
 
+def progress_if_unframed() -> None:
+    """The progress summary, drawn by the page itself when it runs without Home.py's frame around it."""
+    if not _framed.get():
+        progress_summary()
+
+
 @contextmanager
-def _keeping_frame() -> Iterator[None]:
-    kept = _frame_kept.set(True)
+def _true_within(flag: ContextVar[bool]) -> Iterator[None]:
+    token = flag.set(True)
     try:
         yield
     finally:
-        _frame_kept.reset(kept)
+        flag.reset(token)
 
 
-@st.fragment
+@st.fragment(key=BODY_KEY)
 @in_a_run_slot
 def _lesson_body(draw: Callable[[], None]) -> None:
-    with _keeping_frame():
+    with _true_within(_frame_kept):
         _body(draw)
 
 
 def _body(draw: Callable[[], None]) -> None:
     retry_saving()
-    # Both sidebar boxes are written before the page, which may stop early (st.stop): a fragment may
+    # The saved indicator is written before the page, which may stop early (st.stop): a fragment may
     # only write to a container outside it on its reruns if it wrote there in the last full run too.
-    # Answers locked by a form's callback are stored before this runs, so the summary is current.
-    progress_sidebar()
     saved_indicator()
     draw()
-    # Defaults first shown by a fragment rerun (a section a locked prediction revealed) are stored too.
-    if state.save_seeded():
+    # Defaults first shown by a fragment rerun (a section a locked prediction revealed) are stored too;
+    # work the page stored while it ran, rather than in a callback, shows in the summary.
+    if state.save_seeded() or _summary_behind():
         st.rerun()
     # Again, replacing the first, if the page's own writes changed it: a click that could not be saved
     # says so at once.
@@ -137,13 +169,13 @@ def _section(draw: Callable[[], None]) -> None:
     if _frame_kept.get():  # drawn as part of a run that keeps the frame current itself
         draw()
         return
-    with _keeping_frame():
+    with _true_within(_frame_kept):
         _section_alone(draw)
 
 
 def _section_alone(draw: Callable[[], None]) -> None:
     retry_saving()
     draw()
-    behind = saved_indicator_behind() or _summary() != st.session_state.get(SUMMARY_SHOWN)
+    behind = saved_indicator_behind() or _summary_behind()
     if state.save_seeded() or behind:
         st.rerun()

@@ -36,14 +36,23 @@ def _has_run(at: AppTest) -> bool:
         return False
 
 
-def answer(at: AppTest, question_id: str, option_id: str) -> AppTest:
-    """Pick an option of a marked question and lock it in."""
+def lock_answer(at: AppTest, question_id: str, option_id: str) -> AppTest:
+    """Pick an option of a marked question and lock it in; the tree then holds what that click's run drew
+    (on most pages the question and the progress summary alone, as the browser's rerun draws them)."""
     at.radio(key=f"marked.{question_id}.choice").set_value(option_id)
     form_buttons = [b for b in at.button if b.label == "Lock in my answer"]
     index = [r.key for r in at.radio if r.key and r.key.endswith(".choice")].index(
         f"marked.{question_id}.choice"
     )
     form_buttons[index].click()
+    return at.run()
+
+
+def answer(at: AppTest, question_id: str, option_id: str) -> AppTest:
+    """Lock in an answer, then run the page again: a browser keeps what the click's run left alone, where
+    AppTest's tree holds only what the latest run drew."""
+    lock_answer(at, question_id, option_id)
+    assert not at.exception, f"locking {question_id} raised: {at.exception}"
     return at.run()
 
 

@@ -182,6 +182,9 @@ class RunWatch:
         self.finished = 0
         self.fragments: list[str] = []  # the fragment each request named, "" for the whole app
         self.whole_runs = 0  # runs of the whole app the server started, asked for or not
+        # Each run the server started: the fragments it ran (none for the whole app), and the elements
+        # and blocks it sent.
+        self.started: list[tuple[tuple[str, ...], int]] = []
 
     def sent(self, payload: str | bytes) -> None:
         """Note a rerun request (a widget change, a page switch, a fragment)."""
@@ -194,12 +197,17 @@ class RunWatch:
             self.fragments.append(message.rerun_script.fragment_id)
 
     def received(self, payload: str | bytes) -> None:
-        """Note the start of a whole-app run, and the end of a run that ran to its end."""
+        """Note the start of a run, what it sent, and the end of a run that ran to its end."""
         if not isinstance(payload, bytes):
             return
         message = ForwardMsg.FromString(payload)
-        if message.WhichOneof("type") == "new_session" and not message.metadata.run.fragment_ids:
-            self.whole_runs += 1
+        kind = message.WhichOneof("type")
+        if kind == "new_session":
+            self.started.append((tuple(message.metadata.run.fragment_ids), 0))
+            self.whole_runs += not message.metadata.run.fragment_ids
+        elif kind in ("delta", "ref_hash") and self.started:  # an element, or a reference to one cached
+            fragments, deltas = self.started[-1]
+            self.started[-1] = (fragments, deltas + 1)
         elif (
             message.WhichOneof("type") == "script_finished"
             and message.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN

@@ -26,6 +26,34 @@ def test_an_answer_on_four_runs_counts_in_the_sidebar_summary_at_once(learner):
     assert learner.exceptions() == []
 
 
+def test_a_locked_answer_sends_the_question_and_the_summary_and_leaves_the_page_be(learner):
+    page = learner.open("four-runs")
+    page.get_by_role("tab").nth(1).click()  # another run's dashboard: the body reruns
+    learner.settle()
+    [(body, body_sent)] = learner.runs.started[-1:]
+    assert len(body) == 1
+
+    before = len(learner.runs.started)
+    learner.answer(RIGHT_R1)
+    after = learner.runs.started[before:]
+    ran = {fragment for fragments, _ in after for fragment in fragments}
+    sent = sum(count for _, count in after)
+    assert after and all(fragments for fragments, _ in after), "locking the answer reran the whole app"
+    assert len(ran) == 2 and body[0] not in ran, "locking the answer reran more than the question and summary"
+    assert sent * 3 < body_sent, f"the lock sent {sent} elements, the body's rerun {body_sent}"
+
+    expect(page.get_by_text("Right.", exact=False).first).to_be_visible()
+    assert _sidebar_metric(page, "Checks") == "1/9"
+    # What the lock left alone is still drawn, once: the title and the three questions still open.
+    expect(page.get_by_role("heading", name="Four runs, four different problems")).to_have_count(1)
+    expect(page.get_by_role("button", name="Lock in my answer")).to_have_count(3)
+    expect(page.locator('[data-testid="stSidebar"]').get_by_text("Your progress", exact=True)).to_have_count(
+        1
+    )
+    assert learner.exceptions() == []
+    assert learner.console_errors == []
+
+
 def test_home_shows_the_summary_and_its_links_leave_for_the_lesson(learner):
     page = learner.open()
     assert _sidebar_metric(page, "Quiz") == "0/3"
