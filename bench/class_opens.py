@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from bench.load_client import RunResult, Session, open_root_once
 from bench.paths import REPO_ROOT, RESULTS_DIR
 from bench.server import ResourceSampler, StreamlitServer, throwaway_store
-from bench.stats import LatencySummary, summarise
+from bench.stats import LatencySummary, save_figures, summarise
 from bench.workshop import IDENTITY_COOKIE, Browser, identify
 from core.questions import load_bank
 from store import LearnerStore
@@ -89,7 +88,7 @@ async def _open(port: int, index: int, page: str, stored_id: str | None, timeout
         await session.close()
 
 
-async def _warm_up(port: int, page: str, timeout_s: float) -> None:
+async def warm_up(port: int, page: str, timeout_s: float) -> None:
     """Open the root, then the page, once each: the page's first visit imports its modules, a cost the
     process pays once and a class does not pay per learner."""
     await open_root_once(port, timeout_s=timeout_s)
@@ -129,7 +128,7 @@ def run_class(
     log = log_dir / "class_opens_server.log"
     with StreamlitServer(script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=log) as server:
         assert server.process is not None
-        asyncio.run(_warm_up(server.port, page, timeout_s))
+        asyncio.run(warm_up(server.port, page, timeout_s))
         sampler = ResourceSampler(pid=server.process.pid)
         before = sampler.read()
         started = time.perf_counter()
@@ -174,9 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     outcome = run_class(args.sessions, args.page, returning=args.returning)
     print(describe(outcome))
-    if args.out:
-        summary: dict[str, Any] = asdict(outcome)
-        args.out.write_text(json.dumps(summary, indent=2) + "\n")
+    save_figures(outcome, args.out)
     return 0
 
 

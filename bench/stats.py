@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
 
 def percentile(samples: Sequence[float], pct: float) -> float:
@@ -70,3 +73,9 @@ def least_squares_slope(xs: Sequence[float], ys: Sequence[float]) -> float | Non
     mean_y = sum(ys) / len(ys)
     spread = sum((x - mean_x) ** 2 for x in xs)
     return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+
+
+def save_figures(figures: Any, path: Path | None) -> None:
+    """Write a run's figures (a dataclass, summaries nested) to `path` as JSON; nothing without a path."""
+    if path is not None:
+        path.write_text(json.dumps(asdict(figures), indent=2) + "\n")
