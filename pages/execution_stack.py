@@ -7,7 +7,7 @@ from core.settings_schema import section
 from core.stack import load_stack
 from ui.frame import lesson_page, lesson_section
 from ui.links import share_box
-from ui.marked import marked_question
+from ui.marked import marked_questions
 from ui.nav import next_link
 from ui.settings import persistent
 
@@ -36,7 +36,7 @@ def draw() -> None:
     )
 
     st.header("Before you trace one")
-    marked_question("c1")
+    marked_questions("c1")
 
     st.header("From a symptom to a layer")
     st.markdown(lessons.sentence("execution_stack", "pick_symptom"))

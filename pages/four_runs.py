@@ -11,7 +11,7 @@ from core.telemetry import Run, device_gib, load_runs, recorded
 from ui.charts import draw as draw_chart
 from ui.charts import panel_slots
 from ui.frame import lesson_page
-from ui.marked import marked_question
+from ui.marked import marked_questions
 from ui.nav import next_link
 
 DASHBOARD_TABS = "four_runs.dashboard"  # whose dashboard is open: a run's title
@@ -54,8 +54,7 @@ def draw() -> None:
 
     st.header("Sort them")
     st.markdown(lessons.sentence("four_runs", "sort_kinds"))
-    for run in runs:
-        marked_question(run.question_id)
+    marked_questions(*(run.question_id for run in runs))
 
     st.header("What the dashboards recorded")
     st.markdown(lessons.sentence("four_runs", "check_sorting"))

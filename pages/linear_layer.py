@@ -27,7 +27,7 @@ from ui import state
 from ui.charts import draw as draw_chart
 from ui.frame import lesson_page
 from ui.links import share_box
-from ui.marked import marked_question
+from ui.marked import marked_questions
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
 from ui.settings import persistent
@@ -171,7 +171,7 @@ def draw() -> None:
 
     st.header("FLOPs do not tell you the runtime")
     st.markdown(lessons.sentence("linear", "answer_first"))
-    marked_question("c2")
+    marked_questions("c2")
 
     st.subheader("Place three operations before the roofline does")
     st.markdown(lessons.sentence("linear", "place_three", gpu=roof.gpu_name, dtype=roof.dtype))

@@ -35,7 +35,7 @@ from ui import state
 from ui.charts import draw as draw_chart
 from ui.frame import lesson_page, lesson_section
 from ui.links import adopt_once, share_box
-from ui.marked import marked_question
+from ui.marked import marked_questions
 from ui.model_source import chosen_model
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
@@ -260,11 +260,11 @@ def draw() -> None:
     st.markdown(lessons.text("memory", "intro"))
 
     st.header("Training keeps what inference throws away")
-    marked_question("c3")
+    marked_questions("c3")
     st.markdown(lessons.text("memory", "training_keeps"))
 
     st.header("Where the memory goes")
-    marked_question("c4")
+    marked_questions("c4")
     st.markdown(lessons.text("memory", "where_memory_goes"))
     # The budget's controls rerun only what they change: the budget, its sketch and its reveal.
     lesson_section(budget_lesson)

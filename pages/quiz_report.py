@@ -22,7 +22,7 @@ from core.signing import Verdict
 from core.workloads import linear_layer
 from ui import state
 from ui.frame import lesson_page
-from ui.marked import marked_question
+from ui.marked import marked_questions
 from ui.nav import next_link, page_for, title_of
 from ui.signing import signing_key
 from ui.tables import arrow_rows
@@ -98,8 +98,7 @@ def draw() -> None:
     st.markdown(lessons.text("quiz_report", "intro"))
 
     st.header("Quiz")
-    for question_id in quiz_ids(bank):
-        marked_question(question_id, page_reads_it=True)  # the report below counts it
+    marked_questions(*quiz_ids(bank), page_reads_it=True)  # the report below counts them
 
     report = build_report(
         bank, state.snapshot(), layer=layer_figures(), budget=budget_figures(), run_a_brief=brief_sentence()

@@ -24,7 +24,7 @@ from ui import state
 from ui.charts import draw as draw_chart
 from ui.charts import panel_slots, shared_datasets
 from ui.frame import lesson_page, lesson_section
-from ui.marked import marked_question
+from ui.marked import marked_questions
 from ui.nav import next_link, page_for
 
 UPLOAD = "upload"
@@ -210,7 +210,7 @@ def draw() -> None:
         quiz.file, guess_mapping(quiz_table.columns), RunContext(classes=quiz.classes)
     )
     show_run(quiz_reading, title=quiz.title, marked=False)
-    marked_question(QUESTION_ID, page_reads_it=True)  # the log below waits for the answer
+    marked_questions(QUESTION_ID, page_reads_it=True)  # the log below waits for the answer
 
     st.header("Read a log")
     # The log's controls rerun only the reading below them, not the example above.

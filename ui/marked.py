@@ -1,7 +1,8 @@
 """The marked-question widget: nothing selected, one confirmed answer, then locked for good.
 
-A question is a fragment of its own unless its page reads the answer elsewhere, so a learner locking it,
-as a whole class does when the instructor asks, reruns the question and the progress summary alone.
+Questions drawn together are a fragment of their own unless their page reads the answers elsewhere, so
+a learner locking one, as a whole class does when the instructor asks, reruns those questions and the
+progress summary alone.
 """
 
 from __future__ import annotations
@@ -39,23 +40,29 @@ def _feedback(question: Question, given: str) -> None:
         )
 
 
-def marked_question(question_id: str, *, page_reads_it: bool = False) -> None:
-    """Render one marked question from the bank; after one confirmed answer it is locked. Locking reruns
-    the question and the progress summary alone, or the page's whole body where `page_reads_it`."""
+def marked_questions(*question_ids: str, page_reads_it: bool = False) -> None:
+    """Render marked questions from the bank, one after another; after one confirmed answer each is locked.
+    Locking one reruns these questions and the progress summary alone, or the page's body where
+    `page_reads_it`. Questions drawn together share a fragment, which every run of the page pays for."""
     if page_reads_it:
-        _question(question_id, BODY_KEY)
+        _questions(question_ids, BODY_KEY)
     else:
-        _alone(question_id)(question_id, _fragment_key(question_id))
+        _alone(question_ids)(question_ids, _fragment_key(question_ids))
 
 
-def _fragment_key(question_id: str) -> str:
-    return f"marked.{question_id}"
+def _fragment_key(question_ids: tuple[str, ...]) -> str:
+    return "marked." + "+".join(question_ids)
 
 
 @functools.cache
-def _alone(question_id: str) -> Callable[[str, str], None]:
-    """The question drawn as a keyed fragment; one wrapper per question for the process, no learner data."""
-    return st.fragment(in_a_run_slot(_question), key=_fragment_key(question_id))
+def _alone(question_ids: tuple[str, ...]) -> Callable[[tuple[str, ...], str], None]:
+    """The questions drawn as one keyed fragment; one wrapper per group for the process, no learner data."""
+    return st.fragment(in_a_run_slot(_questions), key=_fragment_key(question_ids))
+
+
+def _questions(question_ids: tuple[str, ...], shown_by: str) -> None:
+    for question_id in question_ids:
+        _question(question_id, shown_by)
 
 
 def _lock(question_id: str, shown_by: str, choice: str) -> None:

@@ -1,7 +1,7 @@
 """Locking a marked question reruns what shows it, named by key from the lock's callback: on most pages
-the question and the progress summary alone, on a page that reads the answer elsewhere its whole body
-and the summary; Run A's forms likewise, once their two records complete the part. A lock the store
-missed reruns the whole app, so the saved indicator can say so.
+the questions drawn with it and the progress summary alone, on a page that reads the answer elsewhere
+its whole body and the summary; Run A's forms likewise, once their two records complete the part. A
+lock the store missed reruns the whole app, so the saved indicator can say so.
 
 AppTest's tree holds what the latest run drew, so it shows exactly what the lock's run sent."""
 
@@ -16,11 +16,12 @@ from tests.app.conftest import lock_answer, open_page
 from tests.app.test_learner_record import _saved_note
 from tests.app.test_run_a_page import PAGE, submit_decision, submit_reflection
 
+# A page, a question on it, and the questions drawn with it (one fragment).
 ALONE = [
-    ("pages/four_runs.py", "r1"),
-    ("pages/execution_stack.py", "c1"),
-    ("pages/linear_layer.py", "c2"),
-    ("pages/memory_budget.py", "c3"),
+    ("pages/four_runs.py", "r1", ("r2", "r3", "r4")),
+    ("pages/execution_stack.py", "c1", ()),
+    ("pages/linear_layer.py", "c2", ()),
+    ("pages/memory_budget.py", "c3", ()),
 ]
 WHOLE_BODY = [("pages/your_run.py", "y1"), ("pages/quiz_report.py", "q1")]
 
@@ -37,8 +38,8 @@ def _lock_right(at: AppTest, question_id: str) -> AppTest:
     return lock_answer(at, question_id, load_bank().question(question_id).correct)
 
 
-@pytest.mark.parametrize(("page", "question_id"), ALONE)
-def test_a_lock_reruns_the_question_and_the_summary_alone(page, question_id):
+@pytest.mark.parametrize(("page", "question_id", "drawn_with"), ALONE)
+def test_a_lock_reruns_the_questions_and_the_summary_alone(page, question_id, drawn_with):
     at = open_page(page)
     title = at.title[0].value
     assert _sidebar(at)["Checks"] == "0/9"
@@ -47,7 +48,7 @@ def test_a_lock_reruns_the_question_and_the_summary_alone(page, question_id):
     _lock_right(at, question_id)
     assert not at.exception
     assert at.title == []  # the body did not run
-    assert _main_radios(at) == [f"marked.{question_id}.locked"]
+    assert _main_radios(at) == [f"marked.{question_id}.locked", *(f"marked.{q}.choice" for q in drawn_with)]
     assert at.radio(key=f"marked.{question_id}.locked").disabled
     assert len(at.success) == 1  # the verdict
     assert _sidebar(at)["Checks"] == "1/9"  # the summary ran too
