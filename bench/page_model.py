@@ -460,12 +460,22 @@ class PageModel:
         (the whole page when the body is not a fragment)."""
         self.interaction_fragment = self.body_fragment or ""
 
+    @property
+    def clickable_sections(self) -> list[str]:
+        """The parts of the body that rerun alone, in order, passing over parts whose controls are all in
+        forms (the marked questions: a click there is a lock, which `bench.class_locks` times)."""
+        return [f for f in self.section_fragments if self._reruns_on_a_click(f)]
+
+    def _reruns_on_a_click(self, fragment: str) -> bool:
+        controls = [w for w in self.widgets.values() if w.fragment_id == fragment]
+        return not controls or any(not w.form_id for w in controls)
+
     def click_in_section(self) -> None:
-        """Make the next rerun the one a click inside the first part of the body that reruns alone asks
-        for; ValueError if the latest whole run drew none."""
-        if not self.section_fragments:
+        """Make the next rerun the one a click inside the first of `clickable_sections` asks for;
+        ValueError if the latest whole run drew none."""
+        if not self.clickable_sections:
             raise ValueError("The page drew no fragment in its main area besides its body.")
-        self.interaction_fragment = self.section_fragments[0]
+        self.interaction_fragment = self.clickable_sections[0]
 
     def set_value(self, widget_id: str, value: Any) -> bool:
         """Change a widget's value; returns True if that triggers a rerun (not inside a form)."""

@@ -82,7 +82,7 @@ async def _time_pages(
                 timings[page.url_path]["body"] = await _time_reruns(
                     session, log, reruns, page_budget_s, click=session.model.click_in_body
                 )
-            if session.model.section_fragments:
+            if session.model.clickable_sections:
                 # And inside the first part of the body that reruns alone (ui/frame.lesson_section).
                 timings[page.url_path]["section"] = await _time_reruns(
                     session, log, reruns, page_budget_s, click=session.model.click_in_section

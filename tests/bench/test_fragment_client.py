@@ -515,3 +515,16 @@ def test_the_sections_are_the_other_fragments_that_drew_the_main_area_in_a_whole
     assert model.section_fragments == []
     with pytest.raises(ValueError, match="besides its body"):
         model.click_in_section()
+
+
+def test_a_click_in_a_section_passes_over_a_part_whose_controls_are_all_in_forms() -> None:
+    # The marked questions a page draws together rerun alone, but only on a lock, which class_locks times.
+    model = PageModel()
+    main = 0
+    whole_run = [_new_session(), _navigation(), _in(main, _slider("F")), _in(main, _radio("H"))]
+    whole_run += [_in(main, _submit("H")), _in(main, _text("G"))]
+    for raw in [*whole_run, finished()]:
+        model.apply(raw)
+    assert model.section_fragments == ["H", "G"]
+    model.click_in_section()
+    assert model.rerun_message().rerun_script.fragment_id == "G"
