@@ -21,6 +21,7 @@ from pathlib import Path
 
 from bench.class_opens import warm_up, whole_runs_of_report
 from bench.load_client import Session
+from bench.page_model import WidgetInfo
 from bench.paths import REPO_ROOT, RESULTS_DIR
 from bench.server import ResourceSampler, StreamlitServer, throwaway_store
 from bench.stats import LatencySummary, save_figures, summarise
@@ -59,6 +60,12 @@ def option_for(question: Question, index: int) -> str:
     return options[index % len(options)].id
 
 
+def _asking(session: Session, question: Question) -> WidgetInfo | None:
+    """The radio on the page that asks `question`, open or locked; None if the page draws none."""
+    widgets = session.model.widgets.values()
+    return next((w for w in widgets if w.kind == "radio" and w.label == question.prompt), None)
+
+
 async def _learner(
     port: int,
     index: int,
@@ -74,9 +81,9 @@ async def _learner(
     try:
         await session.connect(page)
         await identify(session, browser)
-        radio = next(
-            w for w in session.model.widgets.values() if w.kind == "radio" and w.label == question.prompt
-        )
+        radio = _asking(session, question)
+        if radio is None:
+            raise ValueError(f"/{page} does not ask {question.id}.")
         submit = next(w for w in session.model.widgets.values() if w.is_submit and w.form_id == radio.form_id)
         choice = question.option_text(option_for(question, index))
         await ready.put(None)
@@ -85,10 +92,7 @@ async def _learner(
         session.model.set_value(radio.id, choice)
         session.model.click(submit.id)
         result = await rerun_here(session)
-        locked = next(
-            (w for w in session.model.widgets.values() if w.kind == "radio" and w.label == question.prompt),
-            None,
-        )
+        locked = _asking(session, question)
         held = locked is not None and locked.disabled and locked.default == choice
         return Lock(result.latency_ms, session.traffic.messages - before, whole_runs_of_report(result), held)
     finally:

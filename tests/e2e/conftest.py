@@ -181,9 +181,8 @@ class RunWatch:
         self.asked = 0
         self.finished = 0
         self.fragments: list[str] = []  # the fragment each request named, "" for the whole app
-        self.whole_runs = 0  # runs of the whole app the server started, asked for or not
-        # Each run the server started: the fragments it ran (none for the whole app), and the elements
-        # and blocks it sent.
+        # Each run the server started, asked for or not: the fragments it ran (none for the whole app),
+        # and the elements and blocks it sent.
         self.started: list[tuple[tuple[str, ...], int]] = []
 
     def sent(self, payload: str | bytes) -> None:
@@ -204,16 +203,17 @@ class RunWatch:
         kind = message.WhichOneof("type")
         if kind == "new_session":
             self.started.append((tuple(message.metadata.run.fragment_ids), 0))
-            self.whole_runs += not message.metadata.run.fragment_ids
         elif kind in ("delta", "ref_hash") and self.started:  # an element, or a reference to one cached
             fragments, deltas = self.started[-1]
             self.started[-1] = (fragments, deltas + 1)
-        elif (
-            message.WhichOneof("type") == "script_finished"
-            and message.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
-        ):
+        elif kind == "script_finished" and message.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
             self._events += 1
             self.finished = self._events
+
+    @property
+    def whole_runs(self) -> int:
+        """Runs of the whole app the server started, asked for or not."""
+        return sum(not fragments for fragments, _ in self.started)
 
     @property
     def answered(self) -> bool:
