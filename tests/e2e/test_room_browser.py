@@ -70,6 +70,9 @@ def test_answers_reach_the_instructor_and_a_reveal_waits_for_each_learners_answe
     # The export is written on the click, from the view's latest refresh: every learner's answer to r1.
     counts = lessons.sentence("instructor", "answered_right", label=R1.label, answered=3, right=1)
     expect(instructor.page.get_by_text(counts)).to_be_visible(timeout=REFRESH_MS)
+    # The refresh that drew the count draws the button after it: until that run is over, a click can
+    # still reach the button of the refresh before, and its file holds the two answers it read.
+    instructor.settle()
     with instructor.page.expect_download() as saved:
         instructor.page.get_by_role("button", name="Download the room as CSV").click()
     rows = list(csv.DictReader(io.StringIO(saved.value.path().read_text(encoding="utf-8"))))
