@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -153,3 +154,54 @@ def test_all_taken_says_when_every_slot_is_held():
             assert slots.all_taken()
         assert not slots.all_taken()
     assert not RunSlots(0).all_taken()  # no slots: never at capacity
+
+
+def _wait_until(condition, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.005)
+
+
+def test_a_run_others_wait_for_does_its_last_step_before_handing_its_slot_on():
+    slots = RunSlots(1, stuck_s=WAIT_S)
+    events: list[str] = []
+    slots.before_handing_on = lambda: events.append(f"last step, {slots._waiting} waiting")
+
+    def waiter() -> None:
+        with slots.held():
+            events.append("waiter in")
+
+    with slots.held():
+        other = threading.Thread(target=waiter)
+        other.start()
+        _wait_until(lambda: slots._waiting == 1, "the other run waits")
+    other.join(WAIT_S)
+    assert events == ["last step, 1 waiting", "waiter in"]
+    assert slots._waiting == 0
+
+
+def test_a_run_nobody_waits_for_hands_its_slot_straight_back():
+    slots = RunSlots(1, stuck_s=WAIT_S)
+    slots.before_handing_on = lambda: pytest.fail("nobody was waiting")
+    with slots.held():
+        pass
+
+
+def test_a_last_step_that_fails_still_gives_the_slot_back():
+    slots = RunSlots(1, stuck_s=WAIT_S)
+    done = threading.Event()
+
+    def broken() -> None:
+        raise RuntimeError("the event loop is gone")
+
+    def waiter() -> None:
+        with slots.held():
+            done.set()
+
+    slots.before_handing_on = broken
+    with pytest.raises(RuntimeError), slots.held():
+        other = threading.Thread(target=waiter)
+        other.start()
+        _wait_until(lambda: slots._waiting == 1, "the other run waits")
+    assert done.wait(WAIT_S)
