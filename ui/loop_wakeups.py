@@ -1,4 +1,5 @@
-"""Wake Streamlit's event loop once for a batch of a session's messages, not twice for every element.
+"""Wake Streamlit's event loop once for a batch of a session's messages, not twice for every element;
+send them on that wake-up; and keep the scripts from running ahead of the loop.
 
 Streamlit 1.67 hands each element a script draws to the server's event loop with
 `call_soon_threadsafe`, and the loop, on taking it, calls `call_soon_threadsafe` again to say there
@@ -16,14 +17,29 @@ Streamlit hands the runtime's "something to send" method, bound, to its session 
 runtime is built, which is before any of our code runs; so the install also points the live runtime's
 manager, and any session already open, at the replacement.
 
-Streamlit has no hook for this. The two methods are replaced once per process, and only when they
-still have the shape this was written against; otherwise nothing changes and one warning says why.
+Streamlit has no hook for any of this. Its four methods are replaced once per process, and only when
+they still have the shape this was written against; otherwise nothing changes and one warning says why.
 `LAB_BATCH_WAKEUPS=0` keeps Streamlit's own behaviour, so the benchmark can compare the two.
+
+The loop also has to keep up. It runs callbacks in turns, each turn running all that were waiting when
+it began, and Streamlit's send loop writes a session's messages to its browser three turns after it is
+told there are some, then one message a turn. Under a class clicking at once the scripts, which share
+the interpreter with the loop, queued callbacks faster than the loop ran them: its turns grew to half a
+second, and nobody's answer went out until the burst was over (bench/README.md, seventeenth round).
+So, two changes that only help together:
+
+- the batch that puts a session's messages in its queue sends them on the same turn, as Streamlit's
+  send loop would have (unless that loop is part-way through sending the session's earlier ones, which
+  must go first; it then sends these too);
+- a run that others wait for hands its slot on (ui/run_slots.py) only once the loop has run every
+  callback queued before it finished, or after `LAB_LOOP_CATCH_UP_S` (0.1 s; 0 turns this off), so
+  the scripts never get far ahead of the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import os
@@ -31,14 +47,21 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime import Runtime
 from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.session_manager import SessionClientDisconnectedError
 
 from ui.run_slots import PROCESS_SLOTS
 
 _LOGGER = logging.getLogger(__name__)
 _SWITCH_ENV = "LAB_BATCH_WAKEUPS"
 _BATCH_ATTR = "_lab_wakeup_batch"  # on each AppSession: its callbacks waiting for the loop
+_SENDING_ATTR = "_lab_send_loop_sending"  # on an AppSession: Streamlit's send loop is part-way through
+_CATCH_UP_ENV = "LAB_LOOP_CATCH_UP_S"
+# The longest a run waits for the loop before handing its slot on: about what the loop needs for a
+# few dozen sessions' callbacks under load, and short enough that a stalled loop costs little.
+CATCH_UP_S = 0.1
 
 
 class _Batch:
@@ -51,23 +74,23 @@ class _Batch:
         self._callbacks: list[Callable[[], None]] = []
         self._scheduled = False
 
-    def add(self, loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None:
-        """Queue `callback` to run on `loop`; wake the loop only if no wake-up is on its way already.
-        RuntimeError if the loop is closed (the callback is dropped)."""
+    def add(self, session: AppSession, callback: Callable[[], None]) -> None:
+        """Queue `callback` to run on the session's loop; wake the loop only if no wake-up is on its way
+        already. RuntimeError if the loop is closed (the callback is dropped)."""
         with self._lock:
             self._callbacks.append(callback)
             if self._scheduled:
                 return
             self._scheduled = True
         try:
-            loop.call_soon_threadsafe(self._run, loop)
+            session._event_loop.call_soon_threadsafe(self._run, session)
         except RuntimeError:
             with self._lock:
                 self._callbacks.clear()
                 self._scheduled = False
             raise
 
-    def _run(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _run(self, session: AppSession) -> None:
         with self._lock:
             callbacks, self._callbacks = self._callbacks, []
             # A callback queued from here on needs a wake-up of its own.
@@ -77,7 +100,9 @@ class _Batch:
                 callback()
             except Exception as err:
                 # As asyncio does for a callback of its own: report it, and run the ones after it.
+                loop = session._event_loop
                 loop.call_exception_handler({"message": "A session's callback failed", "exception": err})
+        _send_queued(session)
 
 
 def _call_soon_batched(self: AppSession, callback: Callable[[], None]) -> None:
@@ -85,11 +110,45 @@ def _call_soon_batched(self: AppSession, callback: Callable[[], None]) -> None:
     state = vars(self)
     batch = state.get(_BATCH_ATTR) or state.setdefault(_BATCH_ATTR, _Batch())
     try:
-        batch.add(self._event_loop, callback)
+        batch.add(self, callback)
     except RuntimeError:
         if not self._event_loop.is_closed():
             raise
         _LOGGER.debug("Dropped a callback for a closed event loop")
+
+
+def _send_queued(session: AppSession) -> None:
+    """Send what the session has queued to its browser now, as Streamlit's send loop would on a later turn,
+    unless that loop is part-way through the session's earlier messages (it then sends these after)."""
+    if vars(session).get(_SENDING_ATTR) or not Runtime.exists() or not _streamlits:
+        return
+    runtime = Runtime.instance()
+    manager = getattr(runtime, "_session_mgr", None)  # absent on AppTest's stand-in runtime
+    info = manager.get_active_session_info(session.id) if manager is not None else None
+    if info is None:  # no browser connected: Streamlit sends the queue when one is
+        return
+    for msg in _streamlits["flush"](session):
+        try:
+            runtime._send_message(info, msg)
+        except SessionClientDisconnectedError:
+            runtime.disconnect_session(session.id, client=info.client)
+            break
+    _streamlits["flushed"](session)
+
+
+def _flush_for_the_send_loop(self: AppSession) -> list[ForwardMsg]:
+    """AppSession.flush_browser_queue, which only Streamlit's send loop calls: it sends what this returns
+    one message a turn, so the session is marked as being sent to until it has."""
+    messages = _streamlits["flush"](self)
+    if messages:
+        vars(self)[_SENDING_ATTR] = True
+    return messages
+
+
+def _sent_by_the_send_loop(self: AppSession) -> None:
+    """AppSession.on_flushed_messages_sent, called once the send loop has sent what it flushed."""
+    vars(self).pop(_SENDING_ATTR, None)
+    _streamlits["flushed"](self)
 
 
 def _on_the_loop(loop: asyncio.AbstractEventLoop) -> bool:
@@ -119,24 +178,72 @@ def _has_shape(function: Any, parameters: list[str], *, calls: str) -> bool:
 def _streamlit_has_shape() -> bool:
     hand_off = getattr(AppSession, "_call_soon_on_event_loop", None)
     say_enqueued = getattr(Runtime, "_enqueued_some_message", None)
+    send = getattr(Runtime, "_send_message", None)
     return (
         _has_shape(hand_off, ["self", "callback"], calls="call_soon_threadsafe")
         and _has_shape(say_enqueued, ["self"], calls="call_soon_threadsafe")
+        and _has_shape(AppSession.flush_browser_queue, ["self"], calls="_browser_queue")
+        and _has_shape(AppSession.on_flushed_messages_sent, ["self"], calls="_settled")
+        and _has_shape(send, ["self", "session_info", "msg"], calls="write_forward_msg")
         and callable(getattr(Runtime, "_get_async_objs", None))
+        and callable(getattr(Runtime, "disconnect_session", None))
     )
 
 
+# Streamlit's own flush_browser_queue and on_flushed_messages_sent, once replaced.
+_streamlits: dict[str, Callable[[AppSession], Any]] = {}
 _install_lock = threading.Lock()
 _outcome: list[bool] = []  # process-wide, decided on the first call: the loop belongs to the process
 
 
 def install() -> bool:
-    """Batch the event loop's wake-ups for this process, deciding once (later calls only answer);
-    whether they are batched."""
+    """Batch the event loop's wake-ups for this process and have waited-for runs let the loop catch up,
+    deciding once (later calls only answer); whether the wake-ups are batched."""
     with _install_lock:
         if not _outcome:
             _outcome.append(_replace_methods())
+            PROCESS_SLOTS.before_handing_on = _catch_up_after(_catch_up_s())
         return _outcome[0]
+
+
+def _catch_up_s() -> float:
+    """How long a waited-for run lets the loop catch up (`LAB_LOOP_CATCH_UP_S`); 0 when it does not."""
+    raw = os.environ.get(_CATCH_UP_ENV, str(CATCH_UP_S))
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 1:
+        _LOGGER.warning("%s=%r is not 0 to 1 seconds; using %s.", _CATCH_UP_ENV, raw, CATCH_UP_S)
+        return CATCH_UP_S
+    if seconds == 0:
+        _LOGGER.warning("%s=0: runs hand their slots on without waiting for the event loop.", _CATCH_UP_ENV)
+    return seconds
+
+
+def _catch_up_after(timeout_s: float) -> Callable[[], object] | None:
+    """What a run does before handing its slot on: wait up to `timeout_s` for the loop (None for 0)."""
+    return functools.partial(wait_for_loop, timeout_s) if timeout_s else None
+
+
+def wait_for_loop(timeout_s: float) -> bool:
+    """Wait until Streamlit's event loop has run every callback handed to it before now, at most
+    `timeout_s`; whether it has. True at once without a running Streamlit, or on the loop itself."""
+    if not Runtime.exists():
+        return True
+    try:
+        loop = Runtime.instance()._get_async_objs().eventloop
+    except (AttributeError, RuntimeError):  # AppTest's stand-in, or a runtime not started yet
+        return True
+    if _on_the_loop(loop):
+        return True
+    reached = threading.Event()
+    try:
+        # Behind every callback already queued, a session's batch among them: the loop runs them in order.
+        loop.call_soon_threadsafe(reached.set)
+    except RuntimeError:  # the loop is closed: nothing left to wait for
+        return True
+    return reached.wait(timeout_s)
 
 
 def _replace_methods() -> bool:
@@ -149,7 +256,10 @@ def _replace_methods() -> bool:
         )
         return False
     streamlits_enqueued = Runtime._enqueued_some_message
+    _streamlits.update(flush=AppSession.flush_browser_queue, flushed=AppSession.on_flushed_messages_sent)
     AppSession._call_soon_on_event_loop = _call_soon_batched  # type: ignore[method-assign]  # see the docstring
+    AppSession.flush_browser_queue = _flush_for_the_send_loop  # type: ignore[method-assign]
+    AppSession.on_flushed_messages_sent = _sent_by_the_send_loop  # type: ignore[method-assign]
     Runtime._enqueued_some_message = _enqueued_some_message  # type: ignore[method-assign]
     if Runtime.exists():
         _repoint_live_runtime(Runtime.instance(), streamlits_enqueued)

@@ -1,4 +1,5 @@
-"""A session's callbacks reach Streamlit's event loop in their order, on the loop, a wake-up a batch."""
+"""A session's callbacks reach Streamlit's event loop in their order, on the loop, a wake-up a batch; the
+batch sends the session's messages on its own turn; and a run can wait for the loop to catch up."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from streamlit.runtime import Runtime, RuntimeConfig
 from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+from streamlit.runtime.session_manager import SessionClientDisconnectedError
 
 from ui import loop_wakeups
-from ui.run_slots import RunSlots
+from ui.run_slots import PROCESS_SLOTS, RunSlots
 
 WAIT_S = 5
 
@@ -58,10 +60,18 @@ def loop() -> Iterator[CountingLoop]:
 
 
 class Session:
-    """What the batched hand-off uses of an AppSession: its event loop."""
+    """What the batched hand-off uses of an AppSession: its event loop, its id and its queue of messages."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._event_loop = loop
+        self.id = "session-1"
+        self.queued: list[str] = []
+        self.flushes_sent = 0
+
+    def flush(self) -> list[str]:
+        """Empty the queue, as AppSession.flush_browser_queue does."""
+        taken, self.queued = self.queued, []
+        return taken
 
     def hand(self, callback: Callable[[], None]) -> None:
         """Hand `callback` to the loop as the app's AppSession does."""
@@ -199,25 +209,42 @@ def _streamlits_enqueued(self: Runtime) -> None:
     async_objs.eventloop.call_soon_threadsafe(async_objs.need_send_data.set)
 
 
+def _streamlits_flush(self: AppSession) -> list[Any]:
+    return self._browser_queue.flush()
+
+
+def _streamlits_flushed(self: AppSession) -> None:
+    if self._settled is not None and self._browser_queue.is_empty():
+        self._settled.set()
+
+
 @pytest.fixture
 def streamlit_methods(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stand-ins shaped like Streamlit 1.67's two methods, put back as they were afterwards."""
+    """Stand-ins shaped like Streamlit 1.67's four methods, put back as they were afterwards."""
     monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", _streamlits_call_soon)
+    monkeypatch.setattr(AppSession, "flush_browser_queue", _streamlits_flush)
+    monkeypatch.setattr(AppSession, "on_flushed_messages_sent", _streamlits_flushed)
     monkeypatch.setattr(Runtime, "_enqueued_some_message", _streamlits_enqueued)
+    monkeypatch.setattr(loop_wakeups, "_streamlits", {})
 
 
 def test_the_pinned_streamlit_has_the_hand_off_this_replaces() -> None:
     # A Streamlit upgrade that changes it fails here, where the app would only warn and go slower.
     assert loop_wakeups.install()
     assert AppSession._call_soon_on_event_loop is loop_wakeups._call_soon_batched
+    assert AppSession.flush_browser_queue is loop_wakeups._flush_for_the_send_loop
+    assert AppSession.on_flushed_messages_sent is loop_wakeups._sent_by_the_send_loop
     assert Runtime._enqueued_some_message is loop_wakeups._enqueued_some_message
+    assert PROCESS_SLOTS.before_handing_on is not None  # waited-for runs let the loop catch up
 
 
 @pytest.mark.usefixtures("streamlit_methods")
 def test_methods_of_the_expected_shape_are_replaced() -> None:
     assert loop_wakeups._replace_methods()
     assert AppSession._call_soon_on_event_loop is loop_wakeups._call_soon_batched
+    assert AppSession.flush_browser_queue is loop_wakeups._flush_for_the_send_loop
     assert Runtime._enqueued_some_message is loop_wakeups._enqueued_some_message
+    assert loop_wakeups._streamlits == {"flush": _streamlits_flush, "flushed": _streamlits_flushed}
 
 
 @pytest.mark.usefixtures("streamlit_methods")
@@ -288,3 +315,161 @@ def test_a_runtime_whose_manager_holds_something_else_is_left_with_a_warning(
         assert loop_wakeups._replace_methods()
     assert manager._message_enqueued_callback is other
     assert "no longer holds" in caplog.text
+
+
+class SendingRuntime:
+    """What sending on the batch's turn uses of Streamlit's runtime: the session's client and a send."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, *, connected: bool = True, broken: bool = False
+    ) -> None:
+        self.loop = loop
+        self.sent: list[tuple[str, int]] = []  # message, thread it was sent on
+        self.disconnected: list[tuple[str, object]] = []
+        self.client = object()
+        self.broken = broken
+        info = SimpleNamespace(client=self.client)
+        self._session_mgr = SimpleNamespace(get_active_session_info=lambda _id: info if connected else None)
+
+    def _get_async_objs(self) -> SimpleNamespace:
+        return SimpleNamespace(eventloop=self.loop)
+
+    def _send_message(self, info: Any, msg: str) -> None:
+        if self.broken:
+            raise SessionClientDisconnectedError
+        self.sent.append((msg, threading.get_ident()))
+
+    def disconnect_session(self, session_id: str, *, client: object) -> None:
+        self.disconnected.append((session_id, client))
+
+
+@pytest.fixture
+def sending(loop: CountingLoop, monkeypatch: pytest.MonkeyPatch) -> Callable[..., SendingRuntime]:
+    """Make Streamlit's runtime a stand-in (see SendingRuntime), with Streamlit's flush as a Session's."""
+
+    def make(**options: bool) -> SendingRuntime:
+        runtime = SendingRuntime(loop, **options)
+        monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: True))
+        monkeypatch.setattr(Runtime, "instance", classmethod(lambda cls: runtime))
+        return runtime
+
+    def flushed(session: Session) -> None:
+        session.flushes_sent += 1
+
+    monkeypatch.setattr(loop_wakeups, "_streamlits", {"flush": Session.flush, "flushed": flushed})
+    return make
+
+
+def test_a_batch_sends_its_sessions_messages_in_order_on_its_own_turn(
+    loop: CountingLoop, sending: Callable[..., SendingRuntime]
+) -> None:
+    runtime = sending()
+    session = Session(loop)
+    release = _hold(loop)
+    for index in range(3):
+        session.hand(lambda index=index: session.queued.append(f"delta {index}"))  # type: ignore[misc]
+    seen_next_turn: list[list[str]] = []
+
+    def look_next_turn() -> None:
+        loop.call_soon(lambda: seen_next_turn.append([m for m, _ in runtime.sent]))
+
+    session.hand(look_next_turn)
+    release.set()
+    _drained(loop, session)
+    # Streamlit's send loop would have sent them three turns later at the earliest, one a turn.
+    assert seen_next_turn == [["delta 0", "delta 1", "delta 2"]]
+    assert {thread for _, thread in runtime.sent} == {loop.thread_id}
+    assert session.queued == [] and session.flushes_sent >= 1
+
+
+def test_messages_the_send_loop_is_part_way_through_go_first(
+    loop: CountingLoop, sending: Callable[..., SendingRuntime]
+) -> None:
+    runtime = sending()
+    session = Session(loop)
+    session.queued = ["older"]
+    assert loop_wakeups._flush_for_the_send_loop(cast(AppSession, session)) == ["older"]
+    session.hand(lambda: session.queued.append("newer"))
+    _drained(loop, session)
+    assert runtime.sent == [] and session.queued == ["newer"]  # left for Streamlit's send loop
+    loop_wakeups._sent_by_the_send_loop(cast(AppSession, session))  # it has sent "older"
+    session.hand(lambda: None)
+    _drained(loop, session)
+    assert [m for m, _ in runtime.sent] == ["newer"]
+
+
+def test_an_empty_flush_by_the_send_loop_leaves_the_batch_free_to_send(
+    loop: CountingLoop, sending: Callable[..., SendingRuntime]
+) -> None:
+    runtime = sending()
+    session = Session(loop)
+    assert loop_wakeups._flush_for_the_send_loop(cast(AppSession, session)) == []
+    session.hand(lambda: session.queued.append("delta"))
+    _drained(loop, session)
+    assert [m for m, _ in runtime.sent] == ["delta"]
+
+
+def test_a_session_without_a_browser_keeps_its_queue(
+    loop: CountingLoop, sending: Callable[..., SendingRuntime]
+) -> None:
+    runtime = sending(connected=False)
+    session = Session(loop)
+    session.hand(lambda: session.queued.append("delta"))
+    _drained(loop, session)
+    assert runtime.sent == [] and session.queued == ["delta"]
+
+
+def test_a_browser_gone_mid_send_disconnects_its_session_as_streamlit_does(
+    loop: CountingLoop, sending: Callable[..., SendingRuntime]
+) -> None:
+    runtime = sending(broken=True)
+    session = Session(loop)
+    session.hand(lambda: session.queued.extend(["a", "b"]))
+    _drained(loop, session)
+    assert runtime.disconnected == [("session-1", runtime.client)]
+
+
+def test_waiting_for_the_loop_ends_once_it_has_run_what_came_before(
+    loop: CountingLoop, sending: Callable[..., SendingRuntime]
+) -> None:
+    sending()
+    release = _hold(loop)
+    ran: list[str] = []
+    loop.call_soon_threadsafe(lambda: ran.append("queued before"))
+    assert not loop_wakeups.wait_for_loop(0.05)  # the loop is busy: the wait gives up
+    release.set()
+    assert loop_wakeups.wait_for_loop(WAIT_S)
+    assert ran == ["queued before"]
+
+
+def test_waiting_for_the_loop_without_a_server_returns_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: False))
+    assert loop_wakeups.wait_for_loop(WAIT_S)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds", "warns"),
+    [
+        (None, loop_wakeups.CATCH_UP_S, False),
+        ("0.25", 0.25, False),
+        ("0", 0.0, True),
+        ("soon", 0.1, True),
+        ("5", 0.1, True),
+    ],
+)
+def test_the_catch_up_setting(
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    value: str | None,
+    seconds: float,
+    warns: bool,
+) -> None:
+    if value is None:
+        monkeypatch.delenv("LAB_LOOP_CATCH_UP_S", raising=False)
+    else:
+        monkeypatch.setenv("LAB_LOOP_CATCH_UP_S", value)
+    with caplog.at_level(logging.WARNING, logger=loop_wakeups.__name__):
+        assert loop_wakeups._catch_up_s() == seconds
+    assert ("LAB_LOOP_CATCH_UP_S" in caplog.text) == warns
+    hook = loop_wakeups._catch_up_after(seconds)
+    assert (hook is None) == (seconds == 0)
