@@ -19,11 +19,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.class_opens import warm_up, whole_runs_of_report
+from bench.class_opens import class_server, whole_runs_of_report
 from bench.load_client import Session
 from bench.page_model import WidgetInfo
-from bench.paths import REPO_ROOT, RESULTS_DIR
-from bench.server import ResourceSampler, StreamlitServer, throwaway_store
+from bench.paths import RESULTS_DIR
+from bench.server import ResourceSampler, throwaway_store
 from bench.stats import LatencySummary, save_figures, summarise
 from bench.workshop import Browser, identify, rerun_here
 from core.questions import Question, load_bank
@@ -125,12 +125,8 @@ def run_locks(
         raise ValueError("A class needs at least one learner.")
     question = load_bank().question(question_id)
     throwaway_store("lab-class-locks-")
-    log = log_dir / "class_locks_server.log"
-    with StreamlitServer(script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=log) as server:
-        assert server.process is not None
-        asyncio.run(warm_up(server.port, page, timeout_s))
-        sampler = ResourceSampler(pid=server.process.pid)
-        locks, cpu_s, wall_s = asyncio.run(_class(server.port, sessions, page, question, sampler, timeout_s))
+    with class_server(page, timeout_s, log_dir / "class_locks_server.log") as (port, sampler):
+        locks, cpu_s, wall_s = asyncio.run(_class(port, sessions, page, question, sampler, timeout_s))
     return Outcome(
         sessions=sessions,
         page=page,

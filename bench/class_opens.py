@@ -19,6 +19,8 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,7 +90,7 @@ async def _open(port: int, index: int, page: str, stored_id: str | None, timeout
         await session.close()
 
 
-async def warm_up(port: int, page: str, timeout_s: float) -> None:
+async def _warm_up(port: int, page: str, timeout_s: float) -> None:
     """Open the root, then the page, once each: the page's first visit imports its modules, a cost the
     process pays once and a class does not pay per learner."""
     await open_root_once(port, timeout_s=timeout_s)
@@ -111,6 +113,16 @@ def returning_learners(count: int) -> list[str]:
     return learners
 
 
+@contextmanager
+def class_server(page: str, timeout_s: float, log_path: Path) -> Iterator[tuple[int, ResourceSampler]]:
+    """A server for a class (the lab's Home.py, GC off) that has shown `page` once, and a sampler of its
+    process: its port and the sampler, for the block."""
+    with StreamlitServer(script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=log_path) as server:
+        assert server.process is not None
+        asyncio.run(_warm_up(server.port, page, timeout_s))
+        yield server.port, ResourceSampler(pid=server.process.pid)
+
+
 def run_class(
     sessions: int,
     page: str,
@@ -125,14 +137,10 @@ def run_class(
         raise ValueError("A class needs at least one learner.")
     throwaway_store("lab-class-opens-")
     stored_ids: list[str | None] = [*returning_learners(sessions)] if returning else [None] * sessions
-    log = log_dir / "class_opens_server.log"
-    with StreamlitServer(script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=log) as server:
-        assert server.process is not None
-        asyncio.run(warm_up(server.port, page, timeout_s))
-        sampler = ResourceSampler(pid=server.process.pid)
+    with class_server(page, timeout_s, log_dir / "class_opens_server.log") as (port, sampler):
         before = sampler.read()
         started = time.perf_counter()
-        openings = asyncio.run(_class(server.port, page, stored_ids, timeout_s))
+        openings = asyncio.run(_class(port, page, stored_ids, timeout_s))
         wall_s = time.perf_counter() - started
         cpu_s = sampler.read().cpu_s - before.cpu_s
     return Outcome(

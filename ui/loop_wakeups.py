@@ -26,7 +26,7 @@ it began, and Streamlit's send loop writes a session's messages to its browser t
 told there are some, then one message a turn. Under a class clicking at once the scripts, which share
 the interpreter with the loop, queued callbacks faster than the loop ran them: its turns grew to half a
 second, and nobody's answer went out until the burst was over (bench/README.md, seventeenth round).
-So, two changes that only help together:
+So, two changes, which alone helped little or not measurably, and together did:
 
 - the batch that puts a session's messages in its queue sends them on the same turn, as Streamlit's
   send loop would have (unless that loop is part-way through sending the session's earlier ones, which
