@@ -15,8 +15,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import streamlit as st
+from starlette.middleware import Middleware
 
 from ui import server_hooks
+from ui.backend_url import BackendBaseUrl
 from ui.warm import warm_caches
 
 
@@ -27,4 +29,5 @@ async def _warm_first(_app: Any) -> AsyncIterator[None]:
     yield
 
 
-app = st.App("Home.py", lifespan=_warm_first)
+# The page tells the browser where the root is, so a link to a lesson connects without a probe.
+app = st.App("Home.py", lifespan=_warm_first, middleware=[Middleware(BackendBaseUrl)])

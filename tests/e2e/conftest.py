@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -86,15 +87,19 @@ def _wait_healthy(url: str, process: subprocess.Popen) -> None:
 
 
 def start_app(
-    port: int, env: dict[str, str] | None = None, log_name: str = "streamlit.log"
+    port: int,
+    env: dict[str, str] | None = None,
+    log_name: str = "streamlit.log",
+    script: str = "Home.py",
 ) -> subprocess.Popen:
-    """Start `streamlit run Home.py` on a loopback port (extra environment in `env`); returns the process."""
+    """Start `streamlit run Home.py` (or `script`, e.g. serve.py) on a loopback port, with extra
+    environment from `env`; returns the process."""
     command = [
         sys.executable,
         "-m",
         "streamlit",
         "run",
-        "Home.py",
+        script,
         "--server.port",
         str(port),
         "--server.address",
@@ -128,17 +133,24 @@ def stop_app(process: subprocess.Popen) -> None:
     process.wait(timeout=20)
 
 
-@pytest.fixture(scope="session")
-def app_url(browser: Browser) -> Iterator[str]:
-    """The base URL of a real app server started for this test session."""
+@contextmanager
+def serving(browser: Browser, script: str = "Home.py", log_name: str = "streamlit.log") -> Iterator[str]:
+    """A real app server on a free loopback port, ready for visitors: its base URL."""
     port = _free_port()
-    process = start_app(port)
+    process = start_app(port, log_name=log_name, script=script)
     url = f"http://127.0.0.1:{port}"
     try:
         ready(browser, url, process)
         yield url
     finally:
         stop_app(process)
+
+
+@pytest.fixture(scope="session")
+def app_url(browser: Browser) -> Iterator[str]:
+    """The base URL of a real app server started for this test session."""
+    with serving(browser) as url:
+        yield url
 
 
 def _warm_up(browser: Browser, url: str) -> None:
