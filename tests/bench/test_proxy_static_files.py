@@ -2,8 +2,8 @@
 (Streamlit sends them uncompressed), and keeps the scripts, which are named by their content and
 served as immutable, so that a replica sends each one once, not once per browser.
 
-One `streamlit run Home.py` behind deploy/proxy.sh (Debian's HAProxy, HTTPS with its self-signed
-certificate).
+One `streamlit run serve.py`, as deploy/start.sh serves the lab, behind deploy/proxy.sh (Debian's
+HAProxy, HTTPS with its self-signed certificate).
 """
 
 from __future__ import annotations
@@ -25,9 +25,12 @@ from bench.server import StreamlitServer
 _LOOPBACK_TLS = ssl._create_unverified_context()
 
 
-def _get(url: str, *, gzip_ok: bool) -> tuple[bytes, str]:
-    """The raw body (as sent) and its Content-Encoding."""
-    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip" if gzip_ok else "identity"})
+def _get(url: str, *, gzip_ok: bool, browsing: bool = False) -> tuple[bytes, str]:
+    """The raw body (as sent) and its Content-Encoding; `browsing` asks as a browser opening a page."""
+    headers = {"Accept-Encoding": "gzip" if gzip_ok else "identity"}
+    if browsing:
+        headers["Accept"] = "text/html,application/xhtml+xml,*/*;q=0.8"
+    request = urllib.request.Request(url, headers=headers)
     with urllib.request.urlopen(request, context=_LOOPBACK_TLS, timeout=30) as reply:
         return reply.read(), reply.headers.get("Content-Encoding", "identity")
 
@@ -48,7 +51,7 @@ class Urls:
 @pytest.fixture(scope="module")
 def urls(haproxy: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Urls]:
     logs = tmp_path_factory.mktemp("proxy")
-    with StreamlitServer(REPO_ROOT / "Home.py", post_script_gc=False, log_path=logs / "app.log") as app:
+    with StreamlitServer(REPO_ROOT / "serve.py", post_script_gc=False, log_path=logs / "app.log") as app:
         with workshop_proxy([app.port], logs / "proxy.log") as port:
             yield Urls(proxy=f"https://127.0.0.1:{port}", app=f"http://127.0.0.1:{app.port}")
 
@@ -85,3 +88,13 @@ def test_a_script_is_fetched_from_the_replica_once_and_then_served_by_the_proxy(
     _age(path)  # the first browser's request reaches the replica, and the proxy keeps the reply
     assert _age(path) is not None
     assert _age(f"{urls.proxy}/") is None  # the page itself is not kept (Streamlit marks it no-cache)
+
+
+def test_a_lesson_opened_through_the_proxy_names_the_root_and_travels_compressed(urls: Urls) -> None:
+    # serve.py's middleware (ui/backend_url.py) adds its script to the page a browser opens.
+    as_served, _ = _get(f"{urls.app}/four-runs", gzip_ok=False, browsing=True)
+    packed, encoding = _get(f"{urls.proxy}/four-runs", gzip_ok=True, browsing=True)
+    assert encoding == "gzip"
+    page = gzip.decompress(packed)
+    assert page == as_served
+    assert page.count(b"BACKEND_BASE_URL") == 1
