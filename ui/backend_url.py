@@ -6,8 +6,8 @@ then tries `/_stcore/health`: every visit that starts on a lesson, rather than o
 about 0.15 s later. The frontend reads the root from `window.__streamlit.BACKEND_BASE_URL`, the
 setting Streamlit added for hosts that serve its page themselves (streamlit/streamlit#11378; #11537
 names this very 404). `BackendBaseUrl` is ASGI middleware for `st.App` (serve.py) that adds one
-script setting it to the app's root to every HTML page the server sends. Nothing else changes:
-the frontend then probes only the root, on the same origin.
+script setting it to the app's root to every page of the app a browser opens. Nothing else
+changes: the frontend then probes only the root, on the same origin.
 
 Where the page has no `<head>` to put it in (a Streamlit release that changed its page), the page
 goes out as it was, with a warning: the lessons still open, as before, just later.
@@ -26,6 +26,8 @@ _LOGGER = logging.getLogger(__name__)
 
 _ASKED_AWAY = (b"accept-encoding", b"if-none-match", b"if-modified-since")
 _REPLACED = (b"content-length", b"etag", b"last-modified")
+# Streamlit's own routes under the app's root (its reserved prefixes, and the app's static folder).
+_STREAMLIT_ROUTES = ("_stcore/", "media/", "component/", "static/", "app/static/")
 _HEAD = re.compile(rb"<head(\s[^>]*)?>", re.IGNORECASE)
 
 
@@ -58,12 +60,21 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> bytes:
     return next((value for key, value in headers if key.lower() == name), b"")
 
 
-def _asks_for_a_page(scope: Scope) -> bool:
+def is_a_page_path(path: str, base_url_path: str) -> bool:
+    """Whether `path` may name one of the app's pages: under its root and outside Streamlit's own
+    routes, so a file served there (a custom component's HTML, say) keeps its bytes."""
+    root = root_path(base_url_path)
+    if not (path + "/").startswith(root):
+        return False
+    return not path[len(root) :].startswith(_STREAMLIT_ROUTES)
+
+
+def _asks_for_a_page(scope: Scope, base_url_path: str) -> bool:
     # A browser's navigation accepts HTML; the frontend's own requests (health, host config) do not.
     return (
-        scope["type"] == "http"
-        and scope["method"] == "GET"
+        scope["method"] == "GET"
         and b"text/html" in _header(scope["headers"], b"accept")
+        and is_a_page_path(scope["path"], base_url_path)
     )
 
 
@@ -76,7 +87,7 @@ class BackendBaseUrl:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass requests through; hold an HTML page's reply until its body can get the script."""
-        if not _asks_for_a_page(scope):
+        if scope["type"] != "http" or not _asks_for_a_page(scope, base := self._base()):
             await self.app(scope, receive, send)
             return
         # The page is a few kilobytes: asked for plain, so the script goes in without unpacking it,
@@ -96,16 +107,19 @@ class BackendBaseUrl:
                 body.append(message.get("body", b""))
                 if message.get("more_body", False):
                     return
-                await self._send_page(held, b"".join(body), send)
+                await self._send_page(held, b"".join(body), base, send)
                 return
             await send(message)
 
         await self.app({**scope, "headers": headers}, receive, add_script)
 
-    async def _send_page(self, start: Message, page: bytes, send: Send) -> None:
-        base = self._base_url_path
-        if base is None:
-            base = str(st.get_option("server.baseUrlPath") or "")
+    def _base(self) -> str:
+        if self._base_url_path is not None:
+            return self._base_url_path
+        return str(st.get_option("server.baseUrlPath") or "")
+
+    @staticmethod
+    async def _send_page(start: Message, page: bytes, base: str, send: Send) -> None:
         changed = with_root_script(page, base)
         if changed is None:
             _LOGGER.warning(

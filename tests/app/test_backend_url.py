@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from starlette.types import Message, Receive, Scope, Send
 
 import serve
-from ui.backend_url import BackendBaseUrl, root_path, root_script, with_root_script
+from ui.backend_url import BackendBaseUrl, is_a_page_path, root_path, root_script, with_root_script
 
 STATIC = Path(streamlit.__file__).parent / "static"
 PAGE = b"<!DOCTYPE html><html><head><title>lab</title></head><body></body></html>"
@@ -56,7 +56,11 @@ class Server:
 
 
 def fetch(
-    server: Server, headers: list[tuple[bytes, bytes]] = NAVIGATION, method: str = "GET", base: str = ""
+    server: Server,
+    headers: list[tuple[bytes, bytes]] = NAVIGATION,
+    method: str = "GET",
+    base: str = "",
+    path: str = "/four-runs",
 ) -> tuple[Message, dict[bytes, bytes], bytes]:
     """Run one request through the middleware; the response's start message, headers and body."""
     sent: list[Message] = []
@@ -67,7 +71,7 @@ def fetch(
     async def receive() -> Message:
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    scope = {"type": "http", "method": method, "path": "/four-runs", "headers": headers}
+    scope = {"type": "http", "method": method, "path": path, "headers": headers}
     asyncio.run(BackendBaseUrl(server, base_url_path=base)(scope, receive, send))
     start = sent[0]
     body = b"".join(message.get("body", b"") for message in sent[1:])
@@ -102,9 +106,35 @@ def test_a_navigation_gets_the_page_with_the_script_first_in_its_head() -> None:
     assert asked == {b"accept": NAVIGATION[0][1]}
 
 
+@pytest.mark.parametrize(
+    ("path", "base", "page"),
+    [
+        ("/", "", True),
+        ("/four-runs", "", True),
+        ("/lab", "lab", True),
+        ("/lab/four-runs", "/lab/", True),
+        ("/four-runs", "lab", False),  # outside the app's root
+        ("/_stcore/health", "", False),
+        ("/component/lab.identity/index.html", "", False),
+        ("/lab/media/report.html", "lab", False),
+        ("/app/static/notes.html", "", False),
+        ("/static/index.html", "", False),
+    ],
+)
+def test_pages_are_the_paths_outside_streamlits_own_routes(path: str, base: str, page: bool) -> None:
+    assert is_a_page_path(path, base) is page
+
+
+def test_an_html_file_under_streamlits_own_routes_keeps_its_bytes() -> None:
+    server = Server()
+    _, answered, body = fetch(server, path="/component/lab.identity/index.html")
+    assert (body, answered) == (PAGE, dict(FILE_HEADERS))
+    assert server.seen["headers"] == NAVIGATION
+
+
 def test_a_page_sent_in_pieces_is_joined_before_the_script_goes_in() -> None:
     pieces = [PAGE[:9], PAGE[9:20], PAGE[20:]]
-    _, headers, body = fetch(Server(body=pieces), base="lab")
+    _, headers, body = fetch(Server(body=pieces), base="lab", path="/lab/four-runs")
     assert body == PAGE.replace(b"<head>", b"<head>" + root_script("lab"))
     assert headers[b"content-length"] == str(len(body)).encode()
 
