@@ -111,14 +111,16 @@ def start_app(
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker:
         log_name = f"{Path(log_name).stem}-{worker}.log"
-    log = open(ROOT / "test-artifacts" / log_name, "w") if _artifacts_ready() else subprocess.DEVNULL
-    return subprocess.Popen(
-        command,
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", "LAB_INSTRUCTOR_KEY": INSTRUCTOR_KEY, **(env or {})},
-    )
+    _artifacts_ready()
+    # The server writes through its own copy of the descriptor: the test's copy closes once it started.
+    with open(ROOT / "test-artifacts" / log_name, "w") as log:
+        return subprocess.Popen(
+            command,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "LAB_INSTRUCTOR_KEY": INSTRUCTOR_KEY, **(env or {})},
+        )
 
 
 def ready(browser: Browser, url: str, process: subprocess.Popen) -> None:
