@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import Browser
 
-from tests.e2e.conftest import BASE_PATH_PROBE, IDLE, serving
+from tests.e2e.conftest import BASE_PATH_PROBE, IDLE, LearnerMaker, serving
 
 LESSON = "four-runs"
 TITLE = '[data-testid="stMain"] h1'
@@ -57,3 +57,19 @@ def test_without_the_root_named_the_frontend_probes_the_lessons_path(browser: Br
     asked, sockets = _open_lesson(browser, app_url)
     assert f"/{LESSON}/_stcore/health" in asked
     assert sockets == ["/_stcore/stream"]
+
+
+def test_the_menu_and_a_reload_keep_a_lessons_url_on_the_served_app(
+    new_learner: LearnerMaker, served_url: str
+) -> None:
+    # The frontend builds the address bar's URL for each page it switches to: naming the server's root
+    # must leave those URLs as they were, and a reload must open the same lesson.
+    learner = new_learner(served_url)
+    learner.open(LESSON)
+    learner.nav("Linear layer cost")
+    assert urlparse(learner.page.url).path == "/linear-layer"
+    learner.page.reload()
+    learner.settle_loaded()
+    assert urlparse(learner.page.url).path == "/linear-layer"
+    assert learner.page.locator(TITLE).first.inner_text() == "What a linear layer costs"
+    assert learner.exceptions() == [] and learner.console_errors == []
