@@ -2,8 +2,8 @@
 
 Streamlit's frontend does not know the app's root when it opens on a page's own URL
 (`/four-runs`). It probes `/four-runs/_stcore/health` first, gets a 404, waits 100 ms and only
-then tries `/_stcore/health`: every visit that starts on a lesson, rather than on Home, paints
-about 0.15 s later. The frontend reads the root from `window.__streamlit.BACKEND_BASE_URL`, the
+then tries `/_stcore/health`: every visit that starts on a lesson, rather than on Home, connects
+about 0.1 s later. The frontend reads the root from `window.__streamlit.BACKEND_BASE_URL`, the
 setting Streamlit added for hosts that serve its page themselves (streamlit/streamlit#11378; #11537
 names this very 404). `BackendBaseUrl` is ASGI middleware for `st.App` (serve.py) that adds one
 script setting it to the app's root to every page of the app a browser opens. Nothing else
@@ -69,17 +69,17 @@ def is_a_page_path(path: str, base_url_path: str) -> bool:
     return not path[len(root) :].startswith(_STREAMLIT_ROUTES)
 
 
-def _asks_for_a_page(scope: Scope, base_url_path: str) -> bool:
+def _opens_a_page(scope: Scope) -> bool:
     # A browser's navigation accepts HTML; the frontend's own requests (health, host config) do not.
     return (
-        scope["method"] == "GET"
+        scope["type"] == "http"
+        and scope["method"] == "GET"
         and b"text/html" in _header(scope["headers"], b"accept")
-        and is_a_page_path(scope["path"], base_url_path)
     )
 
 
 class BackendBaseUrl:
-    """ASGI middleware: every HTML page the app sends tells the frontend where the server's root is."""
+    """ASGI middleware: every page of the app a browser opens tells the frontend where the root is."""
 
     def __init__(self, app: ASGIApp, base_url_path: str | None = None) -> None:
         self.app = app
@@ -87,7 +87,8 @@ class BackendBaseUrl:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass requests through; hold an HTML page's reply until its body can get the script."""
-        if scope["type"] != "http" or not _asks_for_a_page(scope, base := self._base()):
+        base = self._base() if _opens_a_page(scope) else None
+        if base is None or not is_a_page_path(scope["path"], base):
             await self.app(scope, receive, send)
             return
         # The page is a few kilobytes: asked for plain, so the script goes in without unpacking it,
