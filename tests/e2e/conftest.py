@@ -111,7 +111,7 @@ def start_app(
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker:
         log_name = f"{Path(log_name).stem}-{worker}.log"
-    _artifacts_ready()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     # The server writes through its own copy of the descriptor: the test's copy closes once it started.
     with open(ROOT / "test-artifacts" / log_name, "w") as log:
         return subprocess.Popen(
@@ -163,11 +163,6 @@ def _warm_up(browser: Browser, url: str) -> None:
     page.goto(url)
     page.wait_for_selector(IDLE, timeout=60_000)
     context.close()
-
-
-def _artifacts_ready() -> bool:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    return True
 
 
 @pytest.fixture(scope="session")
