@@ -8,7 +8,7 @@ from ui.identity import saved_work_panel, settle_learner
 from ui.nav import menu
 from ui.rooms import room_panel
 from ui.run_slots import run_slot
-from ui.signing import refuse_weak_key
+from ui.signing import weak_key_refused
 from ui.sockets import disable_nagle_once
 from ui.state import ensure_state, save_seeded
 
@@ -24,23 +24,29 @@ st.set_page_config(
     layout="wide",
 )
 ensure_state()
-# A weak key would let anyone holding one signed file forge others: the app refuses to start.
-refuse_weak_key()
 disable_nagle_once()
 
-# A few runs of the process work at once and the others queue (ui/run_slots.py).
-with run_slot():
-    page = st.navigation(menu())
-    # Before anything is drawn from the learner's state: whose work this is, loaded from the store.
-    settle_learner()
-    progress_summary()
-    saved_work_panel()
-    room_panel()
-    try:
-        with framed():
-            page.run()
-    finally:
-        # The defaults a first visit showed go to the store together, once the page is drawn.
-        redraw = save_seeded()
-if redraw:
-    st.rerun()  # another tab had stored some of them: draw the page with the learner's values
+
+def lab() -> None:
+    """The frame and the page the browser asked for; a few runs of the process work at once and the
+    others queue (ui/run_slots.py)."""
+    with run_slot():
+        page = st.navigation(menu())
+        # Before anything is drawn from the learner's state: whose work this is, loaded from the store.
+        settle_learner()
+        progress_summary()
+        saved_work_panel()
+        room_panel()
+        try:
+            with framed():
+                page.run()
+        finally:
+            # The defaults a first visit showed go to the store together, once the page is drawn.
+            redraw = save_seeded()
+    if redraw:
+        st.rerun()  # another tab had stored some of them: draw the page with the learner's values
+
+
+# A weak key would let anyone holding one signed file forge others: the app says so and nothing else.
+if not weak_key_refused():
+    lab()

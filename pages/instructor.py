@@ -175,27 +175,32 @@ def class_view(code: str) -> None:
                 st.text(name)
 
 
-progress_if_unframed()  # not a lesson page: run alone, it shows the summary itself
-st.title("Instructor")
-key = instructor_key()
-if key is None:
-    st.info(
-        lessons.sentence("instructor", "no_key", secret_name=SECRET_NAME, key_env=KEY_ENV),
-        icon=":material/key:",
-    )
-    st.stop()
-if not st.session_state.get(SIGNED_IN):
-    st.caption(lessons.sentence("instructor", "sign_in"))
-    sign_in(key)
-    st.stop()
+def instructor_view() -> None:
+    """The key check and sign-in, then the room controls and, once a room is open, the class view.
+    Each step that cannot go on returns (a page never calls st.stop: see ui/frame.py)."""
+    st.title("Instructor")
+    key = instructor_key()
+    if key is None:
+        st.info(
+            lessons.sentence("instructor", "no_key", secret_name=SECRET_NAME, key_env=KEY_ENV),
+            icon=":material/key:",
+        )
+        return
+    if not st.session_state.get(SIGNED_IN):
+        st.caption(lessons.sentence("instructor", "sign_in"))
+        sign_in(key)
+        return
+    try:
+        room_controls()
+        code = st.session_state.get(ROOM)
+        room = room_store().room(code) if code else None
+    except StoreUnavailable:
+        st.error(lessons.sentence("instructor", "store_unavailable"))
+        return
+    if room is not None:
+        room_header(room)
+        class_view(room.code)
 
-try:
-    room_controls()
-    code = st.session_state.get(ROOM)
-    room = room_store().room(code) if code else None
-except StoreUnavailable:
-    st.error(lessons.sentence("instructor", "store_unavailable"))
-    st.stop()
-if room is not None:
-    room_header(room)
-    class_view(room.code)
+
+progress_if_unframed()  # not a lesson page: run alone, it shows the summary itself
+instructor_view()

@@ -184,7 +184,7 @@ def draw() -> None:
     if None in guesses:
         st.info(lessons.sentence("linear", "locked"), icon=":material/lock:")
         next_link("pages/linear_layer.py")
-        state.stop()
+        return  # the rest waits for the three placements (a page never calls st.stop: see ui/frame.py)
     matmul, gelu, layer_point = view.matmul, view.gelu, view.layer_point
     st.markdown(
         lessons.text(

@@ -1,7 +1,13 @@
 """The frame around every page: the compact progress summary in the sidebar, and a lesson page's body
 run as one fragment, so a click on the page reruns the page, not the whole frame. Parts of a body that
 nothing else on the page reads can be fragments of their own (`lesson_section`). A callback that stored
-work the summary counts names what must show it (`after_saving`), and only that reruns."""
+work the summary counts names what must show it (`after_saving`), and only that reruns.
+
+A page with nothing more to show yet returns from its `draw`; no page calls `st.stop`. In Streamlit
+1.67 `st.stop` turns whatever the session was asked to run next into "stop", so a rerun the browser
+asked for while the run was going never runs: a click on a lesson's body (a fragment, so it waits for
+the run), or the browser's report of whose work this is, which left the tab saying "Opening your saved
+work…" until it was reloaded (tests/app/test_pages_never_stop.py)."""
 
 from __future__ import annotations
 
@@ -140,7 +146,7 @@ def _lesson_body(draw: Callable[[], None]) -> None:
 
 def _body(draw: Callable[[], None]) -> None:
     retry_saving()
-    # The saved indicator is written before the page, which may stop early (st.stop): a fragment may
+    # The saved indicator is written before the page, whatever the page does: a fragment may
     # only write to a container outside it on its reruns if it wrote there in the last full run too.
     saved_indicator()
     draw()

@@ -20,10 +20,12 @@ def signing_key() -> str | None:
     return check_key(key)
 
 
-def refuse_weak_key() -> None:
-    """Stop every page with one plain sentence while the configured key is too weak to sign with."""
+def weak_key_refused() -> bool:
+    """Whether the configured key is too weak to sign with; if so, one plain sentence says why and the
+    app draws nothing else."""
     try:
         signing_key()
     except ValueError as err:
         st.error(str(err), icon=":material/key_off:")
-        st.stop()
+        return True
+    return False

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, NoReturn
+from typing import Any
 
 import streamlit as st
 
@@ -153,14 +153,6 @@ def save_seeded() -> bool:
             st.session_state.pop(widget_key(section, name), None)
         stale = stale or not kept or bool(differs)
     return stale
-
-
-def stop() -> NoReturn:
-    """End this run here, as `st.stop` does, once the defaults it showed are stored: a stopped run can
-    no longer read its session, so Home.py's own `save_seeded` after the page would not get to them."""
-    if save_seeded():
-        st.rerun()
-    st.stop()
 
 
 def _put_seeded(section: str, values: dict[str, Any], store: LearnerStore, learner: str) -> None:
