@@ -17,7 +17,14 @@ Streamlit hands the runtime's "something to send" method, bound, to its session 
 runtime is built, which is before any of our code runs; so the install also points the live runtime's
 manager, and any session already open, at the replacement.
 
-Streamlit has no hook for any of this. Its four methods are replaced once per process, and only when
+A session's queued callbacks also close a gap in Streamlit. A rerun that arrives just as a run ends
+(a fragment's, such as the browser's report of its learner id) is turned down by the finished runner,
+and Streamlit starts a new one; from then on it drops every event of the last runner that the loop had
+not handled yet: the end of the page and the message that the run finished. In CI the page then
+lacked its last tables. Here the new runner is made only after the loop has handled what the last one
+queued, in the order it came.
+
+Streamlit has no hook for any of this. Its five methods are replaced once per process, and only when
 they still have the shape this was written against; otherwise nothing changes and one warning says why.
 `LAB_BATCH_WAKEUPS=0` keeps Streamlit's own behaviour, so the benchmark can compare the two.
 
@@ -50,6 +57,7 @@ from typing import Any
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime import Runtime
 from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 from streamlit.runtime.session_manager import SessionClientDisconnectedError
 
 from ui.run_slots import PROCESS_SLOTS
@@ -83,14 +91,15 @@ class _Batch:
                 return
             self._scheduled = True
         try:
-            session._event_loop.call_soon_threadsafe(self._run, session)
+            session._event_loop.call_soon_threadsafe(self.run, session)
         except RuntimeError:
             with self._lock:
                 self._callbacks.clear()
                 self._scheduled = False
             raise
 
-    def _run(self, session: AppSession) -> None:
+    def run(self, session: AppSession) -> None:
+        """Run the callbacks waiting now, in order, then send what they queued; on the session's loop."""
         with self._lock:
             callbacks, self._callbacks = self._callbacks, []
             # A callback queued from here on needs a wake-up of its own.
@@ -136,6 +145,16 @@ def _send_queued(session: AppSession) -> None:
     _streamlits["flushed"](session)
 
 
+def _create_scriptrunner_after_the_last(self: AppSession, initial_rerun_data: RerunData) -> None:
+    """AppSession._create_scriptrunner, which first handles what the session's last runner still has
+    queued when that runner turned the rerun down (its run had just ended)."""
+    if self._scriptrunner is not None and _on_the_loop(self._event_loop):
+        batch = vars(self).get(_BATCH_ATTR)
+        if batch is not None:
+            batch.run(self)  # the last runner is still the current one: its events count
+    _streamlits["create"](self, initial_rerun_data)
+
+
 def _flush_for_the_send_loop(self: AppSession) -> list[ForwardMsg]:
     """AppSession.flush_browser_queue, which only Streamlit's send loop calls: it sends what this returns
     one message a turn, so the session is marked as being sent to until it has."""
@@ -179,8 +198,10 @@ def _streamlit_has_shape() -> bool:
     hand_off = getattr(AppSession, "_call_soon_on_event_loop", None)
     say_enqueued = getattr(Runtime, "_enqueued_some_message", None)
     send = getattr(Runtime, "_send_message", None)
+    create = getattr(AppSession, "_create_scriptrunner", None)
     return (
         _has_shape(hand_off, ["self", "callback"], calls="call_soon_threadsafe")
+        and _has_shape(create, ["self", "initial_rerun_data"], calls="ScriptRunner")
         and _has_shape(say_enqueued, ["self"], calls="call_soon_threadsafe")
         and _has_shape(AppSession.flush_browser_queue, ["self"], calls="_browser_queue")
         and _has_shape(AppSession.on_flushed_messages_sent, ["self"], calls="_settled")
@@ -190,8 +211,8 @@ def _streamlit_has_shape() -> bool:
     )
 
 
-# Streamlit's own flush_browser_queue and on_flushed_messages_sent, once replaced.
-_streamlits: dict[str, Callable[[AppSession], Any]] = {}
+# Streamlit's own flush_browser_queue, on_flushed_messages_sent and _create_scriptrunner, once replaced.
+_streamlits: dict[str, Callable[..., Any]] = {}
 _install_lock = threading.Lock()
 _outcome: list[bool] = []  # process-wide, decided on the first call: the loop belongs to the process
 
@@ -256,10 +277,15 @@ def _replace_methods() -> bool:
         )
         return False
     streamlits_enqueued = Runtime._enqueued_some_message
-    _streamlits.update(flush=AppSession.flush_browser_queue, flushed=AppSession.on_flushed_messages_sent)
+    _streamlits.update(
+        flush=AppSession.flush_browser_queue,
+        flushed=AppSession.on_flushed_messages_sent,
+        create=AppSession._create_scriptrunner,
+    )
     AppSession._call_soon_on_event_loop = _call_soon_batched  # type: ignore[method-assign]  # see the docstring
     AppSession.flush_browser_queue = _flush_for_the_send_loop  # type: ignore[method-assign]
     AppSession.on_flushed_messages_sent = _sent_by_the_send_loop  # type: ignore[method-assign]
+    AppSession._create_scriptrunner = _create_scriptrunner_after_the_last  # type: ignore[method-assign]
     Runtime._enqueued_some_message = _enqueued_some_message  # type: ignore[method-assign]
     if Runtime.exists():
         _repoint_live_runtime(Runtime.instance(), streamlits_enqueued)

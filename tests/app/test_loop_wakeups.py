@@ -17,6 +17,7 @@ from streamlit.runtime import Runtime, RuntimeConfig
 from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+from streamlit.runtime.scriptrunner import ScriptRunner
 from streamlit.runtime.session_manager import SessionClientDisconnectedError
 
 from ui import loop_wakeups
@@ -218,12 +219,17 @@ def _streamlits_flushed(self: AppSession) -> None:
         self._settled.set()
 
 
+def _streamlits_create(self: AppSession, initial_rerun_data: Any) -> None:
+    self._scriptrunner = ScriptRunner.__new__(ScriptRunner)  # never called: only its shape is read
+
+
 @pytest.fixture
 def streamlit_methods(monkeypatch: pytest.MonkeyPatch) -> None:
     """Stand-ins shaped like Streamlit 1.67's four methods, put back as they were afterwards."""
     monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", _streamlits_call_soon)
     monkeypatch.setattr(AppSession, "flush_browser_queue", _streamlits_flush)
     monkeypatch.setattr(AppSession, "on_flushed_messages_sent", _streamlits_flushed)
+    monkeypatch.setattr(AppSession, "_create_scriptrunner", _streamlits_create)
     monkeypatch.setattr(Runtime, "_enqueued_some_message", _streamlits_enqueued)
     monkeypatch.setattr(loop_wakeups, "_streamlits", {})
 
@@ -234,6 +240,7 @@ def test_the_pinned_streamlit_has_the_hand_off_this_replaces() -> None:
     assert AppSession._call_soon_on_event_loop is loop_wakeups._call_soon_batched
     assert AppSession.flush_browser_queue is loop_wakeups._flush_for_the_send_loop
     assert AppSession.on_flushed_messages_sent is loop_wakeups._sent_by_the_send_loop
+    assert AppSession._create_scriptrunner is loop_wakeups._create_scriptrunner_after_the_last
     assert Runtime._enqueued_some_message is loop_wakeups._enqueued_some_message
     assert PROCESS_SLOTS.before_handing_on is not None  # waited-for runs let the loop catch up
 
@@ -244,7 +251,12 @@ def test_methods_of_the_expected_shape_are_replaced() -> None:
     assert AppSession._call_soon_on_event_loop is loop_wakeups._call_soon_batched
     assert AppSession.flush_browser_queue is loop_wakeups._flush_for_the_send_loop
     assert Runtime._enqueued_some_message is loop_wakeups._enqueued_some_message
-    assert loop_wakeups._streamlits == {"flush": _streamlits_flush, "flushed": _streamlits_flushed}
+    assert AppSession._create_scriptrunner is loop_wakeups._create_scriptrunner_after_the_last
+    assert loop_wakeups._streamlits == {
+        "flush": _streamlits_flush,
+        "flushed": _streamlits_flushed,
+        "create": _streamlits_create,
+    }
 
 
 @pytest.mark.usefixtures("streamlit_methods")
