@@ -372,10 +372,10 @@ class Learner:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
-    def keep_evidence(self, name: str) -> None:
+    def keep_evidence(self, name: str) -> str:
         """Save what a failed test left on screen: a screenshot of the window and, beside it, the runs the
         socket saw, the page's state and the main area's text (a failure that the next run does not
-        repeat can then still be read)."""
+        repeat can then still be read). Returns the same, less the main area's text."""
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
         state = self.page.evaluate(
@@ -400,12 +400,12 @@ class Learner:
             f"window: {self.page.viewport_size}",
             f"rerun requests: {runs.asked}, finished runs: {runs.finished}, whole runs: {runs.whole_runs}",
             f"fragments asked for: {runs.fragments}",
+            f"runs started (fragments run, elements sent): {runs.started}",
             *(f"{key}: {value}" for key, value in state.items()),
             f"console errors: {self.console_errors}",
-            "main area:",
-            self.main_text(),
         ]
-        (ARTIFACTS / f"{name}.txt").write_text("\n".join(lines))
+        (ARTIFACTS / f"{name}.txt").write_text("\n".join([*lines, "main area:", self.main_text()]))
+        return "\n".join(lines)
 
     def nav_titles(self) -> list[str]:
         """The page titles in the navigation menu, in menu order."""
@@ -540,7 +540,8 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """A browser test that fails keeps its learners' evidence (`Learner.keep_evidence`) in test-artifacts/,
-    taken before the fixtures close their browser contexts."""
+    taken before the fixtures close their browser contexts, and prints it with the failure (CI shows
+    only what pytest prints)."""
     report = yield
     if report.when == "call" and report.failed:
         funcargs = getattr(item, "funcargs", {})
@@ -554,7 +555,7 @@ def pytest_runtest_makereport(
             if keep is None:
                 continue
             try:
-                keep(f"failed-{test}-{name}")
+                report.sections.append((f"evidence: {name}", keep(f"failed-{test}-{name}")))
             except Exception as error:  # the browser itself may be what failed: say so, keep the report
                 report.sections.append(("evidence", f"could not keep {name}'s evidence: {error}"))
     return report
