@@ -47,7 +47,7 @@ def _loaded_session(learner: str) -> AppTest:
     return at.run()
 
 
-# Linear layer cost stops early until its placements are locked (`state.stop`).
+# Linear layer cost ends early until its placements are locked (its `draw` returns).
 @pytest.mark.parametrize(("page", "name"), [(MEMORY, "memory"), ("pages/linear_layer.py", "linear")])
 def test_a_first_visit_stores_the_page_s_defaults_in_one_write(store_calls: list[str], page: str, name: str):
     learner = new_learner_id()
