@@ -23,6 +23,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from bench import sampled
 from bench.page_cpu import profile_text
 from bench.page_timing import TimingLog
 from bench.paths import RESULTS_DIR
@@ -209,12 +210,19 @@ def _quiet_s(config: LoadConfig, full_s: float) -> float:
 
 
 def run(
-    config: LoadConfig, out: Path, cpu_profile: Path | None = None, run_log: Path | None = None
+    config: LoadConfig,
+    out: Path,
+    cpu_profile: Path | None = None,
+    run_log: Path | None = None,
+    sample_profile: Path | None = None,
 ) -> dict[str, Any]:
     """Start the server (or replicas and the proxy), warm it up, run the learners, and write the figures
     to `out` (JSON). With `cpu_profile`, the server's script runs are profiled on their CPU clock
     (bench/timed_server.py), warm-up included, into that file. With `run_log`, the server logs every
-    script run there, and the figures add the learners' runs by kind and page (`script_runs`)."""
+    script run there, and the figures add the learners' runs by kind and page (`script_runs`). With
+    `sample_profile`, py-spy samples the server while the learners run, into that file (bench/sampled.py)."""
+    if sample_profile is not None and config.replicas:
+        raise ValueError("A sampled profile is taken of one server: no --replicas.")
     target = TARGETS[config.target]
     token = _random_token()
     launcher, env = _launch(config, cpu_profile, run_log)
@@ -251,7 +259,12 @@ def run(
             log.new_runs()  # the warm-up's runs are left out
         sampler.start()
         started, client_cpu_start = time.monotonic(), time.process_time()
-        stats = asyncio.run(_drive(config, port, token, tls=tls))
+        with (
+            sampled.sampling(pids[0], sample_profile)
+            if sample_profile is not None
+            else contextlib.nullcontext()
+        ):
+            stats = asyncio.run(_drive(config, port, token, tls=tls))
         elapsed_s, client_cpu_s = time.monotonic() - started, time.process_time() - client_cpu_start
         sampler.stop()
         time.sleep(_quiet_s(config, 3.0))  # closed sessions' memory is freed before "after disconnect"
@@ -391,6 +404,12 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
         default=None,
         help="log every script run here (JSON lines) and report the learners' runs by kind and page",
     )
+    parser.add_argument(
+        "--sample-profile",
+        type=Path,
+        default=None,
+        help="py-spy samples the server while the learners run, into this raw file, and a summary is printed",
+    )
     return parser.parse_args(argv)
 
 
@@ -416,11 +435,14 @@ def main(argv: list[str] | None = None) -> int:
         replicas=args.replicas,
     )
     out = args.out or RESULTS_DIR / f"{config.label}.json"
-    print(describe(run(config, out, args.cpu_profile, args.run_log)), flush=True)
+    print(describe(run(config, out, args.cpu_profile, args.run_log, args.sample_profile)), flush=True)
     print(f"  figures: {out}")
     if args.cpu_profile is not None:
         heading = f"CPU time of the server's script runs, warm-up included ({args.cpu_profile})"
         print(profile_text(str(args.cpu_profile), heading, 25))
+    if args.sample_profile is not None:
+        print(f"Where the server's CPU went while the learners ran ({args.sample_profile})")
+        print(sampled.describe(sampled.summarise(sampled.read(args.sample_profile))))
     return 0
 
 
