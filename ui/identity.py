@@ -34,7 +34,6 @@ CANDIDATE = "identity.candidate"  # a fresh id this session offers the browser
 REPORTED = "identity.reported"  # the last id the browser gave: its cookie's, or the one it reported
 ADOPT = "identity.adopt"  # an id the browser must keep from now on (resume code, start over)
 RUNS = "identity.runs"
-COMPONENT_KEY = "identity.browser"
 FLASH = "identity.flash"
 SAVED_WORK_OPEN = "identity.open"  # whether the "Your saved work" box is open
 SYNCED = "identity.synced"  # settle_learner has tried the store in this full run
@@ -70,9 +69,12 @@ def _browser_id() -> Any:
     """Mount the component and return the id the browser reported (None until it has)."""
     known = st.session_state.get(REPORTED)
     data = {"known": known, "adopt": st.session_state.get(ADOPT), "candidate": st.session_state[CANDIDATE]}
-    result = _identity(
-        key=COMPONENT_KEY, data=data, default={"learner_id": None}, on_learner_id_change=lambda: None
-    )
+    # No key, on purpose. Streamlit works out the session's keyed state on every radio, slider, select
+    # box and number input a run draws, and presents a component's keyed state afresh each time: 3.8% of
+    # a loaded server's CPU went there (bench/README.md, twentieth round). Without a key the component's
+    # id follows its data, which changes only once the script has taken a report (or the learner resumes
+    # or starts over), and the new element reports again if the browser's id still differs.
+    result = _identity(data=data, default={"learner_id": None}, on_learner_id_change=lambda: None)
     return result.learner_id
 
 
