@@ -98,6 +98,13 @@ def _drained(loop: CountingLoop, session: Session) -> None:
     assert done.wait(WAIT_S)
 
 
+def _caught_up(loop: CountingLoop) -> None:
+    """Wait until the loop has run every callback queued on it before this call."""
+    done = threading.Event()
+    loop.call_soon_threadsafe(done.set)
+    assert done.wait(WAIT_S)
+
+
 def test_a_runs_callbacks_wake_the_loop_once_and_run_in_order_on_the_loop(loop: CountingLoop) -> None:
     session = Session(loop)
     release = _hold(loop)
@@ -388,6 +395,9 @@ def test_a_batch_sends_its_sessions_messages_in_order_on_its_own_turn(
     session.hand(look_next_turn)
     release.set()
     _drained(loop, session)
+    # The look is queued for the turn after the batch's, and the test's own wake-up can arrive first, in
+    # the batch itself: wait for that turn too.
+    _caught_up(loop)
     # Streamlit's send loop would have sent them three turns later at the earliest, one a turn.
     assert seen_next_turn == [["delta 0", "delta 1", "delta 2"]]
     assert {thread for _, thread in runtime.sent} == {loop.thread_id}
