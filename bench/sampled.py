@@ -4,8 +4,8 @@
     python -m bench.sampled burst.raw --top 20
 
 `run_load --cpu-profile` (cProfile) counts every call, and its own cost per call makes code made of
-many small calls (a deep copy, a session-state lookup) look several times bigger than it is: in one
-burst it put `copy.deepcopy` first with 8.7% of the script runs' time, where samples find 3.5%.
+many small calls look bigger than it is: in one burst it ranked `copy.deepcopy`, all recursion, first
+by own time and gave it 8.7% of the script runs' time, where samples find 2.8%.
 py-spy instead reads the server's stacks from outside, a hundred times a second; with `--gil` it keeps
 only the thread holding the interpreter lock, so every sample is a slice of the one core a Streamlit
 process can use. `run_load --sample-profile` attaches it to the server for the learners' time alone
@@ -156,9 +156,9 @@ def summarise(stacks: list[Stack], top: int = 15) -> Summary:
 
 def describe(summary: Summary) -> str:
     """The summary as text, every share a percentage of all samples."""
-    seconds = summary.samples / SAMPLES_PER_S
+    # Only shares: with --nonblocking py-spy misses some samples, so a count is no measure of CPU time.
     lines = [
-        f"{summary.samples} samples of the thread holding the interpreter lock, about {seconds:.0f} s of CPU",
+        f"{summary.samples} samples of the thread holding the interpreter lock",
         f"  script runs {summary.script_runs:.1%}, "
         f"the event loop and other threads {1 - summary.script_runs:.1%}",
         "  running at the sample: "
