@@ -8,11 +8,11 @@ the shape of `ui.state.snapshot()`: predictions come back as the records the app
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import lru_cache, wraps
+from functools import cache, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import sqlalchemy as sa
@@ -79,6 +79,26 @@ def _dialect_insert(dialect: str, table: sa.Table) -> Any:
     return (postgresql if dialect == "postgresql" else sqlite).insert(table)
 
 
+def _compiled_once(
+    connection: sa.Connection, build: Callable[..., sa.Executable], *args: Hashable
+) -> sa.StatementLambdaElement:
+    """`build(dialect name, *args)`, a statement whose values all come as parameters, in a form that
+    SQLAlchemy compiles once. It leaves an upsert out of its statement cache (the ON CONFLICT clause
+    has no cache key), and compiling one again took a third of a settings write's CPU."""
+    dialect = connection.dialect.name
+    statement = _built(build, dialect, *args)
+    # The cache key is the lambda's place in the code and `track_on`. The lambda closes over the built
+    # statement alone: SQLAlchemy would turn a closed-over string or flag into a bound parameter.
+    key = f"{build.__name__}({', '.join(map(str, (dialect, *args)))})"
+    return sa.lambda_stmt(lambda: statement, track_on=[key])
+
+
+@cache
+def _built(build: Callable[..., sa.Executable], dialect: str, *args: Hashable) -> sa.Executable:
+    """One statement per builder, database and arguments, for the life of the process."""
+    return build(dialect, *args)
+
+
 def _key(table: sa.Table) -> list[sa.Column[Any]]:
     return list(table.primary_key.columns)
 
@@ -135,25 +155,16 @@ class LearnerStore:
                 "created_at": now,
                 "updated_at": now,
             }
-            connection.execute(
-                _insert(connection, learners)
-                .values(**values)
-                .on_conflict_do_update(index_elements=[learners.c.id], set_={"updated_at": now})
-            )
+            connection.execute(_compiled_once(connection, _touch, False), values)
             yield connection
 
     @reconnecting
     def learner(self, learner_id: str) -> Learner:
         """The learner with this id, created on first sight."""
         now = _now()
+        row = {"id": learner_id, "resume_code": new_resume_code(), "created_at": now, "updated_at": now}
         with _guarded(), one_statement(self.engine) as connection:
-            statement = (
-                _insert(connection, learners)
-                .values(id=learner_id, resume_code=new_resume_code(), created_at=now, updated_at=now)
-                .on_conflict_do_update(index_elements=[learners.c.id], set_={"updated_at": now})
-                .returning(learners.c.resume_code)
-            )
-            code = connection.execute(statement).scalar_one()
+            code = connection.execute(_compiled_once(connection, _touch, True), row).scalar_one()
         return Learner(id=learner_id, resume_code=code)
 
     def new_learner(self) -> Learner:
@@ -228,7 +239,7 @@ class LearnerStore:
         row = _settings_row(learner_id, section, values)
         try:
             with _guarded(), one_statement(self.engine) as connection:
-                statement = _settings_merge(connection.dialect.name, over_stored=over_stored)
+                statement = _compiled_once(connection, _settings_merge, over_stored)
                 return dict(connection.execute(statement, row).scalar_one())
         except Refused:
             pass  # handed in, or retention removed the learner: the careful way below tells which
@@ -325,13 +336,26 @@ def _guarded() -> Iterator[None]:
 
 
 def _add_once(connection: sa.Connection, table: sa.Table, learner_id: str, values: Mapping[str, Any]) -> bool:
-    statement = (
-        _insert(connection, table)
-        .values(learner_id=learner_id, created_at=_now(), **values)
-        .on_conflict_do_nothing(index_elements=_key(table))
-        .returning(table.c.learner_id)  # a row comes back only if this insert added it
+    row = {"learner_id": learner_id, "created_at": _now(), **values}
+    return connection.execute(_compiled_once(connection, _first_only, table), row).first() is not None
+
+
+def _touch(dialect: str, returning_code: bool) -> sa.Insert:
+    """An upsert of a learner's row that, for one already there, only marks them active now; with
+    `returning_code`, it returns the resume code stored. Parameters: id, resume_code, created_at,
+    updated_at."""
+    insert = _dialect_insert(dialect, learners)
+    touch = insert.on_conflict_do_update(
+        index_elements=[learners.c.id], set_={"updated_at": insert.excluded.updated_at}
     )
-    return connection.execute(statement).first() is not None
+    return touch.returning(learners.c.resume_code) if returning_code else touch
+
+
+def _first_only(dialect: str, table: sa.Table) -> sa.Insert:
+    """An insert of a row of `table` that leaves one already there alone, returning a row only when it
+    added one. Parameters: the table's columns."""
+    insert = _dialect_insert(dialect, table).on_conflict_do_nothing(index_elements=_key(table))
+    return insert.returning(table.c.learner_id)
 
 
 def _merge_work(
@@ -353,7 +377,7 @@ def _merge_work(
             _put(connection, settings, learner_id, section=section, values=_setting_values(values))
     else:
         for over_stored, sections in ((False, shown), (True, state["settings"])):
-            statement = _settings_merge(connection.dialect.name, over_stored=over_stored)
+            statement = _compiled_once(connection, _settings_merge, over_stored)
             for section, values in sections.items():
                 connection.execute(statement, _settings_row(learner_id, section, values))
     for name, value in state["records"].items():
@@ -377,8 +401,7 @@ def _setting_values(values: Mapping[str, Any]) -> dict[str, Any]:
     return dict(values)
 
 
-@lru_cache(maxsize=4)
-def _settings_merge(dialect: str, *, over_stored: bool) -> sa.Insert:
+def _settings_merge(dialect: str, over_stored: bool) -> sa.Insert:
     """An upsert of one section's settings whose new values the database lays over those stored (or
     under them), returning the section as stored: parameters learner_id, section, values, updated_at."""
     insert = _dialect_insert(dialect, settings)
@@ -403,9 +426,16 @@ def _section(connection: sa.Connection, learner_id: str, section: str) -> dict[s
 
 
 def _put(connection: sa.Connection, table: sa.Table, learner_id: str, **values: Any) -> None:
-    statement = _insert(connection, table).values(learner_id=learner_id, updated_at=_now(), **values)
-    changed = {name: statement.excluded[name] for name in [*values, "updated_at"]}
-    connection.execute(statement.on_conflict_do_update(index_elements=_key(table), set_=changed))
+    row = {"learner_id": learner_id, "updated_at": _now(), **values}
+    connection.execute(_compiled_once(connection, _replacing, table, tuple(values)), row)
+
+
+def _replacing(dialect: str, table: sa.Table, names: tuple[str, ...]) -> sa.Insert:
+    """An upsert of a row of `table` that replaces the columns `names` (and when it was updated) of one
+    already there. Parameters: learner_id, updated_at and `names`."""
+    insert = _dialect_insert(dialect, table)
+    changed = {name: insert.excluded[name] for name in (*names, "updated_at")}
+    return insert.on_conflict_do_update(index_elements=_key(table), set_=changed)
 
 
 def _put_record(connection: sa.Connection, learner_id: str, name: str, value: Any) -> None:
