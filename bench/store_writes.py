@@ -67,20 +67,15 @@ def measure(store: LearnerStore, database: str, *, writes: int, warm_up: int) ->
 @contextlib.contextmanager
 def opened(database: str) -> Iterator[LearnerStore]:
     """An empty store of the kind named: an SQLite file in a temporary folder, or a throwaway server."""
-    if database == "sqlite":
-        with tempfile.TemporaryDirectory() as folder:
-            store = LearnerStore.open(f"sqlite:///{Path(folder) / 'learners.sqlite3'}")
-            try:
-                yield store
-            finally:
-                store.engine.dispose()
-        return
-    with temporary_postgres() as url:
+    with contextlib.ExitStack() as stack:
+        if database == "sqlite":
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            url = f"sqlite:///{folder / 'learners.sqlite3'}"
+        else:
+            url = stack.enter_context(temporary_postgres())
         store = LearnerStore.open(url)
-        try:
-            yield store
-        finally:
-            store.engine.dispose()
+        stack.callback(store.engine.dispose)
+        yield store
 
 
 def table(costs: Sequence[WriteCost]) -> str:

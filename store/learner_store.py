@@ -84,7 +84,7 @@ def _compiled_once(
 ) -> sa.StatementLambdaElement:
     """`build(dialect name, *args)`, a statement whose values all come as parameters, in a form that
     SQLAlchemy compiles once. It leaves an upsert out of its statement cache (the ON CONFLICT clause
-    has no cache key), and compiling one again took a third of a settings write's CPU."""
+    has no cache key), and compiling one again took 40% to 70% of a write's CPU (bench/store_writes.py)."""
     dialect = connection.dialect.name
     statement = _built(build, dialect, *args)
     # The cache key is the lambda's place in the code and `track_on`. The lambda closes over the built

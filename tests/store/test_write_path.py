@@ -88,7 +88,7 @@ REPEATED_WRITES = {
 @pytest.mark.parametrize("write", REPEATED_WRITES.values(), ids=REPEATED_WRITES)
 def test_a_repeated_write_reuses_the_statement_compiled_for_the_last(store: LearnerStore, write: Any) -> None:
     # SQLAlchemy keeps no upsert in its statement cache of its own; compiling one on every click took
-    # a third of a write's CPU.
+    # 40% to 70% of a write's CPU (bench/store_writes.py).
     learner = store.new_learner().id
     with compiled(store) as first:
         write(store, learner, 1)
