@@ -3,10 +3,11 @@
 import streamlit as st
 
 from ui import server_hooks
+from ui.boxes import sidebar_boxes
 from ui.frame import FAVICON_URL, framed, progress_summary
-from ui.identity import saved_work_panel, settle_learner
+from ui.identity import saved_work_box, settle_learner
 from ui.nav import menu
-from ui.rooms import room_panel
+from ui.rooms import room_box
 from ui.run_slots import run_slot
 from ui.signing import weak_key_refused
 from ui.sockets import disable_nagle_once
@@ -35,8 +36,7 @@ def lab() -> None:
         # Before anything is drawn from the learner's state: whose work this is, loaded from the store.
         settle_learner()
         progress_summary()
-        saved_work_panel()
-        room_panel()
+        sidebar_boxes(saved_work_box, room_box)
         try:
             with framed():
                 page.run()

@@ -1,5 +1,5 @@
-"""A sidebar box run as one fragment: its widgets rerun the box alone, not the page or the frame, unless
-a callback's outcome changes more than the box (other work opened, a room joined)."""
+"""The sidebar's boxes run as one fragment: their widgets rerun the boxes alone, not the page or the frame,
+unless a callback's outcome changes more than a box (other work opened, a room joined)."""
 
 from __future__ import annotations
 
@@ -20,16 +20,18 @@ def rerun_whole_app() -> None:
     st.session_state[WHOLE_APP] = True
 
 
-def sidebar_box(draw: Callable[[], None]) -> None:
-    """Draw a box in the sidebar, `draw`, as a fragment (one that draws in the sidebar must be called
-    inside it)."""
+def sidebar_boxes(*draws: Callable[[], None]) -> None:
+    """Draw boxes in the sidebar, each `draw` in turn, as one fragment (one that draws in the sidebar must be
+    called inside it). One fragment, not one a box: each call costs every full run, a page switch
+    included, a copy of the run's cursors and a message, and the boxes are nearly always closed."""
     with st.sidebar:
-        _box(draw)
+        _boxes(draws)
 
 
 @st.fragment
 @in_a_run_slot
-def _box(draw: Callable[[], None]) -> None:
+def _boxes(draws: tuple[Callable[[], None], ...]) -> None:
     if st.session_state.pop(WHOLE_APP, False):
         st.rerun(scope="app")
-    draw()
+    for draw in draws:
+        draw()

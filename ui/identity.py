@@ -22,7 +22,7 @@ import streamlit as st
 from store import StoreUnavailable
 from store.ids import is_learner_id, new_learner_id, show_code
 from ui import state
-from ui.boxes import rerun_whole_app, sidebar_box
+from ui.boxes import rerun_whole_app
 from ui.database import learner_store
 from ui.rooms import membership
 from ui.run_slots import in_a_run_slot
@@ -216,13 +216,9 @@ def _start_over() -> None:
         rerun_whole_app()
 
 
-def saved_work_panel() -> None:
-    """The sidebar box with the resume code, continuing from another device, and starting over; a
-    fragment, so its widgets rerun the box alone unless their outcome changes the page."""
-    sidebar_box(_saved_work_box)
-
-
-def _saved_work_box() -> None:
+def saved_work_box() -> None:
+    """The sidebar box with the resume code, continuing from another device, and starting over, for
+    `ui.boxes.sidebar_boxes`: its widgets rerun the boxes alone unless their outcome changes the page."""
     if FLASH in st.session_state:  # the outcome of a click in the box is read in the box
         st.session_state[SAVED_WORK_OPEN] = True
     # Built only while open: closed, as it nearly always is, it sends nothing on a page switch.

@@ -24,7 +24,7 @@ from core.rooms import (
 from store import StoreUnavailable
 from store.rooms import Joined, Membership, RoomStore
 from ui import state
-from ui.boxes import rerun_whole_app, sidebar_box
+from ui.boxes import rerun_whole_app
 from ui.database import learner_store
 
 MEMBERSHIP = "room.membership"  # (learner id, Membership or None) as last read from the store
@@ -90,13 +90,9 @@ def _join() -> None:
         rerun_whole_app()  # the page shows the room's answers under revealed questions
 
 
-def room_panel() -> None:
-    """The sidebar box to join a workshop room; a join link opens it with the code filled in. A
-    fragment, so a join that puts nobody in a room reruns the box alone."""
-    sidebar_box(_room_box)
-
-
-def _room_box() -> None:
+def room_box() -> None:
+    """The sidebar box to join a workshop room, for `ui.boxes.sidebar_boxes`; a join link opens it with the
+    code filled in. A join that puts nobody in a room reruns the boxes alone."""
     linked = st.query_params.get(JOIN_PARAM)
     if linked is not None and parse_room_code(linked) is not None:
         st.session_state[LINKED] = parse_room_code(linked)
