@@ -9,6 +9,7 @@ from ui.frame import lesson_page, lesson_section
 from ui.links import share_box
 from ui.marked import marked_questions
 from ui.nav import next_link
+from ui.prose import TITLE, heading, prose
 from ui.settings import persistent
 
 
@@ -16,8 +17,7 @@ def draw() -> None:
     """The page's body: the layers, the check question and the symptom tracer."""
     stack = load_stack()
 
-    st.title("The execution stack")
-    st.markdown(lessons.text("execution_stack", "intro"))
+    prose(heading("The execution stack", TITLE), lessons.text("execution_stack", "intro"))
 
     # One card of five paragraphs, not a grid: drawn again on every click on this page, a row of columns
     # per layer cost 30 elements where this costs 2.
@@ -38,8 +38,7 @@ def draw() -> None:
     st.header("Before you trace one")
     marked_questions("c1")
 
-    st.header("From a symptom to a layer")
-    st.markdown(lessons.sentence("execution_stack", "pick_symptom"))
+    prose(heading("From a symptom to a layer"), lessons.sentence("execution_stack", "pick_symptom"))
     # A symptom redraws only the trace below it.
     lesson_section(trace_symptom)
     next_link("pages/execution_stack.py")

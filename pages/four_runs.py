@@ -13,6 +13,7 @@ from ui.charts import panel_slots
 from ui.frame import lesson_page
 from ui.marked import marked_questions
 from ui.nav import next_link
+from ui.prose import SUBHEADER, TITLE, heading, prose
 
 DASHBOARD_TABS = "four_runs.dashboard"  # whose dashboard is open: a run's title
 
@@ -42,22 +43,18 @@ def dashboard(run: Run, device_gb: float) -> None:
 
 def draw() -> None:
     """The page's body: the four runs, the sorting questions and what each dashboard recorded."""
-    st.title("Four runs, four different problems")
-    st.markdown(lessons.text("four_runs", "intro"))
+    prose(heading("Four runs, four different problems", TITLE), lessons.text("four_runs", "intro"))
 
     runs, device_gb = load_runs()
     # Bordered columns rather than a bordered box in each: four elements fewer on every click here.
     for column, run in zip(st.columns(len(runs), border=True), runs, strict=True):
         with column:
-            st.subheader(run.title)
-            st.markdown("\n".join(f"- {fact}" for fact in run.facts))
+            prose(heading(run.title, SUBHEADER), "\n".join(f"- {fact}" for fact in run.facts))
 
-    st.header("Sort them")
-    st.markdown(lessons.sentence("four_runs", "sort_kinds"))
+    prose(heading("Sort them"), lessons.sentence("four_runs", "sort_kinds"))
     marked_questions(*(run.question_id for run in runs))
 
-    st.header("What the dashboards recorded")
-    st.markdown(lessons.sentence("four_runs", "check_sorting"))
+    prose(heading("What the dashboards recorded"), lessons.sentence("four_runs", "check_sorting"))
     st.caption(
         lessons.sentence(
             "four_runs", "telemetry_caption", device_gib=device_gib(device_gb), device_gb=device_gb

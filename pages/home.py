@@ -9,6 +9,7 @@ from core.run_a import brief_figures
 from ui import state
 from ui.frame import lesson_page
 from ui.nav import next_link, page_for
+from ui.prose import SUBHEADER, TITLE, heading, prose
 from ui.tables import arrow_rows
 
 
@@ -18,9 +19,9 @@ def draw() -> None:
     answers = state.answers()
     statuses = part_statuses(bank, answers, state.snapshot()[state.RECORDS])
 
-    st.title("Reading a Training Run")
     brief = brief_figures()
-    st.markdown(
+    prose(
+        heading("Reading a Training Run", TITLE),
         lessons.text(
             "home",
             "intro",
@@ -28,17 +29,15 @@ def draw() -> None:
             device_gb=brief.device_gb,
             weights_gb=brief.weights_gb,
             other_gb=brief.other_gb,
-        )
+        ),
     )
     st.info(lessons.sentence("home", "question"), icon=":material/help:")
 
-    st.subheader("Before we start")
-    st.markdown(lessons.text("home", "before_we_start"))
+    prose(heading("Before we start", SUBHEADER), lessons.text("home", "before_we_start"))
 
     left, right = st.columns([3, 2])
     with left:
-        st.subheader("After this lab you can")
-        st.markdown(lessons.text("home", "objectives"))
+        prose(heading("After this lab you can", SUBHEADER), lessons.text("home", "objectives"))
         st.caption(lessons.sentence("home", "time_guidance"))
     with right:
         st.subheader("Your progress")

@@ -30,6 +30,7 @@ from ui.links import share_box
 from ui.marked import marked_questions
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
+from ui.prose import SUBHEADER, TITLE, heading, prose
 from ui.settings import persistent
 from ui.tables import arrow_rows
 
@@ -46,11 +47,11 @@ MEASURED_TABLES = (("FLOP/byte", "Achieved TFLOP/s", "Time (µs)"), ("% of peak"
 
 
 def kernel_times_section(dtype: str) -> None:
-    """Measured points, the share of peak they reach, and the roofline's blind spots, in numbers."""
+    """Measured points and the share of peak they reach."""
     precision = measured_precision(dtype)
     contrast = rate_contrast()
-    st.header(f"Measured on an {REFERENCE_GPU}")
-    st.markdown(
+    prose(
+        heading(f"Measured on an {REFERENCE_GPU}"),
         lessons.text(
             "linear",
             "measured",
@@ -62,11 +63,10 @@ def kernel_times_section(dtype: str) -> None:
             gelu_million_values=contrast.gelu_million_values,
             gelu_tflops=contrast.gelu.achieved_tflops,
             times_apart=contrast.times_apart,
-        )
+        ),
     )
     measured_tables(measured_rows(measured_points(precision)), precision)
     st.caption(lessons.sentence("linear", "measured_caption", precision=precision.upper(), gpu=REFERENCE_GPU))
-    _what_it_leaves_out()
 
 
 def as_text(rows: list[dict[str, Any]], columns: Mapping[str, str]) -> list[dict[str, str]]:
@@ -92,25 +92,23 @@ def measured_tables(rows: list[dict[str, Any]], precision: str) -> None:
         )
 
 
-def _what_it_leaves_out() -> None:
+def _what_it_leaves_out() -> str:
+    """The roofline's blind spots, in numbers."""
     floor_us = small_kernel_floor_us()
     one_row = find("linear_forward", "bf16", size=1)
     fp32 = find("square_matmul", "fp32", size=LESSON_MATMUL_SIDE)
     tf32 = find("square_matmul", "tf32", size=LESSON_MATMUL_SIDE)
     fp32_peak = h200_roof("fp32").peak_tflops
-    st.subheader("What the roofline leaves out")
-    st.markdown(
-        lessons.text(
-            "linear",
-            "leaves_out",
-            floor_us=floor_us,
-            one_row_us=one_row.microseconds,
-            one_row_tflops=one_row.achieved_tflops,
-            matmul_side=LESSON_MATMUL_SIDE,
-            fp32_tflops=fp32.achieved_tflops,
-            fp32_peak_tflops=fp32_peak,
-            tf32_tflops=tf32.achieved_tflops,
-        )
+    return lessons.text(
+        "linear",
+        "leaves_out",
+        floor_us=floor_us,
+        one_row_us=one_row.microseconds,
+        one_row_tflops=one_row.achieved_tflops,
+        matmul_side=LESSON_MATMUL_SIDE,
+        fp32_tflops=fp32.achieved_tflops,
+        fp32_peak_tflops=fp32_peak,
+        tf32_tflops=tf32.achieved_tflops,
     )
 
 
@@ -119,8 +117,7 @@ fields = section("linear")
 
 def draw() -> None:
     """The page's body: the layer's cost and placements, then the roofline, measurements and fusion."""
-    st.title("What a linear layer costs")
-    st.markdown(lessons.text("linear", "intro"))
+    prose(heading("What a linear layer costs", TITLE), lessons.text("linear", "intro"))
 
     sizes, hardware = st.columns(2)
     with sizes:
@@ -169,12 +166,13 @@ def draw() -> None:
         icon=":material/calculate:",
     )
 
-    st.header("FLOPs do not tell you the runtime")
-    st.markdown(lessons.sentence("linear", "answer_first"))
+    prose(heading("FLOPs do not tell you the runtime"), lessons.sentence("linear", "answer_first"))
     marked_questions("c2")
 
-    st.subheader("Place three operations before the roofline does")
-    st.markdown(lessons.sentence("linear", "place_three", gpu=roof.gpu_name, dtype=roof.dtype))
+    prose(
+        heading("Place three operations before the roofline does", SUBHEADER),
+        lessons.sentence("linear", "place_three", gpu=roof.gpu_name, dtype=roof.dtype),
+    )
     guesses = [
         lesson_prediction(prediction_id, point.regime)
         for prediction_id, point in zip(
@@ -186,42 +184,41 @@ def draw() -> None:
         next_link("pages/linear_layer.py")
         return  # the rest waits for the three placements (a page never calls st.stop: see ui/frame.py)
     matmul, gelu, layer_point = view.matmul, view.gelu, view.layer_point
-    st.markdown(
-        lessons.text(
-            "linear",
-            "intensity",
-            dtype=roof.dtype,
-            gpu=roof.gpu_name,
-            peak_tflops=roof.peak_tflops,
-            gflop=layer.gflop,
-            compute_time=layer_point.time.compute_label,
-            moved_mb=layer.forward.moved_mb,
-            memory_time=layer_point.time.memory_label,
-            matmul=matmul.name,
-            matmul_gflop=matmul.gflop,
-            matmul_read_mb=matmul.read_mb,
-            matmul_flop_per_byte_read=matmul.flop_per_byte_read,
-            matmul_flop_per_byte=matmul.flop_per_byte,
-            matmul_written_mb=matmul.written_mb,
-            gelu_read_mb=gelu.read_mb,
-            gelu_written_mb=gelu.written_mb,
-            gelu_flops_per_element=GELU_FLOPS_PER_ELEMENT,
-            gelu_flop_per_byte=gelu.flop_per_byte,
-        )
+    intensity = lessons.text(
+        "linear",
+        "intensity",
+        dtype=roof.dtype,
+        gpu=roof.gpu_name,
+        peak_tflops=roof.peak_tflops,
+        gflop=layer.gflop,
+        compute_time=layer_point.time.compute_label,
+        moved_mb=layer.forward.moved_mb,
+        memory_time=layer_point.time.memory_label,
+        matmul=matmul.name,
+        matmul_gflop=matmul.gflop,
+        matmul_read_mb=matmul.read_mb,
+        matmul_flop_per_byte_read=matmul.flop_per_byte_read,
+        matmul_flop_per_byte=matmul.flop_per_byte,
+        matmul_written_mb=matmul.written_mb,
+        gelu_read_mb=gelu.read_mb,
+        gelu_written_mb=gelu.written_mb,
+        gelu_flops_per_element=GELU_FLOPS_PER_ELEMENT,
+        gelu_flop_per_byte=gelu.flop_per_byte,
     )
-
-    st.subheader(f"The roofline of the {roof.gpu_name} at {roof.dtype}")
-    if view.has_bf16_fallback:
+    roofline = heading(f"The roofline of the {roof.gpu_name} at {roof.dtype}", SUBHEADER)
+    roof_text = lessons.text(
+        "linear",
+        "roof",
+        peak_tflops=roof.peak_tflops,
+        bandwidth_tb_per_s=roof.bandwidth_tb_per_s,
+        ridge=roof.ridge_flop_per_byte,
+    )
+    if view.has_bf16_fallback:  # the warning comes between the heading and the roof's text
+        prose(intensity, roofline)
         st.warning(lessons.sentence("linear", "no_bf16", gpu=roof.gpu_name), icon=":material/info:")
-    st.markdown(
-        lessons.text(
-            "linear",
-            "roof",
-            peak_tflops=roof.peak_tflops,
-            bandwidth_tb_per_s=roof.bandwidth_tb_per_s,
-            ridge=roof.ridge_flop_per_byte,
-        )
-    )
+        st.markdown(roof_text)
+    else:
+        prose(intensity, roofline, roof_text)
     on_h200 = roof.gpu_name == REFERENCE_GPU
     chart_column, table_column = st.columns(2)
     with chart_column:
@@ -247,9 +244,12 @@ def draw() -> None:
 
     kernel_times_section(roof.dtype)
 
-    st.header("Fusion: same arithmetic, fewer bytes")
     separate, fused = view.fusion_points
-    st.markdown(
+    # The roofline's blind spots close the measurements above and lead into fusion: one element for both.
+    prose(
+        heading("What the roofline leaves out", SUBHEADER),
+        _what_it_leaves_out(),
+        heading("Fusion: same arithmetic, fewer bytes"),
         lessons.text(
             "linear",
             "fusion",
@@ -259,16 +259,14 @@ def draw() -> None:
             fused_mb=view.fusion.fused.moved_mb,
             traffic_percent=view.fusion.traffic_percent,
             fused_time=fused.time_bound_label,
-        )
-    )
-    st.markdown(
+        ),
         lessons.text(
             "linear",
             "flash_attention",
             seq_len=view.attention.seq_len,
             matrix_mb=view.attention.matrix_mb,
             round_trip_mb=view.attention.round_trip_mb,
-        )
+        ),
     )
     timed = fusion_times()
     st.info(

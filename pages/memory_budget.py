@@ -39,6 +39,7 @@ from ui.marked import marked_questions
 from ui.model_source import chosen_model
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
+from ui.prose import SUBHEADER, TITLE, heading, prose
 from ui.settings import persistent
 from ui.tables import arrow_rows, table_with_notes
 
@@ -133,8 +134,7 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
 
 def phase_section() -> None:
     """Draw the phase-by-phase count with its own controls."""
-    st.header("Phase by phase: the careful count")
-    st.markdown(lessons.text("memory", "phases"))
+    prose(heading("Phase by phase: the careful count"), lessons.text("memory", "phases"))
     left, right = st.columns(2)
     with left:
         choice(st.radio, "Implementation stack", "stack", phase_choices.Stack.label_of)
@@ -190,8 +190,7 @@ def phase_section() -> None:
         else:
             st.error(lessons.sentence("memory", "phase_oom", **figures))
         table_with_notes(phases.rows, notes="When", alt="Each phase's own peak and when it happens.")
-        st.subheader("Three answers")
-        st.markdown(lessons.text("memory", "three_answers"))
+        prose(heading("Three answers", SUBHEADER), lessons.text("memory", "three_answers"))
         table_with_notes(
             phases.answers,
             notes="Why",
@@ -202,8 +201,7 @@ def phase_section() -> None:
 def estimate_check_section() -> None:
     """Pick a measured run; show the estimate next to PyTorch's bytes as a table and a chart, and what the
     gaps are."""
-    st.header("How close is this estimate?")
-    st.markdown(lessons.text("memory", "estimate_check"))
+    prose(heading("How close is this estimate?"), lessons.text("memory", "estimate_check"))
     st.selectbox(
         "Measured run",
         fields.field(MEASURED_CONFIG).choices,
@@ -233,8 +231,7 @@ def estimate_check_section() -> None:
                 notes="Main cause",
                 alt="Each term's furthest-off run and its relative error.",
             )
-    st.subheader("On a GPU: the phase model against an H200")
-    st.markdown(lessons.text("memory", "on_a_gpu"))
+    prose(heading("On a GPU: the phase model against an H200", SUBHEADER), lessons.text("memory", "on_a_gpu"))
     st.table(
         arrow_rows(list(reference_rows())),
         hide_index=True,
@@ -256,21 +253,19 @@ def estimate_check_section() -> None:
 
 def draw() -> None:
     """The page's body: the lessons on training memory, the sketch and its reveal, and the estimate check."""
-    st.title("Memory budget")
-    st.markdown(lessons.text("memory", "intro"))
-
-    st.header("Training keeps what inference throws away")
+    prose(
+        heading("Memory budget", TITLE),
+        lessons.text("memory", "intro"),
+        heading("Training keeps what inference throws away"),
+    )
     marked_questions("c3")
-    st.markdown(lessons.text("memory", "training_keeps"))
-
-    st.header("Where the memory goes")
+    prose(lessons.text("memory", "training_keeps"), heading("Where the memory goes"))
     marked_questions("c4")
     st.markdown(lessons.text("memory", "where_memory_goes"))
     # The budget's controls rerun only what they change: the budget, its sketch and its reveal.
     lesson_section(budget_lesson)
 
-    st.header("What this still leaves out")
-    st.markdown(lessons.text("memory", "leaves_out"))
+    prose(heading("What this still leaves out"), lessons.text("memory", "leaves_out"))
 
     lesson_section(estimate_check_section)
     next_link("pages/memory_budget.py")
@@ -326,8 +321,7 @@ def budget_lesson() -> None:
     settings = state.section_settings(SECTION)
     view = budget_view(settings, model=model)
 
-    st.subheader("Sketch, then see")
-    st.markdown(lessons.text("memory", "sketch"))
+    prose(heading("Sketch, then see", SUBHEADER), lessons.text("memory", "sketch"))
     dominant, breaks = lesson_outcomes(settings)
     guessed_term = lesson_prediction("memory.dominant", dominant)
     guessed_break = lesson_prediction("memory.breaks", breaks, scale=True)

@@ -24,6 +24,7 @@ from ui import state
 from ui.frame import lesson_page
 from ui.marked import marked_questions
 from ui.nav import next_link, page_for, title_of
+from ui.prose import SUBHEADER, TITLE, heading, prose
 from ui.signing import signing_key
 from ui.tables import arrow_rows
 
@@ -94,10 +95,7 @@ def draw() -> None:
     key = signing_key()
     locked = state.read_only()
 
-    st.title("Quiz and report")
-    st.markdown(lessons.text("quiz_report", "intro"))
-
-    st.header("Quiz")
+    prose(heading("Quiz and report", TITLE), lessons.text("quiz_report", "intro"), heading("Quiz"))
     marked_questions(*quiz_ids(bank), page_reads_it=True)  # the report below counts them
 
     report = build_report(
@@ -127,32 +125,35 @@ def draw() -> None:
     st.caption(lessons.sentence("quiz_report", "predictions_caption"))
     st.table(arrow_rows(report.prediction_rows()), hide_index=True)
     not_done = lessons.sentence("quiz_report", "not_done")
-    st.subheader("The layer you built")
-    st.markdown(report.layer.sentence() if report.layer else not_done)
-    st.subheader("The memory budget you left")
-    st.markdown(report.budget.sentence() if report.budget else not_done)
-    st.subheader("Run A: your first experiment and why")
+    prose(
+        heading("The layer you built", SUBHEADER),
+        report.layer.sentence() if report.layer else not_done,
+        heading("The memory budget you left", SUBHEADER),
+        report.budget.sentence() if report.budget else not_done,
+        heading("Run A: your first experiment and why", SUBHEADER),
+    )
     st.caption(report.run_a_brief)
     # Everything below comes from what the learner typed, so it is shown as plain text only.
     st.text(report.first_experiment or not_done)
     st.text(report.reasoning or not_done)
     st.subheader("Run B: what you would measure")
     st.text(report.run_b_measure or not_done)
-    st.subheader("Scaling out: your plan")
+    scaling_plan = heading("Scaling out: your plan", SUBHEADER)
     if report.scaling is None:
-        st.markdown(lessons.sentence("quiz_report", "scaling_not_started"))
+        prose(scaling_plan, lessons.sentence("quiz_report", "scaling_not_started"))
     else:
-        st.markdown(scaling_progress(report.scaling))
-        st.markdown(
+        prose(
+            scaling_plan,
+            scaling_progress(report.scaling),
             "\n".join(
                 f"- {SYNTHESIS_HEADINGS[name]}: {label}" for name, label in report.scaling.choices.items()
-            )
+            ),
         )
         st.text(report.scaling.rationale or not_done)
-    st.subheader("Not done yet")
-    st.markdown(
+    prose(
+        heading("Not done yet", SUBHEADER),
         "\n".join(f"- {title}" for title in report.not_done)
-        or lessons.sentence("quiz_report", "every_part_complete")
+        or lessons.sentence("quiz_report", "every_part_complete"),
     )
 
     st.header("Keep your work")
@@ -197,15 +198,15 @@ def draw() -> None:
         kind, message = flash
         (st.error if kind == "error" else st.success)(message)
 
-    st.header("Hand in")
     missing = unanswered_quiz(bank, state.answers())
     if locked:
+        prose(heading("Hand in"))
         st.success(
             lessons.sentence("quiz_report", "read_only_now", handed_in=report.handed_in_text),
             icon=":material/task_alt:",
         )
     else:
-        st.markdown(lessons.text("quiz_report", "hand_in"))
+        prose(heading("Hand in"), lessons.text("quiz_report", "hand_in"))
         if missing:
             st.warning(
                 lessons.sentence("quiz_report", "answer_quiz_first", questions="; ".join(missing)),

@@ -45,6 +45,7 @@ from ui.frame import BODY_KEY, after_saving, lesson_page, lesson_section
 from ui.links import share_box
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
+from ui.prose import SUBHEADER, TITLE, heading, prose
 from ui.settings import persistent
 from ui.tables import arrow_rows, shared_table, table_with_notes
 
@@ -93,8 +94,7 @@ def submit_button(label: str, name: str, build, *, locked: bool, **widget_keys: 
 
 def run_them() -> None:
     """The experiments the decision leads to: each one's timeline, all four side by side, then two at once."""
-    st.header("Now run them")
-    st.markdown(lessons.sentence("run_a", "run_them"))
+    prose(heading("Now run them"), lessons.sentence("run_a", "run_them"))
     st.radio(
         "Timeline to show",
         section("run_a").field("experiment").choices,
@@ -115,8 +115,7 @@ def run_them() -> None:
     st.caption(lessons.sentence("run_a", "experiment_caption"))
     experiment_tables([run_experiment(e) for e in EXPERIMENTS], "The four experiments")
 
-    st.subheader("Two changes at once")
-    st.markdown(lessons.sentence("run_a", "two_changes_intro"))
+    prose(heading("Two changes at once", SUBHEADER), lessons.sentence("run_a", "two_changes_intro"))
     if lesson_prediction(PAIR_PREDICTION, reach(run_pair(PREDICTED_PAIR).together.timeline)) is not None:
         st.selectbox(
             "Two experiments to combine", pairs(), format_func=pair_label, **persistent("run_a", "pair")
@@ -148,8 +147,7 @@ def run_them() -> None:
 def draw() -> None:
     """The page's body: the brief, the first step, the learner's experiment and the closing question."""
     locked = state.read_only()
-    st.title("Run A, properly")
-    st.markdown(lessons.sentence("run_a", "intro"))
+    prose(heading("Run A, properly", TITLE), lessons.sentence("run_a", "intro"))
     with st.container(border=True):
         st.markdown(
             lessons.text(
@@ -175,8 +173,8 @@ def draw() -> None:
         )
     )
 
-    st.header("What the brief already tells you")
-    st.markdown(
+    prose(
+        heading("What the brief already tells you"),
         lessons.text(
             "run_a",
             "hypothesis",
@@ -188,10 +186,9 @@ def draw() -> None:
             loss_gb=brief.loss_gb,
             backward_peak_gb=brief.backward_peak_gb,
             overhead_gb=brief.overhead_gb,
-        )
+        ),
+        heading("Three answers to the same question", SUBHEADER),
     )
-
-    st.subheader("Three answers to the same question")
     answers = three_answers_rows(setup, capacity=run_a.capacity)
     table_with_notes(
         answers,
@@ -213,9 +210,10 @@ def draw() -> None:
         hide_index=True,
         alt="Each phase of Run A's first step, what is live at its peak and how it ends.",
     )
-    st.markdown(lessons.text("run_a", "phases"))
-
-    st.subheader("Where Run A's shape dies: measured and estimated")
+    prose(
+        lessons.text("run_a", "phases"),
+        heading("Where Run A's shape dies: measured and estimated", SUBHEADER),
+    )
     draw_chart(
         ("run_a.map",),
         lambda: outcome_map_chart(outcome_map(), title="Run A's shape on a batch × sequence grid"),
@@ -236,8 +234,7 @@ def draw() -> None:
         )
     )
 
-    st.header("Your first experiment")
-    st.markdown(lessons.sentence("run_a", "decision_intro"))
+    prose(heading("Your first experiment"), lessons.sentence("run_a", "decision_intro"))
     saved = state.record(DECISION_RECORD)
     with st.form("run_a.decision_form"):
         st.radio(
@@ -277,8 +274,7 @@ def draw() -> None:
         # The experiments' controls rerun only the experiments.
         lesson_section(run_them)
 
-    st.header("A budget too small, or a leak?")
-    st.markdown(lessons.sentence("run_a", "budget_intro"))
+    prose(heading("A budget too small, or a leak?"), lessons.sentence("run_a", "budget_intro"))
     budget, leaky = budget_series(), leak()
     left, right = st.columns(2)
     with left:
@@ -308,10 +304,11 @@ def draw() -> None:
                 failed_at=leaky.series.failed_at,
             )
         )
-    st.markdown(lessons.text("run_a", "leak_causes"))
-
-    st.header("Measure rather than guess")
-    st.markdown(lessons.text("run_a", "measure"))
+    prose(
+        lessons.text("run_a", "leak_causes"),
+        heading("Measure rather than guess"),
+        lessons.text("run_a", "measure"),
+    )
     st.caption(lessons.sentence("run_a", "measure_sources"))
 
     st.header("Closing question: Run B")

@@ -27,16 +27,17 @@ from ui import state
 from ui.frame import lesson_page, lesson_section
 from ui.links import share_box
 from ui.nav import next_link
+from ui.prose import SUBHEADER, TITLE, heading, prose
 from ui.scaling_evidence import (
     SECTION,
     Reveal,
-    heading,
     prediction_gate,
     records,
     reveal,
     setting_radio,
     setting_slider,
 )
+from ui.scaling_evidence import heading as part_heading
 from ui.settings import persistent
 from ui.tables import arrow_rows
 
@@ -480,8 +481,7 @@ def _save_synthesis() -> None:
 
 def draw() -> None:
     """The page's body: the training context, the five parts in their tabs, the synthesis, the takeaways."""
-    st.title("Scaling out: when do more GPUs stop helping?")
-    st.markdown(lessons.text("scaling", "intro"))
+    prose(heading("Scaling out: when do more GPUs stop helping?", TITLE), lessons.text("scaling", "intro"))
     st.caption(lessons.sentence("scaling", "time_guidance"))
     st.markdown(lessons.text("scaling", "objectives"))
     tracks = section(SECTION).field("track").choices
@@ -491,8 +491,7 @@ def draw() -> None:
     assumptions(chosen)
     # A click in a part (or opening another) reruns the parts, not the context above them.
     lesson_section(parts)
-    st.subheader("Three things to keep")
-    st.markdown(lessons.text("scaling", "takeaways"))
+    prose(heading("Three things to keep", SUBHEADER), lessons.text("scaling", "takeaways"))
     next_link("pages/scaling.py")
 
 
@@ -508,7 +507,7 @@ def parts() -> None:
     for part, tab in zip(PARTS, part_tabs, strict=True):
         if tab.open:
             with tab:
-                heading(part)
+                part_heading(part)
                 shown = PART_VIEWS[part](chosen, settings, contrasts)
                 if prediction_gate(part, settings):
                     reveal(part, shown, settings)

@@ -26,6 +26,7 @@ from ui.charts import panel_slots, shared_datasets
 from ui.frame import lesson_page, lesson_section
 from ui.marked import marked_questions
 from ui.nav import next_link, page_for
+from ui.prose import TITLE, heading, prose
 
 UPLOAD = "upload"
 NOT_GIVEN = "(not given)"
@@ -171,7 +172,8 @@ def finding_card(finding: Finding) -> None:
 
 
 def show_run(read: Reading, *, title: str, marked: bool) -> None:
-    """Draw the log's panels with the evidence marked, or bare (before the question is answered).
+    """Draw the log's panels with the evidence marked, or bare (before the question is answered). The
+    caller draws the bold `title` above them: the page's body draws it in one element with its headings.
     The layout is cached; a shipped example's rows are kept per process, an upload's are sent fresh, so
     no learner's data stays in a shared cache."""
     shape = your_run_shape(read.run, read.diagnosis, marked=marked)
@@ -183,7 +185,6 @@ def show_run(read: Reading, *, title: str, marked: bool) -> None:
         if marked
         else lessons.sentence("your_run", "panel_description", title=title)
     )
-    st.markdown(f"**{title}**")
     for index, slot in enumerate(panel_slots(len(names), PANELS_PER_ROW)):
         with slot:
             draw_chart(
@@ -200,11 +201,13 @@ QUESTION_EXAMPLE = "leak.tfevents"
 
 def draw() -> None:
     """The page's body: the question on one example log, then the learner's chosen log read and diagnosed."""
-    st.title("Your run")
-    st.markdown(lessons.text("your_run", "intro"))
-
-    st.header("Classify one first")
     quiz = example(QUESTION_EXAMPLE)
+    prose(
+        heading("Your run", TITLE),
+        lessons.text("your_run", "intro"),
+        heading("Classify one first"),
+        f"**{quiz.title}**",
+    )
     quiz_table = example_table(quiz.file)
     quiz_reading = example_reading(
         quiz.file, guess_mapping(quiz_table.columns), RunContext(classes=quiz.classes)
@@ -273,6 +276,7 @@ def read_a_log() -> None:
                 diagnosis = read.diagnosis
                 (st.success if diagnosis.primary == HEALTHY else st.warning)(diagnosis.summary)
                 title = source.example.title if source.example else "Your log"
+                st.markdown(f"**{title}**")
                 show_run(read, title=title, marked=True)
                 st.caption(lessons.sentence("your_run", "chart_key", chance_tolerance=CHANCE_TOLERANCE))
                 left, right = st.columns(2)

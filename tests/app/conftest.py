@@ -29,6 +29,38 @@ def open_page(page: str | None = None, *, at: AppTest | None = None) -> AppTest:
     return at.switch_page(page).run()
 
 
+HEADING_TYPES = {1: "title", 2: "header", 3: "subheader"}
+
+
+def headings(at: AppTest, level: int) -> list[str]:
+    """The texts of the level-`level` headings on the page (1 as st.title draws, 2 header, 3 subheader), in
+    the order drawn: elements of their own, and lines of a Markdown element that holds a heading with the
+    text under it (ui/prose.py)."""
+    marker = "#" * level + " "
+    found: list[str] = []
+
+    def walk(node) -> None:
+        kind = getattr(node, "type", None)
+        if kind == HEADING_TYPES[level]:
+            found.append(node.value)
+        elif kind == "markdown":
+            found.extend(line[len(marker) :] for line in node.value.splitlines() if line.startswith(marker))
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            for child in children.values():
+                walk(child)
+
+    walk(at.main)
+    walk(at.sidebar)
+    return found
+
+
+def markdown_blocks(at: AppTest) -> list[str]:
+    """Every Markdown element's text cut at its blank lines, in order: a heading and each paragraph drawn
+    together as one element (ui/prose.py) come back one by one, as they would drawn apart."""
+    return [block for element in at.markdown for block in element.value.split("\n\n")]
+
+
 def _has_run(at: AppTest) -> bool:
     try:
         return "answers" in at.session_state

@@ -2,7 +2,7 @@
 
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import HOME, answer, open_page
+from tests.app.conftest import HOME, answer, headings, open_page
 from ui.nav import PAGES
 
 ROOT = HOME.parent
@@ -38,7 +38,7 @@ def test_the_sidebar_summary_is_drawn_by_the_frame(fresh):
 
 def test_home_shows_objectives_progress_and_links(fresh):
     assert not fresh.exception
-    assert fresh.title[0].value == "Reading a Training Run"
+    assert headings(fresh, 1)[0] == "Reading a Training Run"
     assert [m.value for m in fresh.metric][:3] == ["0/9", "0/3", "0/12"]
     progress = fresh.table[0].value
     assert "Four runs" in progress["Part"].tolist() and set(progress["Done"]) == {"no"}

@@ -7,14 +7,14 @@ from streamlit.testing.v1 import AppTest
 from core import lessons
 from core.stack import load_stack
 from core.telemetry import recorded
-from tests.app.conftest import HOME, answer, open_box, open_page, open_tab
+from tests.app.conftest import HOME, answer, headings, open_box, open_page, open_tab
 from ui.links import share_open_key
 
 
 def test_four_runs_shows_four_cards_and_a_chart_per_run():
     at = open_page("pages/four_runs.py")
     assert not at.exception
-    assert [h.value for h in at.subheader][:4] == ["Run A", "Run B", "Run C", "Run D"]
+    assert headings(at, 3)[:4] == ["Run A", "Run B", "Run C", "Run D"]
     assert [t.label for t in at.tabs] == ["Run A", "Run B", "Run C", "Run D"]
     # Only the open run's dashboard is on the page; each tab opened in turn shows its own.
     charts, captions = {}, []

@@ -7,7 +7,7 @@ from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 from core import lessons
-from tests.app.conftest import HOME, answer, open_box, open_page, predict, reveal_roofline
+from tests.app.conftest import HOME, answer, headings, open_box, open_page, predict, reveal_roofline
 from ui.links import share_open_key
 
 PAGE = "pages/linear_layer.py"
@@ -165,6 +165,8 @@ def test_on_the_h200_the_measured_kernels_sit_under_the_roof():
 
 
 def test_nn_linear_is_wx_plus_b_with_no_activation():
-    prose = open_page(PAGE).markdown[0].value
-    assert prose == lessons.text("linear", "intro")
+    at = open_page(PAGE)
+    assert headings(at, 1) == ["What a linear layer costs"]
+    prose = lessons.text("linear", "intro")
+    assert at.markdown[0].value == f"# What a linear layer costs\n\n{prose}"  # the title, the intro under it
     assert "$y = Wx + b$" in prose and "sigma" not in prose

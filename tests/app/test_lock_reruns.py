@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from bench.server import free_port
 from core.questions import load_bank
-from tests.app.conftest import lock_answer, open_page
+from tests.app.conftest import headings, lock_answer, open_page
 from tests.app.test_learner_record import _saved_note
 from tests.app.test_run_a_page import PAGE, submit_decision, submit_reflection
 
@@ -41,20 +41,20 @@ def _lock_right(at: AppTest, question_id: str) -> AppTest:
 @pytest.mark.parametrize(("page", "question_id", "drawn_with"), ALONE)
 def test_a_lock_reruns_the_questions_and_the_summary_alone(page, question_id, drawn_with):
     at = open_page(page)
-    title = at.title[0].value
+    title = headings(at, 1)[0]
     assert _sidebar(at)["Checks"] == "0/9"
     assert len(_main_radios(at)) > 1  # the page draws more than the question
 
     _lock_right(at, question_id)
     assert not at.exception
-    assert at.title == []  # the body did not run
+    assert headings(at, 1) == []  # the body did not run
     assert _main_radios(at) == [f"marked.{question_id}.locked", *(f"marked.{q}.choice" for q in drawn_with)]
     assert at.radio(key=f"marked.{question_id}.locked").disabled
     assert len(at.success) == 1  # the verdict
     assert _sidebar(at)["Checks"] == "1/9"  # the summary ran too
 
     at.run()  # the page as a later run draws it: the lock held, the rest of the page is still there
-    assert [t.value for t in at.title] == [title]
+    assert headings(at, 1) == [title]
     assert at.radio(key=f"marked.{question_id}.locked").disabled
     assert _sidebar(at)["Checks"] == "1/9"
 
@@ -62,23 +62,23 @@ def test_a_lock_reruns_the_questions_and_the_summary_alone(page, question_id, dr
 @pytest.mark.parametrize(("page", "question_id"), WHOLE_BODY)
 def test_a_lock_the_page_reads_reruns_the_body_and_the_summary(page, question_id):
     at = open_page(page)
-    title = at.title[0].value
+    title = headings(at, 1)[0]
     before = _sidebar(at)
 
     _lock_right(at, question_id)
     assert not at.exception
-    assert [t.value for t in at.title] == [title]  # the body ran: what reads the answer is drawn again
+    assert headings(at, 1) == [title]  # the body ran: what reads the answer is drawn again
     assert at.radio(key=f"marked.{question_id}.locked").disabled
     assert _sidebar(at) != before
 
 
 def test_a_lock_the_store_missed_reruns_the_whole_app_and_says_not_saved(monkeypatch: pytest.MonkeyPatch):
     at = open_page("pages/four_runs.py")
-    title = at.title[0].value
+    title = headings(at, 1)[0]
     monkeypatch.setenv("LAB_DATABASE_URL", f"postgresql://lab@127.0.0.1:{free_port()}/lab")
     _lock_right(at, "r1")
     assert not at.exception
-    assert [t.value for t in at.title] == [title]  # more than the question ran
+    assert headings(at, 1) == [title]  # more than the question ran
     assert at.radio(key="marked.r1.locked").disabled  # the tab keeps the answer meanwhile
     assert "Not saved" in _saved_note(at)
 
@@ -95,4 +95,4 @@ def test_run_a_s_two_records_complete_its_part_in_the_summary_and_redraw_the_bod
     submit_reflection(at, "Data-loader wait per step.")
     assert not at.exception
     assert _parts(at) == ["1 of 7 parts complete"]
-    assert [t.value for t in at.title] == ["Run A, properly"]  # the body drew the stored reflection
+    assert headings(at, 1) == ["Run A, properly"]  # the body drew the stored reflection

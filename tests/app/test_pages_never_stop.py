@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from bench.server import free_port
 from core import lessons
-from tests.app.conftest import HOME, open_page
+from tests.app.conftest import HOME, headings, open_page
 from ui.instructor import KEY_ENV, ROOM
 
 PAGES = sorted(f"pages/{path.name}" for path in (HOME.parent / "pages").glob("*.py"))
@@ -68,7 +68,7 @@ def test_linear_layer_cost_waits_for_its_placements_without_a_stop(stops: list[s
     at = open_page("pages/linear_layer.py")
     assert not at.exception
     assert lessons.sentence("linear", "locked") in [info.value for info in at.info]
-    assert "Fusion: same arithmetic, fewer bytes" not in [h.value for h in at.header]  # what it waits to show
+    assert "Fusion: same arithmetic, fewer bytes" not in headings(at, 2)  # what it waits to show
     assert stops == []
 
 
@@ -101,5 +101,5 @@ def test_a_weak_signing_key_ends_the_app_s_run_without_a_stop(stops: list[str]):
     at = AppTest.from_file(str(HOME), default_timeout=30)
     at.secrets["report_signing_key"] = "workshop2026"
     at.run()
-    assert not at.exception and len(at.error) == 1 and not at.title
+    assert not at.exception and len(at.error) == 1 and not headings(at, 1)
     assert stops == []

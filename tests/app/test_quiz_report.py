@@ -8,7 +8,7 @@ from core import lessons
 from core.progress_file import export_progress
 from core.questions import load_bank
 from core.report.moments import readable_time
-from tests.app.conftest import HOME, answer, open_page, predict
+from tests.app.conftest import HOME, answer, headings, markdown_blocks, open_page, predict
 
 PAGE = "pages/quiz_report.py"
 STRONG_KEY = "9f" * 4 + "0123456789abcdef" * 4  # 36 bytes as hex, as `secrets.token_hex` writes them
@@ -137,7 +137,7 @@ def test_the_report_shows_learner_text_literally():
 
 def test_the_layer_and_the_budget_left_on_their_pages_appear_in_the_report():
     not_done = lessons.sentence("quiz_report", "not_done")
-    assert sum(m.value == not_done for m in open_page(PAGE).markdown) == 2
+    assert sum(block == not_done for block in markdown_blocks(open_page(PAGE))) == 2
     at = _page_with(
         settings={
             "linear": {"n_in": 4096, "m_out": 4096, "batch": 32, "dtype": "fp32"},
@@ -152,7 +152,7 @@ def test_the_layer_and_the_budget_left_on_their_pages_appear_in_the_report():
             },
         }
     )
-    shown = [m.value for m in at.markdown]
+    shown = markdown_blocks(at)
     # 2 × 32 × 4096 × 4096 = 1,073,741,824 FLOPs.
     layer = {"n_in": 4096, "m_out": 4096, "batch": 32, "flops": "1.07 GFLOPs"}
     assert lessons.sentence("quiz_report", "layer", **layer) in shown
@@ -191,7 +191,7 @@ def test_a_weak_signing_key_stops_the_app_and_says_how_to_make_one():
     at.run()
     assert not at.exception
     assert len(at.error) == 1 and "secrets.token_hex(32)" in at.error[0].value
-    assert not at.title  # no page ran
+    assert not headings(at, 1)  # no page ran
 
 
 def test_the_report_shows_the_scaling_plan_and_its_rationale_as_plain_text():
@@ -204,4 +204,4 @@ def test_the_report_shows_the_scaling_plan_and_its_rationale_as_plain_text():
     assert not at.exception
     assert any(t.value == "**25%** at 32 GPUs" for t in at.text)
     progress = lessons.sentence("quiz_report", "scaling_not_ready", parts_current=0, parts_total=5)
-    assert progress in [m.value for m in at.markdown]
+    assert progress in markdown_blocks(at)

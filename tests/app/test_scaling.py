@@ -5,7 +5,7 @@ import json
 from core import lessons
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYNTHESIS
 from core.scaling.scenarios import load_scaling, track
-from tests.app.conftest import open_page, open_tab
+from tests.app.conftest import headings, markdown_blocks, open_page, open_tab
 from ui.tables import stacked
 
 PAGE = "pages/scaling.py"
@@ -97,9 +97,9 @@ def test_each_locked_part_shows_its_chart_and_the_prediction_survives_a_page_swi
 def test_only_the_open_tab_is_built():
     at = open_page(PAGE)
     assert at.session_state["scaling.part"] == "A · Scaling"
-    assert [h.value for h in at.subheader][-2:] == ["A · Strong or weak scaling", "Three things to keep"]
+    assert headings(at, 3)[-2:] == ["A · Strong or weak scaling", "Three things to keep"]
     at = _open(at, "D")
-    assert [h.value for h in at.subheader][-2:] == ["D · The pipeline bubble", "Three things to keep"]
+    assert headings(at, 3)[-2:] == ["D · The pipeline bubble", "Three things to keep"]
     assert not [r for r in at.radio if r.key == "scaling.predict.A"]
     assert [r.key for r in at.radio if r.key == "scaling.predict.D"] == ["scaling.predict.D"]
 
@@ -186,9 +186,9 @@ def test_tabs_are_short_and_the_lab_gives_its_time_objectives_and_takeaways():
         "Synthesis",
     ]
     assert lessons.sentence("scaling", "time_guidance") in [c.value for c in at.caption]
-    prose = [m.value for m in at.markdown]
-    assert prose.count(lessons.text("scaling", "objectives")) == 1
-    assert prose.count(lessons.text("scaling", "takeaways")) == 1
+    blocks = markdown_blocks(at)
+    assert blocks.count(lessons.text("scaling", "objectives")) == 1
+    assert blocks.count(lessons.text("scaling", "takeaways")) == 1
 
 
 def test_no_plan_fits_is_refused_while_the_plan_fits():

@@ -6,7 +6,7 @@ from core import lessons
 from core.diagnose.columns import columns_signature, guess_mapping
 from core.diagnose.detectors import RunContext
 from core.diagnose.reading import example_reading, example_table
-from tests.app.conftest import answer, open_page
+from tests.app.conftest import answer, headings, open_page
 
 PAGE = "pages/your_run.py"
 NAN_LOG = (
@@ -35,7 +35,7 @@ def _example_charts(at) -> list:
 def test_the_page_opens_on_the_question_with_a_bare_chart_and_the_healthy_example():
     at = open_page(PAGE)
     assert not at.exception
-    assert [h.value for h in at.header] == ["Classify one first", "Read a log"]
+    assert headings(at, 2) == ["Classify one first", "Read a log"]
     charts = at.get("vega_lite_chart")
     assert _dataset_names(charts[:QUESTION_PANELS]) == {"loss", "memory"}  # no evidence before the answer
     assert all(len(chart.proto.datasets) == 1 for chart in charts[:QUESTION_PANELS])
