@@ -37,7 +37,7 @@ from ui.scaling_evidence import (
     setting_radio,
     setting_slider,
 )
-from ui.scaling_evidence import heading as part_heading
+from ui.scaling_evidence import heading as part_heading  # ui.prose has a heading of its own
 from ui.settings import persistent
 from ui.tables import arrow_rows
 
