@@ -199,14 +199,15 @@ def draw() -> None:
         (st.error if kind == "error" else st.success)(message)
 
     missing = unanswered_quiz(bank, state.answers())
+    hand_in = heading("Hand in")
     if locked:
-        prose(heading("Hand in"))
+        prose(hand_in)
         st.success(
             lessons.sentence("quiz_report", "read_only_now", handed_in=report.handed_in_text),
             icon=":material/task_alt:",
         )
     else:
-        prose(heading("Hand in"), lessons.text("quiz_report", "hand_in"))
+        prose(hand_in, lessons.text("quiz_report", "hand_in"))
         if missing:
             st.warning(
                 lessons.sentence("quiz_report", "answer_quiz_first", questions="; ".join(missing)),
