@@ -64,6 +64,25 @@ IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 # What Streamlit's frontend draws in an element's place while it fetches the code for that kind of element
 # (a table, a radio group, a chart: each its own file, fetched the first time a browser context meets it).
 LOADING = '[data-testid="stSkeleton"]'
+# Counts, in the page, the app socket's frames that the page's own code has been handed: Playwright sees a
+# frame when the browser receives it, and a tab whose main thread is busy drawing can take hundreds of
+# milliseconds more to read it, showing the last run's state meanwhile. Counted in a later task, so after
+# Streamlit's own listener has run.
+FRAMES_READ_SCRIPT = """
+(() => {
+  const Native = window.WebSocket;
+  window.__labFramesRead = 0;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      if (String(args[0]).endsWith("/_stcore/stream")) {
+        window.__labFramesRead = 0;
+        this.addEventListener("message", () => setTimeout(() => { window.__labFramesRead += 1; }));
+      }
+    }
+  };
+})();
+"""
 
 
 def _free_port() -> int:
@@ -189,6 +208,7 @@ class RunWatch:
         self._events = 0
         self.asked = 0
         self.finished = 0
+        self.frames = 0  # every frame the socket carried to the page
         self.fragments: list[str] = []  # the fragment each request named, "" for the whole app
         # Each run the server started, asked for or not: the fragments it ran (none for the whole app),
         # and the elements and blocks it sent.
@@ -208,6 +228,7 @@ class RunWatch:
         """Note the start of a run, what it sent, and the end of a run that ran to its end."""
         if not isinstance(payload, bytes):
             return
+        self.frames += 1
         message = ForwardMsg.FromString(payload)
         kind = message.WhichOneof("type")
         if kind == "new_session":
@@ -239,6 +260,7 @@ class Learner:
         self._console: list[str] = []
         self._missing: list[str] = []
         self._runs = RunWatch()
+        context.add_init_script(FRAMES_READ_SCRIPT)
         self.page = context.new_page()
 
     @property
@@ -304,21 +326,28 @@ class Learner:
         return self.page.locator(".st-key-lab-saved")
 
     def settle(self) -> None:
-        """Wait until every run the page asked for has finished and been drawn, every element's code
-        included: a test that counts or clicks elements right after would otherwise race their loading."""
+        """Wait until every run the page asked for has finished, the page has read all it was sent, and it
+        has drawn it, every element's code included: a test that counts or clicks elements right after would
+        otherwise race their arrival or their loading."""
         self.page.wait_for_timeout(ACTION_SENT_MS)
         self._wait_until(
             lambda: (
                 self._runs.answered
+                and self._frames_read() >= self._runs.frames
                 and self.page.locator(IDLE).count() > 0
                 and self.page.locator(LOADING).count() == 0
             ),
             lambda: (
-                f"runs asked for {self._runs.asked}, finished {self._runs.finished}, idle "
+                f"runs asked for {self._runs.asked}, finished {self._runs.finished}, frames received "
+                f"{self._runs.frames}, read by the page {self._frames_read()}, idle "
                 f"{self.page.locator(IDLE).count()}, elements loading {self.page.locator(LOADING).count()}"
             ),
         )
         self.page.wait_for_timeout(DRAWN_MS)
+
+    def _frames_read(self) -> int:
+        """How many of the app socket's frames the page's code has been handed (`FRAMES_READ_SCRIPT`)."""
+        return self.page.evaluate("window.__labFramesRead")
 
     def submit(self, button: Locator) -> None:
         """Press a button that always asks for a run (a form's submit button), wait until the page has
@@ -399,6 +428,7 @@ class Learner:
             f"url: {self.page.url}",
             f"window: {self.page.viewport_size}",
             f"rerun requests: {runs.asked}, finished runs: {runs.finished}, whole runs: {runs.whole_runs}",
+            f"frames received: {runs.frames}, read by the page: {self._frames_read()}",
             f"fragments asked for: {runs.fragments}",
             f"runs started (fragments run, elements sent): {runs.started}",
             *(f"{key}: {value}" for key, value in state.items()),

@@ -23,6 +23,18 @@ SLOW_SENDS = """() => {
     WebSocket.prototype.send = function (data) { setTimeout(() => send.call(this, data), %d); };
 }"""
 SLOW_SEND_MS = 1500
+# Every message the server sends reaches the page's code this late: a tab whose main thread is too busy
+# drawing to read a run's messages before the network has carried the run's end.
+SLOW_READS = """(() => {
+    const Socket = window.WebSocket;
+    window.WebSocket = class extends Socket {
+        addEventListener(type, listener, ...options) {
+            const late = event => setTimeout(() => listener.call(this, event), %d);
+            super.addEventListener(type, type === "message" ? late : listener, ...options);
+        }
+    };
+})();"""
+SLOW_READ_MS = 800
 
 
 def _late(route: Route) -> None:
@@ -95,6 +107,8 @@ def test_a_failed_browser_test_keeps_what_its_learner_saw(learner):
     assert kept[0].read_bytes().startswith(b"\x89PNG")
     evidence = kept[1].read_text()
     assert "url: http://127.0.0.1:" in evidence and "/memory-budget" in evidence
+    frames = learner.runs.frames
+    assert f"frames received: {frames}, read by the page: {frames}" in evidence
     assert "scriptState: notRunning" in evidence and "elementsLoading: 0" in evidence
     assert "tables: ['visible'" in evidence and "boxes: [" in evidence
     assert "\nmain area:\nMemory budget" in evidence  # the main area's text, from its title on
@@ -119,4 +133,16 @@ def test_a_submit_waits_for_its_request_to_leave_before_it_settles(learner):
     # started before the request left, it would have found the page idle and the question still open.
     assert page.get_by_role("button", name="Lock in my answer").count() == 3
     assert page.get_by_text("Right.", exact=False).count() == 1
+    assert learner.exceptions() == [] and learner.console_errors == []
+
+
+def test_a_settle_waits_for_the_page_to_read_what_the_server_sent(learner):
+    learner.context.add_init_script(SLOW_READS % SLOW_READ_MS)
+    page = learner.open("four-runs")
+    learner.answer("Resource: the step asks for more memory than the device holds")
+    # Counted at once: had the settle gone by the network alone, the page would still show the run before
+    # the lock, the question open and no verdict.
+    assert page.get_by_role("button", name="Lock in my answer").count() == 3
+    assert page.get_by_text("Right.", exact=False).count() == 1
+    assert page.evaluate("window.__labFramesRead") == learner.runs.frames > 0
     assert learner.exceptions() == [] and learner.console_errors == []

@@ -63,6 +63,14 @@ def test_an_end_before_a_request_does_not_answer_it():
     assert not watch.answered
 
 
+def test_every_binary_frame_the_page_is_sent_is_counted():
+    watch = RunWatch()
+    watch.received(_session_status())
+    watch.received(_finished(ForwardMsg.FINISHED_SUCCESSFULLY))
+    watch.received("not a protobuf")
+    assert watch.frames == 2
+
+
 def test_messages_that_ask_for_no_run_and_text_frames_are_ignored():
     watch = RunWatch()
     watch.sent(_heartbeat())
