@@ -3,12 +3,15 @@ browser helpers' own promises: a settle waits for what the page draws, a submit 
 a failure keeps its evidence."""
 
 import re
+import tomllib
 from types import SimpleNamespace
 
 import pytest
-from playwright.sync_api import Route, expect
+from playwright.sync_api import Route, WebSocket, expect
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.NewSession_pb2 import CustomThemeConfig
 
-from tests.e2e.conftest import ARTIFACTS, pytest_runtest_makereport
+from tests.e2e.conftest import ARTIFACTS, ROOT, pytest_runtest_makereport
 from ui.frame import FAVICON_URL
 
 pytestmark = pytest.mark.e2e
@@ -146,3 +149,24 @@ def test_a_settle_waits_for_the_page_to_read_what_the_server_sent(learner):
     assert page.get_by_text("Right.", exact=False).count() == 1
     assert page.evaluate("window.__labFramesRead") == learner.runs.frames > 0
     assert learner.exceptions() == [] and learner.console_errors == []
+
+
+def test_every_run_opens_with_the_configured_theme(learner):
+    # The server fills the theme in once and copies it into each run's opening message (ui/theme_once.py).
+    themes: list[CustomThemeConfig] = []
+
+    def note_theme(payload: str | bytes) -> None:
+        if isinstance(payload, bytes) and (message := ForwardMsg.FromString(payload)).HasField("new_session"):
+            themes.append(message.new_session.custom_theme)
+
+    def watch(socket: WebSocket) -> None:
+        socket.on("framereceived", note_theme)
+
+    learner.page.on("websocket", watch)
+    learner.open("four-runs")
+    learner.answer("Resource: the step asks for more memory than the device holds")
+    configured = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["theme"]
+    assert len(themes) >= 3  # the page, the learner check, the answer's own run
+    assert all(theme == themes[0] for theme in themes)
+    assert themes[0].primary_color == configured["primaryColor"]
+    assert themes[0].base == CustomThemeConfig.BaseTheme.Value(configured["base"].upper())
