@@ -1,6 +1,6 @@
-"""What only a browser shows: navigation, URLs, isolation between learners, console errors; and the
-browser helpers' own promises: a settle waits for what the page draws, a submit for its request to leave,
-a failure keeps its evidence."""
+"""What only a browser shows: navigation, URLs, isolation between learners, console errors, the theme each
+run carries; and the browser helpers' own promises: a settle waits for what the page draws and for the
+page to read what it was sent, a submit for its request to leave, a failure keeps its evidence."""
 
 import re
 import tomllib
