@@ -209,6 +209,7 @@ class RunWatch:
         self.asked = 0
         self.finished = 0
         self.frames = 0  # every frame the socket carried to the page
+        self.presses = 0  # requests that carry a button's press, a form's submit among them
         self.fragments: list[str] = []  # the fragment each request named, "" for the whole app
         # Each run the server started, asked for or not: the fragments it ran (none for the whole app),
         # and the elements and blocks it sent.
@@ -223,6 +224,10 @@ class RunWatch:
             self._events += 1
             self.asked = self._events
             self.fragments.append(message.rerun_script.fragment_id)
+            widgets = message.rerun_script.widget_states.widgets
+            self.presses += any(
+                widget.WhichOneof("value") == "trigger_value" and widget.trigger_value for widget in widgets
+            )
 
     def received(self, payload: str | bytes) -> None:
         """Note the start of a run, what it sent, and the end of a run that ran to its end."""
@@ -351,11 +356,13 @@ class Learner:
 
     def submit(self, button: Locator) -> None:
         """Press a button that always asks for a run (a form's submit button), wait until the page has
-        sent that request, then settle. On a busy machine the request can leave later than
-        `ACTION_SENT_MS`, and a settle that starts before it would find the page idle and return early."""
-        before = self._runs.asked
+        sent that press, then settle. On a busy machine the press can leave later than `ACTION_SENT_MS`,
+        and a settle that starts before it would find the page idle and return early. Any other request
+        will not do: the page sends some of its own (the browser's report of whose work this is), and
+        one that left in the same moment would be settled while the press was still to come."""
+        before = self._runs.presses
         button.click()
-        self._wait_until(lambda: self._runs.asked != before, lambda: "the submit sent no run request")
+        self._wait_until(lambda: self._runs.presses != before, lambda: "the submit sent no press")
         self.settle()
 
     def _wait_until(self, done: Callable[[], bool], state: Callable[[], str]) -> None:
@@ -427,7 +434,8 @@ class Learner:
         lines = [
             f"url: {self.page.url}",
             f"window: {self.page.viewport_size}",
-            f"rerun requests: {runs.asked}, finished runs: {runs.finished}, whole runs: {runs.whole_runs}",
+            f"rerun requests: {runs.asked}, presses: {runs.presses}, finished runs: {runs.finished}, "
+            f"whole runs: {runs.whole_runs}",
             f"frames received: {runs.frames}, read by the page: {self._frames_read()}",
             f"fragments asked for: {runs.fragments}",
             f"runs started (fragments run, elements sent): {runs.started}",

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 from playwright.sync_api import Route, WebSocket, expect
+from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.NewSession_pb2 import CustomThemeConfig
 
@@ -38,6 +39,21 @@ SLOW_READS = """(() => {
     };
 })();"""
 SLOW_READ_MS = 800
+# The page's next message to the server leaves this late, and one it sent before goes out again at once:
+# a request of the page's own (its report of whose work this is) leaving in the instant of a click.
+JUMP_IN = """(() => {
+    const Socket = window.WebSocket;
+    window.WebSocket = class extends Socket {
+        send(data) {
+            const earlier = window.__labJumpIn;
+            if (earlier === undefined) return super.send(data);
+            window.__labJumpIn = undefined;
+            super.send(earlier);
+            setTimeout(() => super.send(data), %d);
+        }
+    };
+})();"""
+HELD_SEND_MS = 1500
 
 
 def _late(route: Route) -> None:
@@ -134,6 +150,25 @@ def test_a_submit_waits_for_its_request_to_leave_before_it_settles(learner):
     learner.answer("Resource: the step asks for more memory than the device holds")
     # Counted at once, without a retrying assertion: what the next helper would find. Had the settle
     # started before the request left, it would have found the page idle and the question still open.
+    assert page.get_by_role("button", name="Lock in my answer").count() == 3
+    assert page.get_by_text("Right.", exact=False).count() == 1
+    assert learner.exceptions() == [] and learner.console_errors == []
+
+
+def test_a_submit_waits_for_its_own_press_not_a_request_the_page_sent_meanwhile(learner):
+    learner.context.add_init_script(JUMP_IN % HELD_SEND_MS)
+    requests: list[bytes] = []
+
+    def note_request(payload: str | bytes) -> None:
+        if isinstance(payload, bytes) and BackMsg.FromString(payload).WhichOneof("type") == "rerun_script":
+            requests.append(payload)
+
+    learner.page.on("websocket", lambda socket: socket.on("framesent", note_request))
+    page = learner.open("four-runs")
+    page.evaluate("bytes => { window.__labJumpIn = new Uint8Array(bytes); }", list(requests[-1]))
+    learner.answer("Resource: the step asks for more memory than the device holds")
+    # Counted at once: had the submit settled the request that jumped in, the answer would still be open.
+    assert len(requests) >= 3  # the page's own requests, the one sent again, and the press
     assert page.get_by_role("button", name="Lock in my answer").count() == 3
     assert page.get_by_text("Right.", exact=False).count() == 1
     assert learner.exceptions() == [] and learner.console_errors == []

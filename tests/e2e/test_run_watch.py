@@ -9,9 +9,15 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from tests.e2e.conftest import RunWatch
 
 
-def _rerun_request(fragment_id: str = "") -> bytes:
+def _rerun_request(fragment_id: str = "", *, pressed: bool = False, reported: bool = False) -> bytes:
     message = BackMsg()
     message.rerun_script.fragment_id = fragment_id
+    if pressed:  # a button's press: what a form's submit sends
+        button = message.rerun_script.widget_states.widgets.add(id="$$ID-lock")
+        button.trigger_value = True
+    if reported:  # a component's state: what the learner-identity report sends
+        report = message.rerun_script.widget_states.widgets.add(id="$$ID-identity")
+        report.json_value = '{"learner_id": "a"}'
     return message.SerializeToString()
 
 
@@ -69,6 +75,15 @@ def test_every_binary_frame_the_page_is_sent_is_counted():
     watch.received(_finished(ForwardMsg.FINISHED_SUCCESSFULLY))
     watch.received("not a protobuf")
     assert watch.frames == 2
+
+
+def test_only_a_request_that_carries_a_press_counts_as_one():
+    watch = RunWatch()
+    watch.sent(_rerun_request("identity", reported=True))
+    watch.sent(_rerun_request())
+    assert watch.presses == 0 and watch.asked == 2
+    watch.sent(_rerun_request("section", pressed=True, reported=True))
+    assert watch.presses == 1
 
 
 def test_messages_that_ask_for_no_run_and_text_frames_are_ignored():
