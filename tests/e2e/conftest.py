@@ -378,10 +378,25 @@ class Learner:
         self.page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
         self.settle()
 
+    def lock(self, form: Locator, button: str) -> None:
+        """Press `form`'s lock button, wait until the lock has taken the form off the page, then settle.
+        A settle alone can return between the page's code reading a run's end and the page drawing it,
+        with the form the lock replaces still in place for the next helper to count or click."""
+        drawn = form.element_handle()
+        self.submit(form.get_by_role("button", name=button))
+        try:
+            drawn.wait_for_element_state("hidden", timeout=SETTLE_TIMEOUT_S * 1000)
+        except PlaywrightTimeoutError as error:
+            raise AssertionError(
+                f"the form was still on the page {SETTLE_TIMEOUT_S} s after its lock"
+            ) from error
+        self.settle()
+
     def answer(self, option_text: str) -> None:
         """Pick an option of the first open marked question and lock it in."""
         self.page.get_by_text(option_text, exact=True).first.click()
-        self.submit(self.page.get_by_role("button", name="Lock in my answer").first)
+        locks = self.page.get_by_role("button", name="Lock in my answer")
+        self.lock(self.page.locator('[data-testid="stForm"]').filter(has=locks).first, "Lock in my answer")
 
     def predict_all(self) -> None:
         """Lock every prediction the page shows (the first option of each, or a slider where it rests),
@@ -396,7 +411,7 @@ class Learner:
             options = form.get_by_role("radiogroup").locator("label")  # the inputs hide behind their labels
             if options.count():
                 options.first.click()
-            self.submit(form.get_by_role("button", name="Lock prediction"))
+            self.lock(form, "Lock prediction")
         raise AssertionError("predictions kept appearing after ten were locked")
 
     def exceptions(self) -> list[str]:

@@ -54,6 +54,20 @@ JUMP_IN = """(() => {
     };
 })();"""
 HELD_SEND_MS = 1500
+# Every message after the first listener's (the helpers' own count of messages read) reaches its listener
+# this late: a page that has read a run's end but not yet drawn it.
+SLOW_DRAWS = """(() => {
+    const Socket = window.WebSocket;
+    window.WebSocket = class extends Socket {
+        addEventListener(type, listener, ...options) {
+            const counted = type === "message" && this.__labCounted;
+            if (type === "message") this.__labCounted = true;
+            const late = event => setTimeout(() => listener.call(this, event), %d);
+            super.addEventListener(type, counted ? late : listener, ...options);
+        }
+    };
+})();"""
+SLOW_DRAW_MS = 800
 
 
 def _late(route: Route) -> None:
@@ -183,6 +197,16 @@ def test_a_settle_waits_for_the_page_to_read_what_the_server_sent(learner):
     assert page.get_by_role("button", name="Lock in my answer").count() == 3
     assert page.get_by_text("Right.", exact=False).count() == 1
     assert page.evaluate("window.__labFramesRead") == learner.runs.frames > 0
+    assert learner.exceptions() == [] and learner.console_errors == []
+
+
+def test_a_lock_waits_for_its_form_to_leave_the_page(learner):
+    learner.context.add_init_script(SLOW_DRAWS % SLOW_DRAW_MS)
+    page = learner.open("four-runs")
+    learner.answer("Resource: the step asks for more memory than the device holds")
+    # Counted at once: the page had read the lock's run before it drew it, and a settle alone went by.
+    assert page.get_by_role("button", name="Lock in my answer").count() == 3
+    assert page.get_by_text("Right.", exact=False).count() == 1
     assert learner.exceptions() == [] and learner.console_errors == []
 
 
