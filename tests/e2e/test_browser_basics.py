@@ -27,6 +27,7 @@ SLOW_SENDS = """() => {
     WebSocket.prototype.send = function (data) { setTimeout(() => send.call(this, data), %d); };
 }"""
 SLOW_SEND_MS = 1500
+RIGHT_R1 = "Resource: the step asks for more memory than the device holds"  # Four runs' first question
 # Every message the server sends reaches the page's code this late: a tab whose main thread is too busy
 # drawing to read a run's messages before the network has carried the run's end.
 SLOW_READS = """(() => {
@@ -97,7 +98,7 @@ def test_home_loads_and_the_menu_reaches_the_first_lesson_pages(learner):
 
 def test_a_locked_answer_survives_moving_away_and_back(learner):
     page = learner.open("four-runs")
-    learner.answer("Resource: the step asks for more memory than the device holds")
+    learner.answer(RIGHT_R1)
     expect(page.get_by_text("Right.", exact=False).first).to_be_visible()
     learner.nav("Execution stack")
     learner.nav("Four runs")
@@ -158,15 +159,27 @@ def test_settling_waits_for_the_code_of_an_element_as_well_as_for_the_run(learne
     assert learner.exceptions() == [] and learner.console_errors == []
 
 
+def _pick_and_submit(learner) -> None:
+    """Pick r1's right answer and press its lock button through `submit`, which waits for the press to
+    leave and then settles, and for nothing else."""
+    learner.page.get_by_text(RIGHT_R1, exact=True).first.click()
+    learner.submit(learner.page.get_by_role("button", name="Lock in my answer").first)
+
+
+def _assert_locked_at_once(learner) -> None:
+    """What the lock changed, counted at once, without a retrying assertion, as the next helper would find
+    it: one open question fewer, and its verdict."""
+    assert learner.page.get_by_role("button", name="Lock in my answer").count() == 3
+    assert learner.page.get_by_text("Right.", exact=False).count() == 1
+    assert learner.exceptions() == [] and learner.console_errors == []
+
+
 def test_a_submit_waits_for_its_request_to_leave_before_it_settles(learner):
     page = learner.open("four-runs")
     page.evaluate(SLOW_SENDS % SLOW_SEND_MS)
-    learner.answer("Resource: the step asks for more memory than the device holds")
-    # Counted at once, without a retrying assertion: what the next helper would find. Had the settle
-    # started before the request left, it would have found the page idle and the question still open.
-    assert page.get_by_role("button", name="Lock in my answer").count() == 3
-    assert page.get_by_text("Right.", exact=False).count() == 1
-    assert learner.exceptions() == [] and learner.console_errors == []
+    _pick_and_submit(learner)
+    # Had the settle started before the request left, it would have found the page idle, the question open.
+    _assert_locked_at_once(learner)
 
 
 def test_a_submit_waits_for_its_own_press_not_a_request_the_page_sent_meanwhile(learner):
@@ -180,34 +193,27 @@ def test_a_submit_waits_for_its_own_press_not_a_request_the_page_sent_meanwhile(
     learner.page.on("websocket", lambda socket: socket.on("framesent", note_request))
     page = learner.open("four-runs")
     page.evaluate("bytes => { window.__labJumpIn = new Uint8Array(bytes); }", list(requests[-1]))
-    learner.answer("Resource: the step asks for more memory than the device holds")
-    # Counted at once: had the submit settled the request that jumped in, the answer would still be open.
+    _pick_and_submit(learner)
     assert len(requests) >= 3  # the page's own requests, the one sent again, and the press
-    assert page.get_by_role("button", name="Lock in my answer").count() == 3
-    assert page.get_by_text("Right.", exact=False).count() == 1
-    assert learner.exceptions() == [] and learner.console_errors == []
+    # Had the submit settled the request that jumped in, the question would still be open.
+    _assert_locked_at_once(learner)
 
 
 def test_a_settle_waits_for_the_page_to_read_what_the_server_sent(learner):
     learner.context.add_init_script(SLOW_READS % SLOW_READ_MS)
-    page = learner.open("four-runs")
-    learner.answer("Resource: the step asks for more memory than the device holds")
-    # Counted at once: had the settle gone by the network alone, the page would still show the run before
-    # the lock, the question open and no verdict.
-    assert page.get_by_role("button", name="Lock in my answer").count() == 3
-    assert page.get_by_text("Right.", exact=False).count() == 1
-    assert page.evaluate("window.__labFramesRead") == learner.runs.frames > 0
-    assert learner.exceptions() == [] and learner.console_errors == []
+    learner.open("four-runs")
+    _pick_and_submit(learner)
+    # Had the settle gone by the network alone, the page would still show the run before the lock.
+    _assert_locked_at_once(learner)
+    assert learner.page.evaluate("window.__labFramesRead") == learner.runs.frames > 0
 
 
 def test_a_lock_waits_for_its_form_to_leave_the_page(learner):
     learner.context.add_init_script(SLOW_DRAWS % SLOW_DRAW_MS)
-    page = learner.open("four-runs")
-    learner.answer("Resource: the step asks for more memory than the device holds")
-    # Counted at once: the page had read the lock's run before it drew it, and a settle alone went by.
-    assert page.get_by_role("button", name="Lock in my answer").count() == 3
-    assert page.get_by_text("Right.", exact=False).count() == 1
-    assert learner.exceptions() == [] and learner.console_errors == []
+    learner.open("four-runs")
+    learner.answer(RIGHT_R1)
+    # The page had read the lock's run before it drew it: a settle alone would have gone by.
+    _assert_locked_at_once(learner)
 
 
 def test_every_run_opens_with_the_configured_theme(learner):
@@ -223,7 +229,7 @@ def test_every_run_opens_with_the_configured_theme(learner):
 
     learner.page.on("websocket", watch)
     learner.open("four-runs")
-    learner.answer("Resource: the step asks for more memory than the device holds")
+    learner.answer(RIGHT_R1)
     configured = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["theme"]
     assert len(themes) >= 3  # the page, the learner check, the answer's own run
     assert all(theme == themes[0] for theme in themes)
