@@ -31,13 +31,13 @@ from ui.prose import SUBHEADER, TITLE, heading, prose
 from ui.scaling_evidence import (
     SECTION,
     Reveal,
+    part_heading,
     prediction_gate,
     records,
     reveal,
     setting_radio,
     setting_slider,
 )
-from ui.scaling_evidence import heading as part_heading  # ui.prose has a heading of its own
 from ui.settings import persistent
 from ui.tables import arrow_rows
 

@@ -47,7 +47,7 @@ class Reveal:
     header: str = "{}"  # how a `columns_by` value reads as a column heading, such as "{} GPUs"
 
 
-def heading(part: str) -> None:
+def part_heading(part: str) -> None:
     """The part's full title and how long it takes."""
     text = load_scaling().parts[part]
     st.subheader(text.title)
