@@ -46,3 +46,12 @@ def read_link(section: Section, params: Mapping[str, Sequence[str]]) -> LinkRead
             )
         values[field.name] = value
     return LinkReading(values=values, notes=tuple(notes))
+
+
+def link_setup(section: Section, params: Mapping[str, Sequence[str]]) -> LinkReading:
+    """The whole setup a link gives this section: what `read_link` takes, and every setting the link leaves
+    out at its default. A link that names none of the section's settings (a plain visit) gives nothing."""
+    reading = read_link(section, params)
+    if not any(field.name in params for field in section.fields):
+        return reading
+    return LinkReading(values={**section.defaults(), **reading.values}, notes=reading.notes)

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from core.settings_schema import section as schema_section
-from core.share_links import LinkReading, read_link
+from core.share_links import LinkReading, link_setup
 from ui import state
 
 ADOPTED = "links.adopted"  # sections whose URL values were already taken in this session
@@ -25,9 +25,12 @@ def adopt_once(section: str) -> None:
         return
     st.session_state[ADOPTED] = [*adopted, section]
     params = {name: st.query_params.get_all(name) for name in st.query_params.keys()}
-    reading: LinkReading = read_link(schema_section(section), params)
+    # The address bar leaves settings at their defaults out (see `mirror`), so a link is a whole setup.
+    reading: LinkReading = link_setup(schema_section(section), params)
+    current = state.section_settings(section)
     for name, value in reading.values.items():
-        state.store_setting(section, name, value)
+        if value != current[name]:
+            state.store_setting(section, name, value)
     if reading.notes:
         st.session_state[NOTES] = {**st.session_state.get(NOTES, {}), section: list(reading.notes)}
 
@@ -39,11 +42,25 @@ def forget_notes(section: str) -> None:
         st.session_state[NOTES] = {k: v for k, v in notes.items() if k != section}
 
 
-def mirror(section: str, name: str, value: object) -> None:
-    """Write one setting into the page's URL, so the address bar always holds the setup."""
-    text = schema_section(section).field(name).to_text(value)
-    if st.query_params.get(name) != text:
-        st.query_params[name] = text
+def _setup_text(section: str) -> dict[str, str]:
+    """The section's settings as a link writes them: field name to text."""
+    chosen = state.section_settings(section)
+    return {f.name: f.to_text(chosen[f.name]) for f in schema_section(section).fields}
+
+
+def mirror(section: str) -> None:
+    """Keep the section's settings that differ from their defaults in the page's URL, all in one update;
+    a setting at its default stays out of it, as Streamlit leaves out a URL-bound widget's default."""
+    # Every change of the URL is an entry in the browser's history. Writing a setting at a time left a
+    # page only after as many presses of Back as it has settings; writing defaults made even a first
+    # visit one press longer.
+    defaults = {f.name: f.to_text(f.default) for f in schema_section(section).fields}
+    wanted = {name: text for name, text in _setup_text(section).items() if text != defaults[name]}
+    params = st.query_params
+    shown = {name: params.get_all(name) for name in defaults if name in params}
+    if shown != {name: [text] for name, text in wanted.items()}:
+        others = {name: params.get_all(name) for name in params if name not in defaults}
+        params.from_dict({**others, **wanted})
 
 
 def share_box(section: str) -> None:
@@ -56,9 +73,7 @@ def share_box(section: str) -> None:
     )
     if not box.open:
         return
-    fields = schema_section(section).fields
-    chosen = state.section_settings(section)
-    query = urlencode({f.name: f.to_text(chosen[f.name]) for f in fields})
+    query = urlencode(_setup_text(section))
     with box:
         st.caption(
             "This link opens the page with the same settings. It carries no answers and nothing you wrote."

@@ -43,7 +43,7 @@ def persistent(section: str, name: str) -> dict[str, Any]:
     key = state.widget_key(section, name)
     if key not in st.session_state:
         st.session_state[key] = state.section_settings(section)[name]
-    links.mirror(section, name, st.session_state[key])
+    links.mirror(section)
     return {
         "key": key,
         "on_change": _copy_back,

@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.settings_schema import parse_section
-from core.share_links import read_link
+from core.share_links import link_setup, read_link
 
 LINEAR = parse_section(
     "linear",
@@ -47,6 +47,21 @@ def test_names_that_are_not_settings_are_left_alone():
     assert read_link(LINEAR, {"answers": ["r1:mem"], "utm_source": ["mail"]}) == read_link(LINEAR, {})
 
 
+def test_a_link_that_names_a_setting_gives_the_whole_setup_with_the_rest_at_defaults():
+    reading = link_setup(LINEAR, {"dtype": ["bf16"], "utm_source": ["mail"]})
+    assert reading.values == {"n_in": 4096, "dtype": "bf16", "fused": False}
+
+
+def test_a_link_whose_one_value_is_unusable_still_sets_the_defaults_and_says_why():
+    reading = link_setup(LINEAR, {"n_in": ["lots"]})
+    assert reading.values == {"n_in": 4096, "dtype": "fp32", "fused": False}
+    assert "must be a number" in reading.notes[0]
+
+
+def test_a_plain_visit_gives_no_setup():
+    assert link_setup(LINEAR, {"utm_source": ["mail"]}).values == {}
+
+
 @given(
     st.dictionaries(
         st.sampled_from(["n_in", "dtype", "fused", "other"]), st.lists(st.text(max_size=80), max_size=3)
@@ -55,3 +70,17 @@ def test_names_that_are_not_settings_are_left_alone():
 def test_whatever_a_link_holds_the_values_taken_pass_the_strict_check(params):
     reading = read_link(LINEAR, params)
     assert LINEAR.check(reading.values) == reading.values
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["n_in", "dtype", "fused", "other"]), st.lists(st.text(max_size=80), max_size=3)
+    )
+)
+def test_a_links_setup_is_all_or_nothing_and_agrees_with_what_it_reads(params):
+    reading = link_setup(LINEAR, params)
+    taken = read_link(LINEAR, params)
+    named = any(name in params for name in ("n_in", "dtype", "fused"))
+    assert set(reading.values) == ({"n_in", "dtype", "fused"} if named else set())
+    assert reading.values == ({**LINEAR.defaults(), **taken.values} if named else {})
+    assert reading.notes == taken.notes

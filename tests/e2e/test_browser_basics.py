@@ -5,6 +5,7 @@ page to read what it was sent, a submit for its request to leave, a failure keep
 import re
 import tomllib
 from types import SimpleNamespace
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 from playwright.sync_api import Route, WebSocket, expect
@@ -115,6 +116,26 @@ def test_a_shared_link_opens_with_its_settings_and_a_bad_one_with_a_note(learner
     expect(bad.get_by_role("radio", name="Out of memory")).to_be_checked()
     assert second_learner.exceptions() == []
     learner.screenshot("execution-stack-linked")
+
+
+def test_a_settings_page_adds_one_history_entry_for_its_whole_setup(learner):
+    page = learner.open()
+    learner.nav("Memory budget")
+    # Settings at their defaults stay out of the address bar, so Back leaves the page in one press.
+    assert urlparse(page.url).query == ""
+    page.go_back()
+    learner.settle()
+    expect(page.get_by_role("heading", name="Reading a Training Run")).to_be_visible()
+    learner.nav("Memory budget")
+    learner.slide("Layers")
+    learner.slide("Batch (B)")
+    learner.nav("Four runs")
+    entries = page.evaluate("history.length")
+    learner.nav("Memory budget")
+    # The visit, then the learner's two settings written back at once: one entry, not one a setting.
+    assert page.evaluate("history.length") == entries + 2
+    assert parse_qs(urlparse(page.url).query) == {"layers": ["20"], "batch": ["5"]}
+    assert learner.exceptions() == []
 
 
 def test_a_deep_link_opens_its_page_without_a_not_found_dialog(learner):
