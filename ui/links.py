@@ -54,13 +54,15 @@ def mirror(section: str) -> None:
     # Every change of the URL is an entry in the browser's history. Writing a setting at a time left a
     # page only after as many presses of Back as it has settings; writing defaults made even a first
     # visit one press longer.
-    defaults = {f.name: f.to_text(f.default) for f in schema_section(section).fields}
-    wanted = {name: text for name, text in _setup_text(section).items() if text != defaults[name]}
+    fields = schema_section(section).fields
+    chosen = state.section_settings(section)
+    wanted = {f.name: [f.to_text(chosen[f.name])] for f in fields if chosen[f.name] != f.default}
     params = st.query_params
-    shown = {name: params.get_all(name) for name in defaults if name in params}
-    if shown != {name: [text] for name, text in wanted.items()}:
-        others = {name: params.get_all(name) for name in params if name not in defaults}
-        params.from_dict({**others, **wanted})
+    # One pass over the URL: every look-up in st.query_params takes the session's lock.
+    given = {name: params.get_all(name) for name in params}
+    names = {f.name for f in fields}
+    if {name: values for name, values in given.items() if name in names} != wanted:
+        params.from_dict({**{name: v for name, v in given.items() if name not in names}, **wanted})
 
 
 def share_box(section: str) -> None:
