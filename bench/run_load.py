@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import sampled
+from bench.message_kinds import message_kind_shares
 from bench.page_cpu import profile_text
 from bench.page_timing import TimingLog
 from bench.paths import RESULTS_DIR
@@ -179,7 +180,8 @@ def _launch(config: LoadConfig, cpu_profile: Path | None, run_log: Path | None) 
 
 def script_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The logged script runs (bench/timed_server.py) by kind, whole app or fragments alone, and by page
-    and kind: how many, their CPU on the script thread (p50, mean, share of all) and messages queued."""
+    and kind: how many, their CPU on the script thread (p50, mean, share of all) and messages queued; and
+    what those messages were, by kind."""
 
     def figures(group: list[dict[str, Any]]) -> dict[str, float]:
         cpu_ms = [run["exec_cpu_ms"] for run in group]
@@ -200,6 +202,7 @@ def script_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "kinds": {kind: figures(group) for kind, group in sorted(by_kind.items())},
         "pages": {name: figures(group) for name, group in sorted(by_page.items())},
+        "message_kinds": message_kind_shares(runs),
     }
 
 
@@ -356,6 +359,12 @@ def describe(result: dict[str, Any]) -> str:
             for group in ("kinds", "pages")
             for name, f in result["script_runs"][group].items()
         ]
+        if shares := result["script_runs"].get("message_kinds"):
+            blocks = sum(share for kind, share in shares.items() if kind.startswith("block:"))
+            lines.append(
+                f"  messages by kind (blocks {blocks:.0%} of them): "
+                + ", ".join(f"{kind} {share:.0%}" for kind, share in list(shares.items())[:8])
+            )
     if result["unsupported_widget_kinds"]:
         lines.append(
             f"  widgets the client leaves at their defaults: {', '.join(result['unsupported_widget_kinds'])}"

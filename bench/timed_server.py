@@ -8,7 +8,8 @@ Wraps the function Streamlit's ScriptRunner calls to execute the app script (Str
 1.67: `script_runner.exec_func_with_error_handling`, the span Streamlit's own page
 profile calls exec time). With `BENCH_TIMING_LOG`, each run appends one JSON line: the page's own
 cost, before Streamlit's post-run garbage collection and before any message reaches a browser, with
-the run's kind (the whole app, or fragments alone), its page's URL path and the messages it queued.
+the run's kind (the whole app, or fragments alone), its page's URL path and the messages it queued, in
+all and by kind (an element's or a block's type, or the message's own for the rest).
 With `BENCH_CPU_PROFILE`, every run is profiled by cProfile on the thread's CPU clock, so time a run
 spends waiting (for the interpreter lock, a lock, the disk) is left out and a loaded server's profile
 shows work, not queues; the runs' profiles are merged and written to that file (pstats format) at
@@ -31,6 +32,8 @@ from streamlit.runtime.scriptrunner import script_runner
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 from streamlit.web.cli import main
 
+from bench.message_kinds import message_kind
+
 _LOG = Path(os.environ["BENCH_TIMING_LOG"]) if os.environ.get("BENCH_TIMING_LOG") else None
 _PROFILE = Path(os.environ["BENCH_CPU_PROFILE"]) if os.environ.get("BENCH_CPU_PROFILE") else None
 if _LOG is None and _PROFILE is None:
@@ -47,6 +50,10 @@ _queued = threading.local()  # messages the current run of this thread has queue
 
 def _counted_enqueue(ctx: Any, msg: Any) -> None:
     _queued.count = getattr(_queued, "count", 0) + 1  # a thread may queue before its first timed run
+    kinds = getattr(_queued, "kinds", None)
+    if kinds is not None:
+        kind = message_kind(msg)
+        kinds[kind] = kinds.get(kind, 0) + 1
     _enqueue(ctx, msg)
 
 
@@ -90,6 +97,7 @@ def _page_path(ctx: Any) -> str:
 
 def _timed_run(func: Any, ctx: Any) -> Any:
     _queued.count = 0
+    _queued.kinds = {}
     start, thread_start, process_start = time.perf_counter(), time.thread_time(), time.process_time()
     profile = cProfile.Profile(time.thread_time) if _merged is not None else None
     if profile is not None:
@@ -108,6 +116,7 @@ def _timed_run(func: Any, ctx: Any) -> Any:
                 "kind": "fragment" if ctx.fragment_ids_this_run else "whole",
                 "page": _page_path(ctx),
                 "messages": _queued.count,
+                "message_kinds": _queued.kinds,
             }
             with _LOG.open("a") as log:
                 log.write(json.dumps(figures) + "\n")

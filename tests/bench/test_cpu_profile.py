@@ -7,7 +7,9 @@ import pstats
 from pathlib import Path
 
 import pytest
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from bench.message_kinds import message_kind, message_kind_shares
 from bench.page_cpu import profile_text
 from bench.run_load import LoadConfig, run, script_runs
 from ui.nav import PAGES
@@ -77,6 +79,30 @@ def test_logged_runs_are_grouped_by_kind_and_page():
     assert grouped["pages"]["home (whole)"]["cpu_share"] == pytest.approx(0.25)
 
 
+def test_a_run_s_messages_are_told_apart_by_what_they_carry():
+    heading, column, page_info = ForwardMsg(), ForwardMsg(), ForwardMsg()
+    heading.delta.new_element.heading.body = "Budget"
+    column.delta.add_block.column.weight = 0.5
+    page_info.page_info_changed.query_string = "batch=8"
+    assert [message_kind(m) for m in (heading, column, page_info)] == [
+        "element:heading",
+        "block:column",
+        "page_info_changed",
+    ]
+
+
+def test_message_kinds_are_shares_of_every_run_s_messages_most_first():
+    runs = [
+        {"message_kinds": {"element:markdown": 3, "block:column": 2}},
+        {"message_kinds": {"element:markdown": 1, "page_info_changed": 2}},
+        {},  # logged before kinds were counted
+    ]
+    shares = message_kind_shares(runs)
+    assert shares == {"element:markdown": 0.5, "block:column": 0.25, "page_info_changed": 0.25}
+    assert list(shares) == ["element:markdown", "block:column", "page_info_changed"]
+    assert message_kind_shares([]) == {}
+
+
 def test_the_run_log_counts_every_learner_run_by_kind_page_and_messages(tmp_path: Path):
     # The app, whose learners rerun lesson bodies (fragments) and switch pages (whole runs).
     config = _config(target="app", sessions=2, duration_s=4.0)
@@ -89,3 +115,6 @@ def test_the_run_log_counts_every_learner_run_by_kind_page_and_messages(tmp_path
     assert sum(page["cpu_share"] for page in grouped["pages"].values()) == pytest.approx(1.0)
     assert all(page["messages_mean"] > 0 and page["cpu_ms_mean"] > 0 for page in grouped["pages"].values())
     assert all(name.split(" (")[0] in {"home", *PAGE_PATHS} for name in grouped["pages"])
+    kinds = grouped["message_kinds"]
+    assert sum(kinds.values()) == pytest.approx(1.0)
+    assert "element:markdown" in kinds and any(kind.startswith("block:") for kind in kinds)
