@@ -26,7 +26,7 @@ from ui.charts import panel_slots, shared_datasets
 from ui.frame import lesson_page, lesson_section
 from ui.marked import marked_questions
 from ui.nav import next_link, page_for
-from ui.prose import TITLE, heading, prose
+from ui.prose import SUBHEADER, TITLE, heading, prose
 
 UPLOAD = "upload"
 NOT_GIVEN = "(not given)"
@@ -155,13 +155,18 @@ def finding_card(finding: Finding) -> None:
     """One failure kind: verdict, summary, evidence (plain text), what is missing, the next measurement."""
     with st.container(border=True):
         icon = VERDICT_ICONS.get(finding.verdict, ":material/check_circle:")
-        st.subheader(f"{finding.kind.capitalize()}: {finding.verdict}", anchor=False)
-        st.markdown(f"{icon} {finding.summary}")
+        prose(
+            heading(f"{finding.kind.capitalize()}: {finding.verdict}", SUBHEADER), f"{icon} {finding.summary}"
+        )
         # Plain text, as a log's own column names may appear in it; one element for all the lines.
         if finding.evidence:
             st.text("\n".join(f"• {line}" for line in finding.evidence))
-        for line in finding.missing:
-            st.caption(lessons.sentence("your_run", "would_decide", what=line))
+        if finding.missing:
+            st.caption(
+                "\n\n".join(
+                    lessons.sentence("your_run", "would_decide", what=line) for line in finding.missing
+                )
+            )
         if finding.verdict in (LIKELY, POSSIBLE):
             st.markdown(lessons.sentence("your_run", "measure_next", measurement=finding.next_step))
             st.page_link(

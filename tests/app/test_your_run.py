@@ -17,7 +17,8 @@ NAN_LOG = (
 
 
 def _subheaders(at) -> list[str]:
-    return [s.value for s in at.subheader]
+    """The findings' headings: each is drawn with its summary as one Markdown element."""
+    return headings(at, 3)
 
 
 QUESTION_PANELS = 2  # the question's example (the leak) logs loss and memory: one chart each
