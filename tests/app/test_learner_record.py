@@ -26,11 +26,13 @@ SCALING = "pages/scaling.py"
 AT = "2026-11-30T14:05:09+00:00"
 
 
-def _session_of(learner: str | None, page: str = QUIZ) -> AppTest:
+def _session_of(learner: str | None, page: str = QUIZ, **link: str) -> AppTest:
     """A new session (a reload, a new tab, another replica) that the browser says belongs to
-    `learner` (None: a browser that has not said), run through Home.py's frame, then on `page`."""
+    `learner` (None: a browser that has not said), run through Home.py's frame, then on `page`, at a
+    URL holding `link`'s query parameters."""
     at = AppTest.from_file(str(HOME), default_timeout=30)
     at.session_state[state.LEARNER_ID] = learner
+    at.query_params.update(link)
     # The first run goes through the router, so later page switches keep the sidebar frame.
     return at.run().switch_page(page).run()
 

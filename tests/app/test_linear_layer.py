@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from core import lessons
 from store.ids import new_learner_id
 from tests.app.conftest import HOME, answer, headings, open_box, open_page, predict, reveal_roofline
-from ui import state
+from tests.app.test_learner_record import _session_of
 from ui.links import share_open_key
 
 PAGE = "pages/linear_layer.py"
@@ -179,14 +179,6 @@ def _url(at: AppTest) -> dict[str, list[str]]:
     return {name: value if isinstance(value, list) else [value] for name, value in at.query_params.items()}
 
 
-def _session_of(learner: str, **link: str) -> AppTest:
-    """A new session of `learner` (a reload, a new tab) that opens the page at a URL holding `link`."""
-    at = AppTest.from_file(str(HOME), default_timeout=30)
-    at.session_state[state.LEARNER_ID] = learner
-    at.query_params.update(link)
-    return open_page(PAGE, at=at)
-
-
 def test_the_address_bar_holds_only_the_settings_that_left_their_defaults():
     at = open_page(PAGE)
     assert _url(at) == {}  # a first visit writes nothing: one press of Back leaves the page
@@ -199,10 +191,10 @@ def test_the_address_bar_holds_only_the_settings_that_left_their_defaults():
 
 def test_a_link_is_a_whole_setup_what_it_leaves_out_is_at_its_default():
     learner = new_learner_id()
-    _session_of(learner).slider(key="linear.n_in").set_value(1024).run()
-    assert _session_of(learner).slider(key="linear.n_in").value == 1024  # kept for a reload
+    _session_of(learner, PAGE).slider(key="linear.n_in").set_value(1024).run()
+    assert _session_of(learner, PAGE).slider(key="linear.n_in").value == 1024  # kept for a reload
     # A colleague's address bar, which leaves n_in out because theirs is at its default.
-    linked = _session_of(learner, batch="8")
+    linked = _session_of(learner, PAGE, batch="8")
     assert linked.slider(key="linear.batch").value == 8
     assert linked.slider(key="linear.n_in").value == 4096
     assert _url(linked) == {"batch": ["8"]}
