@@ -60,6 +60,7 @@ from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 from streamlit.runtime.session_manager import SessionClientDisconnectedError
 
+from ui.decided_once import DecidedOnce
 from ui.run_slots import PROCESS_SLOTS
 
 _LOGGER = logging.getLogger(__name__)
@@ -213,18 +214,19 @@ def _streamlit_has_shape() -> bool:
 
 # Streamlit's own flush_browser_queue, on_flushed_messages_sent and _create_scriptrunner, once replaced.
 _streamlits: dict[str, Callable[..., Any]] = {}
-_install_lock = threading.Lock()
-_outcome: list[bool] = []  # process-wide, decided on the first call: the loop belongs to the process
 
 
 def install() -> bool:
     """Batch the event loop's wake-ups for this process and have waited-for runs let the loop catch up,
-    deciding once (later calls only answer); whether the wake-ups are batched."""
-    with _install_lock:
-        if not _outcome:
-            _outcome.append(_replace_methods())
-            PROCESS_SLOTS.before_handing_on = _catch_up_after(_catch_up_s())
-        return _outcome[0]
+    deciding once (later calls only answer: the loop belongs to the process); whether the wake-ups are
+    batched."""
+    return _installed()
+
+
+def _install() -> bool:
+    batched = _replace_methods()
+    PROCESS_SLOTS.before_handing_on = _catch_up_after(_catch_up_s())
+    return batched
 
 
 def _catch_up_s() -> float:
@@ -311,3 +313,6 @@ def _repoint_live_runtime(runtime: Runtime, streamlits_enqueued: Callable[[Runti
             "Streamlit's session manager no longer holds the runtime's wake-up; "
             "sessions may wake the loop for every element (ui/loop_wakeups.py)."
         )
+
+
+_installed = DecidedOnce(_install)

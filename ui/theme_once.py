@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -28,12 +27,12 @@ from streamlit import config
 from streamlit.proto.NewSession_pb2 import CustomThemeConfig
 from streamlit.runtime import app_session
 
+from ui.decided_once import DecidedOnce
+
 _LOGGER = logging.getLogger(__name__)
 # Each section's part as Streamlit filled it in: whether it is present, and its bytes.
 _filled: dict[str, tuple[bool, bytes]] = {}
 _streamlits: dict[str, Callable[..., Any]] = {}
-_install_lock = threading.Lock()
-_outcome: list[bool] = []  # process-wide, decided on the first call
 
 
 def _fill(section: str) -> tuple[bool, bytes]:
@@ -75,10 +74,7 @@ def _streamlit_has_shape() -> bool:
 def install() -> bool:
     """Fill the theme in once per process from now on, deciding once (later calls only answer); whether
     Streamlit's code was replaced."""
-    with _install_lock:
-        if not _outcome:
-            _outcome.append(_replace())
-        return _outcome[0]
+    return _installed()
 
 
 def _replace() -> bool:
@@ -92,3 +88,6 @@ def _replace() -> bool:
     config.on_config_parsed(_forget_filled, force_connect=True)
     app_session._populate_theme_msg = populate_theme_once
     return True
+
+
+_installed = DecidedOnce(_replace)

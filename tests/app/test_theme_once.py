@@ -15,6 +15,7 @@ from streamlit.proto.NewSession_pb2 import CustomThemeConfig
 from streamlit.runtime import app_session
 
 from ui import theme_once
+from ui.decided_once import DecidedOnce
 
 # The six sections in the order Streamlit 1.67's _create_new_session_message fills them in, and where.
 SECTIONS: list[tuple[str, Callable[[Any], CustomThemeConfig]]] = [
@@ -113,7 +114,7 @@ def test_a_busy_theme_comes_out_byte_for_byte_presence_included(monkeypatch: pyt
 @pytest.mark.usefixtures("fresh_copies")
 def test_parsing_the_config_again_drops_the_copies(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(app_session, "_populate_theme_msg", _streamlits_populate())
-    monkeypatch.setattr(theme_once, "_outcome", [])
+    monkeypatch.setattr(theme_once, "_installed", DecidedOnce(theme_once._replace))
     assert theme_once.install()
     assert app_session._populate_theme_msg is theme_once.populate_theme_once
     _use_theme(monkeypatch, {"theme": {"primaryColor": "#000001"}})
