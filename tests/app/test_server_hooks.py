@@ -3,7 +3,7 @@
 import asyncio
 
 import serve
-from ui import loop_wakeups, message_rate, server_hooks, theme_once, widget_types
+from ui import loop_wakeups, message_rate, own_key_lookup, server_hooks, theme_once, widget_types
 
 
 def test_the_startup_hook_installs_the_server_hooks_before_warming_and_serving(monkeypatch):
@@ -20,13 +20,13 @@ def test_the_startup_hook_installs_the_server_hooks_before_warming_and_serving(m
     assert calls == ["hooks", "warm", "serving"]
 
 
-def test_install_puts_in_all_four_hooks(monkeypatch):
+def test_install_puts_in_all_five_hooks(monkeypatch):
     calls: list[str] = []
 
     def recorder(name: str):
         return lambda: calls.append(name)
 
-    for module in (message_rate, widget_types, loop_wakeups, theme_once):
+    for module in (message_rate, widget_types, loop_wakeups, theme_once, own_key_lookup):
         monkeypatch.setattr(module, "install", recorder(module.__name__.removeprefix("ui.")))
     server_hooks.install()
-    assert sorted(calls) == ["loop_wakeups", "message_rate", "theme_once", "widget_types"]
+    assert sorted(calls) == ["loop_wakeups", "message_rate", "own_key_lookup", "theme_once", "widget_types"]
