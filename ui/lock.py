@@ -43,6 +43,7 @@ def lock_form(
     `scale` draws an ordered set of options as a slider to drag instead of a list to pick from;
     `reminder` is shown when the button is pressed with nothing chosen; `note`, a caption, heads the form.
     """
+    read_only = state.read_only()  # read once: each read takes the session's lock
     with st.form(key=f"{key}.form"):
         if note is not None:
             st.caption(note)
@@ -54,7 +55,7 @@ def lock_form(
                 value=ids[len(ids) // 2],
                 format_func=options.get,
                 key=key,
-                disabled=state.read_only(),
+                disabled=read_only,
             )
         else:
             st.radio(
@@ -63,14 +64,14 @@ def lock_form(
                 index=None,
                 format_func=options.get,
                 key=key,
-                disabled=state.read_only(),
+                disabled=read_only,
             )
         st.form_submit_button(
             button,
             on_click=_submit,
             args=(key, tuple(options), store, reminder),
             key=f"{key}.lock",
-            disabled=state.read_only(),
+            disabled=read_only,
         )
     if flash := st.session_state.get(_flash_key(key)):
         st.info(flash)
