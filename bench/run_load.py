@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import sampled
+from bench.gc_pauses import collections, gc_log_path
+from bench.gc_pauses import describe as describe_collections
 from bench.message_kinds import message_kind_shares
 from bench.page_cpu import profile_text
 from bench.page_timing import TimingLog
@@ -168,6 +170,7 @@ def _launch(config: LoadConfig, cpu_profile: Path | None, run_log: Path | None) 
     env = {"BENCH_CPU_PROFILE": str(cpu_profile)} if cpu_profile is not None else {}
     if run_log is not None:
         env["BENCH_TIMING_LOG"] = str(run_log)
+        env["BENCH_GC_LOG"] = str(gc_log_path(run_log))
     if not env:
         return ("streamlit" if config.store else "bench.no_store_server"), {}
     if not config.store or config.replicas:
@@ -222,7 +225,8 @@ def run(
     """Start the server (or replicas and the proxy), warm it up, run the learners, and write the figures
     to `out` (JSON). With `cpu_profile`, the server's script runs are profiled on their CPU clock
     (bench/timed_server.py), warm-up included, into that file. With `run_log`, the server logs every
-    script run there, and the figures add the learners' runs by kind and page (`script_runs`). With
+    script run there, and the figures add the learners' runs by kind and page (`script_runs`) and the
+    server's garbage collections meanwhile (`garbage_collections`). With
     `sample_profile`, py-spy samples the server while the learners run, into that file (bench/sampled.py)."""
     if sample_profile is not None and config.replicas:
         raise ValueError("A sampled profile is taken of one server: no --replicas.")
@@ -230,6 +234,7 @@ def run(
     token = _random_token()
     launcher, env = _launch(config, cpu_profile, run_log)
     log = TimingLog(run_log) if run_log is not None else None
+    gc_log = TimingLog(gc_log_path(run_log)) if run_log is not None else None
     with contextlib.ExitStack() as stack:
         servers = [
             stack.enter_context(
@@ -258,8 +263,9 @@ def run(
         time.sleep(_quiet_s(config, 2.0))  # the warm-up's memory settles before the baseline
         warm_up_log_problems = sum(server.log_problems() for server in servers)
         baseline = sampler.read()
-        if log is not None:
+        if log is not None and gc_log is not None:
             log.new_runs()  # the warm-up's runs are left out
+            gc_log.new_runs()  # and its garbage collections
         sampler.start()
         started, client_cpu_start = time.monotonic(), time.process_time()
         with (
@@ -274,6 +280,7 @@ def run(
         after = sampler.read()
         log_problems = sum(server.log_problems() for server in servers) - warm_up_log_problems
     runs = script_runs(log.new_runs()) if log is not None else None
+    collected = collections(gc_log.new_runs()) if gc_log is not None else None
     result = {
         "config": asdict(config),
         "label": config.label,
@@ -308,6 +315,8 @@ def run(
         # The stateful tabs learners opened, by label -> how often.
         "opened": dict(stats.opened.most_common()),
         "script_runs": runs,
+        # The server's garbage collections while the learners ran, by generation (bench/gc_pauses.py).
+        "garbage_collections": collected,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
@@ -365,6 +374,8 @@ def describe(result: dict[str, Any]) -> str:
                 f"  messages by kind (blocks {blocks:.0%} of them): "
                 + ", ".join(f"{kind} {share:.0%}" for kind, share in list(shares.items())[:8])
             )
+    if result.get("garbage_collections"):
+        lines.append(describe_collections(result["garbage_collections"], result["server"]["cpu_s"]))
     if result["unsupported_widget_kinds"]:
         lines.append(
             f"  widgets the client leaves at their defaults: {', '.join(result['unsupported_widget_kinds'])}"

@@ -3,6 +3,7 @@ profile the runs' CPU time.
 
     BENCH_TIMING_LOG=runs.jsonl python -m bench.timed_server run Home.py [streamlit flags]
     BENCH_CPU_PROFILE=runs.prof python -m bench.timed_server run Home.py [streamlit flags]
+    BENCH_GC_LOG=collections.jsonl python -m bench.timed_server run Home.py [streamlit flags]
 
 Wraps the function Streamlit's ScriptRunner calls to execute the app script (Streamlit
 1.67: `script_runner.exec_func_with_error_handling`, the span Streamlit's own page
@@ -14,11 +15,13 @@ With `BENCH_CPU_PROFILE`, every run is profiled by cProfile on the thread's CPU 
 spends waiting (for the interpreter lock, a lock, the disk) is left out and a loaded server's profile
 shows work, not queues; the runs' profiles are merged and written to that file (pstats format) at
 most every two seconds and when the server stops (a profiled run is slower: read timings from an
-unprofiled server). Only the benchmark's server process is patched; the app is run unchanged.
+unprofiled server). With `BENCH_GC_LOG`, each garbage collection of the process appends one JSON line
+(bench/gc_pauses.py). Only the benchmark's server process is patched; the app is run unchanged.
 """
 
 import atexit
 import cProfile
+import gc
 import json
 import os
 import pstats
@@ -32,12 +35,14 @@ from streamlit.runtime.scriptrunner import script_runner
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 from streamlit.web.cli import main
 
+from bench.gc_pauses import CollectionLog
 from bench.message_kinds import message_kind
 
 _LOG = Path(os.environ["BENCH_TIMING_LOG"]) if os.environ.get("BENCH_TIMING_LOG") else None
 _PROFILE = Path(os.environ["BENCH_CPU_PROFILE"]) if os.environ.get("BENCH_CPU_PROFILE") else None
-if _LOG is None and _PROFILE is None:
-    sys.exit("bench.timed_server: set BENCH_TIMING_LOG, BENCH_CPU_PROFILE or both.")
+_GC_LOG = Path(os.environ["BENCH_GC_LOG"]) if os.environ.get("BENCH_GC_LOG") else None
+if _LOG is None and _PROFILE is None and _GC_LOG is None:
+    sys.exit("bench.timed_server: set BENCH_TIMING_LOG, BENCH_CPU_PROFILE, BENCH_GC_LOG or several.")
 if not hasattr(script_runner, "exec_func_with_error_handling"):
     sys.exit(
         "bench.timed_server: this Streamlit version has no "
@@ -123,6 +128,8 @@ def _timed_run(func: Any, ctx: Any) -> Any:
 
 
 script_runner.exec_func_with_error_handling = _timed_run
+if _GC_LOG is not None:
+    gc.callbacks.append(CollectionLog(_GC_LOG))
 if _LOG is not None:
     ScriptRunContext.enqueue = _counted_enqueue  # type: ignore[method-assign,assignment]
 

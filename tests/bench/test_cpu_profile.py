@@ -118,3 +118,5 @@ def test_the_run_log_counts_every_learner_run_by_kind_page_and_messages(tmp_path
     kinds = grouped["message_kinds"]
     assert sum(kinds.values()) == pytest.approx(1.0)
     assert "element:markdown" in kinds and any(kind.startswith("block:") for kind in kinds)
+    collected = result["garbage_collections"]  # the learners' runs made garbage, young first
+    assert collected["young"]["count"] > 0 and collected["all"]["total_ms"] > 0
