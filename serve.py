@@ -19,13 +19,14 @@ from starlette.middleware import Middleware
 
 from ui import server_hooks
 from ui.backend_url import BackendBaseUrl
-from ui.warm import warm_caches
+from ui.warm import freeze_loaded, warm_caches
 
 
 @asynccontextmanager
 async def _warm_first(_app: Any) -> AsyncIterator[None]:
     server_hooks.install()  # before any session opens (ui/server_hooks.py)
     warm_caches()
+    freeze_loaded()  # after warming, so the shared data is out of the garbage collector's scans too
     yield
 
 

@@ -10,14 +10,16 @@ def test_the_startup_hook_installs_the_server_hooks_before_warming_and_serving(m
     calls: list[str] = []
     monkeypatch.setattr(server_hooks, "install", lambda: calls.append("hooks"))
     monkeypatch.setattr(serve, "warm_caches", lambda: calls.append("warm"))
+    monkeypatch.setattr(serve, "freeze_loaded", lambda: calls.append("freeze"))
 
     async def start_then_serve() -> None:
         async with serve._warm_first(None):
             calls.append("serving")
 
     asyncio.run(start_then_serve())  # browser tests, whose event loop would refuse it, run last
-    # The message cap and the widget-type check are in before the first browser can send anything.
-    assert calls == ["hooks", "warm", "serving"]
+    # The message cap and the widget-type check are in before the first browser can send anything; what
+    # warming loaded is frozen before the first visitor's garbage can be.
+    assert calls == ["hooks", "warm", "freeze", "serving"]
 
 
 def test_install_puts_in_all_five_hooks(monkeypatch):

@@ -1,6 +1,9 @@
 """Warming a fresh process: the lab's modules imported and its shared data worked out before any visitor."""
 
+import subprocess
 import sys
+import textwrap
+from pathlib import Path
 
 from core.diagnose.reading import _example_reading
 from core.run_a import brief_figures
@@ -29,3 +32,38 @@ def test_a_failure_while_warming_is_logged_and_the_server_still_starts(monkeypat
     monkeypatch.setattr(warm, "load_shared_data", broken)
     warm.warm_caches()
     assert "Warming the per-process caches failed" in caplog.text
+
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# Run in a process of its own: freezing is for the whole process, and a test worker's must stay as it is.
+FREEZING = textwrap.dedent(
+    """
+    import gc, weakref
+
+    class Node:
+        pass
+
+    from ui import warm
+    warm.warm_caches()
+    before = Node(); before.me = before; left_before = weakref.ref(before); del before
+    frozen = warm.freeze_loaded()
+    after = Node(); after.me = after; left_after = weakref.ref(after); del after
+    gc.collect()
+    print(frozen, left_before() is None, left_after() is None)
+    """
+)
+
+
+def test_freezing_takes_what_warming_loaded_out_of_the_collector_and_still_collects_later_garbage():
+    done = subprocess.run(
+        [sys.executable, "-c", FREEZING],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    frozen, garbage_before_collected, garbage_after_collected = done.stdout.split()
+    assert int(frozen) > 100_000  # the lab, Streamlit, Altair, pandas and the shared data
+    assert garbage_before_collected == "True"  # collected, not frozen
+    assert garbage_after_collected == "True"  # a later cycle is collected as before
