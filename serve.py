@@ -3,8 +3,9 @@
     streamlit run serve.py --server.port 8501 --server.address 127.0.0.1
 
 `streamlit run` finds the `st.App` below and serves Home.py through it; the startup hook (Streamlit's
-documented `lifespan`) installs our server hooks, imports the lab and loads its shared data first, and
-the server answers its health check only once that is done (README, Hosting). `streamlit run Home.py`
+documented `lifespan`) installs our server hooks, imports the lab, loads its shared data and freezes it
+out of the garbage collector's scans first, and the server answers its health check only once that is
+done (README, Hosting). `streamlit run Home.py`
 still works, cold.
 """
 

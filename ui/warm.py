@@ -78,7 +78,7 @@ def freeze_loaded() -> int:
     """Take everything the process holds now out of the cyclic garbage collector's scans; how many objects.
 
     Called once warm: the lab, its libraries and the shared data live as long as the process, yet every
-    full collection walked them all again (about 170,000 objects, 45 ms on an idle core and up to 170 ms
+    full collection walked them all again (about 186,000 objects, 45 ms on an idle core and up to 240 ms
     under a burst, holding every session's run meanwhile; bench/README.md, twenty-fifth round). Garbage
     is collected first, so none of it is kept; objects freed by reference counting are freed as before,
     and everything made later (the sessions' state) is collected as before.
