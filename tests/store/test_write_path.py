@@ -6,6 +6,8 @@ is replaced without the learner noticing."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -19,6 +21,8 @@ import sqlalchemy as sa
 from store import LearnerStore, Refused, StoreUnavailable
 from store import engine as store_engine
 from store.rooms import RoomStore
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 LONG_AGO = datetime(2026, 1, 1, tzinfo=UTC)
 EMPTY: dict[str, Any] = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}
@@ -196,6 +200,42 @@ def test_reads_never_wait_for_sqlite_s_write_lock(tmp_path: Path, monkeypatch: p
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+def test_sqlite_syncs_at_checkpoints_not_on_every_click(tmp_path: Path) -> None:
+    store = LearnerStore.open(f"sqlite:///{tmp_path / 'learners.sqlite3'}")
+    with store.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+
+
+# Writes a click, says so, and waits to be killed: no clean shutdown, no pool disposed.
+_KILLED_WRITER = """
+import sys, time
+from store import LearnerStore
+store = LearnerStore.open(sys.argv[1])
+learner = store.new_learner().id
+store.put_setting(learner, "linear", "batch", 64)
+assert store.add_answer(learner, "r1", "mem")
+print(learner, flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_click_outlives_the_app_s_process_killed_right_after(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'learners.sqlite3'}"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_WRITER, url], stdout=subprocess.PIPE, text=True, cwd=REPO_ROOT
+    )
+    try:
+        assert writer.stdout is not None
+        learner = writer.stdout.readline().strip()
+    finally:
+        writer.kill()
+        writer.wait()
+    assert learner, "the writer process ended before it wrote"
+    stored = LearnerStore.open(url).load(learner)
+    assert stored["settings"] == {"linear": {"batch": 64}} and stored["answers"] == {"r1": "mem"}
 
 
 def test_connections_the_database_dropped_are_replaced_unnoticed(postgres: Any) -> None:
