@@ -1,14 +1,15 @@
 """Which learner store the app uses, opened once per process and URL.
 
 $LAB_DATABASE_URL wins, then `database_url` in the app's secrets (PostgreSQL for several
-replicas), else the embedded SQLite file in the data folder (see `store.engine`). The store is a
-connection pool shared by every session of the process; nothing about one learner is kept here.
+replicas; read once per process), else the embedded SQLite file in the data folder (see
+`store.engine`). The store is a connection pool shared by every session of the process; nothing
+about one learner is kept here.
 """
 
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import streamlit as st
 
@@ -22,11 +23,19 @@ def database_url() -> str:
     """The store's URL: the environment, then the app's secrets, then the embedded default."""
     if os.environ.get(DATABASE_URL_ENV):
         return default_url()
+    return _secret_url() or default_url()
+
+
+@cache
+def _secret_url() -> str | None:
+    """`database_url` from the app's secrets, read once per process like the store it opens. Without a
+    secrets file Streamlit looks for one again on every read, and every click reads the URL: that
+    search took 0.6% to 0.9% of a loaded server's CPU (bench/README.md, twenty-sixth round)."""
     try:
         secret = st.secrets.get(SECRET_NAME)
     except FileNotFoundError:  # no secrets file at all
-        secret = None
-    return secret if isinstance(secret, str) and secret else default_url()
+        return None
+    return secret if isinstance(secret, str) and secret else None
 
 
 @lru_cache(maxsize=4)
