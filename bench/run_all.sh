@@ -7,9 +7,10 @@
 # The table's runs, each for the app and the hello demo (GC off, as the app is configured):
 #   - script CPU per rerun of every page, in process (bench.page_cpu);
 #   - what the tab waits per rerun, straight to the server, TCP_NODELAY fix on (bench.page_timing);
-#   - 100 learners clicking at once (burst), straight to one server: hello, app, app, hello;
+#   - 100 learners clicking at once (burst), straight to one server: hello, app, app, hello, ROUNDS
+#     times over;
 #   - 200 learners thinking: the hello demo, then the app with a learner store that keeps nothing
-#     and with its own, in turn (off, on, on, off);
+#     and with its own, in turn (off, on, on, off), ROUNDS times over;
 #   - first paint in headless Chromium, cold and warm server (bench.first_paint);
 #   - 100 learners clicking at once through HAProxy (deploy/proxy.sh) with 1 and 2 replicas; the
 #     summary adds the model's figures for 8 replicas from the measured CPU per script run.
@@ -19,7 +20,9 @@
 # is logged and the rest go on.
 #
 # Settings (environment): BURST_SESSIONS (100), THINK_SESSIONS (200), DURATION_S (40), REPLICAS
-# ("1 2"), TIMING_RERUNS (30), CPU_RERUNS (30), FIRST_PAINT (1; 0 skips it), PYTHON; with MATRIX=1
+# ("1 2"), TIMING_RERUNS (30), CPU_RERUNS (30), FIRST_PAINT (1; 0 skips it), ROUNDS (2 rounds of
+# A B B A: one round's two pairs moved a ratio by up to a fifth between runs of the same code),
+# PYTHON; with MATRIX=1
 # also SESSIONS, MATRIX_DURATION_S, TARGETS, GCS, MODES, SOAK_MINUTES, SOAK_SESSIONS, SOAK_GC,
 # SOAK_LIFETIME_S.
 set -uo pipefail
@@ -32,6 +35,7 @@ REPLICAS="${REPLICAS:-1 2}"
 TIMING_RERUNS="${TIMING_RERUNS:-30}"
 CPU_RERUNS="${CPU_RERUNS:-30}"
 FIRST_PAINT="${FIRST_PAINT:-1}"
+ROUNDS="${ROUNDS:-2}"
 MATRIX="${MATRIX:-0}"
 SESSIONS="${SESSIONS:-1 25 50 100}"
 MATRIX_DURATION_S="${MATRIX_DURATION_S:-60}"
@@ -74,13 +78,13 @@ step "page timing" bench.page_timing --targets app,hello --gc off --nodelay on -
 # Runs in turn (hello, app, app, hello): the ratio of the two is the geometric mean over both pairs,
 # so neither gains from always running second (bench/compare.py).
 step "burst, hello and app in turn" bench.compare --a-name hello --a-args=--target=hello --b-name app \
-    --mode burst --sessions "$BURST_SESSIONS" --duration-s "$DURATION_S" --rounds 1 --out "$OUT/compare-burst"
+    --mode burst --sessions "$BURST_SESSIONS" --duration-s "$DURATION_S" --rounds "$ROUNDS" --out "$OUT/compare-burst"
 # The learner store's cost: the think run with the store on (SQLite unless LAB_DATABASE_URL says
 # otherwise) and with a store that keeps nothing; the hello demo beside.
 step "think hello" bench.run_load --target hello --gc off --mode think --sessions "$THINK_SESSIONS" \
     --duration-s "$DURATION_S"
 step "think app, store off and on in turn" bench.compare --a-name store-off --a-args=--store=off \
-    --b-name store-on --mode think --sessions "$THINK_SESSIONS" --duration-s "$DURATION_S" --rounds 1 \
+    --b-name store-on --mode think --sessions "$THINK_SESSIONS" --duration-s "$DURATION_S" --rounds "$ROUNDS" \
     --out "$OUT/compare-store"
 if [ "$FIRST_PAINT" != "0" ]; then
     step "first paint" bench.first_paint --targets app,hello --out "$OUT/first_paint.json"
@@ -112,7 +116,7 @@ fi
 {
     echo "Produced by \`bash bench/run_all.sh\` (BURST_SESSIONS=$BURST_SESSIONS THINK_SESSIONS=$THINK_SESSIONS"\
          "DURATION_S=$DURATION_S REPLICAS=\"$REPLICAS\" TIMING_RERUNS=$TIMING_RERUNS CPU_RERUNS=$CPU_RERUNS"\
-         "FIRST_PAINT=$FIRST_PAINT MATRIX=$MATRIX) on $(date -u +%Y-%m-%d), taking"\
+         "FIRST_PAINT=$FIRST_PAINT ROUNDS=$ROUNDS MATRIX=$MATRIX) on $(date -u +%Y-%m-%d), taking"\
          "$(( ($(date +%s) - started) / 60 )) minutes."
     echo
     "$PYTHON" -m bench.report "$OUT"
