@@ -5,8 +5,7 @@
 `streamlit run` finds the `st.App` below and serves Home.py through it; the startup hook (Streamlit's
 documented `lifespan`) installs our server hooks, imports the lab, loads its shared data and freezes it
 out of the garbage collector's scans first, and the server answers its health check only once that is
-done (README, Hosting). `streamlit run Home.py`
-still works, cold.
+done (README, Hosting). `streamlit run Home.py` still works, cold.
 """
 
 from __future__ import annotations

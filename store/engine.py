@@ -72,7 +72,7 @@ def _sqlite_engine(url: str) -> sa.Engine:
         # A commit reaches the operating system before it returns, so it outlives the app's process;
         # the disk is synced at checkpoints. FULL synced on every click: double a write's CPU and
         # time here (bench/README.md, twenty-sixth round). A power cut can take back the last
-        # seconds of clicks, never corrupt the file (README "What is stored, and for how long").
+        # seconds of clicks, never corrupt the file (README "Saving a learner's work", Stores).
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")  # SQLite leaves them off unless asked
         cursor.close()
