@@ -32,8 +32,10 @@ from pathlib import Path
 from bench.paths import REPO_ROOT
 
 SAMPLES_PER_S = 100
-# A script run's thread: its stack passes through the ScriptRunner's run of the script.
-SCRIPT_THREAD = "_run_script (streamlit/runtime/scriptrunner/script_runner.py"
+# A script run's thread: its stack passes through the ScriptRunner's run of the script. py-spy 0.4.1
+# names that frame `_run_script`, later versions `ScriptRunner._run_script`.
+SCRIPT_RUNNER_FILE = "streamlit/runtime/scriptrunner/script_runner.py"
+SCRIPT_FUNCTION = "_run_script"
 SESSION_STATE = "streamlit/runtime/state/"
 OUR_FOLDERS = ("ui/", "core/", "charts/", "store/", "pages/")
 # Streamlit runs a page by its file's path, so py-spy names a page's frames by the bare file name.
@@ -74,7 +76,10 @@ class Stack:
     @property
     def in_a_script_run(self) -> bool:
         """Whether the sample is of a script thread (the app's code and the elements it builds)."""
-        return any(str(frame).startswith(SCRIPT_THREAD) for frame in self.frames)
+        return any(
+            frame.file == SCRIPT_RUNNER_FILE and frame.function.rpartition(".")[2] == SCRIPT_FUNCTION
+            for frame in self.frames
+        )
 
     @property
     def in_session_state_bookkeeping(self) -> bool:

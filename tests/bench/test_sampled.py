@@ -52,6 +52,14 @@ def test_raw_lines_become_stacks_without_process_frames():
     assert [stack.in_session_state_bookkeeping for stack in stacks] == [True, False, False, False, False]
 
 
+def test_a_script_run_is_found_by_the_frame_name_of_either_py_spy_version():
+    # py-spy 0.4.1 names the frame by its function, 0.4.3 by its class and function.
+    qualified = SCRIPT.replace(";_run_script (", ";ScriptRunner._run_script (")
+    other_file = SCRIPT.replace("script_runner.py", "exec_code.py")
+    stacks = parse([f"{qualified};draw (four_runs.py:43) 3", f"{other_file};draw (four_runs.py:43) 2"])
+    assert [stack.in_a_script_run for stack in stacks] == [True, False]
+
+
 def test_the_summary_splits_the_samples_by_thread_owner_and_function():
     summary = summarise(parse(RAW))
     assert summary.samples == 100
