@@ -5,8 +5,6 @@ plain text, never as Markdown. Nothing here is kept outside the learner's own se
 """
 
 import functools
-import re
-from dataclasses import dataclass
 
 import streamlit as st
 
@@ -16,9 +14,9 @@ from core import lessons
 from core.diagnose.columns import ROLES, columns_signature, guess_mapping
 from core.diagnose.detectors import CHANCE_TOLERANCE, LIKELY, POSSIBLE, Finding, RunContext
 from core.diagnose.diagnosis import HEALTHY
-from core.diagnose.examples import Example, example, example_bytes, load_examples
+from core.diagnose.examples import example, example_bytes, load_examples
 from core.diagnose.formats import MAX_BYTES, read_log
-from core.diagnose.reading import Reading, example_reading, example_table, reading
+from core.diagnose.reading import Reading, Source, example_reading, example_table, reading
 from core.gpus import gpu, gpu_names, peak_tflops
 from ui import state
 from ui.charts import draw as draw_chart
@@ -26,28 +24,13 @@ from ui.charts import panel_slots, shared_datasets
 from ui.frame import lesson_page, lesson_section
 from ui.marked import marked_questions
 from ui.nav import next_link, page_for
-from ui.prose import SUBHEADER, TITLE, heading, prose
+from ui.prose import SUBHEADER, TITLE, heading, literal, prose
 
 UPLOAD = "upload"
 NOT_GIVEN = "(not given)"
 UNMAPPED = "(none)"
 MAPPING_OPEN = "your_run.mapping_open"  # whether "Which column is which" is open
 VERDICT_ICONS = {LIKELY: ":material/error:", POSSIBLE: ":material/help:"}
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
-
-
-@dataclass(frozen=True)
-class Source:
-    """The log the learner chose: its name, its bytes and the shipped example it is, if any."""
-
-    name: str
-    data: bytes
-    example: Example | None
-
-
-def literal(text: str) -> str:
-    """Text that Markdown shows exactly as written (punctuation escaped), for st.error and friends."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def _source_label(file: str) -> str:

@@ -15,8 +15,17 @@ from dataclasses import dataclass
 from core.diagnose.columns import RunLog
 from core.diagnose.detectors import RunContext
 from core.diagnose.diagnosis import Diagnosis, diagnose, mapped_run
-from core.diagnose.examples import example_bytes
+from core.diagnose.examples import Example, example_bytes
 from core.diagnose.formats import Table, read_log
+
+
+@dataclass(frozen=True)
+class Source:
+    """The log a learner chose to read: its file name, its bytes and the shipped example it is, if any."""
+
+    name: str
+    data: bytes
+    example: Example | None
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,14 @@
 """Headings and paragraphs drawn together: one Markdown element, the same text and order as drawn apart."""
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import headings, markdown_blocks
-from ui.prose import HEADER, SUBHEADER, TITLE, heading
+from ui.prose import HEADER, SUBHEADER, TITLE, heading, literal
 
 
 def test_the_three_levels_are_the_markdown_of_title_header_and_subheader():
@@ -25,6 +27,26 @@ def test_a_level_st_title_header_and_subheader_do_not_draw_is_refused(level):
 def test_an_empty_heading_or_one_of_several_lines_is_refused(text):
     with pytest.raises(ValueError, match="one line"):
         heading(text, HEADER)
+
+
+def test_literal_escapes_what_markdown_streamlit_or_latex_would_read():
+    assert literal("loss*2 [nan] $5 :red[x]") == r"loss\*2 \[nan\] \$5 \:red\[x\]"
+    assert literal("plain words") == "plain words"
+
+
+@given(st.text())
+def test_literal_text_unescapes_to_itself_and_leaves_no_special_character_bare(text):
+    escaped = literal(text)
+    bare = []
+    index = 0
+    while index < len(escaped):
+        if escaped[index] == "\\":
+            index += 2  # an escape and the character it protects
+            continue
+        bare.append(escaped[index])
+        index += 1
+    assert not set(bare) & set("\\`*_{}[]()#+-.!|<>~$:&")
+    assert re.sub(r"\\(.)", r"\1", escaped, flags=re.DOTALL) == text
 
 
 def _page():
