@@ -102,6 +102,22 @@ def test_a_file_that_cannot_be_read_gets_one_sentence_and_nothing_else_changes()
     assert at.radio(key="marked.y1.choice").value is None
 
 
+def test_a_column_name_in_an_error_is_shown_as_written_not_as_markdown():
+    at = open_page(PAGE)
+    at.radio(key="your_run.source").set_value("upload").run()
+    name = "**loss** [see](http://x) $a$"
+    log = f"step,{name}\n".encode() + b"".join(f"{i},2.3\n".encode() for i in range(40))
+    at.file_uploader(key="your_run.file").upload("odd.csv", log, "text/csv").run()
+    signature = columns_signature(("step", name))
+    # The same column for two quantities: the refusal quotes the learner's column name.
+    at.selectbox(key=f"your_run.map.{signature}.loss").set_value(name).run()
+    at.selectbox(key=f"your_run.map.{signature}.accuracy").set_value(name).run()
+    [alert] = at.error
+    assert "used twice" in alert.value
+    assert r"\*\*loss\*\* \[see\]\(http\://x\) \$a\$" in alert.value
+    assert name not in alert.value
+
+
 def test_classes_and_vocabulary_together_are_refused_in_a_sentence():
     at = open_page(PAGE)
     at.number_input(key="your_run.vocab.healthy.csv").set_value(50257).run()
