@@ -16,6 +16,8 @@ import pkgutil
 import time
 from pathlib import Path
 
+from ui.decided_once import DecidedOnce
+
 _LOGGER = logging.getLogger(__name__)
 _ROOT = Path(__file__).resolve().parent.parent
 # Packages whose modules the pages import; their data loaders are cached per process.
@@ -86,3 +88,12 @@ def freeze_loaded() -> int:
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
+
+
+_froze = DecidedOnce(lambda: freeze_loaded() > 0)
+
+
+def freeze_once() -> bool:
+    """`freeze_loaded` on the first call in this process only, for an entry point run again on every visit;
+    whether it froze anything. (Asking `gc.get_freeze_count()` instead walks every frozen object.)"""
+    return _froze()

@@ -35,7 +35,17 @@ def test_a_failure_while_warming_is_logged_and_the_server_still_starts(monkeypat
 
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# Run in a process of its own: freezing is for the whole process, and a test worker's must stay as it is.
+
+
+def _printed_by_own_process(code: str) -> list[str]:
+    """What `code` prints, run in a process of its own: freezing is for the whole process, and a test
+    worker's must stay as it is."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=True
+    )
+    return done.stdout.split()
+
+
 FREEZING = textwrap.dedent(
     """
     import gc, weakref
@@ -55,15 +65,28 @@ FREEZING = textwrap.dedent(
 
 
 def test_freezing_takes_what_warming_loaded_out_of_the_collector_and_still_collects_later_garbage():
-    done = subprocess.run(
-        [sys.executable, "-c", FREEZING],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    frozen, garbage_before_collected, garbage_after_collected = done.stdout.split()
+    frozen, garbage_before_collected, garbage_after_collected = _printed_by_own_process(FREEZING)
     assert int(frozen) > 100_000  # the lab, Streamlit, Altair, pandas and the shared data
     assert garbage_before_collected == "True"  # collected, not frozen
     assert garbage_after_collected == "True"  # a later cycle is collected as before
+
+
+FREEZING_ONCE = textwrap.dedent(
+    """
+    import gc
+
+    from ui import warm
+    warm.import_all()
+    first = warm.freeze_once()
+    frozen = gc.get_freeze_count()
+    made_later = [[index] for index in range(1_000)]
+    again = warm.freeze_once()
+    print(first, again, gc.get_freeze_count() - frozen)
+    """
+)
+
+
+def test_freezing_once_freezes_on_the_first_call_of_a_process_only():
+    first, again, frozen_by_the_second_call = _printed_by_own_process(FREEZING_ONCE)
+    assert (first, again) == ("True", "True")
+    assert int(frozen_by_the_second_call) == 0  # the thousand lists made later were not frozen
