@@ -3,14 +3,16 @@ reaches the server with the kind it names, and the figures are worked out as the
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from bench.element_cost import Priced, per_element_ms, price, schedule, table, yardstick
-from bench.element_page import ENV, KINDS, ONE_MARKDOWN, parse
+from bench.element_page import ENV, KINDS, MIXES, ONE_MARKDOWN, parse
 from bench.paths import REPO_ROOT
+from ui import warm
 
 PAGE = str(REPO_ROOT / "bench" / "element_page.py")
 BARE_MARKDOWN = 2  # the hello page's heading and line, which every variant draws first
@@ -28,6 +30,19 @@ DRAWN = {
     "chart": ("vega_lite_chart", 3),
     "table": ("table", 3),
 }
+
+
+@pytest.fixture(autouse=True)
+def freezes(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The page's calls to freeze the process, recorded instead: a test worker's collector stays as it is."""
+    calls: list[bool] = []
+
+    def record() -> bool:
+        calls.append(True)
+        return True
+
+    monkeypatch.setattr(warm, "freeze_once", record)
+    return calls
 
 
 def _page(monkeypatch: pytest.MonkeyPatch, spec: str) -> AppTest:
@@ -64,10 +79,42 @@ def test_the_bare_page_draws_the_hello_pages_two_elements_and_one_markdown_holds
     ]
 
 
+def _tree_counts(at: AppTest) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    nodes = list(at.main.children.values())
+    while nodes:
+        node = nodes.pop()
+        counts[node.type] += 1
+        nodes.extend((getattr(node, "children", None) or {}).values())
+    return counts
+
+
+def test_every_run_of_the_page_asks_to_freeze_what_the_process_loaded_as_serve_py_does(monkeypatch, freezes):
+    at = _page(monkeypatch, "markdown:1")
+    at.run()
+    assert freezes == [
+        True,
+        True,
+    ]  # ui.warm.freeze_once freezes on the first call only (tests/app/test_warm.py)
+
+
+def test_several_kinds_are_drawn_in_turn_and_a_mix_is_named():
+    assert parse("radio:5,button:2") == [("radio", 5), ("button", 2)]
+    assert parse("lesson") == parse(MIXES["lesson"])
+
+
+def test_the_lesson_mix_draws_an_average_runs_widgets_blocks_and_other_elements(monkeypatch):
+    counts = _tree_counts(_page(monkeypatch, "lesson"))
+    widgets = counts["radio"] + counts["button"]
+    blocks = counts["flex_container"]  # a bordered box and a fragment's container each
+    assert (widgets, blocks, counts.total() - widgets - blocks) == (7, 13, 18)
+    assert (counts["metric"], counts["vega_lite_chart"]) == (2, 1)
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [("sonnet:3", "names no kind"), ("markdown", "count from 0 to 500"), ("radio:-1", "count"),
-     ("radio:501", "count")],
+     ("radio:501", "count"), ("radio:2,", "names no kind"), ("radio:2,caption:x", "count")],
 )  # fmt: skip
 def test_a_kind_or_count_the_page_cannot_draw_is_refused_in_a_sentence(spec, message):
     with pytest.raises(ValueError, match=message):
