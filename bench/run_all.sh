@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Issue 21's figures in one table beside Streamlit's hello page, then (MATRIX=1) the full load matrix.
 #
-#   bash bench/run_all.sh              # the table: about 25 minutes on the 2-core machine
+#   bash bench/run_all.sh              # the table: about 30 minutes on the 2-core machine
 #   MATRIX=1 bash bench/run_all.sh     # and the matrix and soak of issue 7: about 110 minutes
 #
 # The table's runs, each for the app and the hello demo (GC off, as the app is configured):
 #   - script CPU per rerun of every page, in process (bench.page_cpu);
 #   - what the tab waits per rerun, straight to the server, TCP_NODELAY fix on (bench.page_timing);
 #   - 100 learners clicking at once (burst), straight to one server: hello, app, app, hello, ROUNDS
-#     times over;
+#     times over; and the same beside Streamlit alone drawing what an average run of the lab draws
+#     (bench/element_page.py, BENCH_ELEMENTS=lesson): how much of the ratio is the content's price;
 #   - 200 learners thinking: the hello demo, then the app with a learner store that keeps nothing
 #     and with its own, in turn (off, on, on, off), ROUNDS times over;
 #   - first paint in headless Chromium, cold and warm server (bench.first_paint);
@@ -79,6 +80,11 @@ step "page timing" bench.page_timing --targets app,hello --gc off --nodelay on -
 # so neither gains from always running second (bench/compare.py).
 step "burst, hello and app in turn" bench.compare --a-name hello --a-args=--target=hello --b-name app \
     --mode burst --sessions "$BURST_SESSIONS" --duration-s "$DURATION_S" --rounds "$ROUNDS" --out "$OUT/compare-burst"
+# The yardstick for that ratio: a one-page app with an average lab run's widgets, blocks and elements and
+# nothing of ours (no store, no state, no navigation), against the hello page in the same way.
+step "burst, hello and a lesson's elements alone in turn" bench.compare --a-name hello --a-args=--target=hello \
+    --b-name lesson-elements --b-args=--target=elements --b-env BENCH_ELEMENTS=lesson \
+    --mode burst --sessions "$BURST_SESSIONS" --duration-s "$DURATION_S" --rounds "$ROUNDS" --out "$OUT/compare-elements"
 # The learner store's cost: the think run with the store on (SQLite unless LAB_DATABASE_URL says
 # otherwise) and with a store that keeps nothing; the hello demo beside.
 step "think hello" bench.run_load --target hello --gc off --mode think --sessions "$THINK_SESSIONS" \
