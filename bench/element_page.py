@@ -1,4 +1,4 @@
-"""A one-page app for `bench.element_cost`: the hello page's heading and line, then elements of one kind.
+"""A one-page app for `bench.element_cost`: the hello page's heading and line, then the elements asked for.
 
 `BENCH_ELEMENTS` says which kind and how many ("markdown:20"; see `KINDS`), or several in turn
 ("radio:5,button:2"), or names a mix (`MIXES`: "lesson" draws what an average script run of the lab

@@ -2,7 +2,7 @@
 
 Each fix (`loop_wakeups`, `theme_once`, `own_key_lookup`) replaces Streamlit's code only while that code
 still has the shape it was written against, so whether it went in is decided once, under a lock, and the
-answer kept for the process.
+answer kept for the process. `ui.warm.freeze_once` freezes what a process loaded the same way.
 """
 
 from __future__ import annotations
