@@ -1,6 +1,8 @@
 """Shared helpers for AppTest-driven page tests."""
 
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -53,6 +55,22 @@ def headings(at: AppTest, level: int) -> list[str]:
     walk(at.main)
     walk(at.sidebar)
     return found
+
+
+def drawn(at: AppTest) -> Counter[str]:
+    """What the last run drew in the main area, by kind: every element and every block that holds some
+    (each is one message the server builds and sends). The sidebar is the frame's, the same on every
+    page; AppTest's copy of it depends on the runs before, so it is left out."""
+    kinds: Counter[str] = Counter()
+    _count(at.main, kinds)
+    return kinds
+
+
+def _count(node: Any, kinds: Counter[str]) -> None:
+    children = getattr(node, "children", None) or {}
+    for child in children.values():
+        kinds[child.type] += 1
+        _count(child, kinds)
 
 
 def markdown_blocks(at: AppTest) -> list[str]:

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.predictions import record_name
 from core.questions import load_bank
-from tests.app.conftest import HOME, open_page
+from tests.app.conftest import HOME, drawn, open_page
 from ui.nav import PAGES
 
 BUDGET_FILE = Path(__file__).with_name("element_budget.toml")
@@ -23,22 +23,6 @@ STATES = ("new", "done")
 def budgets() -> dict[str, dict[str, int]]:
     """The budget file, read as it is: state -> page file -> elements a whole run may draw."""
     return tomllib.loads(BUDGET_FILE.read_text())
-
-
-def drawn(at: AppTest) -> Counter[str]:
-    """What the last run drew in the main area, by kind: every element and every block that holds some
-    (each is one message the server builds and sends). The sidebar is the frame's, the same on every
-    page; AppTest's copy of it depends on the runs before, so it is left out."""
-    kinds: Counter[str] = Counter()
-    _count(at.main, kinds)
-    return kinds
-
-
-def _count(node: Any, kinds: Counter[str]) -> None:
-    children = getattr(node, "children", None) or {}
-    for child in children.values():
-        kinds[child.type] += 1
-        _count(child, kinds)
 
 
 def _learner(state: str) -> AppTest:

@@ -3,7 +3,6 @@ reaches the server with the kind it names, and the figures are worked out as the
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from bench.element_cost import Priced, per_element_ms, price, schedule, table, yardstick
 from bench.element_page import ENV, KINDS, MIXES, ONE_MARKDOWN, parse
 from bench.paths import REPO_ROOT
+from tests.app.conftest import drawn
 from ui import warm
 
 PAGE = str(REPO_ROOT / "bench" / "element_page.py")
@@ -79,23 +79,11 @@ def test_the_bare_page_draws_the_hello_pages_two_elements_and_one_markdown_holds
     ]
 
 
-def _tree_counts(at: AppTest) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    nodes = list(at.main.children.values())
-    while nodes:
-        node = nodes.pop()
-        counts[node.type] += 1
-        nodes.extend((getattr(node, "children", None) or {}).values())
-    return counts
-
-
 def test_every_run_of_the_page_asks_to_freeze_what_the_process_loaded_as_serve_py_does(monkeypatch, freezes):
     at = _page(monkeypatch, "markdown:1")
     at.run()
-    assert freezes == [
-        True,
-        True,
-    ]  # ui.warm.freeze_once freezes on the first call only (tests/app/test_warm.py)
+    # Asked on both runs; ui.warm.freeze_once freezes on the first call only (tests/app/test_warm.py).
+    assert freezes == [True, True]
 
 
 def test_several_kinds_are_drawn_in_turn_and_a_mix_is_named():
@@ -104,7 +92,7 @@ def test_several_kinds_are_drawn_in_turn_and_a_mix_is_named():
 
 
 def test_the_lesson_mix_draws_an_average_runs_widgets_blocks_and_other_elements(monkeypatch):
-    counts = _tree_counts(_page(monkeypatch, "lesson"))
+    counts = drawn(_page(monkeypatch, "lesson"))
     widgets = counts["radio"] + counts["button"]
     blocks = counts["flex_container"]  # a bordered box and a fragment's container each
     assert (widgets, blocks, counts.total() - widgets - blocks) == (7, 13, 18)
