@@ -1,7 +1,7 @@
 """A workshop through HAProxy: learners in rooms on several replicas, one replica stopped mid-run.
 
 Replicas of `streamlit run Home.py` share one PostgreSQL store behind the workshop proxy
-(deploy/proxy.sh, HTTPS, cookie affinity), all on loopback. Simulated learners (bench/load_client.py,
+(deploy/proxy.sh, HTTPS, cookie affinity), all on loopback. Simulated learners (tests/harness/load_client.py,
 Streamlit's own protocol) keep a browser's cookies and its stored learner id (the identity
 component's localStorage), join their room by code with a marker as display name, and answer the
 marked questions one after another; one instructor per room watches the live class view, which
@@ -40,14 +40,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bench.isolation import IsolationTally, text_marker
-from bench.load_client import RunResult, Session, SessionError, open_root_once
-from bench.page_model import WidgetInfo
-from bench.paths import REPO_ROOT
-from bench.postgres import temporary_postgres
 from bench.proxy import workshop_proxy
 from bench.scenarios import TARGETS
-from bench.server import ResourceSampler, StreamlitServer
 from bench.stats import summarise
 from core.questions import Bank, load_bank
 from core.rooms import distributions
@@ -55,6 +49,12 @@ from store import LearnerStore
 from store.room_schema import memberships
 from store.rooms import RoomStore
 from store.schema import answers
+from tests.harness.isolation import IsolationTally, text_marker
+from tests.harness.load_client import RunResult, Session, SessionError, open_root_once
+from tests.harness.page_model import WidgetInfo
+from tests.harness.paths import REPO_ROOT
+from tests.harness.postgres import temporary_postgres
+from tests.harness.server import ResourceSampler, StreamlitServer
 
 # The marked questions a learner answers, in order, and the page (URL path) that asks each.
 QUESTION_PAGES = {

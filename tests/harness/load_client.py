@@ -25,8 +25,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.typing import Origin, Subprotocol
 
-from bench.isolation import IsolationTally, foreign_markers
-from bench.page_model import FINISHED_COMPILE_ERROR, FINISHED_EARLY, PageModel, ProtocolError
+from tests.harness.isolation import IsolationTally, foreign_markers
+from tests.harness.page_model import FINISHED_COMPILE_ERROR, FINISHED_EARLY, PageModel, ProtocolError
 
 LOOPBACK = "127.0.0.1"
 _XSRF_COOKIE = "_streamlit_xsrf"
