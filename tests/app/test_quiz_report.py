@@ -8,6 +8,7 @@ from core import lessons
 from core.progress_file import export_progress
 from core.questions import load_bank
 from core.report.moments import readable_time
+from core.run_a.experiments import FIRST_EXPERIMENTS
 from tests.app.conftest import HOME, answer, headings, markdown_blocks, open_page, predict
 
 PAGE = "pages/quiz_report.py"
@@ -131,7 +132,7 @@ def test_the_report_shows_learner_text_literally():
     assert not at.exception
     texts = [t.value for t in at.text]
     assert HOSTILE in texts
-    assert "Swap Adam for SGD to drop the optimizer state" in texts
+    assert FIRST_EXPERIMENTS[RECORDS["run_a.decision"]["choice"]] in texts
     assert not any("evil.example" in m.value for m in at.markdown)
 
 
