@@ -253,7 +253,7 @@ def headline(
     page_cpu_figures: dict[str, Any] | None = None,
     comparisons: list[dict[str, Any]] | None = None,
 ) -> str:
-    """The issue's figures in one table: the app (every page) beside the hello demo."""
+    """The figures that matter to a host in one table: the app (every page) beside the hello demo."""
     rows = ["| figure | this app | Streamlit's hello page |", "|---|---|---|"]
     rows += _cpu_rows(page_cpu_figures or {})
     for via in ("direct", "proxy"):
@@ -281,7 +281,7 @@ def headline(
     by_key: dict[tuple[str, bool, str, int, bool, int], dict[str, Any]] = {}
     for run in runs:  # runs in turn (bench.compare) give two of a kind: the first stands for them
         by_key.setdefault(_key(run), run)
-    # The largest class of each mode that was measured (the issue's runs: a burst of 100, 200 thinking).
+    # The largest class of each mode that was measured (run_all's: a burst of 100, 200 thinking).
     largest = {
         mode: max((k[3] for k in by_key if k[0] == "app" and k[1] and k[2] == mode and not k[5]), default=0)
         for mode in ("burst", "think")

@@ -291,7 +291,7 @@ class Session:
 
 async def open_root_once(port: int, *, timeout_s: float = 120.0) -> None:
     """Open the app's root in a throwaway tab: a process's very first run cannot open a deep link
-    (README, Hosting), so a server is warmed this way before its first deep link."""
+    (docs/hosting.md), so a server is warmed this way before its first deep link."""
     session = Session(port=port, marker="warm-up", timeout_s=timeout_s)
     try:
         await session.connect()
