@@ -1,5 +1,5 @@
 """The element price list (`bench.element_cost`): its page draws what it is asked for, a real burst
-reaches the server with the kind it names, and the figures are worked out as the README says."""
+reaches the server with the kind it names, and the figures are worked out as bench/README.md says."""
 
 from __future__ import annotations
 
