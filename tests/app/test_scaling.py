@@ -118,7 +118,7 @@ def test_a_track_change_marks_every_snapshot_stale():
     at.selectbox(key="scaling.track").set_value("tinyml").run()
     assert not at.exception
     stale = _stale(at)
-    assert len(stale) == 5 and all("the training context" in error for error in stale)
+    assert len(stale) == 5 and all(lessons.sentence("scaling", "changed_track") in error for error in stale)
 
 
 def test_changing_part_a_scaling_makes_only_part_e_stale():
