@@ -479,6 +479,9 @@ def main(argv: list[str] | None = None) -> int:
     if not recording:
         print(summary(results_dir))
         return 0
+    if not any(results_dir.glob("*.json")) and not _comparisons(results_dir):
+        # A round with nothing measured must not leave an empty entry in the one file of results.
+        sys.exit(f"bench.report: {results_dir} holds no figures to record.")
     cpuinfo = Path("/proc/cpuinfo")
     host = host_name(cpuinfo.read_text() if cpuinfo.exists() else "", os.cpu_count() or 1)
     record(RESULTS_FILE, entry(results_dir, datetime.date.today().isoformat(), host, _commit()))

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import ENTRIES_MARK, RESULTS_FILE, entry, host_name, one_minute_loads, record
+from bench.report import ENTRIES_MARK, RESULTS_FILE, entry, host_name, main, one_minute_loads, record
 
 UPTIME = (
     "before page CPU:  01:09:02 up 3 days,  2:01,  0 users,  load average: 8.70, 7.12, 6.01\n"
@@ -57,3 +57,10 @@ def test_a_file_without_the_mark_is_refused_and_left_as_it_was(tmp_path: Path) -
 
 def test_the_project_s_results_file_has_the_mark() -> None:
     assert ENTRIES_MARK in RESULTS_FILE.read_text()
+
+
+def test_a_folder_with_no_figures_is_not_recorded(tmp_path: Path) -> None:
+    before = RESULTS_FILE.read_text()
+    with pytest.raises(SystemExit, match="no figures"):
+        main(["--record", str(tmp_path)])
+    assert RESULTS_FILE.read_text() == before
