@@ -16,7 +16,7 @@ from ui.state import ensure_state, save_seeded
 # A folder called pages/ makes Streamlit run a process's very first script in its old
 # pages-folder mode, which cannot resolve our url paths ("Page not found" on a deep link).
 # st.navigation below switches that mode off for every later run of the process; nothing public
-# can switch it off before the first (see README, Hosting).
+# can switch it off before the first (see docs/hosting.md).
 server_hooks.install()  # serve.py has done it at startup already
 
 st.set_page_config(

@@ -1,1 +1,1 @@
-"""Load benchmark for the lab: a protocol-level client, scenarios, and reports (see README.md)."""
+"""Load benchmarks for the lab: the load runner and its scenarios, comparisons, reports (see README.md)."""

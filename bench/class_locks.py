@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.class_opens import class_server, whole_runs_of_report
-from bench.load_client import Session
-from bench.page_model import WidgetInfo
 from bench.paths import RESULTS_DIR
-from bench.server import ResourceSampler, throwaway_store
 from bench.stats import LatencySummary, save_figures, summarise
-from bench.workshop import Browser, identify, rerun_here
 from core.questions import Question, load_bank
+from tests.harness.browser import Browser, identify, rerun_here
+from tests.harness.load_client import Session
+from tests.harness.page_model import WidgetInfo
+from tests.harness.server import ResourceSampler, throwaway_store
 
 
 @dataclass(frozen=True)

@@ -27,15 +27,16 @@ from typing import Any
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.load_client import RunResult, Session, open_root_once
-from bench.paths import REPO_ROOT, RESULTS_DIR
-from bench.server import ResourceSampler, StreamlitServer, throwaway_store
+from bench.paths import RESULTS_DIR
 from bench.stats import LatencySummary, save_figures, summarise
-from bench.workshop import IDENTITY_COOKIE, Browser, identify
 from core.questions import load_bank
 from store import LearnerStore
 from store.engine import default_url
 from store.ids import new_learner_id
+from tests.harness.browser import IDENTITY_COOKIE, Browser, identify
+from tests.harness.load_client import RunResult, Session, open_root_once
+from tests.harness.paths import REPO_ROOT
+from tests.harness.server import ResourceSampler, StreamlitServer, throwaway_store
 
 FOUR_RUNS_QUESTION = "r1"
 NO_WORK: dict[str, Any] = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}  # a new record

@@ -9,7 +9,7 @@ On this shared 2-core machine, of two identical runs back to back the second oft
 the drift. Here each round runs A, B, B, A: each variant goes first once, and the geometric mean of
 B ÷ A over the pairs cancels a steady first/second effect, which the report estimates on its own
 (second ÷ first), and a steady drift. Not every drift is steady: the same code against itself, two
-rounds, came out up to 16% apart (bench/README.md, eighth round); only larger effects show.
+rounds, came out up to 16% apart (docs/performance.md); only larger effects show.
 
 Each run is `python -m bench.run_load` in the variant's checkout, with its environment and extra
 arguments; its JSON and output go to the comparison's folder. Reports figures; nothing is asserted.

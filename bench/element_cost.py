@@ -27,7 +27,7 @@ from bench.element_page import ENV, KINDS, ONE_MARKDOWN, parse
 from bench.paths import RESULTS_DIR
 from bench.report import cpu_per_run_ms, reruns_per_s
 from bench.run_load import LoadConfig, run
-from bench.server import throwaway_store
+from tests.harness.server import throwaway_store
 
 BARE = "none"
 ALL_KINDS = (*KINDS, ONE_MARKDOWN)

@@ -28,12 +28,12 @@ from typing import Any
 
 from playwright.sync_api import Browser, sync_playwright
 
-from bench.load_client import LOOPBACK, Session
 from bench.paths import RESULTS_DIR
 from bench.scenarios import TARGETS, Target
-from bench.server import StreamlitServer, throwaway_store
 from bench.stats import summarise
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.harness.load_client import LOOPBACK, Session
+from tests.harness.server import StreamlitServer, throwaway_store
 
 TITLE = '[data-testid="stMain"] h1'
 DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'

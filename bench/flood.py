@@ -21,12 +21,12 @@ from typing import Any
 
 from websockets.exceptions import ConnectionClosed
 
-from bench.load_client import Session, SessionError
 from bench.proxy import workshop_proxy
 from bench.run_load import LoadConfig, _drive, _random_token, _warm_up
 from bench.scenarios import TARGETS
-from bench.server import ResourceSampler, StreamlitServer
 from bench.stats import summarise
+from tests.harness.load_client import Session, SessionError
+from tests.harness.server import ResourceSampler, StreamlitServer
 
 _MB = 1_000_000
 

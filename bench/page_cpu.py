@@ -38,7 +38,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.paths import HELLO_SCRIPT, REPO_ROOT, RESULTS_DIR
+from bench.paths import RESULTS_DIR
+from tests.harness.paths import HELLO_SCRIPT, REPO_ROOT
 
 HELLO = "hello demo's Hello page"
 OURS = str(REPO_ROOT) + "/(core|ui|charts|pages|store)/"  # what the profile's last table keeps

@@ -26,12 +26,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.load_client import Session
 from bench.paths import RESULTS_DIR
 from bench.proxy import workshop_proxy
 from bench.scenarios import TARGETS, Target
-from bench.server import StreamlitServer, throwaway_store
 from bench.stats import ratio, summarise
+from tests.harness.load_client import Session
+from tests.harness.server import StreamlitServer, throwaway_store
 
 BASELINE = ("hello", "")
 

@@ -1,9 +1,5 @@
-"""Where things are: the repository, the benchmark's results folder, Streamlit's hello demo."""
+"""Where the benchmarks write their figures."""
 
-from pathlib import Path
+from tests.harness.paths import REPO_ROOT
 
-import streamlit
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
-HELLO_SCRIPT = Path(streamlit.__file__).parent / "hello" / "streamlit_app.py"

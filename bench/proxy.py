@@ -14,9 +14,9 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from bench.load_client import LOOPBACK, SessionError, http_get
-from bench.paths import REPO_ROOT
-from bench.server import free_port
+from tests.harness.load_client import LOOPBACK, SessionError, http_get
+from tests.harness.paths import REPO_ROOT
+from tests.harness.server import free_port
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
-"""Turn a results folder into a markdown summary to paste into bench/README.md ("Figures").
+"""Turn a results folder into a markdown summary, and record its headline table in the results file.
 
     python -m bench.report bench/results > bench/results/summary.md
+    python -m bench.report --record bench/results     # adds a dated entry to docs/results.md
 
 Figures are reported against the workshop targets (100 sessions: p95 rerun <= 250 ms,
 no errors, no isolation mismatches, under 5 MB RSS per session); nothing is asserted.
@@ -8,10 +9,13 @@ no errors, no isolation mismatches, under 5 MB RSS per session); nothing is asse
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import platform
+import re
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +28,11 @@ from bench.page_timing import BASELINE, setup_label
 from bench.page_timing import table as timing_table
 from bench.paths import RESULTS_DIR
 from bench.stats import ratio
+from tests.harness.paths import REPO_ROOT
+
+# The one file that holds every dated figure; a round adds an entry under this line, newest first.
+RESULTS_FILE = REPO_ROOT / "docs" / "results.md"
+ENTRIES_MARK = "<!-- entries: bench.report --record inserts new ones below this line -->"
 
 TARGET_P95_MS = 250.0
 TARGET_RSS_PER_SESSION_MB = 5.0
@@ -244,7 +253,7 @@ def headline(
     page_cpu_figures: dict[str, Any] | None = None,
     comparisons: list[dict[str, Any]] | None = None,
 ) -> str:
-    """The issue's figures in one table: the app (every page) beside the hello demo."""
+    """The figures that matter to a host in one table: the app (every page) beside the hello demo."""
     rows = ["| figure | this app | Streamlit's hello page |", "|---|---|---|"]
     rows += _cpu_rows(page_cpu_figures or {})
     for via in ("direct", "proxy"):
@@ -272,7 +281,7 @@ def headline(
     by_key: dict[tuple[str, bool, str, int, bool, int], dict[str, Any]] = {}
     for run in runs:  # runs in turn (bench.compare) give two of a kind: the first stands for them
         by_key.setdefault(_key(run), run)
-    # The largest class of each mode that was measured (the issue's runs: a burst of 100, 200 thinking).
+    # The largest class of each mode that was measured (run_all's: a burst of 100, 200 thinking).
     largest = {
         mode: max((k[3] for k in by_key if k[0] == "app" and k[1] and k[2] == mode and not k[5]), default=0)
         for mode in ("burst", "think")
@@ -348,23 +357,87 @@ def _comparisons(results_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
     ]
 
 
-def summary(results_dir: Path) -> str:
-    """The whole markdown summary for one results folder."""
+def _uptime_lines(path: Path) -> list[str]:
+    # The machine is shared: run_all.sh records `uptime` before and after each step.
+    return path.read_text().strip().splitlines() if path.exists() else []
+
+
+def one_minute_loads(uptime_lines: list[str]) -> list[float]:
+    """The one-minute load average of each `uptime` line ("... load average: 0.52, 0.61, 0.70")."""
+    loads = []
+    for line in uptime_lines:
+        found = re.search(r"load average:\s*([0-9.]+)", line)
+        if found:
+            loads.append(float(found.group(1)))
+    return loads
+
+
+def host_name(cpuinfo: str, cpus: int) -> str:
+    """A short name for the machine: its CPU count and model, from /proc/cpuinfo's text."""
+    found = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.MULTILINE)
+    return f"{cpus}-CPU {found.group(1).strip() if found else platform.processor() or 'machine'}"
+
+
+def _commit() -> str:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "an unknown commit"
+    return f"commit `{done.stdout.strip()}`"
+
+
+def entry(results_dir: Path, day: str, host: str, commit: str) -> str:
+    """One dated entry for the results file: where and when, the load on the machine, the headline."""
+    loads = one_minute_loads(_uptime_lines(results_dir / "uptime.txt"))
+    load = f"load average {min(loads):.1f} to {max(loads):.1f}" if loads else "load average not recorded"
+    return (
+        f"## {day} on a {host}, {load}\n\n"
+        f"`bash bench/run_all.sh` on {commit}, Streamlit {streamlit.__version__}.\n\n"
+        + headline(*_headline_figures(results_dir))
+        + "\n"
+    )
+
+
+def record(results_file: Path, new_entry: str) -> None:
+    """Put `new_entry` at the top of the results file's entries, under its mark."""
+    text = results_file.read_text()
+    if ENTRIES_MARK not in text:
+        raise ValueError(f"{results_file} has no line {ENTRIES_MARK!r} to put a new entry under.")
+    head, rest = text.split(ENTRIES_MARK, 1)
+    results_file.write_text(f"{head}{ENTRIES_MARK}\n\n{new_entry.strip()}\n\n{rest.lstrip()}")
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _headline_figures(
+    results_dir: Path,
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """What `headline` reads from a results folder: runs, page timing, first paint, page CPU, comparisons."""
     comparisons = _comparisons(results_dir)
     run_files = sorted(results_dir.glob("load-*.json")) + [
         path for folder, _ in comparisons for path in sorted(folder.glob("run-*.json"))
     ]
-    runs = [json.loads(p.read_text()) for p in run_files]
-    runs.sort(key=_key)
+    runs = sorted((json.loads(p.read_text()) for p in run_files), key=_key)
+    return (
+        runs,
+        _load_json(results_dir / "page_timing.json"),
+        _load_json(results_dir / "first_paint.json"),
+        _load_json(results_dir / "page_cpu.json"),
+        [c for _, c in comparisons],
+    )
+
+
+def summary(results_dir: Path) -> str:
+    """The whole markdown summary for one results folder."""
+    runs, timing_figures, paint_figures, cpu_figures, comparison_figures = _headline_figures(results_dir)
+    comparisons = _comparisons(results_dir)
     load_runs = [r for r in runs if not r["config"].get("soak")]
     soak_runs = [r for r in runs if r["config"].get("soak")]
-    timing_path, paint_path = results_dir / "page_timing.json", results_dir / "first_paint.json"
-    cpu_path, load_path = results_dir / "page_cpu.json", results_dir / "uptime.txt"
-    timing_figures = json.loads(timing_path.read_text()) if timing_path.exists() else {}
-    paint_figures = json.loads(paint_path.read_text()) if paint_path.exists() else {}
-    cpu_figures = json.loads(cpu_path.read_text()) if cpu_path.exists() else {}
-    # The machine is shared: run_all.sh records `uptime` before and after each step.
-    loads = load_path.read_text().strip().splitlines() if load_path.exists() else []
+    loads = _uptime_lines(results_dir / "uptime.txt")
     timing = timing_table(timing_figures) if timing_figures else "(no page_timing.json)"
     paint = first_paint_table(paint_figures) if paint_figures else "(no first_paint.json)"
     machine = (
@@ -377,7 +450,7 @@ def summary(results_dir: Path) -> str:
             "Load on the machine (`uptime`, before and after each step):\n\n"
             + ("\n".join(f"    {line}" for line in loads) if loads else "    (no uptime.txt)"),
             "### The app beside Streamlit's hello page\n\n"
-            + headline(runs, timing_figures, paint_figures, cpu_figures, [c for _, c in comparisons]),
+            + headline(runs, timing_figures, paint_figures, cpu_figures, comparison_figures),
             "### Targets at 100 sessions (reported, not asserted)\n\n" + targets(load_runs),
             "### Load runs\n\n" + load_table(load_runs),
             "### The app against Streamlit's hello demo\n\n" + ratio_table(load_runs),
@@ -397,9 +470,22 @@ def summary(results_dir: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point: print the summary for the folder given (default bench/results)."""
+    """Command-line entry point: print the summary for the folder given (default bench/results), or with
+    `--record` add its headline to the results file."""
     args = sys.argv[1:] if argv is None else argv
-    print(summary(Path(args[0]) if args else RESULTS_DIR))
+    recording = "--record" in args
+    folders = [a for a in args if a != "--record"]
+    results_dir = Path(folders[0]) if folders else RESULTS_DIR
+    if not recording:
+        print(summary(results_dir))
+        return 0
+    if not any(results_dir.glob("*.json")) and not _comparisons(results_dir):
+        # A round with nothing measured must not leave an empty entry in the one file of results.
+        sys.exit(f"bench.report: {results_dir} holds no figures to record.")
+    cpuinfo = Path("/proc/cpuinfo")
+    host = host_name(cpuinfo.read_text() if cpuinfo.exists() else "", os.cpu_count() or 1)
+    record(RESULTS_FILE, entry(results_dir, datetime.date.today().isoformat(), host, _commit()))
+    print(f"recorded in {RESULTS_FILE}")
     return 0
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Issue 21's figures in one table beside Streamlit's hello page, then (MATRIX=1) the full load matrix.
+# The figures that matter to a host in one table beside Streamlit's hello page, then (MATRIX=1) the full
+# load matrix.
 #
 #   bash bench/run_all.sh              # the table: about 30 minutes on the 2-core machine
-#   MATRIX=1 bash bench/run_all.sh     # and the matrix and soak of issue 7: about 110 minutes
+#   MATRIX=1 bash bench/run_all.sh     # and the load matrix and a soak: about 110 minutes
 #
 # The table's runs, each for the app and the hello demo (GC off, as the app is configured):
 #   - script CPU per rerun of every page, in process (bench.page_cpu);
@@ -16,9 +17,9 @@
 #   - 100 learners clicking at once through HAProxy (deploy/proxy.sh) with 1 and 2 replicas; the
 #     summary adds the model's figures for 8 replicas from the measured CPU per script run.
 # `uptime` is recorded before and after every step (the machine is shared), in uptime.txt and the
-# summary. Figures go to bench/results/ (JSON, server logs, run_all.log) and summary.md, whose first
-# table is the one to paste into bench/README.md. Timings are reported, never judged: a failed step
-# is logged and the rest go on.
+# summary. Figures go to bench/results/ (JSON, server logs, run_all.log) and summary.md; the first table
+# goes, dated, with the host and its load average, to the top of docs/results.md (bench.report --record).
+# Timings are reported, never judged: a failed step is logged and the rest go on.
 #
 # Settings (environment): BURST_SESSIONS (100), THINK_SESSIONS (200), DURATION_S (40), REPLICAS
 # ("1 2"), TIMING_RERUNS (30), CPU_RERUNS (30), FIRST_PAINT (1; 0 skips it), ROUNDS (2 rounds of
@@ -130,3 +131,4 @@ fi
 # The one table, on the terminal too.
 sed -n '/^### The app beside/,/^### Targets/p' "$OUT/summary.md" | sed '$d'
 echo "summary: $OUT/summary.md" | tee -a "$LOG"
+"$PYTHON" -m bench.report --record "$OUT" | tee -a "$LOG"

@@ -32,8 +32,8 @@ from bench.page_timing import TimingLog
 from bench.paths import RESULTS_DIR
 from bench.proxy import workshop_proxy
 from bench.scenarios import TARGETS, Behaviour, Learner, LearnerStats, Target, Waves
-from bench.server import ResourceSampler, Sample, StreamlitServer, throwaway_store
 from bench.stats import least_squares_slope, percentile, summarise
+from tests.harness.server import ResourceSampler, Sample, StreamlitServer, throwaway_store
 
 _MB = 1_000_000
 

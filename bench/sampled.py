@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.paths import REPO_ROOT
+from tests.harness.paths import REPO_ROOT
 
 SAMPLES_PER_S = 100
 # A script run's thread: its stack passes through the ScriptRunner's run of the script. py-spy 0.4.1

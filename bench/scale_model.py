@@ -2,7 +2,7 @@
 
     python -m bench.scale_model --cpu-ms 20 --learners 100 --replicas 1,2,8
 
-The model behind the README's sizing rule, made explicit so it can be checked against the runs
+The model behind the sizing rule of docs/hosting.md, made explicit so it can be checked against the runs
 through HAProxy with 1 and 2 replicas that this machine can hold. In a burst every learner acts in
 the same instant; the proxy spreads learners over replicas in turn (round robin, then cookie
 affinity), so a replica holds ceil(N / R) or floor(N / R) of them; a replica runs their scripts one

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.isolation import IsolationTally, marker_position, marker_value, same_value, text_marker
-from bench.load_client import RunResult, Session, SessionError
-from bench.page_model import FINISHED_FRAGMENT_OK, PageModel, PageRef, WidgetInfo
-from bench.paths import HELLO_SCRIPT, REPO_ROOT
+from tests.harness.isolation import IsolationTally, marker_position, marker_value, same_value, text_marker
+from tests.harness.load_client import RunResult, Session, SessionError
+from tests.harness.page_model import FINISHED_FRAGMENT_OK, PageModel, PageRef, WidgetInfo
+from tests.harness.paths import HELLO_SCRIPT, REPO_ROOT
 
 
 @dataclass(frozen=True)

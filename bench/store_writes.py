@@ -7,7 +7,7 @@ A click writes on the script thread, so a write's CPU is taken from every other 
 class clicks at once. For each kind (a setting, a first visit's defaults, an answer, a record, a new
 learner) one learner's store writes `--warm-up` times, then `--writes` times under
 `time.process_time`: the process's CPU in Python, SQLAlchemy, the driver and the kernel, not the time
-spent waiting on disk or on the server. PostgreSQL runs in a throwaway server (bench/postgres.py);
+spent waiting on disk or on the server. PostgreSQL runs in a throwaway server (tests/harness/postgres.py);
 its own CPU is not counted. Reports figures; nothing is asserted.
 """
 
@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench.paths import RESULTS_DIR
-from bench.postgres import temporary_postgres
 from store import LearnerStore
+from tests.harness.postgres import temporary_postgres
 
 # One write of each kind, the n-th for a learner: what a click, an answer or a first visit sends.
 WRITES: dict[str, Callable[[LearnerStore, str, int], object]] = {

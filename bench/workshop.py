@@ -1,7 +1,7 @@
 """A workshop through HAProxy: learners in rooms on several replicas, one replica stopped mid-run.
 
 Replicas of `streamlit run Home.py` share one PostgreSQL store behind the workshop proxy
-(deploy/proxy.sh, HTTPS, cookie affinity), all on loopback. Simulated learners (bench/load_client.py,
+(deploy/proxy.sh, HTTPS, cookie affinity), all on loopback. Simulated learners (tests/harness/load_client.py,
 Streamlit's own protocol) keep a browser's cookies and its stored learner id (the identity
 component's localStorage), join their room by code with a marker as display name, and answer the
 marked questions one after another; one instructor per room watches the live class view, which
@@ -40,14 +40,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bench.isolation import IsolationTally, text_marker
-from bench.load_client import RunResult, Session, SessionError, open_root_once
-from bench.page_model import WidgetInfo
-from bench.paths import REPO_ROOT
-from bench.postgres import temporary_postgres
 from bench.proxy import workshop_proxy
 from bench.scenarios import TARGETS
-from bench.server import ResourceSampler, StreamlitServer
 from bench.stats import summarise
 from core.questions import Bank, load_bank
 from core.rooms import distributions
@@ -55,6 +49,13 @@ from store import LearnerStore
 from store.room_schema import memberships
 from store.rooms import RoomStore
 from store.schema import answers
+from tests.harness.browser import Browser, identify, rerun_here
+from tests.harness.isolation import IsolationTally, text_marker
+from tests.harness.load_client import Session, SessionError, open_root_once
+from tests.harness.page_model import WidgetInfo
+from tests.harness.paths import REPO_ROOT
+from tests.harness.postgres import temporary_postgres
+from tests.harness.server import ResourceSampler, StreamlitServer
 
 # The marked questions a learner answers, in order, and the page (URL path) that asks each.
 QUESTION_PAGES = {
@@ -66,28 +67,11 @@ QUESTION_PAGES = {
     "q2": "quiz-report",
     "q3": "quiz-report",
 }
-AFFINITY_COOKIE = "LAB_REPLICA"  # deploy/haproxy.cfg; proxy.sh names the replicas app1, app2, ...
-IDENTITY_COMPONENT = "lab_learner_identity"  # ui/identity.py
-# ui/identity.py's COOKIE, named here so that a checkout from before it can run this client too.
-IDENTITY_COOKIE = "lab_learner"
 INSTRUCTOR_PAGE = "instructor"
 ATTEMPTS = 6  # reconnects a learner tries for one step before it gives up
 ROOM_BOX = "Workshop room"  # ui/rooms.py: the sidebar box a learner joins a room in
 # The caption under each question of the live view (ui/instructor.py): "<label>: n answered, r right".
 COUNTS_CAPTION = re.compile(r"^(?P<label>.*): (?P<answered>\d+) answered, (?P<right>\d+) right$")
-
-
-@dataclass
-class Browser:
-    """What a browser keeps between connections: its cookies and the learner id in its localStorage."""
-
-    cookies: dict[str, str] = field(default_factory=dict)
-    stored_id: str | None = None
-
-    @property
-    def replica(self) -> str:
-        """The replica the proxy's cookie sends this browser to ("" before the first request)."""
-        return self.cookies.get(AFFINITY_COOKIE, "")
 
 
 @dataclass
@@ -109,35 +93,6 @@ class Figures:
         self.rerun_ms.append(latency_ms)
         if self.stopped:
             self.rerun_after_stop_ms.append(latency_ms)
-
-
-def identity_component(session: Session) -> WidgetInfo:
-    """The learner-identity component the session's page drew."""
-    widgets = session.model.widgets.values()
-    found = [w for w in widgets if w.kind == "bidi_component" and IDENTITY_COMPONENT in w.label]
-    if len(found) != 1:
-        raise SessionError("identity", f"the page drew {len(found)} identity components, not one")
-    return found[0]
-
-
-async def identify(session: Session, browser: Browser) -> RunResult | None:
-    """Do what the identity component's JavaScript does: keep an id (the one the app asks it to adopt,
-    else the stored one, else the one the app knows from the cookie, else the one offered), copy it into
-    the cookie, and report it once unless the app knows it. The report's run, or None without one."""
-    component = identity_component(session)
-    data = json.loads(component.data or "{}")
-    kept = data.get("adopt") or browser.stored_id or data.get("known") or data["candidate"]
-    browser.stored_id = kept
-    browser.cookies[IDENTITY_COOKIE] = kept
-    if kept == data.get("known"):
-        return None
-    session.model.set_value(component.id, json.dumps({"learner_id": kept}))
-    return await rerun_here(session)
-
-
-async def rerun_here(session: Session) -> RunResult:
-    """Rerun the page the session is on, as the browser does (it names the page, not the main script)."""
-    return await session.rerun(page_hash=session.model.current_page)
 
 
 def _widget(session: Session, kind: str, label: str) -> WidgetInfo:
@@ -668,7 +623,8 @@ def _usage(sampler: ResourceSampler) -> dict[str, float]:
 
 
 async def _first_runs(ports: list[int]) -> None:
-    """Open each replica's root once, as the README asks before sharing links (its first run is special)."""
+    """Open each replica's root once, as docs/hosting.md asks before sharing links (its first run is special
+    in Streamlit)."""
     for port in ports:
         await open_root_once(port)
 

@@ -71,8 +71,8 @@ def _sqlite_engine(url: str) -> sa.Engine:
         cursor.execute("PRAGMA journal_mode=WAL")  # readers never wait for the writer
         # A commit reaches the operating system before it returns, so it outlives the app's process;
         # the disk is synced at checkpoints. FULL synced on every click: double a write's CPU and
-        # time here (bench/README.md, twenty-sixth round). A power cut can take back the last
-        # seconds of clicks, never corrupt the file (README "Saving a learner's work", Stores).
+        # time here (CHANGELOG.md, 2026-12-05). A power cut can take back the last
+        # seconds of clicks, never corrupt the file (docs/hosting.md, "The learner store").
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")  # SQLite leaves them off unless asked
         cursor.close()

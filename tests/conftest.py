@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from hypothesis import configuration, settings
 
-from bench.postgres import USER as PG_USER
-from bench.postgres import postgres_server, run_as, server_bindir
+from tests.harness.postgres import USER as PG_USER
+from tests.harness.postgres import postgres_server, run_as, server_bindir
 
 _DATA_DIR = tempfile.mkdtemp(prefix="lab-test-data-")
 _E2E_DIR = Path(__file__).parent / "e2e"

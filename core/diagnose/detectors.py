@@ -2,7 +2,7 @@
 
 A verdict is `likely`, `possible` or `no sign`. A detector that lacks a column it would decide by
 says so in `missing`; a verdict reached without it is less sure, and the wording says that.
-Thresholds are named constants, explained where they are defined; README "Your run" lists them.
+Thresholds are named constants, explained where they are defined; docs/teaching.md, "Your run", lists them.
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ from collections.abc import Callable
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bench.server import free_port
 from core.progress_file import export_progress
 from core.questions import load_bank
 from core.scaling.evidence import PREDICTIONS
 from core.scaling.scenarios import load_scaling
 from store.ids import new_learner_id, show_code
 from tests.app.conftest import HOME, answer, open_box
+from tests.harness.server import free_port
 from ui import state
 from ui.database import learner_store
 from ui.identity import RUNS, SAVED_WORK_OPEN

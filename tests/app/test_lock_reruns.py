@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bench.server import free_port
 from core.questions import load_bank
 from tests.app.conftest import headings, lock_answer, open_page
 from tests.app.test_learner_record import _saved_note
 from tests.app.test_run_a_page import PAGE, submit_decision, submit_reflection
+from tests.harness.server import free_port
 
 # A page, a question on it, and the questions drawn with it (one fragment).
 ALONE = [

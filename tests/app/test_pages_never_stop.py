@@ -17,9 +17,9 @@ from streamlit.runtime.scriptrunner_utils.script_requests import (
 )
 from streamlit.testing.v1 import AppTest
 
-from bench.server import free_port
 from core import lessons
 from tests.app.conftest import HOME, headings, open_page
+from tests.harness.server import free_port
 from ui.instructor import KEY_ENV, ROOM
 
 PAGES = sorted(f"pages/{path.name}" for path in (HOME.parent / "pages").glob("*.py"))

@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from core.questions import load_bank
 from tests.app.conftest import answer, open_page, reveal_roofline, sketch_budget
 
 # Lock the page's own predictions first, so everything the page can show is on it.
@@ -60,4 +61,5 @@ def test_a_wrong_answer_names_the_misconception_behind_it():
     at = open_page("pages/linear_layer.py")
     answer(at, "c2", "a")
     [warning] = [w.value for w in at.warning if "Not quite" in w.value]
-    assert "FLOPs as a timer" in warning
+    trap = load_bank().question("c2").misconception("a")
+    assert trap is not None and trap in warning

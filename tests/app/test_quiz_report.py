@@ -8,6 +8,7 @@ from core import lessons
 from core.progress_file import export_progress
 from core.questions import load_bank
 from core.report.moments import readable_time
+from core.run_a.experiments import FIRST_EXPERIMENTS
 from tests.app.conftest import HOME, answer, headings, markdown_blocks, open_page, predict
 
 PAGE = "pages/quiz_report.py"
@@ -57,7 +58,7 @@ def test_the_answers_table_shows_every_row_the_right_answer_and_a_link_back():
     assert len(rows) == 12  # nine checks and three quiz questions, none hidden behind a scroll
     [wrong] = [row for row in rows if row["Mark"] == "wrong"]
     assert wrong["Right answer"].startswith("Resource")
-    assert "overflow gives nan" in wrong["What it suggests"]
+    assert load_bank().question("r1").misconception("num") in wrong["What it suggests"]
     links = [(link.proto.label, link.proto.page) for link in at.get("page_link")]
     assert any(label == "Back to Four runs: Run A: out of memory in backward" for label, _ in links)
     predictions = at.table[1].value.to_dict("records")
@@ -105,7 +106,8 @@ def test_a_bad_file_is_refused_with_a_message_and_keeps_the_answers():
     truncated = _progress({"q1": "b", "r1": "mem"})[:120]
     _upload(at, "restore.file", truncated)
     at.button(key="restore.go").click().run()
-    assert any("Nothing was changed" in e.value and "not valid JSON" in e.value for e in at.error)
+    refused = lessons.sentence("quiz_report", "restore_refused", reason="")
+    assert any(e.value.startswith(refused) and "JSON" in e.value for e in at.error)
     assert at.session_state["answers"] == {"q1": "a"}
 
 
@@ -131,7 +133,7 @@ def test_the_report_shows_learner_text_literally():
     assert not at.exception
     texts = [t.value for t in at.text]
     assert HOSTILE in texts
-    assert "Swap Adam for SGD to drop the optimizer state" in texts
+    assert FIRST_EXPERIMENTS[RECORDS["run_a.decision"]["choice"]] in texts
     assert not any("evil.example" in m.value for m in at.markdown)
 
 

@@ -2,6 +2,7 @@
 persistence."""
 
 import json
+from collections.abc import Callable
 
 import pytest
 
@@ -15,6 +16,7 @@ from core.run_a import (
     run_pair,
     short_label,
 )
+from core.run_a.decision import decision_record, reflection_record
 from tests.app.conftest import open_page, predict
 
 PAGE = "pages/run_a.py"
@@ -70,12 +72,19 @@ def test_the_brief_is_computed_and_experiments_wait_for_a_decision():
     assert "Why" not in answers.columns and "161,326,080 parameters short" in markdown_text(at)
 
 
+def _refusal(make_record: Callable[..., object], **form: object) -> str:
+    """The sentence core refuses this form with: the page must show it, as it is, and store nothing."""
+    with pytest.raises(ValueError) as refused:
+        make_record(**form)
+    return str(refused.value)
+
+
 def test_a_choice_and_reasoning_are_both_required():
     at = open_page(PAGE)
     submit_decision(at, None, "")
-    assert warnings(at) == ["Pick one of the four experiments first."]
+    assert warnings(at) == [_refusal(decision_record, choice=None, why="")]
     submit_decision(at, "batch", "   ")
-    assert warnings(at) == ["Add your reasoning: why this experiment, and what would each result rule out?"]
+    assert warnings(at) == [_refusal(decision_record, choice="batch", why="   ")]
     assert "run_a.decision" not in records(at)
     assert not at.exception
 
@@ -134,7 +143,7 @@ def test_each_experiment_shows_its_computed_outcome(experiment):
 
 def test_reflection_requires_text():
     at = submit_reflection(open_page(PAGE), "  ")
-    assert warnings(at) == ["Write a sentence or two about Run B, then submit."]
+    assert warnings(at) == [_refusal(reflection_record, text="  ")]
     submit_reflection(at, "GPU idle time between kernels.")
     assert records(at)["run_a.reflection"] == {"text": "GPU idle time between kernels."}
 

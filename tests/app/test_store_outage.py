@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from bench.server import free_port
 from store.ids import new_learner_id
 from tests.app.conftest import answer, predict
 from tests.app.test_learner_record import _saved_note, _session_of
+from tests.harness.server import free_port
 from ui.database import learner_store
 
 LINEAR = "pages/linear_layer.py"

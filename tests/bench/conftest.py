@@ -10,8 +10,8 @@ import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.paths import REPO_ROOT
-from bench.server import StreamlitServer
+from tests.harness.paths import REPO_ROOT
+from tests.harness.server import StreamlitServer
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.class_opens import describe, run_class, whole_runs_of_report
-from bench.load_client import RunResult
+from tests.harness.load_client import RunResult
 
 FRAGMENT = "d873f16ab2f8f1a48b848421b106d8e9"
 

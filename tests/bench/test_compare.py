@@ -23,8 +23,8 @@ from bench.compare import (
     run_once,
     schedule,
 )
-from bench.paths import REPO_ROOT
 from bench.report import comparison_rows
+from tests.harness.paths import REPO_ROOT
 
 
 def _figures(reruns_per_s: float, p95_ms: float = 100.0) -> Figures:

@@ -1,5 +1,5 @@
 """The element price list (`bench.element_cost`): its page draws what it is asked for, a real burst
-reaches the server with the kind it names, and the figures are worked out as the README says."""
+reaches the server with the kind it names, and the figures are worked out as bench/README.md says."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 from bench.element_cost import Priced, per_element_ms, price, schedule, table, yardstick
 from bench.element_page import ENV, KINDS, MIXES, ONE_MARKDOWN, parse
-from bench.paths import REPO_ROOT
 from tests.app.conftest import drawn
+from tests.harness.paths import REPO_ROOT
 from ui import warm
 
 PAGE = str(REPO_ROOT / "bench" / "element_page.py")

@@ -18,13 +18,13 @@ import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.load_client import RunResult, Session
-from bench.page_model import PageModel, ProtocolError
 from bench.report import load_table, rerun_split
 from bench.run_load import describe
 from bench.scenarios import Behaviour, Learner, LearnerStats, Target, VisitState
 from bench.stats import summarise
 from tests.bench.conftest import finished, sent_states
+from tests.harness.load_client import RunResult, Session
+from tests.harness.page_model import PageModel, ProtocolError
 
 PAGE = "page-a"
 

@@ -18,11 +18,11 @@ import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.load_client import LOOPBACK, Session, SessionError
-from bench.page_model import PageModel, widget_state
 from core.progress_file import restore
 from core.questions import load_bank
 from core.settings_schema import load_schema
+from tests.harness.load_client import LOOPBACK, Session, SessionError
+from tests.harness.page_model import PageModel, widget_state
 
 # (value field, value): types the widget does not use, options it does not offer, sizes it
 # never sends (within Streamlit's 1 MB message limit), numbers no JSON export could hold.

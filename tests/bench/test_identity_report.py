@@ -17,10 +17,10 @@ import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.class_opens import NO_WORK
-from bench.load_client import RunResult, Session, open_root_once
-from bench.workshop import Browser, identify, identity_component, rerun_here
 from core.questions import load_bank
 from store.ids import new_learner_id
+from tests.harness.browser import Browser, identify, identity_component, rerun_here
+from tests.harness.load_client import RunResult, Session, open_root_once
 from ui.database import learner_store
 from ui.identity import COOKIE
 from ui.rooms import room_store

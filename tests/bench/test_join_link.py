@@ -12,8 +12,8 @@ from datetime import timedelta
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
-from bench.load_client import Session
-from bench.page_model import PageModel
+from tests.harness.load_client import Session
+from tests.harness.page_model import PageModel
 from ui.rooms import room_store
 
 

@@ -14,7 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.isolation import (
+from bench.scenarios import DEFAULT_AVOID, VisitState, Waves, check_answers, check_return, next_action
+from bench.stats import least_squares_slope, percentile, summarise
+from tests.bench.conftest import sent_states
+from tests.harness.isolation import (
     IsolationTally,
     foreign_markers,
     grid_positions,
@@ -22,10 +25,7 @@ from bench.isolation import (
     same_value,
     text_marker,
 )
-from bench.page_model import PageModel, ProtocolError
-from bench.scenarios import DEFAULT_AVOID, VisitState, Waves, check_answers, check_return, next_action
-from bench.stats import least_squares_slope, percentile, summarise
-from tests.bench.conftest import sent_states
+from tests.harness.page_model import PageModel, ProtocolError
 
 AVOID = re.compile(DEFAULT_AVOID, re.IGNORECASE)
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 
-from bench.load_client import Session, open_root_once
-from bench.page_model import PageModel, WidgetInfo
-from bench.workshop import Browser, identify, rerun_here
+from tests.harness.browser import Browser, identify, rerun_here
+from tests.harness.load_client import Session, open_root_once
+from tests.harness.page_model import PageModel, WidgetInfo
 
 SYMPTOM = "Symptom"
 

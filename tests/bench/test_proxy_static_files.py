@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from bench.paths import REPO_ROOT
 from bench.proxy import workshop_proxy
-from bench.server import StreamlitServer
+from tests.harness.paths import REPO_ROOT
+from tests.harness.server import StreamlitServer
 
 # The self-signed certificate deploy/proxy.sh makes for a trial: the test trusts it on loopback only.
 _LOOPBACK_TLS = ssl._create_unverified_context()

@@ -17,10 +17,10 @@ from typing import Any
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.load_client import RunResult
-from bench.page_model import PageModel
 from bench.scenarios import DEFAULT_AVOID, Behaviour, Learner, LearnerStats, Target, VisitState, next_action
 from tests.bench.conftest import finished, sent_states
+from tests.harness.load_client import RunResult
+from tests.harness.page_model import PageModel
 
 PAGE = "scaling"
 BODY = "F"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.server import throwaway_store
 from store.engine import DATA_DIR_ENV, DATABASE_URL_ENV, DEFAULT_DATA_DIR, default_url
+from tests.harness.server import throwaway_store
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 Given a shorthand string or `alt.value(...)`, Altair 6 finds the channel's class by hashing every class
 of the Vega-Lite schema, about 6 ms each time on our machine against 0.06 ms for `alt.X("a:Q")` or
 `alt.YValue(0)`. A chart whose key changes with a slider is rebuilt on a click, so those lookups were
-a large share of a lesson page's CPU (bench/README.md, ninth round).
+a large share of a lesson page's CPU (docs/architecture.md).
 """
 
 from typing import Any

@@ -107,7 +107,7 @@ def test_stored_settings_are_checked_against_the_schema():
 
 
 def test_the_predictions_are_scored_against_the_lesson_estimate():
-    # README: the lesson default's largest term is Adam's state and it breaks at S = 5,120.
+    # docs/teaching.md: the lesson default's largest term is Adam's state and it breaks at S = 5,120.
     assert lesson_outcomes({}) == ("optimizer_state", "5120")
     # A small model on long sequences: activations dominate (12·1024²·4 = 50M parameters, 8,192 tokens).
     assert lesson_outcomes({"hidden": 1024, "layers": 4, "seq_len": 8192, "batch": 32})[0] == "activations"

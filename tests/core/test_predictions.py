@@ -35,7 +35,7 @@ def test_an_unknown_guess_is_a_readable_error():
 
 
 def test_breaking_point_guesses_within_one_slider_step_hold():
-    # The lesson default breaks at 5,120 tokens (README); 4,608 and 5,632 are one 512-token step away.
+    # The lesson default breaks at 5,120 tokens (docs/teaching.md); 4,608 and 5,632 are a 512-token step away.
     breaks = BANK.prediction("memory.breaks")
     assert breaks.holds("4608", "5120") and breaks.holds("5632", "5120") and breaks.holds("5120", "5120")
     assert not breaks.holds("4096", "5120")

@@ -98,6 +98,8 @@ def test_every_wrong_option_names_its_misconception_and_the_right_one_none():
 
 def test_a_misconception_is_read_by_option():
     question = load_bank().question("c2")
-    assert "FLOPs as a timer" in (question.misconception("a") or "")
+    [raw] = [q for q in read_json("lab.json")["questions"] if q["id"] == "c2"]
+    [option_a] = [o for o in raw["options"] if o["id"] == "a"]
+    assert question.misconception("a") == option_a["misconception"]
     with pytest.raises(ValueError, match="no option"):
         question.misconception("zz")

@@ -16,8 +16,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench.load_client import LOOPBACK
-from bench.server import free_port
+from tests.harness.load_client import LOOPBACK
+from tests.harness.server import free_port
 
 USER = "postgres"
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import psutil
 
-from bench.load_client import LOOPBACK
-from bench.paths import REPO_ROOT
 from store.engine import DATA_DIR_ENV, DATABASE_URL_ENV
+from tests.harness.load_client import LOOPBACK
+from tests.harness.paths import REPO_ROOT
 
 
 def throwaway_store(prefix: str) -> None:

@@ -25,8 +25,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.typing import Origin, Subprotocol
 
-from bench.isolation import IsolationTally, foreign_markers
-from bench.page_model import FINISHED_COMPILE_ERROR, FINISHED_EARLY, PageModel, ProtocolError
+from tests.harness.isolation import IsolationTally, foreign_markers
+from tests.harness.page_model import FINISHED_COMPILE_ERROR, FINISHED_EARLY, PageModel, ProtocolError
 
 LOOPBACK = "127.0.0.1"
 _XSRF_COOKIE = "_streamlit_xsrf"
@@ -291,7 +291,7 @@ class Session:
 
 async def open_root_once(port: int, *, timeout_s: float = 120.0) -> None:
     """Open the app's root in a throwaway tab: a process's very first run cannot open a deep link
-    (README, Hosting), so a server is warmed this way before its first deep link."""
+    (docs/hosting.md), so a server is warmed this way before its first deep link."""
     session = Session(port=port, marker="warm-up", timeout_s=timeout_s)
     try:
         await session.connect()
