@@ -23,8 +23,9 @@ class Failures:
 
 @dataclass(frozen=True)
 class Backoff:
-    """`free` failures cost nothing; the next waits `first_wait_s`, each after that twice as long, up to
-    `max_wait_s`. A tally whose last failure is `forget_after_s` old starts again from nothing."""
+    """`free` failures cost nothing; after the next one the caller waits `first_wait_s`, after each one
+    after that twice as long, up to `max_wait_s`. A tally whose last failure is `forget_after_s` old
+    starts again from nothing."""
 
     free: int
     first_wait_s: float
@@ -48,9 +49,9 @@ class Backoff:
     def wait_s(self, failures: Failures, now_s: float) -> float:
         """Seconds left before another attempt may be made (0 when one may be made now)."""
         count = self.current(failures, now_s).count
-        if count < self.free:
+        if count <= self.free:
             return 0.0
-        wait = min(self.max_wait_s, self.first_wait_s * 2.0 ** min(count - self.free, 64))
+        wait = min(self.max_wait_s, self.first_wait_s * 2.0 ** min(count - self.free - 1, 64))
         return max(0.0, failures.last_s + wait - now_s)
 
 
