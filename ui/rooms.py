@@ -2,7 +2,8 @@
 class distribution once they answered it. Names are shown with `st.text`, never as Markdown.
 
 The join link is `?room=CODE` on the app's root URL; it only fills in the join form, so a link
-never puts anyone in a room without their click.
+never puts anyone in a room without their click. A code that opens no room gets one sentence
+whatever the reason, and such codes are limited per session and per address (`JOIN_BACKOFF`).
 """
 
 from __future__ import annotations
