@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from core.progress_file import RefusedFile, export_progress, inspect_file, restore
 from core.questions import load_bank
 from core.settings_schema import load_schema
-from core.signing import SIGNATURE_FIELD, sign
+from core.signing import SIGNATURE_FIELD, Verdict, sign
 
 BANK, SCHEMA = load_bank(), load_schema()
 KEY = "0123456789abcdef" * 4
@@ -89,11 +89,14 @@ def test_poison_records_of_the_wrong_shape_are_refused(records):
     _assert_refused(_file({"records": records}))
 
 
-def test_with_a_key_the_signature_is_checked_before_the_state_is_read():
-    # An unknown record would be refused by the state check; the signature speaks first.
-    data = _file({"records": {"run_a.decision": {}}}, fake_signature=True)
-    with pytest.raises(RefusedFile, match="signature does not match"):
-        restore(CURRENT, data, bank=BANK, schema=SCHEMA, key=KEY)
+def test_a_forged_signature_brings_no_marks_and_its_state_is_still_checked_strictly():
+    # A file not signed here is still read (for its settings and written work), so every check runs.
+    forged = _file({"answers": {"r2": "mem", "q1": "b"}}, fake_signature=True)
+    restored = restore(CURRENT, forged, bank=BANK, schema=SCHEMA, key=KEY)
+    assert restored.verdict is Verdict.EDITED and restored.state["answers"] == {"r1": "mem"}
+    poisoned = _file({"records": {"run_a.decision": {}}}, fake_signature=True)
+    with pytest.raises(RefusedFile, match="missing a field"):
+        restore(CURRENT, poisoned, bank=BANK, schema=SCHEMA, key=KEY)
 
 
 JSON = st.recursive(
