@@ -1,0 +1,72 @@
+"""Guessing the instructor key over Streamlit's own protocol, against a real server of its own store.
+
+The review sent 2,400 wrong keys in 24 s through one replica. Here one session sends them as fast as
+the server answers: five are compared and refused, the sixth earns a 2 s wait, the right key sent
+straight after is refused unread, and of a dozen more only the few that fall after a wait ends
+(2 s, then 4 s, 8 s ...) are compared at all. The server logs one line per compared key, with
+counts and never what was typed. (The AppTest suite moves a clock by hand for the exact waits and
+for a fresh session or another replica.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.load_client import Session
+from bench.paths import REPO_ROOT
+from bench.server import StreamlitServer
+from bench.workshop import Figures, submit_form
+from core import lessons
+
+KEY = secrets.token_hex(32)
+WRONG = lessons.sentence("instructor", "wrong_key")
+WAIT_START = lessons.sentence("instructor", "wait", seconds=0).split("0 s")[0]
+
+
+@pytest.fixture(scope="module")
+def guarded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer]:
+    """A real server with an instructor key and a store of its own, so its counts touch no other test."""
+    folder = tmp_path_factory.mktemp("guessing")
+    env = {"LAB_INSTRUCTOR_KEY": KEY, "LAB_DATA_DIR": str(folder / "data")}
+    with StreamlitServer(
+        script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=folder / "server.log", env=env
+    ) as running:
+        yield running
+
+
+async def _try_keys(port: int, typed: list[str], marker: str) -> list[list[str]]:
+    """The alert texts each sign-in attempt drew, one session for all of `typed`."""
+    session = Session(port=port, marker=marker, timeout_s=60)
+    shown = []
+    try:
+        await session.connect("instructor")
+        for key in typed:
+            session.model.run_texts = []
+            await submit_form(session, {"Instructor key": key}, "Sign in", Figures())
+            shown.append([t for t in session.model.run_texts if t.startswith((WRONG, WAIT_START))])
+    finally:
+        await session.close()
+    return shown
+
+
+def test_fast_guesses_are_mostly_refused_unread_and_the_right_key_waits(guarded_server: StreamlitServer):
+    first = [secrets.token_hex(32) for _ in range(6)]
+    later = [secrets.token_hex(32) for _ in range(12)]
+    shown = asyncio.run(_try_keys(guarded_server.port, [*first, KEY, *later], "bench-s904-prot"))
+    assert shown[:5] == [[WRONG]] * 5
+    assert shown[5][0].startswith(f"{WRONG} {WAIT_START}")  # the sixth is compared and earns 2 s
+    assert shown[6][0].startswith(WAIT_START)  # the right key, sent at once: refused unread
+    compared_later = sum(texts[0].startswith(WRONG) for texts in shown[7:])
+    assert all(texts for texts in shown[7:])
+    # Within the 2 + 4 + 8 s of waits a dozen fast guesses take, at most three are compared.
+    assert compared_later <= 3
+
+    log = Path(guarded_server.log_path).read_text(encoding="utf-8")
+    refused = [line for line in log.splitlines() if "Instructor sign-in refused" in line]
+    assert len(refused) == 6 + compared_later  # only compared keys are logged
+    assert not any(guess in log for guess in [*first, *later, KEY])
