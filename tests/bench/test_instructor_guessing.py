@@ -1,11 +1,13 @@
-"""Guessing the instructor key over Streamlit's own protocol, against a real server of its own store.
+"""Guessing the instructor key and probing room codes over Streamlit's own protocol, against a real
+server of its own store.
 
 The review sent 2,400 wrong keys in 24 s through one replica. Here one session sends them as fast as
 the server answers: five are compared and refused, the sixth earns a 2 s wait, the right key sent
 straight after is refused unread, and of a dozen more only the few that fall after a wait ends
 (2 s, then 4 s, 8 s ...) are compared at all. The server logs one line per compared key, with
-counts and never what was typed. (The AppTest suite moves a clock by hand for the exact waits and
-for a fresh session or another replica.)
+counts and never what was typed. Room codes: unknown, full and closed codes read the same, and
+twenty codes that open nothing earn a wait. (The AppTest suite moves a clock by hand for the exact
+waits, a fresh session, another replica and another browser behind the same address.)
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -20,10 +23,14 @@ import pytest
 from bench.load_client import Session
 from bench.paths import REPO_ROOT
 from bench.server import StreamlitServer
-from bench.workshop import Figures, submit_form
+from bench.workshop import ROOM_BOX, Browser, Figures, identify, open_box, submit_form
 from core import lessons
+from store import LearnerStore
+from store.ids import new_learner_id
+from store.rooms import RoomStore
 
 KEY = secrets.token_hex(32)
+_STORE: dict[str, str] = {}
 WRONG = lessons.sentence("instructor", "wrong_key")
 WAIT_START = lessons.sentence("instructor", "wait", seconds=0).split("0 s")[0]
 
@@ -32,7 +39,8 @@ WAIT_START = lessons.sentence("instructor", "wait", seconds=0).split("0 s")[0]
 def guarded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer]:
     """A real server with an instructor key and a store of its own, so its counts touch no other test."""
     folder = tmp_path_factory.mktemp("guessing")
-    env = {"LAB_INSTRUCTOR_KEY": KEY, "LAB_DATA_DIR": str(folder / "data")}
+    _STORE["LAB_DATABASE_URL"] = f"sqlite:///{folder / 'data' / 'learners.sqlite3'}"
+    env = {"LAB_INSTRUCTOR_KEY": KEY, "LAB_DATA_DIR": str(folder / "data"), **_STORE}
     with StreamlitServer(
         script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=folder / "server.log", env=env
     ) as running:
@@ -70,3 +78,37 @@ def test_fast_guesses_are_mostly_refused_unread_and_the_right_key_waits(guarded_
     refused = [line for line in log.splitlines() if "Instructor sign-in refused" in line]
     assert len(refused) == 6 + compared_later  # only compared keys are logged
     assert not any(guess in log for guess in [*first, *later, KEY])
+
+
+REFUSED = lessons.sentence("rooms", "refused")
+JOIN_WAIT_START = lessons.sentence("rooms", "wait", seconds=0).split("0 s")[0]
+
+
+async def _probe(port: int, codes: list[str]) -> list[list[str]]:
+    """The room sentences each join drew, one learner session for all of `codes`."""
+    session = Session(port=port, marker="bench-s906-prot", timeout_s=60)
+    shown = []
+    try:
+        await session.connect("")
+        await identify(session, Browser())
+        await open_box(session, ROOM_BOX)
+        for code in codes:
+            session.model.run_texts = []
+            await submit_form(session, {"Room code": code}, "Join", Figures())
+            shown.append([t for t in session.model.run_texts if t.startswith((REFUSED, JOIN_WAIT_START))])
+    finally:
+        await session.close()
+    return shown
+
+
+def test_room_codes_read_the_same_whatever_the_reason_and_probing_waits(guarded_server: StreamlitServer):
+    rooms = RoomStore(LearnerStore.open(_STORE["LAB_DATABASE_URL"]))
+    full = rooms.create_room(capacity=1, lifetime=timedelta(hours=1))
+    rooms.join(full.code, new_learner_id(), None)
+    closed = rooms.create_room(capacity=5, lifetime=timedelta(hours=1))
+    rooms.close_room(closed.code)
+    unknown = [f"ZZZZ{a}{b}" for a in "2345" for b in "6789A"]  # never made: 20 of them
+    codes = [full.code, closed.code, *unknown[:18], "ZZZZZZ", full.code]
+    shown = asyncio.run(_probe(guarded_server.port, codes))
+    assert shown[:21] == [[REFUSED]] * 21  # full, closed and unknown alike, twenty-one looked up
+    assert shown[21][0].startswith(JOIN_WAIT_START)  # sent at once after the 21st: not looked up
