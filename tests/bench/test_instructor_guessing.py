@@ -30,7 +30,6 @@ from store.ids import new_learner_id
 from store.rooms import RoomStore
 
 KEY = secrets.token_hex(32)
-_STORE: dict[str, str] = {}
 WRONG = lessons.sentence("instructor", "wrong_key")
 WAIT_START = lessons.sentence("instructor", "wait", seconds=0).split("0 s")[0]
 
@@ -39,8 +38,7 @@ WAIT_START = lessons.sentence("instructor", "wait", seconds=0).split("0 s")[0]
 def guarded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer]:
     """A real server with an instructor key and a store of its own, so its counts touch no other test."""
     folder = tmp_path_factory.mktemp("guessing")
-    _STORE["LAB_DATABASE_URL"] = f"sqlite:///{folder / 'data' / 'learners.sqlite3'}"
-    env = {"LAB_INSTRUCTOR_KEY": KEY, "LAB_DATA_DIR": str(folder / "data"), **_STORE}
+    env = {"LAB_INSTRUCTOR_KEY": KEY, "LAB_DATABASE_URL": f"sqlite:///{folder / 'learners.sqlite3'}"}
     with StreamlitServer(
         script=REPO_ROOT / "Home.py", post_script_gc=False, log_path=folder / "server.log", env=env
     ) as running:
@@ -102,12 +100,12 @@ async def _probe(port: int, codes: list[str]) -> list[list[str]]:
 
 
 def test_room_codes_read_the_same_whatever_the_reason_and_probing_waits(guarded_server: StreamlitServer):
-    rooms = RoomStore(LearnerStore.open(_STORE["LAB_DATABASE_URL"]))
+    rooms = RoomStore(LearnerStore.open(guarded_server.env["LAB_DATABASE_URL"]))
     full = rooms.create_room(capacity=1, lifetime=timedelta(hours=1))
     rooms.join(full.code, new_learner_id(), None)
     closed = rooms.create_room(capacity=5, lifetime=timedelta(hours=1))
     rooms.close_room(closed.code)
-    unknown = [f"ZZZZ{a}{b}" for a in "2345" for b in "6789A"]  # never made: 20 of them
+    unknown = [f"ZZZZ{a}{b}" for a in "2345" for b in "6789A"]  # codes no room was made with
     codes = [full.code, closed.code, *unknown[:18], "ZZZZZZ", full.code]
     shown = asyncio.run(_probe(guarded_server.port, codes))
     assert shown[:21] == [[REFUSED]] * 21  # full, closed and unknown alike, twenty-one looked up
