@@ -569,7 +569,7 @@ def verify(outcome: Outcome, store: LearnerStore, codes: list[str]) -> list[Chec
 
 def run_workshop(config: WorkshopConfig, database_url: str, log_dir: Path) -> Outcome:
     """Start the replicas and the proxy, run the workshop, stop one replica midway, check the store."""
-    key = secrets.token_urlsafe(16)
+    key = secrets.token_urlsafe(32)  # as strong as ui.instructor asks
     store = LearnerStore.open(database_url)
     rooms = RoomStore(store)
     codes = [

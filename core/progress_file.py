@@ -10,6 +10,7 @@ and never touches the one it was given, so a refused file changes nothing.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -210,16 +211,24 @@ def export_progress(snapshot: Mapping[str, Any], *, exported_at: str, key: str |
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
-def _require_signature(document: Mapping[str, Any], key: str) -> None:
-    verdict = verify(document, key)
-    _refuse(
-        verdict is not Verdict.UNSIGNED,
-        "This app only restores progress files it signed, and this one is unsigned.",
-    )
-    _refuse(
-        verdict is Verdict.INTACT,
-        "This file's signature does not match its content: it was edited after it was saved.",
-    )
+# What a score is made of: the answers, the predictions (the Scaling parts', the tracks they were
+# locked on, the lessons' `predict.<id>` records) and the hand-in. Only a file this installation
+# signed, unedited, may bring them.
+_MARK_RECORDS = (PREDICTIONS, PREDICTION_TRACKS)
+
+
+def _is_mark_record(name: str) -> bool:
+    return name in _MARK_RECORDS or name.startswith(RECORD_PREFIX)
+
+
+def without_marks(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A parsed state with its marks left out: settings and written work only."""
+    return {
+        "answers": {},
+        "settings": state["settings"],
+        "records": {name: value for name, value in state["records"].items() if not _is_mark_record(name)},
+        "handed_in_at": None,
+    }
 
 
 @dataclass(frozen=True)
@@ -230,10 +239,13 @@ class Restored:
     answers_added: tuple[str, ...]
     answers_kept: tuple[str, ...]
     kept_labels: tuple[str, ...]
+    verdict: Verdict = Verdict.INTACT  # anything else: the file's marks were left out
 
     def summary(self) -> str:
         """One or two sentences telling the learner what happened."""
         added = len(self.answers_added)
+        if self.verdict is not Verdict.INTACT:
+            return lessons.sentence("quiz_report", _MARKS_LEFT_OUT[self.verdict])
         sentences = [
             lessons.sentence("quiz_report", "restored_one", added=added)
             if added == 1
@@ -249,12 +261,14 @@ class Restored:
         return " ".join(sentences)
 
 
-def _read(data: bytes, key: str | None) -> Any:
-    """The parsed document, within the limits and, with a key, signed by it; nothing else is read first."""
+# Why a file's marks were left out, as a sentence in data/lessons/quiz_report/sentences.toml.
+_MARKS_LEFT_OUT = {Verdict.UNSIGNED: "restored_unsigned", Verdict.EDITED: "restored_edited"}
+
+
+def _read(data: bytes) -> Any:
+    """The parsed document, within the limits; nothing else is read first."""
     document = load_json(data)
     _within_limits(document)
-    if key:
-        _require_signature(document, key)
     return document
 
 
@@ -269,20 +283,25 @@ def restore(
     *,
     bank: Bank,
     schema: Mapping[str, Section],
-    key: str | None,
+    key: str,
 ) -> Restored:
     """Merge an uploaded progress file into `current` (left untouched); RefusedFile if not usable.
 
     Answers locked in `current` win over the file's; settings and records from the file replace
-    the current ones. With a signing key only files this app signed, unedited, are accepted, and
-    the signature is checked before the state inside is read.
+    the current ones. Only a file signed with `key` and unedited since brings answers, predictions
+    and a hand-in: from any other (unsigned, edited, or signed by another installation) only the
+    settings and written work are taken, so an edited file can never raise a score.
     """
     _refuse(
         current.get("handed_in_at") is None,
         "This lab is already handed in, so nothing can be restored into it.",
     )
     try:
-        return _merge(current, parse_document(_read(data, key), bank=bank, schema=schema), bank)
+        document = _read(data)
+        verdict = verify(document, key)
+        state = parse_document(document, bank=bank, schema=schema)
+        restored = _merge(current, state if verdict is Verdict.INTACT else without_marks(state), bank)
+        return dataclasses.replace(restored, verdict=verdict)
     except RefusedFile:
         raise
     except Exception:  # noqa: BLE001 - see UNREADABLE
@@ -333,7 +352,7 @@ class Inspection:
 def inspect_file(data: bytes, *, bank: Bank, schema: Mapping[str, Section], key: str) -> Inspection:
     """Check a submitted progress file's signature with `key` and summarise what it holds."""
     try:
-        document = _read(data, None)
+        document = _read(data)
         verdict = verify(document, key)
         state = parse_document(document, bank=bank, schema=schema)
         report = build_report(bank, state, layer=None, budget=None)

@@ -2,8 +2,10 @@
 
 The instructor sees aggregates: how far each part got, the first answers to every marked
 question, Run A's decisions, the Scaling out predictions beside the computed answers, and the
-most common wrong answers. A learner sees a question's class distribution only once the
-instructor revealed it and the learner answered it. Nothing here returns a learner's text.
+most common wrong answers; the CSV export adds each learner's first answers under a room-local
+number and the display name they gave, if any (data/lessons/rooms/what_instructor_sees.md tells
+learners exactly this). A learner sees a question's class distribution only once the instructor
+revealed it and the learner answered it. Nothing here returns what a learner wrote.
 """
 
 from __future__ import annotations

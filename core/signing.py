@@ -12,6 +12,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import zlib
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any
@@ -20,9 +21,13 @@ SIGNATURE_FIELD = "signature"
 UNSIGNED = "unsigned"
 _PREFIX = "hmac-sha256:"
 _HEX_DIGITS = 64
-MIN_KEY_BYTES = 32
+KEY_BYTES = 32
+HEX_KEY_CHARS = 64  # secrets.token_hex(32)
+BASE64_KEY_CHARS = 43  # secrets.token_urlsafe(32)
 MIN_KEY_SYMBOLS = 10  # a token of 32 random bytes uses far more; "aaaa…" uses one
+MIN_COMPRESSED_SHARE = 0.75  # a key that deflates by more than a quarter repeats itself
 MAKE_A_KEY = 'python -c "import secrets; print(secrets.token_hex(32))"'
+SETTING = "report_signing_key in .streamlit/secrets.toml"
 
 
 class Verdict(Enum):
@@ -71,30 +76,56 @@ def verify(document: Mapping[str, Any], key: str) -> Verdict:
     return Verdict.INTACT if hmac.compare_digest(claimed.encode(), expected.encode()) else Verdict.EDITED
 
 
+_BASE64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/")
+
+
 def _key_bytes(key: str) -> bytes | None:
-    """The random bytes a key spells as hex or URL-safe base64 (what `secrets` makes), else None."""
-    try:
-        return bytes.fromhex(key)
-    except ValueError:
-        pass
-    try:
-        return base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))
-    except (binascii.Error, ValueError):
-        return None
+    """The 32 bytes a key spells as 64 hex or 43 base64 characters (what `secrets` makes), else None."""
+    if len(key) == HEX_KEY_CHARS:
+        try:
+            return bytes.fromhex(key)
+        except ValueError:
+            return None
+    if len(key.rstrip("=")) == BASE64_KEY_CHARS and set(key.rstrip("=")) <= _BASE64_ALPHABET:
+        spelled = key.rstrip("=").replace("+", "-").replace("/", "_")
+        try:
+            return base64.urlsafe_b64decode(spelled + "=")
+        except (binascii.Error, ValueError):
+            return None
+    return None
 
 
-def check_key(key: str) -> str:
-    """`key` if it spells at least 32 random bytes as hex or base64; else ValueError saying how to make one.
+def compressed_share(data: bytes) -> float:
+    """How large `data` is once deflated (raw, at the best level), as a share of its own size.
 
-    A short or guessable key lets anyone who holds one signed file recover it offline and sign
-    edited files; a workshop passphrase fell to a few thousand guesses.
+    32 random bytes never shrink (200,000 tries: 1.06 to 1.16); a key made of a repeated pattern
+    does: 16 random bytes written twice deflate to 0.66 of their size, "deadbeef" eight times to 0.2.
     """
-    decoded = _key_bytes(key.strip()) if isinstance(key, str) else None
-    strong = decoded is not None and len(decoded) >= MIN_KEY_BYTES and len(set(key)) >= MIN_KEY_SYMBOLS
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return len(deflate.compress(data) + deflate.flush()) / len(data)
+
+
+def check_key(key: object, *, purpose: str = "report signing key", setting: str = SETTING) -> str:
+    """`key`, stripped, if it spells 32 random bytes as 64 hex or 43 base64 characters; else ValueError
+    saying how to make one.
+
+    A short or guessable key lets anyone who holds one signed file recover it offline and sign edited
+    files (a workshop passphrase fell to a few thousand guesses), and lets anyone guess the instructor
+    key. A key that repeats itself (compresses by more than a quarter) or uses fewer than ten symbols
+    was typed, not drawn at random.
+    """
+    text = key.strip() if isinstance(key, str) else ""
+    decoded = _key_bytes(text)
+    strong = (
+        decoded is not None
+        and len(decoded) == KEY_BYTES
+        and len(set(text)) >= MIN_KEY_SYMBOLS
+        and compressed_share(decoded) >= MIN_COMPRESSED_SHARE
+    )
     if not strong:
         raise ValueError(
-            f"The report signing key must be at least {MIN_KEY_BYTES} random bytes, written as hex or "
-            f"base64. Make one with `{MAKE_A_KEY}` and put it in .streamlit/secrets.toml as "
-            "report_signing_key."
+            f"The {purpose} must be {KEY_BYTES} random bytes written as {HEX_KEY_CHARS} hex or "
+            f"{BASE64_KEY_CHARS} base64 characters, with no repeated pattern. Make one with "
+            f"`{MAKE_A_KEY}` and set it as {setting}."
         )
-    return key
+    return text

@@ -179,18 +179,22 @@ def instructor_view() -> None:
     """The key check and sign-in, then the room controls and, once a room is open, the class view.
     Each step that cannot go on returns (a page never calls st.stop: see ui/frame.py)."""
     st.title("Instructor")
-    key = instructor_key()
+    try:
+        key = instructor_key()
+    except ValueError as weak:  # a guessable key opens nothing: the host is told how to make one
+        st.error(str(weak), icon=":material/key_off:")
+        return
     if key is None:
         st.info(
             lessons.sentence("instructor", "no_key", secret_name=SECRET_NAME, key_env=KEY_ENV),
             icon=":material/key:",
         )
         return
-    if not st.session_state.get(SIGNED_IN):
-        st.caption(lessons.sentence("instructor", "sign_in"))
-        sign_in(key)
-        return
     try:
+        if not st.session_state.get(SIGNED_IN):
+            st.caption(lessons.sentence("instructor", "sign_in"))
+            sign_in(key)
+            return
         room_controls()
         code = st.session_state.get(ROOM)
         room = room_store().room(code) if code else None

@@ -61,6 +61,9 @@ def _restore(key: str | None) -> None:
     upload = st.session_state.get("restore.file")
     if upload is None:
         return
+    if key is None:  # the store holds the key: without it no file can be checked, so none is read
+        st.session_state[FLASH_KEY] = ("error", lessons.sentence("quiz_report", "restore_needs_store"))
+        return
     try:
         restored = progress_file.restore(
             state.snapshot(), upload.getvalue(), bank=bank, schema=load_schema(), key=key
@@ -72,7 +75,10 @@ def _restore(key: str | None) -> None:
         )
         return
     state.restore(restored.state)
-    st.session_state[FLASH_KEY] = ("success", restored.summary())
+    st.session_state[FLASH_KEY] = (
+        "success" if restored.verdict is Verdict.INTACT else "warning",
+        restored.summary(),
+    )
     # The whole app, not only this page: the sidebar's saved indicator must show whether it is stored.
     st.rerun()
 
@@ -196,7 +202,7 @@ def draw() -> None:
     )
     if flash := st.session_state.pop(FLASH_KEY, None):
         kind, message = flash
-        (st.error if kind == "error" else st.success)(message)
+        {"error": st.error, "warning": st.warning}.get(kind, st.success)(message)
 
     missing = unanswered_quiz(bank, state.answers())
     hand_in = heading("Hand in")

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 import sqlalchemy as sa
 
+from store.guard_schema import guards_migration
 from store.room_schema import rooms_migration
 from store.schema import schema_version
 
@@ -318,6 +319,7 @@ MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (
     _v3_lesson_predictions,
     _v4_prediction_tracks,
     _v5_learner_activity,
+    guards_migration,
 )
 
 

@@ -2,15 +2,21 @@
 class distribution once they answered it. Names are shown with `st.text`, never as Markdown.
 
 The join link is `?room=CODE` on the app's root URL; it only fills in the join form, so a link
-never puts anyone in a room without their click.
+never puts anyone in a room without their click. A code that opens no room gets one sentence
+whatever the reason, and such codes are limited per session and per address (`JOIN_BACKOFF`).
 """
 
 from __future__ import annotations
+
+import logging
+import math
+import time
 
 import streamlit as st
 
 from charts.rooms import answers_chart
 from core import lessons
+from core.attempts import Backoff, Failures
 from core.questions import load_bank
 from core.rooms import (
     JOIN_PARAM,
@@ -22,6 +28,7 @@ from core.rooms import (
     parse_room_code,
 )
 from store import StoreUnavailable
+from store.guards import GuardStore
 from store.rooms import Joined, Membership, RoomStore
 from ui import state
 from ui.boxes import rerun_whole_app
@@ -31,19 +38,54 @@ MEMBERSHIP = "room.membership"  # (learner id, Membership or None) as last read 
 FLASH = "room.flash"
 ROOM_OPEN = "room.open"  # whether the "Workshop room" box is open
 LINKED = "room.linked"  # the code of the join link this session was opened with, until Join is pressed
-# Each outcome of joining: how it is shown and its sentence in data/lessons/rooms/sentences.toml.
+FAILURES = "room.failures"  # this session's codes that opened no room (core.attempts.Failures)
+# A code that opens no room gets one sentence whether it is unknown, full or closed, so probing tells
+# nothing about which codes exist; and each address may send twenty such codes (a class behind one
+# NAT mistyping) before it waits 2 s, 4 s ... up to a minute between tries (42 a second went through).
+# Counted per session and, in the store every replica shares, per address; ten minutes forget them.
+JOIN_BACKOFF = Backoff(free=20, first_wait_s=2.0, max_wait_s=60.0, forget_after_s=600.0)
+# Each outcome of joining that puts the learner in the room: how it is shown and its sentence in
+# data/lessons/rooms/sentences.toml. Every other outcome is `refused`.
 _JOIN_WORDS = {
     Joined.JOINED: ("success", "joined"),
     Joined.ALREADY: ("success", "already_in"),
-    Joined.FULL: ("error", "room_full"),
-    Joined.CLOSED: ("error", "room_closed"),
-    Joined.UNKNOWN: ("error", "unknown_room"),
 }
+log = logging.getLogger(__name__)
 
 
 def _join_flash(joined: Joined) -> tuple[str, str]:
-    kind, sentence = _JOIN_WORDS[joined]
+    kind, sentence = _JOIN_WORDS.get(joined, ("error", "refused"))
     return kind, lessons.sentence("rooms", sentence)
+
+
+def client_address() -> str:
+    """The address this session's browser connects from (the proxy's, behind one), for the join limit."""
+    return st.context.ip_address or "unknown"
+
+
+def _address_scope() -> str:
+    return f"room-code:{client_address()}"
+
+
+def _join_wait_s(now_s: float) -> float:
+    """Seconds before this session may try a code again: the session's wait or its address's."""
+    session = st.session_state.get(FAILURES, Failures())
+    shared = GuardStore(learner_store()).failures(_address_scope(), JOIN_BACKOFF, now_s)
+    return max(JOIN_BACKOFF.wait_s(session, now_s), JOIN_BACKOFF.wait_s(shared, now_s))
+
+
+def _count_refusal(now_s: float) -> None:
+    """Count a code that opened no room, for the session and its address; log when an address starts
+    to wait."""
+    st.session_state[FAILURES] = JOIN_BACKOFF.after_failure(st.session_state.get(FAILURES, Failures()), now_s)
+    shared = GuardStore(learner_store()).fail(_address_scope(), JOIN_BACKOFF, now_s)
+    if shared.count == JOIN_BACKOFF.free:
+        log.warning(
+            "Room codes: %d codes that opened no room came from one address within %.0f minutes; "
+            "it now waits between tries.",
+            shared.count,
+            JOIN_BACKOFF.forget_after_s / 60,
+        )
 
 
 def room_store() -> RoomStore:
@@ -76,17 +118,21 @@ def _join() -> None:
     except ValueError as err:
         st.session_state[FLASH] = ("error", str(err))
         return
-    if learner is None or code is None:
-        st.session_state[FLASH] = _join_flash(Joined.UNKNOWN)
-        return
+    now_s = time.time()
     try:
-        joined = room_store().join(code, learner, name)
+        waiting = _join_wait_s(now_s)
+        if waiting > 0:  # the code is not even looked up
+            st.session_state[FLASH] = ("error", lessons.sentence("rooms", "wait", seconds=math.ceil(waiting)))
+            return
+        joined = Joined.UNKNOWN if learner is None or code is None else room_store().join(code, learner, name)
+        if joined not in _JOIN_WORDS:
+            _count_refusal(now_s)
     except StoreUnavailable:
         st.session_state[FLASH] = ("error", lessons.sentence("rooms", "store_unavailable"))
         return
     st.session_state.pop(MEMBERSHIP, None)
     st.session_state[FLASH] = _join_flash(joined)
-    if joined in (Joined.JOINED, Joined.ALREADY):
+    if joined in _JOIN_WORDS:
         rerun_whole_app()  # the page shows the room's answers under revealed questions
 
 
@@ -126,7 +172,7 @@ def room_box() -> None:
         if flash:
             kind, message = flash
             (st.error if kind == "error" else st.success)(message)
-        st.caption(lessons.sentence("rooms", "what_instructor_sees"))
+        st.caption(lessons.text("rooms", "what_instructor_sees"))
 
 
 def class_answers(question_id: str) -> None:

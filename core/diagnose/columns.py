@@ -1,8 +1,9 @@
 """What each column of a log measures: recognised by name, corrected by the learner, read in fixed units.
 
 A role is one quantity the detectors use (loss, GPU memory, time waiting for data...). Names are
-normalised (lower case, `/ . - space` as `_`, a W&B or TensorBoard prefix kept) and matched
-against the spellings common loggers use; the first matching pattern of a role wins.
+normalised (lower case, `/ . - : space` and brackets as `_`, camelCase split, a W&B or TensorBoard
+prefix kept, binary units such as `MiB` kept whole) and matched against the spellings common
+loggers use; the first matching pattern of a role wins.
 """
 
 from __future__ import annotations
@@ -98,14 +99,21 @@ ROLES: tuple[Role, ...] = (
         "data_time",
         "time waiting for data",
         "s",
-        (r".*data_?(loading_?)?time.*", r".*data_?wait.*", r".*dataloader_?time.*"),
+        (
+            r".*data_?(loading_?)?time.*",
+            r".*data_?wait.*",
+            r".*dataloader_?time.*",
+            r"(train_)?data_?(load(ing)?_?)?(ms|millis(econds)?|s|secs?|seconds)",
+        ),
     ),
     Role(
         "step_time",
         "step time",
         "s",
         (
-            r"(train_)?(step|batch|iter(ation)?)_?time(_.*)?",
+            r"(train_)?(step|batch|iter(ation)?)_?(time|duration)(_.*)?",
+            # `iter_ms`, `step_s`, `batch_seconds`: the unit alone says it is a duration.
+            r"(train_)?(step|batch|iter(ation)?)_(ms|millis(econds)?|s|secs?|seconds)",
             r"time_per_(step|iter|batch)(_.*)?",
             r"sec(onds)?_per_(step|iter)",
         ),
@@ -119,21 +127,29 @@ ROLES: tuple[Role, ...] = (
 )
 ROLE_IDS = tuple(role.id for role in ROLES)
 
-_MEMORY_UNITS_GB = (  # name hint, unit, GB per unit
-    (re.compile(r"(^|_)gib($|_)"), "GiB", 1.073741824),
+_MEMORY_UNITS_GB = (  # name hint, unit, GB per unit (a binary unit is a power of 1,024 bytes)
+    (re.compile(r"(^|_)gib($|_)"), "GiB", 2**30 / 1e9),
     (re.compile(r"(^|_)gb($|_)"), "GB", 1.0),
-    (re.compile(r"(^|_)mib($|_)"), "MiB", 1.048576e-3),
+    (re.compile(r"(^|_)mib($|_)"), "MiB", 2**20 / 1e9),
     (re.compile(r"(^|_)mb($|_)"), "MB", 1e-3),
-    (re.compile(r"(^|_)(kib|kb)($|_)"), "kB", 1e-6),
+    (re.compile(r"(^|_)kib($|_)"), "KiB", 2**10 / 1e9),
+    (re.compile(r"(^|_)kb($|_)"), "kB", 1e-6),
     (re.compile(r"bytes|(^|_)b($|_)"), "bytes", 1e-9),
 )
 _PERCENT = re.compile(r"percent|pct|(^|_)%|gpu_\d+_memory(allocated)?$")
 
 
+# A binary unit as PyTorch and nvidia-smi write it (`MiB`, `GiB`), in any name: set apart as one word
+# before camelCase is split, which would otherwise read `cuda_mem_MiB` as `mi` and `b` (bytes).
+_BINARY_UNIT = re.compile(r"([KMGT])iB(?![a-z])")
+_SEPARATORS = re.compile(r"[\s/.\-:_()\[\]{},;|]+")
+
+
 def normalise(name: str) -> str:
     """A column name in the form the patterns expect: lower case, separators as single underscores."""
-    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name.strip())
-    return re.sub(r"[\s/.\-:]+", "_", snake.lower()).strip("_") or name.lower()
+    units_apart = _BINARY_UNIT.sub(lambda unit: f"_{unit.group(1).lower()}ib_", name.strip())
+    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", units_apart)
+    return _SEPARATORS.sub("_", snake.lower()).strip("_") or name.lower()
 
 
 def role(role_id: str) -> Role:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from core import lessons
 from core.diagnose.columns import RunLog, Series
+from core.diagnose.learning_rate import rate_jump_grows_gradients
 from core.diagnose.stats import finite_points, line_fit, mad, median
 from core.stack import load_stack
 from core.units import duration_label
@@ -203,16 +204,58 @@ def numerical(run: RunLog) -> Finding:
             )
         )
         verdict = _strongest(verdict, POSSIBLE)
+    rate = run.get("learning_rate")
+    jump = rate_jump_grows_gradients(rate, grad) if rate is not None and grad is not None else None
+    if jump is not None:
+        evidence.append(
+            lessons.sentence(
+                "diagnose",
+                "rate_jump_grew_gradients",
+                ratio=jump.ratio,
+                step=jump.step,
+                rate_before=jump.rate_before,
+                rate_after=jump.rate_after,
+                grad_before=jump.grad_before,
+                grad_after=jump.grad_after,
+                window=jump.window,
+            )
+        )
+        verdict = _strongest(verdict, POSSIBLE)
     marks = Marks(nan_step=nan_step, spike_steps=spikes)
-    missing = () if grad is not None else (lessons.sentence("diagnose", "missing_grad_norm_why"),)
     summary = {
         LIKELY: lessons.sentence("diagnose", "numerical_likely"),
         POSSIBLE: lessons.sentence("diagnose", "numerical_possible"),
         NO_SIGN: lessons.sentence("diagnose", "numerical_no_sign"),
     }[verdict]
     return Finding(
-        "numerical", verdict, summary, tuple(evidence), missing, _measurement("nan"), page, title, marks
+        "numerical",
+        verdict,
+        summary,
+        tuple(evidence),
+        _numerical_missing(grad, rate, verdict),
+        _numerical_next_step(grad, jump.step if jump else None),
+        page,
+        title,
+        marks,
     )
+
+
+def _numerical_missing(grad: Series | None, rate: Series | None, verdict: str) -> tuple[str, ...]:
+    """The columns that would decide: the gradient norm first, then the rate once something is wrong."""
+    if grad is None:
+        return (lessons.sentence("diagnose", "missing_grad_norm_why"),)
+    if rate is None and verdict != NO_SIGN:
+        return (lessons.sentence("diagnose", "missing_learning_rate_why"),)
+    return ()
+
+
+def _numerical_next_step(grad: Series | None, jump_step: float | None) -> str:
+    """What to measure next, never asking for a column the log already has."""
+    if jump_step is not None:
+        return lessons.sentence("diagnose", "numerical_next_step_rate", step=jump_step)
+    if grad is not None:
+        return lessons.sentence("diagnose", "numerical_next_step_with_grad")
+    return _measurement("nan")
 
 
 # --- correctness -------------------------------------------------------------------------------

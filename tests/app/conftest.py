@@ -150,3 +150,11 @@ def chart_rows(chart, name: str) -> list[dict]:
     """The rows a drawn chart's dataset `name` carries to the browser (decoded from its Arrow bytes)."""
     [data] = [d.data.data for d in chart.proto.datasets if d.name == name]
     return pa.ipc.open_stream(data).read_all().to_pylist()
+
+
+def installation_key() -> str:
+    """The signing key the app under test made for itself in the test store (no key is configured)."""
+    from store.guards import SIGNING_KEY, GuardStore
+    from ui.database import learner_store
+
+    return GuardStore(learner_store()).installation_secret(SIGNING_KEY)

@@ -8,24 +8,37 @@ import json
 from datetime import timedelta
 
 import pytest
+import sqlalchemy as sa
 from streamlit.testing.v1 import AppTest
 
 from core import lessons
+from core.attempts import ProcessTally
+from core.rooms import ROOM_CODE_ALPHABET
+from store.guard_schema import failed_attempts
 from store.ids import new_learner_id
 from tests.app.conftest import HOME, answer, chart_rows, open_box
-from ui import state
+from ui import instructor, rooms, state
+from ui.database import learner_store
 from ui.identity import RUNS
-from ui.instructor import KEY_ENV, ROOM
+from ui.instructor import KEY_ENV, ROOM, SIGN_IN_BACKOFF
 from ui.rooms import ROOM_OPEN, room_store
 
 INSTRUCTOR = "pages/instructor.py"
 HOUR = timedelta(hours=1)
-KEY = "workshop-key-for-tests-0123456789"
+KEY = "Jb1m0lJ5m2Qe8XfR0aK7tqWc4yZpL9sVnE3uHdG6oTw"  # secrets.token_urlsafe(32)
 
 
 @pytest.fixture(autouse=True)
 def _no_key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_failures_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no wrong keys or refused codes counted, in the process or the store."""
+    monkeypatch.setattr(instructor, "_PROCESS", ProcessTally(SIGN_IN_BACKOFF))
+    with learner_store().engine.begin() as connection:
+        connection.execute(sa.delete(failed_attempts))
 
 
 def _instructor(secret: str | None = KEY) -> AppTest:
@@ -129,7 +142,7 @@ def test_a_full_room_turns_the_next_learner_away() -> None:
     first = _join(_learner(), room.code)
     assert first.success[0].value == lessons.sentence("rooms", "joined")
     second = _join(_learner(), room.code)
-    assert second.error[0].value == lessons.sentence("rooms", "room_full")
+    assert second.error[0].value == lessons.sentence("rooms", "refused")
 
 
 def test_joining_reruns_the_whole_app_and_a_code_that_joins_nothing_only_the_box() -> None:
@@ -140,7 +153,7 @@ def test_joining_reruns_the_whole_app_and_a_code_that_joins_nothing_only_the_box
     runs = at.session_state[RUNS]
     _join(at, "ZZZZZZ")
     assert at.session_state[RUNS] == runs + 1
-    assert [e.value for e in at.sidebar.error] == [lessons.sentence("rooms", "unknown_room")]
+    assert [e.value for e in at.sidebar.error] == [lessons.sentence("rooms", "refused")]
     _join(at, room.code)
     assert at.session_state[RUNS] == runs + 3
     assert [s.value for s in at.sidebar.success] == [lessons.sentence("rooms", "joined")]
@@ -155,3 +168,117 @@ def test_a_join_link_fills_in_the_code() -> None:
     at = at.run()
     assert at.text_input(key="room.code").value == room.code
     assert room_store().class_work(room.code) == []  # a link alone joins nobody
+
+
+class _Clock:
+    """A wall clock the test moves by hand, for the sign-in and join limits."""
+
+    def __init__(self, now_s: float) -> None:
+        self.now_s = now_s
+
+    def time(self) -> float:
+        return self.now_s
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> _Clock:
+    moved = _Clock(1_000_000.0)
+    monkeypatch.setattr(instructor, "time", moved)
+    monkeypatch.setattr(rooms, "time", moved)
+    return moved
+
+
+@pytest.mark.parametrize(
+    "weak", ["teach", "workshop2026" * 4, "0123456789" * 7, "e2e-instructor-key-0123456789abcdef"]
+)
+def test_a_weak_instructor_key_opens_nothing_and_says_how_to_make_one(weak: str) -> None:
+    at = _instructor(secret=weak)
+    assert not at.exception
+    [error] = at.error
+    assert "64 hex or 43 base64 characters" in error.value and "secrets.token_hex(32)" in error.value
+    assert weak not in error.value
+    assert not [b for b in at.button if b.label in ("Sign in", "Create a room")]
+
+
+def test_wrong_keys_earn_a_doubling_wait_and_a_key_typed_while_waiting_is_not_compared(
+    clock: _Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    at = _instructor()
+    wrong = lessons.sentence("instructor", "wrong_key")
+    for typed in ("teach", "Teach", "teach1", "teach2", "teach3"):  # five typos cost nothing
+        at = _sign_in(at, typed)
+        assert [e.value for e in at.error] == [wrong]
+    at = _sign_in(at, "teach4")  # the sixth waits 2 s
+    assert [e.value for e in at.error] == [f"{wrong} {lessons.sentence('instructor', 'wait', seconds=2)}"]
+    clock.now_s += 1.0
+    at = _sign_in(at, KEY)  # the right key, a second too early: refused without being compared
+    assert [e.value for e in at.error] == [lessons.sentence("instructor", "wait", seconds=1)]
+    assert not [b for b in at.button if b.label == "Create a room"]
+    clock.now_s += 1.0
+    at = _sign_in(at, "teach5")  # the seventh waits 4 s
+    assert lessons.sentence("instructor", "wait", seconds=4) in at.error[0].value
+    clock.now_s += 4.0
+    at = _sign_in(at, KEY)
+    assert [b for b in at.button if b.label == "Create a room"]
+    # One log line per wrong key, with counts and never what was typed.
+    lines = [r.getMessage() for r in caplog.records if r.name == "ui.instructor"]
+    assert len(lines) == 7
+    assert lines[-1].startswith("Instructor sign-in refused: wrong key (7 in this session, 7 in this process")
+    assert not any("teach" in line or KEY in line for line in lines)
+
+
+def test_a_new_session_or_another_replica_does_not_start_a_guesser_afresh(
+    clock: _Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _instructor()
+    for attempt in range(6):
+        at = _sign_in(at, f"guess{attempt}")
+    clock.now_s += 1.0
+    fresh = _sign_in(_instructor(), KEY)  # a new session of the same process
+    assert [e.value for e in fresh.error] == [lessons.sentence("instructor", "wait", seconds=1)]
+    monkeypatch.setattr(instructor, "_PROCESS", ProcessTally(SIGN_IN_BACKOFF))  # another replica
+    elsewhere = _sign_in(_instructor(), KEY)
+    assert [e.value for e in elsewhere.error] == [lessons.sentence("instructor", "wait", seconds=1)]
+    clock.now_s += 1.0
+    assert [b for b in _sign_in(_instructor(), KEY).button if b.label == "Create a room"]
+
+
+def test_unknown_full_and_closed_codes_get_the_same_sentence() -> None:
+    full = room_store().create_room(capacity=1, lifetime=HOUR)
+    _join(_learner(), full.code)
+    closed = room_store().create_room(capacity=5, lifetime=HOUR)
+    room_store().close_room(closed.code)
+    refused = [
+        [e.value for e in _join(_learner(), code).sidebar.error]
+        for code in ("ZZZZZZ", full.code, closed.code, "not a code")
+    ]
+    assert refused == [[lessons.sentence("rooms", "refused")]] * 4
+
+
+def test_one_address_may_try_twenty_codes_that_open_nothing_then_waits(
+    clock: _Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rooms, "client_address", lambda: "127.0.0.42")
+    room = room_store().create_room(capacity=50, lifetime=HOUR)
+    prober = open_box(_learner(), ROOM_OPEN)
+    for attempt in range(21):
+        never_made = f"ZZZZ{ROOM_CODE_ALPHABET[attempt % 10]}{ROOM_CODE_ALPHABET[attempt // 10]}"
+        prober = _join(prober, never_made)
+    assert [e.value for e in prober.sidebar.error] == [lessons.sentence("rooms", "refused")]
+    clock.now_s += 0.5
+    # Another browser behind the same address, with a real code: the address waits 2 s first.
+    classmate = _join(_learner(), room.code)
+    assert [e.value for e in classmate.sidebar.error] == [lessons.sentence("rooms", "wait", seconds=2)]
+    assert room_store().class_work(room.code) == []
+    clock.now_s += 1.5
+    classmate = _join(classmate, room.code)
+    assert [s.value for s in classmate.sidebar.success] == [lessons.sentence("rooms", "joined")]
+
+
+def test_a_learner_joins_without_a_name_and_is_told_what_the_instructor_sees() -> None:
+    room = room_store().create_room(capacity=5, lifetime=HOUR)
+    at = _join(_learner(), room.code, "")
+    assert [s.value for s in at.sidebar.success] == [lessons.sentence("rooms", "joined")]
+    [work] = room_store().class_work(room.code)
+    assert work.name is None
+    assert lessons.text("rooms", "what_instructor_sees") in [c.value for c in at.sidebar.caption]

@@ -15,7 +15,7 @@ from core.questions import load_bank
 from core.scaling.evidence import PREDICTIONS
 from core.scaling.scenarios import load_scaling
 from store.ids import new_learner_id, show_code
-from tests.app.conftest import HOME, answer, open_box
+from tests.app.conftest import HOME, answer, installation_key, open_box
 from tests.harness.server import free_port
 from ui import state
 from ui.database import learner_store
@@ -78,7 +78,7 @@ def test_restoring_a_file_never_replaces_what_the_store_has_locked():
     at = _session_of(learner)
     at.session_state["answers"] = {}
     snapshot = {"answers": {"q1": "b", "q2": "c"}, "settings": {}, "records": {}, "handed_in_at": None}
-    data = export_progress(snapshot, exported_at=AT, key=None)
+    data = export_progress(snapshot, exported_at=AT, key=installation_key())
     at.file_uploader(key="restore.file").upload("progress.json", data, "application/json").run()
     at.button(key="restore.go").click().run()
     assert at.session_state["answers"] == {"q1": "a", "q2": "c"}
@@ -195,7 +195,7 @@ def test_a_locked_prediction_persists_and_a_restore_cannot_replace_it():
     again = _session_of(learner)
     assert again.session_state["records"][PREDICTIONS] == {"A": first}
     snapshot = {"answers": {}, "settings": {}, "records": {PREDICTIONS: {"A": second}}, "handed_in_at": None}
-    data = export_progress(snapshot, exported_at=AT, key=None)
+    data = export_progress(snapshot, exported_at=AT, key=installation_key())
     again.file_uploader(key="restore.file").upload("progress.json", data, "application/json").run()
     again.button(key="restore.go").click().run()
     assert again.session_state["records"][PREDICTIONS] == {"A": first}

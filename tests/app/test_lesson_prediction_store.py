@@ -6,7 +6,7 @@ from __future__ import annotations
 from core.progress_file import export_progress
 from core.questions import load_bank
 from store.ids import new_learner_id
-from tests.app.conftest import predict
+from tests.app.conftest import installation_key, predict
 from tests.app.test_learner_record import AT, _session_of
 from ui.database import learner_store
 
@@ -44,7 +44,7 @@ def test_restoring_a_file_adds_missing_guesses_and_never_replaces_a_stored_one()
         "records": {GELU: wrong, "predict.linear.matmul": matmul},
         "handed_in_at": None,
     }
-    data = export_progress(snapshot, exported_at=AT, key=None)
+    data = export_progress(snapshot, exported_at=AT, key=installation_key())
     at.file_uploader(key="restore.file").upload("progress.json", data, "application/json").run()
     at.button(key="restore.go").click().run()
     expected = {GELU: HELD, "predict.linear.matmul": matmul}

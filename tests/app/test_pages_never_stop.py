@@ -23,7 +23,7 @@ from tests.harness.server import free_port
 from ui.instructor import KEY_ENV, ROOM
 
 PAGES = sorted(f"pages/{path.name}" for path in (HOME.parent / "pages").glob("*.py"))
-INSTRUCTOR_KEY = "workshop-key-for-tests-0123456789"
+INSTRUCTOR_KEY = "809e718cf8b1f6334eaf218baf72f8d80304e116f36022dac8778fef6d245d99"  # secrets.token_hex(32)
 
 
 def test_in_streamlit_a_stop_drops_the_rerun_the_browser_asked_for_during_the_run():

@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import lessons
@@ -9,10 +10,10 @@ from core.progress_file import export_progress
 from core.questions import load_bank
 from core.report.moments import readable_time
 from core.run_a.experiments import FIRST_EXPERIMENTS
-from tests.app.conftest import HOME, answer, headings, markdown_blocks, open_page, predict
+from tests.app.conftest import HOME, answer, headings, installation_key, markdown_blocks, open_page, predict
 
 PAGE = "pages/quiz_report.py"
-STRONG_KEY = "9f" * 4 + "0123456789abcdef" * 4  # 36 bytes as hex, as `secrets.token_hex` writes them
+STRONG_KEY = "4ec95ee19181d0f48693fc19ecfb16e7ecd43bd3bdb50a7da49c23b776cc3aff"  # secrets.token_hex(32)
 AT = "2026-11-30T14:05:09+00:00"
 BANK = load_bank()
 HOSTILE = "**bold** [click](https://evil.example) <b>tag</b>\n# not a heading"
@@ -29,7 +30,9 @@ def _page_with(**state) -> AppTest:
     return open_page(PAGE, at=at)
 
 
-def _progress(answers, records=None, key=None):
+def _progress(answers, records=None, key=""):
+    """A progress file signed with `key`, by default the key the app made for this installation."""
+    key = installation_key() if key == "" else key
     snapshot = {"answers": answers, "settings": {}, "records": records or {}, "handed_in_at": None}
     return export_progress(snapshot, exported_at=AT, key=key)
 
@@ -165,10 +168,48 @@ def test_the_layer_and_the_budget_left_on_their_pages_appear_in_the_report():
     assert lessons.sentence("quiz_report", "budget_fits", **budget, optimizer_gb=6.4) in shown
 
 
-def test_without_a_key_the_export_is_unsigned_and_there_is_nothing_to_verify():
+def test_without_a_configured_key_the_export_is_signed_with_the_installation_s_own():
     at = open_page(PAGE)
-    assert lessons.sentence("quiz_report", "unsigned") in [c.value for c in at.caption]
-    assert not any(u.key == "verify.file" for u in at.file_uploader)
+    assert lessons.sentence("quiz_report", "signed") in [c.value for c in at.caption]
+    assert any(u.key == "verify.file" for u in at.file_uploader)
+    _upload(at, "verify.file", _progress({"q1": "b"}))
+    assert any(s.value.startswith("**Signed and intact.**") for s in at.success)
+
+
+def _metric(at, label):
+    """Every tile called `label` (the sidebar's summary and the report both show the quiz)."""
+    return [m.value for m in at.metric if m.label == label]
+
+
+@pytest.mark.parametrize("how", ["edited", "unsigned", "signed elsewhere"])
+def test_a_file_not_signed_here_raises_no_score_in_a_fresh_session(how):
+    # Four answers, one of them wrong; the learner then "corrects" q1 in the file by hand.
+    answers = {"q1": "a", "q2": "c", "r1": "mem", "r2": "mem"}
+    if how == "edited":
+        document = json.loads(_progress(answers))
+        document["state"]["answers"]["q1"] = BANK.question("q1").correct
+        data = json.dumps(document).encode()
+    elif how == "unsigned":
+        data = _progress({**answers, "q1": BANK.question("q1").correct}, key=None)
+    else:
+        data = _progress({**answers, "q1": BANK.question("q1").correct}, key=STRONG_KEY)
+    at = open_page(PAGE)
+    before = _metric(at, "Marked checks"), _metric(at, "Quiz")
+    _upload(at, "restore.file", data)
+    at.button(key="restore.go").click().run()
+    assert not at.exception
+    assert at.session_state["answers"] == {}
+    assert (_metric(at, "Marked checks"), _metric(at, "Quiz")) == before
+    sentence = "restored_unsigned" if how == "unsigned" else "restored_edited"
+    assert lessons.sentence("quiz_report", sentence) in [w.value for w in at.warning]
+
+
+def test_a_file_not_signed_here_still_brings_back_written_work():
+    at = open_page(PAGE)
+    _upload(at, "restore.file", _progress({"q1": "b"}, RECORDS, key=None))
+    at.button(key="restore.go").click().run()
+    assert at.session_state["answers"] == {}
+    assert RECORDS["run_a.reflection"]["text"] in [t.value for t in at.text]
 
 
 def test_with_a_key_an_instructor_can_tell_intact_from_edited():

@@ -21,6 +21,10 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from core.progress_file import restore
 from core.questions import load_bank
 from core.settings_schema import load_schema
+from core.signing import Verdict
+from store import LearnerStore
+from store.engine import default_url
+from store.guards import SIGNING_KEY, GuardStore
 from tests.harness.load_client import LOOPBACK, Session, SessionError
 from tests.harness.page_model import PageModel, widget_state
 
@@ -106,11 +110,14 @@ def _pages(port: int) -> list[str]:
 def test_hostile_values_on_every_page_raise_nothing_and_store_nothing_outside_the_schema(server):
     pages = _pages(server.port)
     assert len(pages) >= 8
+    key = GuardStore(LearnerStore.open(default_url())).installation_secret(SIGNING_KEY)
     for url_path in pages:
         exceptions, exported = asyncio.run(_attack(server.port, url_path))
         assert exceptions == [], url_path
-        # The strict import accepts the export: every stored value is within the schema.
-        restore(EMPTY, exported, bank=load_bank(), schema=load_schema(), key=None)
+        # The strict import accepts the export, signed with the key the server made for the store it
+        # shares with this test: every stored value is within the schema.
+        restored = restore(EMPTY, exported, bank=load_bank(), schema=load_schema(), key=key)
+        assert restored.verdict is Verdict.INTACT, url_path
     assert server.log_problems() == 0
 
 

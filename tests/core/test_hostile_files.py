@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from core.progress_file import RefusedFile, export_progress, inspect_file, restore
 from core.questions import load_bank
 from core.settings_schema import load_schema
-from core.signing import SIGNATURE_FIELD, sign
+from core.signing import SIGNATURE_FIELD, Verdict, sign
 
 BANK, SCHEMA = load_bank(), load_schema()
 KEY = "0123456789abcdef" * 4
@@ -29,10 +29,10 @@ def _file(state=None, *, key=None, exported_at=AT, fake_signature=False):
     return json.dumps(document).encode()
 
 
-def _assert_refused(data, key=None):
+def _assert_refused(data):
     current = copy.deepcopy(CURRENT)
     with pytest.raises(RefusedFile):
-        restore(current, data, bank=BANK, schema=SCHEMA, key=key)
+        restore(current, data, bank=BANK, schema=SCHEMA, key=KEY)
     assert current == CURRENT
     inspected = inspect_file(data, bank=BANK, schema=SCHEMA, key=KEY)
     assert inspected.problem or inspected.verdict is not None
@@ -41,8 +41,8 @@ def _assert_refused(data, key=None):
 @pytest.mark.parametrize("moment", ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00"])
 @pytest.mark.parametrize("key", [None, KEY])
 def test_a_timestamp_outside_the_calendar_in_utc_is_refused(moment, key):
-    _assert_refused(_file(exported_at=moment, key=key), key)
-    _assert_refused(_file({"handed_in_at": moment}, key=key), key)
+    _assert_refused(_file(exported_at=moment, key=key))
+    _assert_refused(_file({"handed_in_at": moment}, key=key))
 
 
 @pytest.mark.parametrize("digits", [309, 1000, 4300])
@@ -69,7 +69,7 @@ def test_a_list_or_object_where_an_option_belongs_is_refused(records):
 def test_a_lone_surrogate_key_with_a_well_formed_signature_is_refused():
     data = _file({"records": {"scaling.snapshots": {}}}, fake_signature=True)
     data = data.replace(b'"scaling.snapshots": {}', b'"scaling.snapshots": {"\\ud800": 1}')
-    _assert_refused(data, KEY)
+    _assert_refused(data)
     _assert_refused(data)
 
 
@@ -89,11 +89,14 @@ def test_poison_records_of_the_wrong_shape_are_refused(records):
     _assert_refused(_file({"records": records}))
 
 
-def test_with_a_key_the_signature_is_checked_before_the_state_is_read():
-    # An unknown record would be refused by the state check; the signature speaks first.
-    data = _file({"records": {"run_a.decision": {}}}, fake_signature=True)
-    with pytest.raises(RefusedFile, match="signature does not match"):
-        restore(CURRENT, data, bank=BANK, schema=SCHEMA, key=KEY)
+def test_a_forged_signature_brings_no_marks_and_its_state_is_still_checked_strictly():
+    # A file not signed here is still read (for its settings and written work), so every check runs.
+    forged = _file({"answers": {"r2": "mem", "q1": "b"}}, fake_signature=True)
+    restored = restore(CURRENT, forged, bank=BANK, schema=SCHEMA, key=KEY)
+    assert restored.verdict is Verdict.EDITED and restored.state["answers"] == {"r1": "mem"}
+    poisoned = _file({"records": {"run_a.decision": {}}}, fake_signature=True)
+    with pytest.raises(RefusedFile, match="missing a field"):
+        restore(CURRENT, poisoned, bank=BANK, schema=SCHEMA, key=KEY)
 
 
 JSON = st.recursive(
@@ -127,13 +130,12 @@ def test_any_json_anywhere_is_refused_or_accepted_never_an_exception(place, valu
     for name in place[:-1]:
         holder = holder[name]
     holder[place[-1]] = value
-    key = KEY if signed else None
     if signed:
         document[SIGNATURE_FIELD] = sign(document, KEY)
     data = json.dumps(document).encode("utf-8", "surrogatepass")
     current = copy.deepcopy(CURRENT)
     try:
-        restored = restore(current, data, bank=BANK, schema=SCHEMA, key=key)
+        restored = restore(current, data, bank=BANK, schema=SCHEMA, key=KEY)
     except RefusedFile:
         assert current == CURRENT
         return

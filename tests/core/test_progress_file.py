@@ -18,6 +18,7 @@ from core.progress_file import (
     restore,
 )
 from core.questions import load_bank
+from core.report.contents import build_report
 from core.run_a import FIRST_EXPERIMENTS
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS
 from core.settings_schema import load_schema, parse_section
@@ -38,6 +39,7 @@ SCHEMA = {
 }
 AT = "2026-11-30T14:05:09+00:00"
 KEY = "workshop-key"
+OTHER_KEY = "another-installation-key"
 EMPTY: dict[str, Any] = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}
 FULL: dict[str, Any] = {
     "answers": {"r1": "mem", "r2": "mem", "q1": "b"},
@@ -50,11 +52,11 @@ FULL: dict[str, Any] = {
 }
 
 
-def _restore(data, current=EMPTY, key=None):
+def _restore(data, current=EMPTY, key=KEY):
     return restore(current, data, bank=BANK, schema=SCHEMA, key=key)
 
 
-def _document(snapshot=FULL, key=None):
+def _document(snapshot=FULL, key=KEY):
     return json.loads(export_progress(snapshot, exported_at=AT, key=key))
 
 
@@ -63,14 +65,14 @@ def _bytes(document):
 
 
 def test_export_then_import_gives_back_the_same_state():
-    restored = _restore(export_progress(FULL, exported_at=AT, key=None))
+    restored = _restore(export_progress(FULL, exported_at=AT, key=KEY))
     assert restored.state == FULL
     assert restored.answers_added == ("r1", "r2", "q1") and restored.answers_kept == ()
 
 
 def test_a_handed_in_file_restores_as_handed_in():
     snapshot = {**FULL, "handed_in_at": AT}
-    restored = _restore(export_progress(snapshot, exported_at=AT, key=None))
+    restored = _restore(export_progress(snapshot, exported_at=AT, key=KEY))
     assert restored.state == snapshot
     # Three answers (r1, r2, q1) added, none kept, handed in at AT.
     assert restored.summary() == " ".join(
@@ -83,7 +85,7 @@ def test_a_handed_in_file_restores_as_handed_in():
 
 def test_the_file_says_what_it_is_and_whether_it_is_signed():
     assert _document()["format"] == progress_file.FORMAT and _document()["version"] == 1
-    assert _document()["signature"] == "unsigned"
+    assert _document(key=None)["signature"] == "unsigned"
     assert _document(key=KEY)["signature"].startswith("hmac-sha256:")
 
 
@@ -100,7 +102,7 @@ def test_locked_answers_win_and_the_rest_is_merged_in():
         "settings": {"linear": {"batch": 64}},
         "records": {"run_a.decision": FULL["records"]["run_a.decision"]},
     }
-    restored = _restore(export_progress(incoming, exported_at=AT, key=None), current)
+    restored = _restore(export_progress(incoming, exported_at=AT, key=KEY), current)
     assert restored.state["answers"] == {"r1": "speed", "r2": "mem", "q1": "b"}
     assert restored.answers_kept == ("r1",) and restored.answers_added == ("r2", "q1")
     assert restored.state["settings"] == {"linear": {"batch": 64, "dtype": "fp16"}}
@@ -119,21 +121,21 @@ def test_locked_predictions_and_their_tracks_win_and_new_parts_are_added():
             PREDICTION_TRACKS: {"A": "cloud", "B": "edge"},
         },
     }
-    restored = _restore(export_progress(incoming, exported_at=AT, key=None), current)
+    restored = _restore(export_progress(incoming, exported_at=AT, key=KEY), current)
     assert restored.state["records"][PREDICTIONS] == {"A": "middle", "B": "optimizer"}
     assert restored.state["records"][PREDICTION_TRACKS] == {"A": "tinyml", "B": "edge"}
 
 
 def test_nothing_is_restored_into_a_handed_in_session():
     with pytest.raises(RefusedFile, match="already handed in"):
-        _restore(export_progress(FULL, exported_at=AT, key=None), {**EMPTY, "handed_in_at": AT})
+        _restore(export_progress(FULL, exported_at=AT, key=KEY), {**EMPTY, "handed_in_at": AT})
 
 
 def test_the_real_settings_schemas_accept_their_own_defaults():
     schema = load_schema()
     snapshot = {**EMPTY, "settings": {name: section.defaults() for name, section in schema.items()}}
     restored = restore(
-        EMPTY, export_progress(snapshot, exported_at=AT, key=None), bank=BANK, schema=schema, key=None
+        EMPTY, export_progress(snapshot, exported_at=AT, key=KEY), bank=BANK, schema=schema, key=KEY
     )
     assert restored.state == snapshot
 
@@ -163,12 +165,12 @@ def test_a_locked_prediction_survives_a_round_trip_and_a_forged_one_is_refused()
         "records": {"predict.linear.gelu": {"choice": "compute-bound", "actual": "memory-bound"}},
     }
     restored = restore(
-        EMPTY, export_progress(good, exported_at=AT, key=None), bank=BANK, schema=SCHEMA, key=None
+        EMPTY, export_progress(good, exported_at=AT, key=KEY), bank=BANK, schema=SCHEMA, key=KEY
     )
     assert restored.state["records"] == good["records"]
     bad = {**EMPTY, "records": {"predict.linear.gelu": {"choice": "fast", "actual": "memory-bound"}}}
     with pytest.raises(RefusedFile, match="choice is not one of the options"):
-        restore(EMPTY, export_progress(bad, exported_at=AT, key=None), bank=BANK, schema=SCHEMA, key=None)
+        restore(EMPTY, export_progress(bad, exported_at=AT, key=KEY), bank=BANK, schema=SCHEMA, key=KEY)
 
 
 def _edit(path, value):
@@ -183,7 +185,7 @@ def _edit(path, value):
 BAD_FILES = {
     "empty": b"",
     "not utf-8": b"\xff\xfe{}",
-    "truncated": export_progress(FULL, exported_at=AT, key=None)[:200],
+    "truncated": export_progress(FULL, exported_at=AT, key=KEY)[:200],
     "oversized": b" " * (MAX_FILE_BYTES + 1),
     "deeply nested": b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1),
     "very deeply nested": b"[" * 100_000 + b"]" * 99_999,
@@ -261,15 +263,57 @@ def test_refusals_never_repeat_names_from_the_file(path):
     assert "evil" not in str(refused.value) and "<b>" not in str(refused.value)
 
 
-def test_with_a_key_only_intact_files_signed_by_it_are_restored():
+def test_only_a_file_signed_here_and_unedited_brings_its_marks():
     signed = _document(key=KEY)
-    assert _restore(_bytes(signed), key=KEY).state == FULL
-    with pytest.raises(RefusedFile, match="unsigned"):
-        _restore(export_progress(FULL, exported_at=AT, key=None), key=KEY)
-    signed["state"]["answers"]["r2"] = "speed"  # the learner corrects a wrong answer by hand
-    with pytest.raises(RefusedFile, match="edited"):
-        _restore(_bytes(signed), key=KEY)
-    assert _restore(_bytes(signed), key=None).state["answers"]["r2"] == "speed"
+    restored = _restore(_bytes(signed), key=KEY)
+    assert restored.state == FULL and restored.verdict is Verdict.INTACT
+
+
+def _marked_snapshot() -> dict[str, Any]:
+    # Answers, a Scaling prediction with its track, a lesson prediction and a hand-in: every mark.
+    return {
+        **FULL,
+        "records": {
+            **FULL["records"],
+            PREDICTIONS: {"A": "below-half", "B": "optimizer"},
+            PREDICTION_TRACKS: {"A": "cloud", "B": "edge"},
+            "predict.linear.gelu": {"choice": "memory-bound", "actual": "memory-bound"},
+        },
+        "handed_in_at": AT,
+    }
+
+
+@pytest.mark.parametrize("how", ["unsigned", "edited", "signed elsewhere"])
+def test_a_file_not_signed_here_brings_settings_and_written_work_never_marks(how):
+    snapshot = _marked_snapshot()
+    if how == "unsigned":
+        data = export_progress(snapshot, exported_at=AT, key=None)
+        verdict = Verdict.UNSIGNED
+    elif how == "edited":
+        document = json.loads(export_progress(snapshot, exported_at=AT, key=KEY))
+        document["state"]["answers"]["r2"] = "speed"  # the learner corrects a wrong answer by hand
+        data, verdict = _bytes(document), Verdict.EDITED
+    else:
+        data, verdict = export_progress(snapshot, exported_at=AT, key=OTHER_KEY), Verdict.EDITED
+    restored = _restore(data, key=KEY)
+    assert restored.verdict is verdict
+    assert restored.state == {
+        "answers": {},
+        "settings": FULL["settings"],
+        "records": FULL["records"],
+        "handed_in_at": None,
+    }
+    assert restored.answers_added == ()
+    assert restored.summary() == lessons.sentence(
+        "quiz_report", "restored_unsigned" if verdict is Verdict.UNSIGNED else "restored_edited"
+    )
+
+
+def test_an_unsigned_file_keeps_the_learner_s_own_locked_marks():
+    current = {**EMPTY, "answers": {"r1": "speed"}, "records": {PREDICTIONS: {"B": "memory"}}}
+    restored = _restore(export_progress(_marked_snapshot(), exported_at=AT, key=None), current, key=KEY)
+    assert restored.state["answers"] == {"r1": "speed"}
+    assert restored.state["records"][PREDICTIONS] == {"B": "memory"}
 
 
 def test_inspection_tells_intact_edited_unsigned_and_unreadable_apart():
@@ -334,7 +378,7 @@ def test_replacing_any_part_of_a_good_file_is_refused_or_still_valid(path, value
         assert current == FULL
     else:
         assert set(restored.state) == {"answers", "settings", "records", "handed_in_at"}
-        assert _restore(export_progress(restored.state, exported_at=AT, key=None)).state == restored.state
+        assert _restore(export_progress(restored.state, exported_at=AT, key=KEY)).state == restored.state
 
 
 TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=300)
@@ -373,7 +417,16 @@ SNAPSHOTS = st.fixed_dictionaries(
 )
 
 
-@given(SNAPSHOTS, st.booleans())
-def test_round_trip_is_lossless_for_any_valid_state(snapshot, signed):
-    key = KEY if signed else None
-    assert _restore(export_progress(snapshot, exported_at=AT, key=key), key=key).state == snapshot
+@given(SNAPSHOTS)
+def test_round_trip_is_lossless_for_any_valid_state(snapshot):
+    assert _restore(export_progress(snapshot, exported_at=AT, key=KEY), key=KEY).state == snapshot
+
+
+@given(SNAPSHOTS, st.sampled_from([None, OTHER_KEY]))
+def test_a_file_not_signed_here_never_raises_a_score(snapshot, key):
+    restored = _restore(export_progress(snapshot, exported_at=AT, key=key), key=KEY)
+    before = build_report(BANK, EMPTY, layer=None, budget=None)
+    after = build_report(BANK, restored.state, layer=None, budget=None)
+    for score in ("checks_score", "quiz_score", "overall_score", "predictions_score"):
+        assert getattr(after, score).right == getattr(before, score).right == 0
+    assert restored.state["handed_in_at"] is None

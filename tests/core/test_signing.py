@@ -3,12 +3,22 @@
 import hashlib
 import hmac
 import json
+import secrets
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.signing import UNSIGNED, Verdict, canonical_bytes, is_signature_text, sign, verify
+from core.signing import (
+    UNSIGNED,
+    Verdict,
+    canonical_bytes,
+    check_key,
+    compressed_share,
+    is_signature_text,
+    sign,
+    verify,
+)
 
 KEY = "workshop-key"
 
@@ -108,3 +118,58 @@ def test_signature_text_needs_exactly_64_lowercase_hex_digits(digits):
 @given(st.text(max_size=80).filter(lambda t: not t.startswith("hmac-sha256:") and t != UNSIGNED))
 def test_other_text_is_not_a_signature(text):
     assert not is_signature_text(text)
+
+
+# --- key strength ----------------------------------------------------------------------------------
+
+
+def test_keys_that_secrets_makes_are_accepted_as_hex_and_as_base64():
+    for _ in range(200):
+        for key in (secrets.token_hex(32), secrets.token_urlsafe(32), secrets.token_urlsafe(32) + "="):
+            assert check_key(key) == key
+    padded = secrets.token_hex(32)
+    assert check_key(f"  {padded}\n") == padded  # as an environment variable with a newline
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "teach",
+        "workshop2026",
+        "workshop2026" * 4,  # 48 characters, a repeated word
+        "0123456789" * 7,  # 70 characters, a repeated run of digits
+        "0123456789abcdef" * 4,  # 64 hex characters, the pattern four times
+        "deadbeef" * 8,
+        "a" * 64,
+        "e2e-instructor-key-0123456789abcdef",  # the old browser tests' key: 35 characters
+        "workshop-key-for-tests-0123456789",
+    ],
+)
+def test_short_or_repeated_keys_are_refused_with_how_to_make_one(key):
+    with pytest.raises(ValueError, match="64 hex or 43 base64 characters") as refused:
+        check_key(key)
+    assert "secrets.token_hex(32)" in str(refused.value)
+    assert key not in str(refused.value)  # a refusal never repeats the key into a log or a page
+
+
+def test_a_random_half_written_twice_compresses_by_more_than_a_quarter_and_is_refused():
+    half = secrets.token_hex(16)
+    # 16 random bytes, then the same 16 again: deflate keeps one copy and a back-reference,
+    # 21 bytes of 32 (0.66), under the 0.75 a key must keep.
+    assert compressed_share(bytes.fromhex(half * 2)) < 0.75
+    with pytest.raises(ValueError):
+        check_key(half * 2)
+
+
+def test_random_keys_never_compress():
+    # Deflate at best level on 32 random bytes: at least 1.06 of their size in 200,000 tries.
+    assert min(compressed_share(secrets.token_bytes(32)) for _ in range(2000)) > 1.0
+
+
+@given(st.text(max_size=80))
+def test_check_key_accepts_only_text_that_spells_32_bytes(text):
+    try:
+        checked = check_key(text)
+    except ValueError:
+        return
+    assert len(checked) in (64, 43, 44)

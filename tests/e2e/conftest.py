@@ -53,7 +53,7 @@ STARTUP_TIMEOUT_S = 60
 # (e.g. /linear-layer/_stcore/health) before finding them at the root; those 404s are expected.
 BASE_PATH_PROBE = re.compile(r"/[^/]+/_stcore/(host-config|health)$")
 NOT_FOUND = "the server responded with a status of 404"
-INSTRUCTOR_KEY = "e2e-instructor-key-0123456789abcdef"  # the app under test gets it as $LAB_INSTRUCTOR_KEY
+INSTRUCTOR_KEY = "9ced80a831aa76c038dd42a4d15ce1033e2a53f999023ab8a3c6b4b3a9143983"  # as $LAB_INSTRUCTOR_KEY
 MAX_SCREENSHOT_PX = 12_000  # keeps a capture of a very long page to a reviewable size
 # After an action, how long its handlers may take to send their rerun request (a React effect runs
 # within a frame or two), and how long the page may take to draw what the finished run sent.

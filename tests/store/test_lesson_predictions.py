@@ -121,7 +121,7 @@ def test_the_migration_moves_stored_guesses_into_their_locked_table(
         )
     store = LearnerStore.open(store_url)
     with store.engine.connect() as connection:
-        assert current_version(connection) == len(MIGRATIONS) == 5
+        assert current_version(connection) == len(MIGRATIONS) == 6
     assert store.load(learner)["records"] == {
         GELU: MEMORY_BOUND,
         MATMUL: COMPUTE_BOUND,
