@@ -50,4 +50,4 @@ def steps_chart(peaks: Mapping[tuple[int, str], float], *, line_bytes: float, ti
         .mark_rule(color=LINE_COLOUR, strokeWidth=2)
         .encode(y=alt.Y("gib:Q"), tooltip=[alt.Tooltip("label:N"), alt.Tooltip("gib:Q", title="GiB")])
     )
-    return alt.layer(bars, line).properties(title=title, height=300)
+    return alt.LayerChart(layer=[bars, line]).properties(title=title, height=300)
