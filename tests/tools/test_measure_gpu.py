@@ -90,8 +90,8 @@ def test_the_first_out_of_memory_error_is_recorded_with_its_phase_and_message(mo
     message = (
         "CUDA out of memory. Tried to allocate 144.00 MiB. GPU 0 has a total capacity of 139.80 GiB of which "
         "115.08 GiB is free. Including non-PyTorch memory, this process has 24.71 GiB memory in use. "
-        "24.00 GiB allowed; Of the allocated memory 23.84 GiB is allocated by PyTorch, and 149.34 MiB is reserved by "
-        "PyTorch but unallocated."
+        "24.00 GiB allowed; Of the allocated memory 23.84 GiB is allocated by PyTorch, and 149.34 MiB is "
+        "reserved by PyTorch but unallocated."
     )
     calls = []
 
