@@ -128,6 +128,20 @@ def size_bytes(number: str, unit: str) -> int:
     return int(round(float(number) * UNITS[unit]))
 
 
+def half_digit_bytes(size: int) -> float:
+    """How far a figure read back may be from the true size: half a unit of `format_size`'s last digit."""
+    unit = (
+        1
+        if size <= 1024
+        else UNITS["KiB"]
+        if size <= UNITS["MiB"]
+        else UNITS["MiB"]
+        if size <= UNITS["GiB"]
+        else UNITS["GiB"]
+    )
+    return 0 if unit == 1 else 0.005 * unit
+
+
 def _size(pattern: re.Pattern[str], text: str) -> int | None:
     found = pattern.search(text)
     return size_bytes(found.group(1), found.group(2)) if found else None

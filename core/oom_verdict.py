@@ -15,14 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from core.gpus import Gpu, load_gpus
-from core.memory.allocator import segment_bytes
+from core.memory.allocator import over_the_cap, segment_bytes
 from core.memory.first_oom import PHASE_WORDS, FirstOom, first_oom
 from core.memory.phases import PHASE_TERM_LABELS, step_moments
 from core.memory.settings import COMPUTE_BYTES, STATE_VALUES
 from core.memory.setup import StepSetup
 from core.memory.verdict import GIB, Capacity, capped, whole_card
 from core.model_tensors import model_tensors
-from core.oom import UNITS, OomMessage
+from core.oom import UNITS, OomMessage, half_digit_bytes
 
 FP32 = 4
 # The frames a traceback shows while each phase runs (PyTorch's own files and the usual call lines).
@@ -302,6 +302,27 @@ class OomVerdict:
             self.died_step,
             self.died_phase,
         )
+
+    @property
+    def reserved_after_bytes(self) -> int | None:
+        """What the allocator would have reserved with the block it asked for (the cap's measure), if the
+        message says what it held and what it tried."""
+        reserved, tried = self.message.reserved_bytes, self.message.tried_bytes
+        return None if reserved is None or tried is None else reserved + tried
+
+    @property
+    def over_the_line(self) -> bool:
+        """Whether the message's own figures pass its line, to their rounding: reserved memory plus the new
+        segment (the cap counts reserved memory, so this holds with memory free under the line in tensors'
+        terms)."""
+        m = self.message
+        if m.allowed_bytes is None:  # no cap: CUDA itself had no room for the segment
+            return m.free_bytes is not None and m.tried_bytes is not None and m.tried_bytes > m.free_bytes
+        if m.allocated_bytes is None or m.reserved_unallocated_bytes is None or m.tried_bytes is None:
+            return False
+        rounding = half_digit_bytes(m.allocated_bytes) + half_digit_bytes(m.reserved_unallocated_bytes)
+        reserved = m.allocated_bytes + m.reserved_unallocated_bytes + rounding
+        return over_the_cap(reserved, m.tried_bytes, m.allowed_bytes)
 
     @property
     def where(self) -> str | None:

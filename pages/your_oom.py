@@ -242,7 +242,27 @@ def show_verdict(found: OomVerdict) -> None:
             needed=size_words(estimate.needed_bytes),
             line=line,
         )
-    prose(heading("Where it died", SUBHEADER), died, agree)
+    why = ""
+    if found.over_the_line and message.allowed_bytes is None:
+        why = lessons.sentence(
+            "your_oom",
+            "over_card",
+            free=_size(message.free_bytes),
+            tried=_size(message.tried_bytes),
+            reserved=_size(message.reserved_bytes),
+        )
+    elif found.over_the_line and found.reserved_after_bytes is not None:
+        why = lessons.sentence(
+            "your_oom",
+            "over_line",
+            allocated=_size(message.allocated_bytes),
+            unallocated=_size(message.reserved_unallocated_bytes),
+            reserved=_size(message.reserved_bytes),
+            tried=_size(message.tried_bytes),
+            after=f"{found.reserved_after_bytes / 2**30:,.3f} GiB",
+            line=_size(message.limit_bytes),
+        )
+    prose(heading("Where it died", SUBHEADER), died, agree, why)
     st.table(
         [
             {

@@ -52,6 +52,8 @@ def test_run_a_died_in_backward_of_step_1_and_the_estimate_agrees():
     held = next(r for r in found.rows if r.term.startswith("Allocated"))
     assert held.message_bytes == pytest.approx(23.64 * GIB + 296 * MIB, abs=0.01 * GIB)
     assert held.estimate_bytes == pytest.approx(held.message_bytes, rel=0.01)  # the estimate is within 1%
+    # 23.64 GiB allocated + 77.23 MiB unallocated = 23.72 GiB reserved; + 296 MiB = 24.01 GiB > 24.00 GiB
+    assert found.over_the_line and found.reserved_after_bytes == pytest.approx(24.01 * GIB, abs=0.01 * GIB)
 
 
 def test_half_the_tokens_moves_the_failure_into_the_optimizer_step_as_measured():
@@ -95,6 +97,14 @@ def test_optimizer_step_failures_try_a_state_tensor():
     assert any("3,072 × 12,288" in b.name for b in found.candidates)
 
 
+def test_every_run_a_message_passes_its_cap_in_reserved_memory():
+    for row in (r for r in run_a_measurements() if r.message):
+        found = verdict(
+            row.message, parse_oom_message(row.message), _run_a(), capped(row.cap_gib), context_bytes=CONTEXT
+        )
+        assert found.over_the_line, row  # reserved + the new segment > allowed, every time
+
+
 def test_every_failed_run_a_row_is_placed_where_the_h200_died():
     placed, by_block = 0, 0
     failed = [r for r in run_a_measurements() if r.outcome != "ok"]
@@ -134,6 +144,8 @@ def test_a_whole_card_loses_the_context_and_other_processes():
         "PyTorch, and 77.68 MiB is reserved by PyTorch but unallocated."
     )
     capacity = capacity_of(message, gpu("L4"), 0, context_bytes=CONTEXT)
+    found = verdict("", message, _run_a(), capacity, context_bytes=CONTEXT)
+    assert found.over_the_line  # 876 MiB asked of a card with 251.06 MiB free
     assert capacity.total_bytes == message.capacity_bytes
     outside = message.outside_pytorch_bytes
     assert outside is not None and capacity.context_bytes == outside + 458 * MIB
