@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.memory.first_oom import first_oom, step_peaks
 from core.memory.reference import RunAMeasurement, run_a_measurements
@@ -95,3 +98,34 @@ def test_a_whole_card_loses_its_context_and_a_bigger_one_runs():
     assert set(peaks) == {(s, p) for s in (1, 2) for p in ("forward", "backward", "optimizer_step")}
     # step 2's forward holds Adam's state (2 × 4 bytes × 1.97 G parameters) on top of step 1's
     assert peaks[(2, "forward")] - peaks[(1, "forward")] == pytest.approx(8 * setup.parameters, rel=0.01)
+
+
+def test_the_run_a_page_map_is_drawn_from_the_same_engine():
+    from core.run_a.brief import outcome_map
+
+    base = load_content().scenario.setup
+    for cell in outcome_map():
+        model = replace(base.model, positions=max(base.model.positions, cell.seq_len))
+        setup = replace(base, model=model, batch=cell.batch, seq_len=cell.seq_len, attention=cell.attention)
+        found = first_oom(setup, capped(24))
+        words = (
+            "ok"
+            if found is None
+            else f"step {found.step} {found.phase.replace('optimizer_step', 'optimizer.step')}"
+        )
+        assert words == cell.estimated
+
+
+ORDER = {"forward": 0, "backward": 1, "optimizer_step": 2}
+
+
+@settings(max_examples=25, deadline=None)
+@given(low=st.floats(8, 60), more=st.floats(0, 40))
+def test_more_memory_never_fails_sooner(low, more):
+    setup = load_content().scenario.setup
+
+    def when(gib: float) -> tuple[float, float]:
+        found = first_oom(setup, capped(gib))
+        return (math.inf, math.inf) if found is None else (found.step, ORDER[found.phase])
+
+    assert when(low + more) >= when(low)
