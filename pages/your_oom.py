@@ -30,6 +30,7 @@ from ui import state
 from ui.charts import draw as draw_chart
 from ui.frame import lesson_page
 from ui.prose import SUBHEADER, TITLE, heading, literal, prose
+from ui.tables import table_with_notes
 
 KEY = "your_oom"
 MESSAGE, CONFIG, MEASURED = f"{KEY}.message", f"{KEY}.config", f"{KEY}.measured"
@@ -273,6 +274,7 @@ def show_verdict(found: OomVerdict) -> None:
             for row in found.rows
         ],
         hide_index=True,
+        alt="The memory at the moment the run died, term by term: the estimate beside the message.",
     )
     st.caption(lessons.sentence("your_oom", "terms_caption"))
     peaks = step_peaks(found.setup, found.capacity)
@@ -321,9 +323,10 @@ def show_changes(setup: StepSetup, found: OomVerdict) -> None:
         heading("The smallest changes that make it fit", SUBHEADER),
         lessons.sentence("your_oom", "changes_intro"),
     )
-    st.table(
-        [{"Change": c.name, "How": c.how, "Then": _fate(c.failure)} for c in ranked],
-        hide_index=True,
+    table_with_notes(
+        [{"Change": c.name, "Then": _fate(c.failure), "How": literal(c.how)} for c in ranked],
+        notes="How",
+        alt="Each change alone and where the changed run first fails, those that make it fit first.",
     )
     options = {c.name: c for c in ranked}
     left, right = st.columns([3, 1], vertical_alignment="bottom")
@@ -361,6 +364,7 @@ def bring_your_measurement(setup: StepSetup) -> None:
             for c in checks
         ],
         hide_index=True,
+        alt="Each phase of your measured steps beside the estimate.",
     )
     st.caption(lessons.sentence("your_oom", "measure_caption"))
 

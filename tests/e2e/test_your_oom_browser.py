@@ -67,3 +67,13 @@ def test_a_paste_that_is_no_oom_gets_one_sentence_as_plain_text(learner):
     assert page.locator("strong").filter(has_text="bold").count() == 0
     assert page.locator('[data-testid="stVegaLiteChart"]').count() == 0
     assert learner.exceptions() == []
+
+
+def test_the_verdict_fits_a_phone(learner):
+    from tests.e2e.test_charts_in_the_browser import assert_shown_fits
+
+    learner.page.set_viewport_size({"width": 390, "height": 844})
+    learner.open("your-oom")
+    paste(learner, RUN_A_MESSAGE)
+    assert learner.page.locator('[data-testid="stTable"]').count() == 2  # the moment's terms, the changes
+    assert_shown_fits(learner, "your-oom", expected_charts=1)
