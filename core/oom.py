@@ -13,7 +13,8 @@ read back is good to half a unit of its last digit. Two wordings are in use:
   (e.g., CUDA Graphs), ]and R is reserved by PyTorch but unallocated." The process lines come from
   NVML and are missing where NVML is; PyTorch 2.1 spelled "capacty".
 - the older one: "Tried to allocate X (GPU 0; T total capacity; M already allocated; F free;
-  [A allowed; ]V reserved in total by PyTorch)", where unallocated is V − M and no in-use figure exists.
+  [A allowed; ]V reserved in total by PyTorch)", where unallocated is V − M and no in-use figure exists
+  (PyTorch 1.0 to 1.3 ended "C cached)", the unallocated part itself).
 
 "Tried to allocate" is the segment the allocator asked CUDA for (`get_allocation_size`), not the
 tensor: see `core.memory.allocator`. "Allowed" is the cap of `set_per_process_memory_fraction`, which
@@ -73,6 +74,7 @@ _OLD = re.compile(r"\(GPU (\d+); " + _SIZE + r" total capacity; ")
 _OLD_ALLOCATED = re.compile(_SIZE + r" already allocated")
 _OLD_FREE = re.compile(_SIZE + r" free;")
 _OLD_RESERVED = re.compile(_SIZE + r" reserved in total by PyTorch")
+_OLDEST_CACHED = re.compile(_SIZE + r" cached\)")  # PyTorch 1.0 to 1.3: the cached part not allocated
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,9 @@ def _older(message: str, tried: int | None) -> OomMessage:
     old = _OLD.search(message)
     assert old is not None
     allocated, reserved = _size(_OLD_ALLOCATED, message), _size(_OLD_RESERVED, message)
+    cached = _size(_OLDEST_CACHED, message)
+    if reserved is None and cached is not None and allocated is not None:
+        reserved = allocated + cached
     values: dict[str, int | None] = {
         "tried_bytes": tried,
         "capacity_bytes": size_bytes(old.group(2), old.group(3)),

@@ -110,6 +110,14 @@ def test_the_older_wording():
     assert m.in_use_bytes is None and m.allowed_bytes is None and m.unread == ()
 
 
+def test_the_oldest_wording_says_cached():
+    m = parse_oom_message(
+        "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 11.17 GiB total capacity; "
+        "10.58 GiB already allocated; 9.81 MiB free; 40.12 MiB cached)"
+    )
+    assert m.reserved_unallocated_bytes == round(40.12 * MIB) and m.unread == ()
+
+
 def test_the_older_wording_with_a_cap():
     m = parse_oom_message(
         "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 79.35 GiB total capacity; 38.10 GiB already "
