@@ -231,7 +231,8 @@ def show_verdict(found: OomVerdict) -> None:
             block=found.candidates[0].name,
         )
     else:
-        died = lessons.sentence("your_oom", f"died_{found.evidence}", where=found.where)
+        key = "died_traceback" if found.evidence == "traceback" else "died_estimate"
+        died = lessons.sentence("your_oom", key, where=found.where)
     if estimate is None:
         peak = max(step_peaks(found.setup, found.capacity).values())
         agree = lessons.sentence("your_oom", "fits", peak=size_words(peak), line=line)
