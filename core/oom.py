@@ -120,6 +120,15 @@ class OomMessage:
         return max(0, self.in_use_bytes - self.reserved_bytes)
 
     @property
+    def fragmentation_may_decide(self) -> bool | None:
+        """Whether the reserved-but-unallocated memory alone could hold the block it tried: then the free
+        space was there but in pieces, and `expandable_segments:True` might have let it fit. None if the
+        message does not say."""
+        if self.reserved_unallocated_bytes is None or self.tried_bytes is None:
+            return None
+        return self.reserved_unallocated_bytes >= self.tried_bytes
+
+    @property
     def limit_bytes(self) -> int | None:
         """The line the allocator ran into: the cap where there is one, else the card's capacity."""
         return self.allowed_bytes if self.allowed_bytes is not None else self.capacity_bytes

@@ -264,7 +264,15 @@ def show_verdict(found: OomVerdict) -> None:
             after=f"{found.reserved_after_bytes / 2**30:,.3f} GiB",
             line=_size(message.limit_bytes),
         )
-    prose(heading("Where it died", SUBHEADER), died, agree, why)
+    pieces = ""
+    if message.fragmentation_may_decide is not None:
+        pieces = lessons.sentence(
+            "your_oom",
+            "fragmented" if message.fragmentation_may_decide else "not_fragmented",
+            unallocated=_size(message.reserved_unallocated_bytes),
+            tried=_size(message.tried_bytes),
+        )
+    prose(heading("Where it died", SUBHEADER), died, agree, why, pieces)
     st.table(
         [
             {

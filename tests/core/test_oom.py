@@ -95,6 +95,15 @@ def test_every_message_of_run_a_csv_is_read():
     assert len(messages) == sum(1 for r in run_a_measurements() if r.message) > 50
 
 
+def test_fragmentation_decides_only_where_the_unallocated_could_hold_the_block():
+    assert parse_oom_message(RUN_A).fragmentation_may_decide is False  # 77.23 MiB free in pieces, 296 asked
+    ten_by_2048 = next(
+        r for r in run_a_measurements() if (r.batch, r.seq, r.attn, r.optim) == (10, 2048, "eager", "adam")
+    )
+    assert parse_oom_message(ten_by_2048.message).fragmentation_may_decide is True  # 1.37 GiB, 960 MiB asked
+    assert parse_oom_message(RUN_A[: RUN_A.index("Of the")]).fragmentation_may_decide is None
+
+
 def test_the_older_wording():
     m = parse_oom_message(
         "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 23.69 GiB total capacity; "
