@@ -1,29 +1,37 @@
 """Command-line memory estimate of one training step from a Hugging Face config.json.
 
     python -m core.estimate --config FILE --batch B --seq S --precision amp --attention sdpa \
-        --recompute none --optimizer-impl foreach [--optimizer adamw] [--stack hf] [--json]
+        --recompute none --optimizer-impl foreach [--optimizer adamw] [--stack hf] \
+        [--capacity-gib C] [--json]
 
 `phases` are what `torch.cuda.max_memory_allocated()` would read at the end of forward, backward and
 the optimizer step (peak reset at the start of the step); `terms` break each phase's own peak down.
-Bad input prints one line on stderr and exits with status 2.
+With `--capacity-gib C` (the memory PyTorch's allocator may reserve: a per-process cap, or a card's
+memory less the CUDA context), the JSON adds `first_oom`: `{"step": 1 or 2, "phase": "forward" |
+"backward" | "optimizer_step"}` where the first two steps first fail (`core.memory.first_oom`), or
+null when both complete. Bad input prints one line on stderr and exits with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from core.memory.count import KIND_LABELS
+from core.memory.first_oom import first_oom
 from core.memory.phases import PHASE_LABELS, PHASE_TERM_LABELS, PHASES, StepPhases, step_phases
 from core.memory.settings import PRECISIONS, Attention, Optimizer, OptimizerImpl, Recompute, Stack
 from core.memory.setup import StepSetup
+from core.memory.verdict import capped
 from core.model_config import load_config_text
 
 EXIT_BAD_INPUT = 2
+MAX_CAPACITY_GIB = 100_000  # far above any device; keeps the bytes a whole number
 
 
 class _Parser(argparse.ArgumentParser):
@@ -52,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--optimizer-impl", default="foreach", choices=OptimizerImpl.ids())
     parser.add_argument("--optimizer", default="adamw", choices=Optimizer.ids())
     parser.add_argument("--stack", default="hf", choices=Stack.ids())
+    parser.add_argument(
+        "--capacity-gib", type=float, help="memory the allocator may reserve (GiB): adds first_oom"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
@@ -109,11 +120,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             optimizer_impl=args.optimizer_impl,
             stack=args.stack,
         )
+        capacity = None if args.capacity_gib is None else capped(_capacity_gib(args.capacity_gib))
     except ValueError as err:
         _fail(str(err))
     phases = step_phases(setup)
-    print(json.dumps(estimate_json(phases), indent=2) if args.json else estimate_table(phases))
+    failure = None if capacity is None else first_oom(setup, capacity)
+    if args.json:
+        result = estimate_json(phases)
+        if capacity is not None:
+            result["first_oom"] = None if failure is None else failure.as_json()
+        print(json.dumps(result, indent=2))
+    else:
+        print(estimate_table(phases))
+        if capacity is not None:
+            fate = "runs two steps" if failure is None else f"first fails in {failure.where}"
+            print(f"On a {capacity.label}: {fate}")
     return 0
+
+
+def _capacity_gib(gib: float) -> float:
+    if not (math.isfinite(gib) and 0 < gib <= MAX_CAPACITY_GIB):
+        raise ValueError(f"--capacity-gib must be a number of GiB above 0 and at most {MAX_CAPACITY_GIB:,}.")
+    return gib
 
 
 if __name__ == "__main__":

@@ -7,9 +7,14 @@ so the loss is the model's own `ForCausalLMLoss`. One full step runs first so th
 exists; the second is measured with `torch.cuda.memory_allocated()` / `max_memory_allocated()`, the
 peak reset just before it. The loop keeps only `loss`.
 
+`measure_run_a` measures run_a.csv the same way: Run A's shape on a process capped with
+`torch.cuda.set_per_process_memory_fraction`, up to two full steps, and the phase in which the first
+`torch.OutOfMemoryError` was raised, with the first line of PyTorch's message.
+
 Run from the repository root on a machine with a CUDA GPU (needs requirements-torch.txt):
     python3 -m tools.measure_memory --gpu                     # re-measures the reference's setups
     python3 -m tools.measure_memory --gpu --output my.csv
+    python3 -m tools.measure_memory --run-a                   # re-measures run_a.csv's setups
 """
 
 from __future__ import annotations
@@ -198,6 +203,150 @@ def measure_reference(output: Path) -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     with output.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return len(rows)
+
+
+# run_a.csv: where Run A's shape first dies on a capped card (data/reference/…/README.md, "run_a.csv").
+RUN_A_COLUMNS = (
+    "batch",
+    "seq",
+    "attn",
+    "optim",
+    "cap_gib",
+    "layers",
+    "n_params",
+    "outcome",
+    "peak_allocated",
+    "message",
+)
+RUN_A_OUTPUT_PATH = Path("test-artifacts/gpu/run_a.csv")  # compare it with the reference before committing it
+STEPS = 2  # a run that gets through two steps runs on: step 2 repeats every later one
+GIB = 2**30
+
+
+@dataclass(frozen=True)
+class RunASetup:
+    """One run of Run A's shape: micro-batch × sequence, attention, optimizer, cap and blocks."""
+
+    batch: int
+    seq: int
+    attn: str  # eager or sdpa
+    optim: str  # adam (torch.optim.Adam, foreach) or sgd (plain SGD: no state)
+    cap_gib: float
+    layers: int
+
+
+def run_a_setups() -> tuple[RunASetup, ...]:
+    """The setups of the committed run_a.csv, to measure them again."""
+    return tuple(
+        RunASetup(
+            batch=int(r["batch"]),
+            seq=int(r["seq"]),
+            attn=r["attn"],
+            optim=r["optim"],
+            cap_gib=float(r["cap_gib"]),
+            layers=int(r["layers"]),
+        )
+        for r in read_csv_rows(f"{FOLDER}/run_a.csv")
+    )
+
+
+def run_a_config(setup: RunASetup) -> dict[str, Any]:
+    """Run A's config.json (data/run_a.json) with the setup's blocks, and positions for its sequence."""
+    raw = dict(json.loads(data_path("run_a.json").read_text(encoding="utf-8"))["scenario"]["config"])
+    raw.update(n_layer=setup.layers, n_positions=max(int(raw["n_positions"]), setup.seq))
+    return raw
+
+
+def _phases(
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer, ids: torch.Tensor
+) -> tuple[tuple[str, Callable[[], None]], ...]:
+    """One training step as three phases, in the names run_a.csv gives them."""
+    held: dict[str, torch.Tensor] = {}
+
+    def forward() -> None:
+        held["loss"] = model(input_ids=ids, labels=ids).loss
+
+    def backward() -> None:
+        held.pop("loss").backward()
+
+    def step() -> None:
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    return (("forward", forward), ("backward", backward), ("optimizer.step", step))
+
+
+def measure_first_failure(
+    setup: RunASetup,
+    *,
+    device: torch.device,
+    readers: Readers = CUDA_READERS,
+    config: Mapping[str, Any] | None = None,
+) -> dict[str, str]:
+    """One row of run_a.csv: up to two steps of `setup`, and the phase of the first out-of-memory error.
+
+    The caller caps the process (`cap_process`) before building anything: the cap limits what PyTorch's
+    allocator reserves, so the CUDA context stays outside it, as it did on the H200."""
+    raw = config if config is not None else run_a_config(setup)
+    model = build_model(
+        GpuSetup("Run A", setup.batch, setup.seq, "fp32", setup.attn, "none", "foreach"), device, raw
+    )
+    optimizer: torch.optim.Optimizer = (
+        torch.optim.Adam(model.parameters(), lr=1e-5)
+        if setup.optim == "adam"
+        else torch.optim.SGD(model.parameters(), lr=1e-5)
+    )
+    ids = torch.randint(0, int(raw["vocab_size"]), (setup.batch, setup.seq), device=device)
+    outcome, message = "ok", ""
+    readers.reset_peak()
+    try:
+        for step in range(1, STEPS + 1):
+            for phase, run in _phases(model, optimizer, ids):
+                outcome = f"step {step} {phase}"
+                run()
+                readers.synchronize()
+        outcome = "ok"
+    except torch.OutOfMemoryError as error:
+        message = str(error).splitlines()[0]
+    row = {
+        "batch": str(setup.batch),
+        "seq": str(setup.seq),
+        "attn": setup.attn,
+        "optim": setup.optim,
+        "cap_gib": f"{setup.cap_gib:.1f}",
+        "layers": str(setup.layers),
+        "n_params": str(sum(p.numel() for p in model.parameters())),
+        "outcome": outcome,
+        "peak_allocated": str(readers.peak()),
+        "message": message,
+    }
+    del model, optimizer, ids
+    return row
+
+
+def cap_process(cap_gib: float, device: torch.device) -> None:
+    """Cap what this process's allocator may reserve at `cap_gib` GiB."""
+    total = torch.cuda.get_device_properties(device).total_memory
+    torch.cuda.set_per_process_memory_fraction(min(1.0, cap_gib * GIB / total), device)
+
+
+def measure_run_a(output: Path, setups: tuple[RunASetup, ...] | None = None) -> int:
+    """Measure where each Run A setup first dies on the first CUDA device; write run_a.csv's columns."""
+    if not torch.cuda.is_available():
+        raise SystemExit("--run-a needs a CUDA GPU; none is visible to PyTorch.")
+    device = torch.device("cuda", 0)
+    rows = []
+    for setup in setups or run_a_setups():
+        with _fresh_device():
+            cap_process(setup.cap_gib, device)
+            rows.append(measure_first_failure(setup, device=device))
+        print(f"{setup}: {rows[-1]['outcome']}")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with output.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=RUN_A_COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
     return len(rows)

@@ -415,7 +415,18 @@ def main() -> None:
         action="store_true",
         help="measure the H200 reference setups phase by phase on a CUDA GPU (tools/measure_gpu.py)",
     )
+    parser.add_argument(
+        "--run-a",
+        action="store_true",
+        help="measure where Run A's shape first dies on a capped CUDA GPU (tools/measure_gpu.py)",
+    )
     args = parser.parse_args()
+    if args.run_a:
+        from tools.measure_gpu import RUN_A_OUTPUT_PATH, measure_run_a
+
+        output = args.output or RUN_A_OUTPUT_PATH
+        print(f"Wrote {measure_run_a(output)} setups to {output}")
+        return
     if args.gpu:
         from tools.measure_gpu import GPU_OUTPUT_PATH, measure_reference
 

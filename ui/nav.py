@@ -25,6 +25,8 @@ PAGES = (
     PageEntry("home.py", "Home", ":material/home:"),
     PageEntry("four_runs.py", "Four runs", ":material/sort:", "four-runs"),
     PageEntry("your_run.py", "Your run", ":material/insights:", "your-run"),
+    # A tool beside the lessons: no part in data/lab.json names it.
+    PageEntry("your_oom.py", "Your OOM", ":material/memory_alt:", "your-oom", lesson=False),
     PageEntry("execution_stack.py", "Execution stack", ":material/layers:", "execution-stack"),
     PageEntry("linear_layer.py", "Linear layer cost", ":material/calculate:", "linear-layer"),
     PageEntry("memory_budget.py", "Memory budget", ":material/memory:", "memory-budget"),

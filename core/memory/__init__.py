@@ -9,7 +9,8 @@
   first-order count, kept exactly as the seed has it), `detailed` (the Korthikanti count, per GPU), and
   one module per stack, `hf_stack` and `fused_stack`;
 - `phases`: forward, backward and the optimizer step, each with its own peak;
-- verdict: `verdict` (a device's capacity) and `timeline` (the step moment by moment, and where it fails);
+- verdict: `allocator` (the caching allocator's rounding and cap), `verdict` (a device's capacity),
+  `timeline` (two steps moment by moment) and `first_oom` (the step and phase where a run first fails);
 - view: `reference` (the H200 measurements) and `view` (what the Memory and Run A pages show).
 
 The budget terms are re-exported here, so `from core.memory import MemoryTerms` keeps working.

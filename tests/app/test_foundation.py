@@ -22,7 +22,7 @@ def test_navigation_declares_exactly_the_pages_that_exist():
     declared = _declared_pages()
     on_disk = sorted(p.name for p in (ROOT / "pages").glob("*.py"))
     assert sorted(declared) == on_disk
-    assert declared[:4] == ["home.py", "four_runs.py", "your_run.py", "execution_stack.py"]
+    assert declared[:5] == ["home.py", "four_runs.py", "your_run.py", "your_oom.py", "execution_stack.py"]
 
 
 def test_every_page_renders_without_an_exception():
@@ -43,8 +43,11 @@ def test_home_shows_objectives_progress_and_links(fresh):
     assert [m.value for m in fresh.metric][:3] == ["0/9", "0/3", "0/12"]
     progress = fresh.table[0].value
     assert "Four runs" in progress["Part"].tolist() and set(progress["Done"]) == {"no"}
-    # Home links every lesson; the Instructor page is for the instructor, not a lesson.
-    assert {link.proto.page for link in fresh.get("page_link")} == set(_declared_url_paths()) - {"instructor"}
+    # Home links every lesson; the Instructor page is for the instructor and Your OOM a tool, not lessons.
+    assert {link.proto.page for link in fresh.get("page_link")} == set(_declared_url_paths()) - {
+        "instructor",
+        "your-oom",
+    }
 
 
 def test_answering_locks_the_question_and_says_right_or_wrong():

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.datafiles import data_path
+from core.datafiles import data_path, read_json
 from core.estimate import main
 from core.memory.reference import measured_steps
 
@@ -66,3 +66,40 @@ def test_a_config_that_is_not_json_is_refused(tmp_path, capsys: pytest.CaptureFi
     bad.write_text("{not json", encoding="utf-8")
     code, _, err = _run(capsys, "--config", str(bad), "--batch", "1", "--seq", "8")
     assert code == 2 and "not valid JSON" in err
+
+
+def _run_a_config(tmp_path) -> str:
+    from core.run_a.scenario import load_content
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(read_json("run_a.json")["scenario"]["config"]), encoding="utf-8")
+    assert load_content().scenario.setup.model.layers == 16
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("seq", "cap", "first"),
+    [
+        ("1536", "24", {"step": 1, "phase": "backward"}),  # Run A, as the H200 measured it
+        ("768", "24", {"step": 1, "phase": "optimizer_step"}),  # half the tokens
+        ("1024", "80", None),  # both steps complete
+    ],
+)
+def test_capacity_adds_first_oom(tmp_path, capsys: pytest.CaptureFixture[str], seq, cap, first) -> None:
+    run_a = (
+        "--config", _run_a_config(tmp_path), "--batch", "1", "--seq", seq, "--precision", "fp32",
+        "--attention", "eager", "--optimizer", "adam",
+    )  # fmt: skip
+    code, out, _ = _run(capsys, *run_a, "--capacity-gib", cap, "--json")
+    result = json.loads(out)
+    assert code == 0 and result["first_oom"] == first
+    code, plain, _ = _run(capsys, *run_a, "--json")
+    assert "first_oom" not in json.loads(plain)  # the contract without the flag is unchanged
+    code, table, _ = _run(capsys, *run_a, "--capacity-gib", cap)
+    assert code == 0 and ("first fails in" in table) == (first is not None)
+
+
+@pytest.mark.parametrize("cap", ["0", "-3", "inf", "nan", "x", "1e9"])
+def test_a_bad_capacity_is_one_line(capsys: pytest.CaptureFixture[str], cap: str) -> None:
+    code, out, err = _run(capsys, "--config", GPT2, "--batch", "1", "--seq", "8", "--capacity-gib", cap)
+    assert code == 2 and out == "" and err.count("\n") == 1

@@ -11,8 +11,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "core.memory"
-# settings → training setup → count (the lesson's, the detailed one, per stack) → phases → verdict →
-# view, with `budget` (the terms every step fills) first and the H200 `reference` just before the view.
+# settings → training setup → count (the lesson's, the detailed one, per stack) → phases → allocator →
+# verdict → timeline → first_oom → view, with `budget` (the terms every step fills) first and the H200
+# `reference` just before the view.
 ORDER = (
     "budget",
     "settings",
@@ -23,8 +24,10 @@ ORDER = (
     "hf_stack",
     "fused_stack",
     "phases",
+    "allocator",
     "verdict",
     "timeline",
+    "first_oom",
     "reference",
     "view",
 )
