@@ -2,41 +2,115 @@
 
 An event file is a TFRecord stream: an 8-byte length, its checksum, an `Event` message and the
 message's checksum, repeated. We check both checksums, so a truncated or altered file is refused.
+
+A tensor's shape is only a claim the file makes: a 143-byte record can declare 2^28 values. So a
+value is read only when its declared shape holds exactly one element (checked before anything is
+allocated) and its bytes are exactly one number of its declared type; we never ask TensorBoard or
+numpy to build an array from the file. Records, values, steps and tags are counted as they are
+read and refused at the first one past its cap.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 from google.protobuf.message import DecodeError
-from tensorboard.compat.proto import event_pb2  # type: ignore[import-untyped]  # no type hints shipped
+from tensorboard.compat.proto import event_pb2, types_pb2  # type: ignore[import-untyped]  # no type hints
 from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import (  # type: ignore[import-untyped]  # no hints
     masked_crc32c,
 )
-from tensorboard.util import tensor_util  # type: ignore[import-untyped]  # no type hints shipped
+
+# A step logged with a dozen tags is a dozen events; a 10 MB file of the shortest real events
+# (about 40 bytes each) holds some 250,000, so this cap refuses no file a logger wrote.
+MAX_EVENTS = 400_000
 
 _NOT_EVENTS = "This file is not a TensorBoard event file, or it was cut short while being written."
+_UNKNOWN_TYPE = (
+    "This TensorBoard event file stores a value in a number type TensorBoard does not define, "
+    "so it cannot be read."
+)
 
 
-def _records(data: bytes) -> list[bytes]:
-    records = []
+def _bits_to_half(bits: int) -> float:
+    return float(struct.unpack("<e", struct.pack("<H", bits & 0xFFFF))[0])
+
+
+def _bits_to_bfloat16(bits: int) -> float:
+    return float(struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0])
+
+
+def _from_bytes(fmt: str, convert: Any = float) -> Any:
+    return lambda content: float(convert(struct.unpack(fmt, content)[0]))
+
+
+# The numeric types a scalar summary is written in: the field a writer fills with the value, and
+# how to read the value from `tensor_content` (little-endian, as TensorFlow writes it).
+_NUMBER_TYPES: dict[int, tuple[str, int, Any, Any]] = {
+    types_pb2.DT_FLOAT: ("float_val", 4, _from_bytes("<f"), float),
+    types_pb2.DT_DOUBLE: ("double_val", 8, _from_bytes("<d"), float),
+    types_pb2.DT_HALF: ("half_val", 2, _from_bytes("<H", _bits_to_half), _bits_to_half),
+    types_pb2.DT_BFLOAT16: ("half_val", 2, _from_bytes("<H", _bits_to_bfloat16), _bits_to_bfloat16),
+    types_pb2.DT_INT8: ("int_val", 1, _from_bytes("<b"), float),
+    types_pb2.DT_UINT8: ("int_val", 1, _from_bytes("<B"), float),
+    types_pb2.DT_INT16: ("int_val", 2, _from_bytes("<h"), float),
+    types_pb2.DT_UINT16: ("int_val", 2, _from_bytes("<H"), float),
+    types_pb2.DT_INT32: ("int_val", 4, _from_bytes("<i"), float),
+    types_pb2.DT_UINT32: ("uint32_val", 4, _from_bytes("<I"), float),
+    types_pb2.DT_INT64: ("int64_val", 8, _from_bytes("<q"), float),
+    types_pb2.DT_UINT64: ("uint64_val", 8, _from_bytes("<Q"), float),
+}
+_DEFINED_TYPES = frozenset(types_pb2.DataType.values())
+
+
+def records(data: bytes) -> Iterator[bytes]:
+    """Each record's message, its checksums checked; ValueError past MAX_EVENTS or on a bad record."""
     offset = 0
+    count = 0
     while offset < len(data):
+        count += 1
+        if count > MAX_EVENTS:
+            raise ValueError(
+                f"This TensorBoard event file holds more than {MAX_EVENTS:,} events; the lab reads at most "
+                f"{MAX_EVENTS:,}."
+            )
         header = data[offset : offset + 12]
         if len(header) < 12:
             raise ValueError(_NOT_EVENTS)
         (length,) = struct.unpack("<Q", header[:8])
         (length_crc,) = struct.unpack("<I", header[8:12])
+        # The length is checked against the file before it is used: the slice below never copies
+        # more than the file holds.
+        if masked_crc32c(header[:8]) != length_crc or length > len(data) - offset - 16:
+            raise ValueError(_NOT_EVENTS)
         body = data[offset + 12 : offset + 12 + length]
         footer = data[offset + 12 + length : offset + 16 + length]
-        if masked_crc32c(header[:8]) != length_crc or len(body) != length or len(footer) != 4:
-            raise ValueError(_NOT_EVENTS)
         if masked_crc32c(body) != struct.unpack("<I", footer)[0]:
             raise ValueError(_NOT_EVENTS)
-        records.append(body)
+        yield body
         offset += 16 + length
-    return records
+
+
+def _one_element(dims: Any) -> bool:
+    """Whether a declared shape holds exactly one element, without multiplying the sizes out:
+    any size other than 1 (0, negative, or huge) means the tensor is not a single number."""
+    return all(dim.size == 1 for dim in dims)
+
+
+def tensor_scalar(tensor: Any) -> float | None:
+    """The number a one-element numeric tensor holds; None for any other tensor (text, an image, a
+    histogram). ValueError for a type TensorBoard does not define."""
+    if tensor.dtype not in _DEFINED_TYPES:
+        raise ValueError(_UNKNOWN_TYPE)
+    number_type = _NUMBER_TYPES.get(tensor.dtype)
+    if number_type is None or not _one_element(tensor.tensor_shape.dim):
+        return None
+    field, size_bytes, from_bytes, from_field = number_type
+    if tensor.tensor_content:
+        return from_bytes(tensor.tensor_content) if len(tensor.tensor_content) == size_bytes else None
+    values = getattr(tensor, field)
+    return float(from_field(values[0])) if len(values) == 1 else None
 
 
 def _scalar(value: Any) -> float | None:
@@ -44,16 +118,15 @@ def _scalar(value: Any) -> float | None:
     if value.HasField("simple_value"):
         return float(value.simple_value)
     if value.HasField("tensor"):
-        array = tensor_util.make_ndarray(value.tensor)
-        if array.size == 1 and array.dtype.kind in "fiu":
-            return float(array.reshape(-1)[0])
+        return tensor_scalar(value.tensor)
     return None
 
 
-def scalar_records(data: bytes) -> list[dict[str, float]]:
-    """One record per step with every scalar tag logged at that step, plus the step itself."""
-    by_step: dict[int, dict[str, float]] = {}
-    for body in _records(data):
+def scalar_values(data: bytes, *, most: int) -> dict[float, dict[str, float]]:
+    """Each step's scalars by tag; ValueError past `most` values in all, or for a file that is not events."""
+    by_step: dict[float, dict[str, float]] = {}
+    count = 0
+    for body in records(data):
         event = event_pb2.Event()
         try:
             event.ParseFromString(body)
@@ -61,10 +134,17 @@ def scalar_records(data: bytes) -> list[dict[str, float]]:
             raise ValueError(_NOT_EVENTS) from None
         for value in event.summary.value:
             number = _scalar(value)
-            if number is not None:
-                by_step.setdefault(event.step, {"step": float(event.step)})[value.tag] = number
+            if number is None:
+                continue
+            count += 1
+            if count > most:
+                raise ValueError(
+                    f"This TensorBoard event file holds more than {most:,} scalar values; "
+                    f"the lab reads at most {most:,}."
+                )
+            by_step.setdefault(float(event.step), {})[value.tag] = number
     if not by_step:
         raise ValueError(
             "This TensorBoard event file holds no scalar values (loss, learning rate and so on)."
         )
-    return [by_step[step] for step in sorted(by_step)]
+    return by_step
