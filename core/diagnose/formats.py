@@ -22,11 +22,18 @@ MAX_COLUMNS = 500
 # Rows times columns: 100,000 rows of 20 columns, or 4,000 rows of 500. Without it a sparse JSON
 # Lines file of 1 MB (each line a different one of 500 names) would fill a table of 50 million cells.
 MAX_VALUES = 2_000_000
+# Lines of a text log, blank ones included, counted before any is parsed: 10 MB of empty lines
+# would otherwise be ten million turns of the reader's loop. A log with a blank line after every
+# row is a quarter of this.
+MAX_LINES = 8 * MAX_ROWS
 MAX_NESTING = 4  # JSON objects nested deeper than this are not a metrics log
 # Objects and lists a JSON file may open, counted before it is parsed (so that an empty `{}` or
 # `[]` repeated through 10 MB is refused before Python builds millions of them): a trainer_state
 # with 100,000 entries, each with a nested object or two, is far below this.
 MAX_JSON_CONTAINERS = 5 * MAX_ROWS
+# Commas of a JSON file, likewise counted first: every value but the last in a list or object
+# follows one, so ten million `1,` cannot become a list of ten million numbers before a row is read.
+MAX_JSON_COMMAS = MAX_VALUES
 
 FORMATS = ("CSV", "W&B CSV export", "JSON Lines", "Hugging Face trainer_state.json", "TensorBoard events")
 
@@ -177,7 +184,11 @@ def _text(data: bytes) -> str:
 
 
 def _lines(text: str) -> Iterator[str]:
-    """The text's lines, ends kept, one at a time: a list of 5 million lines is itself a few hundred MB."""
+    """The text's lines, ends kept, one at a time (a list of 5 million lines is itself a few hundred
+    MB); Unreadable, before the first, for more than MAX_LINES."""
+    count = text.count("\n")
+    if count > MAX_LINES:
+        raise Unreadable(f"This file has {count:,} lines; the lab reads logs of at most {MAX_LINES:,} lines.")
     start = 0
     while start < len(text):
         end = text.find("\n", start)
@@ -275,11 +286,17 @@ def read_trainer_state(state: Mapping[str, Any]) -> Table:
 
 
 def _read_json(text: str) -> Table:
-    containers = text.count("{") + text.count("[")  # an upper bound: brackets inside strings count too
+    # Upper bounds: brackets and commas inside strings count too.
+    containers = text.count("{") + text.count("[")
     if containers > MAX_JSON_CONTAINERS:
         raise Unreadable(
             f"This JSON file opens {containers:,} objects and lists; the lab reads logs with at most "
             f"{MAX_JSON_CONTAINERS:,}."
+        )
+    commas = text.count(",")
+    if commas > MAX_JSON_COMMAS:
+        raise Unreadable(
+            f"This JSON file holds {commas:,} values; the lab reads logs with at most {MAX_JSON_COMMAS:,}."
         )
     try:
         whole = _json_value(text)

@@ -26,6 +26,7 @@ class Source:
     name: str
     data: bytes
     example: Example | None
+    upload_id: str | None = None  # the uploader's id for this file: the same id is the same bytes
 
 
 @dataclass(frozen=True)
