@@ -147,7 +147,7 @@ class _TableBuilder:
         if not numeric:
             raise Unreadable(f"This {self.fmt} file has no column of numbers, so there is nothing to plot.")
         kept = [self.columns[name] for name in numeric]
-        rows = tuple(zip(*kept, strict=True))  # type: ignore[call-overload]  # every kept column is a list
+        rows = tuple(zip(*kept, strict=True))
         ignored = tuple(name for name in self.columns if name not in numeric)
         return Table(format=self.fmt, columns=tuple(numeric), rows=rows, ignored=ignored)
 

@@ -4,6 +4,7 @@ sentence."""
 import json
 
 from core.datafiles import DATA_DIR
+from core.model_spec import ModelSpec
 from tests.app.conftest import open_page, sketch_budget
 
 PAGE = "pages/memory_budget.py"
@@ -56,11 +57,14 @@ def test_a_refused_config_names_the_field_and_keeps_the_previous_model():
 def test_the_config_in_use_is_read_once_not_on_every_rerun(monkeypatch):
     import ui.model_source
 
-    read = []
+    read: list[str] = []
     real = ui.model_source.load_config_text
-    monkeypatch.setattr(
-        ui.model_source, "load_config_text", lambda text, name: read.append(name) or real(text, name=name)
-    )
+
+    def counted(text: str, *, name: str) -> ModelSpec:
+        read.append(name)
+        return real(text, name=name)
+
+    monkeypatch.setattr(ui.model_source, "load_config_text", counted)
     at = paste(detailed_page(), MIXTRAL)
     at.run()
     at.run()

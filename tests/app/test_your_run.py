@@ -155,6 +155,19 @@ def test_the_mapping_boxes_are_built_only_while_open_and_keep_a_changed_choice()
     assert at.selectbox(key=loss).value == "(none)"
 
 
+def _count_reads(monkeypatch) -> list[str]:
+    """The names of the files the page reads from here on, one entry a read."""
+    read: list[str] = []
+    real = formats.read_log
+
+    def counted(data: bytes, name: str) -> formats.Table:
+        read.append(name)
+        return real(data, name)
+
+    monkeypatch.setattr(formats, "read_log", counted)
+    return read
+
+
 @pytest.mark.parametrize(
     ("label", "expected"),
     [
@@ -187,9 +200,7 @@ def test_a_huge_integer_upload_is_read_with_an_infinite_loss():
 
 
 def test_an_upload_is_read_once_and_a_mapping_change_reuses_it(monkeypatch):
-    read = []
-    real = formats.read_log
-    monkeypatch.setattr(formats, "read_log", lambda data, name: read.append(name) or real(data, name))
+    read = _count_reads(monkeypatch)
     at = open_page(PAGE)
     at.radio(key="your_run.source").set_value("upload").run()
     log = b"step,objective\n" + b"".join(f"{i},2.302\n".encode() for i in range(40))
@@ -204,9 +215,7 @@ def test_an_upload_is_read_once_and_a_mapping_change_reuses_it(monkeypatch):
 
 
 def test_a_refused_upload_is_not_read_again_on_a_rerun(monkeypatch):
-    read = []
-    real = formats.read_log
-    monkeypatch.setattr(formats, "read_log", lambda data, name: read.append(name) or real(data, name))
+    read = _count_reads(monkeypatch)
     at = open_page(PAGE)
     at.radio(key="your_run.source").set_value("upload").run()
     at.file_uploader(key="your_run.file").upload("broken.csv", b"step,loss\n1,2,3\n", "text/csv").run()
