@@ -144,6 +144,23 @@ def sparse_tensorboard() -> bytes:
     return event_file(scalar_event(i, {f"tag{i % (MAX_COLUMNS - 2)}": 1.0}) for i in range(20_000))
 
 
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes(out + bytes([value]))
+
+
+def empty_values_tensorboard() -> bytes:
+    """One 10 MB event whose summary holds nearly five million empty values (two bytes each):
+    protobuf would build an object for each, about 450 MB."""
+    summary = b"\x0a\x00" * ((MAX_BYTES - 40) // 2)
+    body = b"\x10\x01" + b"\x2a" + _varint(len(summary)) + summary  # step 1, then the summary
+    header = struct.pack("<Q", len(body))
+    return header + struct.pack("<I", masked_crc32c(header)) + body + struct.pack("<I", masked_crc32c(body))
+
+
 def long_csv() -> bytes:
     """The review's 10 MB CSV: five million one-column rows."""
     return b"x\n" + b"1\n" * ((MAX_BYTES - 2) // 2)
@@ -233,6 +250,7 @@ HOSTILE: dict[str, tuple[str, Callable[[], bytes]]] = {
     "shape overflowing 64 bits": ("overflow.tfevents", overflowing_shape_tensorboard),
     "unknown tensor type": ("dtype.tfevents", unknown_type_tensorboard),
     "sparse steps x tags": ("sparse.tfevents", sparse_tensorboard),
+    "5M empty summary values": ("empty.tfevents", empty_values_tensorboard),
     "5M one-column rows": ("long.csv", long_csv),
     "10 MB of blank lines": ("blank.csv", blank_lines_csv),
     "100,000-column header": ("wide.csv", wide_header_csv),

@@ -321,7 +321,7 @@ def read_tensorboard(data: bytes) -> Table:
     from core.diagnose.tensorboard_events import scalar_values
 
     try:
-        by_step = scalar_values(data, most=MAX_VALUES)
+        by_step = scalar_values(data)
     except Unreadable:
         raise
     except ValueError as err:  # the event reader's own sentences

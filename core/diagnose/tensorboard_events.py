@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from google.protobuf.message import DecodeError
-from tensorboard.compat.proto import event_pb2, types_pb2  # type: ignore[import-untyped]  # no type hints
+from tensorboard.compat.proto import event_pb2, summary_pb2, types_pb2  # type: ignore[import-untyped]  # no type hints
 from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import (  # type: ignore[import-untyped]  # no hints
     masked_crc32c,
 )
@@ -25,6 +25,12 @@ from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import (  # type: igno
 # A step logged with a dozen tags is a dozen events; a 10 MB file of the shortest real events
 # (about 40 bytes each) holds some 250,000, so this cap refuses no file a logger wrote.
 MAX_EVENTS = 400_000
+# Summary values in all, scalar or not: a scalar is one value an event, so as many as the events.
+MAX_SUMMARY_VALUES = MAX_EVENTS
+# A scalar event is well under 200 bytes; at this size protobuf builds at most a few thousand
+# objects for it.
+SMALL_RECORD_BYTES = 4096
+_EVENT_STEP, _EVENT_SUMMARY, _SUMMARY_VALUE = 2, 5, 1  # field numbers in event.proto and summary.proto
 
 _NOT_EVENTS = "This file is not a TensorBoard event file, or it was cut short while being written."
 _UNKNOWN_TYPE = (
@@ -122,27 +128,97 @@ def _scalar(value: Any) -> float | None:
     return None
 
 
-def scalar_values(data: bytes, *, most: int) -> dict[float, dict[str, float]]:
-    """Each step's scalars by tag; ValueError past `most` values in all, or for a file that is not events."""
-    by_step: dict[float, dict[str, float]] = {}
-    count = 0
-    for body in records(data):
+def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """A protobuf varint at `pos`: its value and the position after it."""
+    value = shift = 0
+    while pos < end and shift < 64:
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        pos += 1
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+    raise ValueError(_NOT_EVENTS)
+
+
+def _fields(data: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int]]:
+    """The fields of the message in data[pos:end], one at a time: (number, wire type, start, end);
+    for a varint, start is its value. Nothing is copied."""
+    sizes = {1: 8, 5: 4}  # fixed64, fixed32
+    while pos < end:
+        key, pos = _varint(data, pos, end)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(data, pos, end)
+            yield number, wire, value, pos
+            continue
+        if wire == 2:
+            size, pos = _varint(data, pos, end)
+        elif wire in sizes:
+            size = sizes[wire]
+        else:
+            raise ValueError(_NOT_EVENTS)
+        if size > end - pos:
+            raise ValueError(_NOT_EVENTS)
+        yield number, wire, pos, pos + size
+        pos += size
+
+
+def _signed(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _event_values(body: bytes) -> tuple[int, Iterator[Any]]:
+    """An event's step and its summary values, each parsed alone, small ones only."""
+    if len(body) <= SMALL_RECORD_BYTES:
         event = event_pb2.Event()
         try:
             event.ParseFromString(body)
         except DecodeError:
             raise ValueError(_NOT_EVENTS) from None
-        for value in event.summary.value:
-            number = _scalar(value)
-            if number is None:
-                continue
-            count += 1
-            if count > most:
+        return event.step, iter(event.summary.value)
+    step, summaries = 0, []
+    for number, wire, start, end in _fields(body, 0, len(body)):
+        if number == _EVENT_STEP and wire == 0:
+            step = _signed(start)
+        elif number == _EVENT_SUMMARY and wire == 2:
+            summaries.append((start, end))
+    return step, (
+        value
+        for start, end in summaries
+        for number, wire, value_start, value_end in _fields(body, start, end)
+        if number == _SUMMARY_VALUE and wire == 2
+        for value in _small_value(body[value_start:value_end])
+    )
+
+
+def _small_value(data: bytes) -> list[Any]:
+    """One summary value, parsed when small enough to be a scalar; an empty list otherwise."""
+    if len(data) > SMALL_RECORD_BYTES:
+        return []
+    try:
+        return [summary_pb2.Summary.Value.FromString(data)]
+    except DecodeError:
+        raise ValueError(_NOT_EVENTS) from None
+
+
+def scalar_values(data: bytes) -> dict[float, dict[str, float]]:
+    """Each step's scalars by tag; ValueError past MAX_SUMMARY_VALUES summary values (scalars or
+    not), or for a file that is not events."""
+    by_step: dict[float, dict[str, float]] = {}
+    seen = 0
+    for body in records(data):
+        step, values = _event_values(body)
+        for value in values:
+            seen += 1
+            if seen > MAX_SUMMARY_VALUES:
                 raise ValueError(
-                    f"This TensorBoard event file holds more than {most:,} scalar values; "
-                    f"the lab reads at most {most:,}."
+                    f"This TensorBoard event file holds more than {MAX_SUMMARY_VALUES:,} summary values; "
+                    f"the lab reads at most {MAX_SUMMARY_VALUES:,}."
                 )
-            by_step.setdefault(float(event.step), {})[value.tag] = number
+            number = _scalar(value)
+            if number is not None:
+                by_step.setdefault(float(step), {})[value.tag] = number
     if not by_step:
         raise ValueError(
             "This TensorBoard event file holds no scalar values (loss, learning rate and so on)."

@@ -24,7 +24,7 @@ from bench.hostile_logs import (
     scalar_event,
     tensor_event,
 )
-from core.diagnose import formats
+from core.diagnose import formats, tensorboard_events
 from core.diagnose.formats import MAX_COLUMNS, MAX_ROWS, MAX_VALUES, Table, Unreadable, read_log
 
 PEAK_ABOVE_SMALL_MB = 256  # the bound for any one file, above a small log's read
@@ -137,11 +137,27 @@ def test_steps_times_tags_past_the_value_cap_are_refused_before_the_table_is_fil
 
 
 def test_more_events_than_the_cap_are_refused(monkeypatch):
-    from core.diagnose import tensorboard_events
-
     monkeypatch.setattr(tensorboard_events, "MAX_EVENTS", 10)
     data = event_file(scalar_event(i, {"loss": 1.0}) for i in range(11))
     assert "more than 10 events" in _refusal(data, "run.tfevents")
+
+
+def test_a_large_record_is_walked_and_its_small_values_still_read():
+    # An image beside the scalar makes the record larger than protobuf is handed whole.
+    event = scalar_event(-5, {"loss": 1.5})
+    image = b"p" * (tensorboard_events.SMALL_RECORD_BYTES + 1)
+    big_image = tensor_event(-5, "image", dtype=types_pb2.DT_STRING, string_val=[image])
+    event.summary.value.append(big_image.summary.value[0])
+    table = read_log(event_file([event]), "run.tfevents")
+    assert table.columns == ("step", "loss") and table.rows == ((-5.0, 1.5),)
+
+
+def test_summary_values_past_the_cap_are_refused_scalar_or_not(monkeypatch):
+    monkeypatch.setattr(tensorboard_events, "MAX_SUMMARY_VALUES", 10)
+    data = event_file(
+        [tensor_event(i, "text", dtype=types_pb2.DT_STRING, string_val=[b"a"]) for i in range(11)]
+    )
+    assert "more than 10 summary values" in _refusal(data, "run.tfevents")
 
 
 def test_a_record_claiming_more_bytes_than_the_file_holds_is_refused():
