@@ -221,6 +221,11 @@ def huge_integer_json() -> bytes:
     return b'{"log_history": [{"step": 1, "loss": 1' + b"0" * 4300 + b'}, {"step": 2, "loss": 2.0}]}'
 
 
+def many_keys_json() -> bytes:
+    """One object with 600,000 keys: a dict of them is built before the columns can be counted."""
+    return ("{" + ",".join(f'"k{i}":1' for i in range(600_000)) + "}").encode()
+
+
 def long_json_lines() -> bytes:
     """Twice MAX_ROWS short lines."""
     return b'{"loss": 1}\n' * (2 * MAX_ROWS)
@@ -263,6 +268,7 @@ HOSTILE: dict[str, tuple[str, Callable[[], bytes]]] = {
     "JSON Lines 50,000 deep": ("deep.jsonl", deep_json_lines),
     "3M empty objects": ("objects.json", many_containers_json),
     "4,300-digit integer": ("digits.json", huge_integer_json),
+    "one object of 600,000 keys": ("keys.json", many_keys_json),
     "200,000 JSON lines": ("long.jsonl", long_json_lines),
     "sparse JSON Lines, 499 names": ("sparse.jsonl", sparse_json_lines),
     "5M numbers in one list": ("numbers.json", number_list_json),

@@ -25,6 +25,8 @@ from bench.hostile_logs import (
     tensor_event,
 )
 from core.diagnose import formats, tensorboard_events
+from core.diagnose.detectors import RunContext
+from core.diagnose.diagnosis import diagnose_bytes
 from core.diagnose.formats import MAX_COLUMNS, MAX_ROWS, MAX_VALUES, Table, Unreadable, read_log
 
 PEAK_ABOVE_SMALL_MB = 256  # the bound for any one file, above a small log's read
@@ -289,3 +291,42 @@ def test_the_command_line_refuses_each_with_one_line_and_status_2(label, expecte
     assert done.returncode == 2 and done.stdout == ""
     [line] = done.stderr.splitlines()
     assert line.startswith(f"{path}: ") and expected in line
+
+
+DETECTED_COLUMNS = (
+    "step",
+    "loss",
+    "grad_norm",
+    "memory_gb",
+    "step_time",
+    "data_time",
+    "tokens_per_s",
+    "gpu_util",
+)
+EXTREME = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([1e308, -1e308, 4.9e-324, 1e154, 0.0]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.lists(EXTREME, min_size=len(DETECTED_COLUMNS), max_size=len(DETECTED_COLUMNS)),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from([RunContext(), RunContext(classes=10, device_gb=80, params=1e9, peak_tflops=989)]),
+)
+def test_any_numbers_in_any_column_are_diagnosed_or_refused_in_a_sentence(rows, context):
+    text = ",".join(DETECTED_COLUMNS) + "\n" + "".join(",".join(map(repr, row)) + "\n" for row in rows)
+    try:
+        diagnose_bytes(text.encode(), "extreme.csv", context)
+    except ValueError as refusal:
+        assert "\n" not in str(refusal) and not any(word in str(refusal) for word in FOREIGN_WORDS)
+
+
+def test_numbers_that_overflow_the_detectors_arithmetic_get_our_sentence():
+    rows = "".join(f"{i},0,0,0,0,0,0,0\n" for i in range(8)) + "8,0,0,4.7e161,0,0,0,0\n9,0,0,0,0,0,0,0\n"
+    with pytest.raises(ValueError, match="too large, or too close to zero"):
+        diagnose_bytes((",".join(DETECTED_COLUMNS) + "\n" + rows).encode(), "extreme.csv", RunContext())
