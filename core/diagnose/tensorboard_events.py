@@ -18,9 +18,8 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 from tensorboard.compat.proto import event_pb2, summary_pb2, types_pb2  # type: ignore[import-untyped]  # no type hints
-from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import (  # type: ignore[import-untyped]  # no hints
-    masked_crc32c,
-)
+
+from core.diagnose.crc32c import masked_crc32c
 
 # A step logged with a dozen tags is a dozen events; a 10 MB file of the shortest real events
 # (about 40 bytes each) holds some 250,000, so this cap refuses no file a logger wrote.
