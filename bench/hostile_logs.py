@@ -325,12 +325,12 @@ def main() -> None:
         print(json.dumps(results, indent=2))
         return
     for kind, figures in results.items():
-        print(f"\n{kind}: file, size, exit status, CPU s, peak MB above a small log; what it said")
+        print(f"\n{kind}: file, size, exit status, CPU s, peak MB (above a small log's); what it said")
         for label, f in figures.items():
             said = f["said"].split(": ", 1)[-1] if f["said"] else "read"
             print(
                 f"  {label:<36} {f['bytes'] / 1e6:6.2f} MB  {f['status']}  {f['cpu_s']:5.2f} s  "
-                f"{f['above_small_mb']:6.0f} MB  {said}"
+                f"{f['peak_mb']:4.0f} MB ({f['above_small_mb']:+4.0f})  {said}"
             )
 
 
