@@ -20,6 +20,7 @@ from google.protobuf.message import DecodeError
 from tensorboard.compat.proto import event_pb2, summary_pb2, types_pb2  # type: ignore[import-untyped]  # no type hints
 
 from core.diagnose.crc32c import masked_crc32c
+from core.diagnose.formats import Unreadable
 
 # A step logged with a dozen tags is a dozen events; a 10 MB file of the shortest real events
 # (about 40 bytes each) holds some 250,000, so this cap refuses no file a logger wrote.
@@ -70,29 +71,29 @@ _DEFINED_TYPES = frozenset(types_pb2.DataType.values())
 
 
 def records(data: bytes) -> Iterator[bytes]:
-    """Each record's message, its checksums checked; ValueError past MAX_EVENTS or on a bad record."""
+    """Each record's message, its checksums checked; Unreadable past MAX_EVENTS or on a bad record."""
     offset = 0
     count = 0
     while offset < len(data):
         count += 1
         if count > MAX_EVENTS:
-            raise ValueError(
+            raise Unreadable(
                 f"This TensorBoard event file holds more than {MAX_EVENTS:,} events; the lab reads at most "
                 f"{MAX_EVENTS:,}."
             )
         header = data[offset : offset + 12]
         if len(header) < 12:
-            raise ValueError(_NOT_EVENTS)
+            raise Unreadable(_NOT_EVENTS)
         (length,) = struct.unpack("<Q", header[:8])
         (length_crc,) = struct.unpack("<I", header[8:12])
         # The length is checked against the file before it is used: the slice below never copies
         # more than the file holds.
         if masked_crc32c(header[:8]) != length_crc or length > len(data) - offset - 16:
-            raise ValueError(_NOT_EVENTS)
+            raise Unreadable(_NOT_EVENTS)
         body = data[offset + 12 : offset + 12 + length]
         footer = data[offset + 12 + length : offset + 16 + length]
         if masked_crc32c(body) != struct.unpack("<I", footer)[0]:
-            raise ValueError(_NOT_EVENTS)
+            raise Unreadable(_NOT_EVENTS)
         yield body
         offset += 16 + length
 
@@ -105,9 +106,9 @@ def _one_element(dims: Any) -> bool:
 
 def tensor_scalar(tensor: Any) -> float | None:
     """The number a one-element numeric tensor holds; None for any other tensor (text, an image, a
-    histogram). ValueError for a type TensorBoard does not define."""
+    histogram). Unreadable for a type TensorBoard does not define."""
     if tensor.dtype not in _DEFINED_TYPES:
-        raise ValueError(_UNKNOWN_TYPE)
+        raise Unreadable(_UNKNOWN_TYPE)
     number_type = _NUMBER_TYPES.get(tensor.dtype)
     if number_type is None or not _one_element(tensor.tensor_shape.dim):
         return None
@@ -137,7 +138,7 @@ def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
         if byte < 0x80:
             return value, pos
         shift += 7
-    raise ValueError(_NOT_EVENTS)
+    raise Unreadable(_NOT_EVENTS)
 
 
 def _fields(data: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int]]:
@@ -156,9 +157,9 @@ def _fields(data: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, in
         elif wire in sizes:
             size = sizes[wire]
         else:
-            raise ValueError(_NOT_EVENTS)
+            raise Unreadable(_NOT_EVENTS)
         if size > end - pos:
-            raise ValueError(_NOT_EVENTS)
+            raise Unreadable(_NOT_EVENTS)
         yield number, wire, pos, pos + size
         pos += size
 
@@ -174,7 +175,7 @@ def _event_values(body: bytes) -> tuple[int, Iterator[Any]]:
         try:
             event.ParseFromString(body)
         except DecodeError:
-            raise ValueError(_NOT_EVENTS) from None
+            raise Unreadable(_NOT_EVENTS) from None
         return event.step, iter(event.summary.value)
     step, summaries = 0, []
     for number, wire, start, end in _fields(body, 0, len(body)):
@@ -198,11 +199,11 @@ def _small_value(data: bytes) -> list[Any]:
     try:
         return [summary_pb2.Summary.Value.FromString(data)]
     except DecodeError:
-        raise ValueError(_NOT_EVENTS) from None
+        raise Unreadable(_NOT_EVENTS) from None
 
 
 def scalar_values(data: bytes) -> dict[float, dict[str, float]]:
-    """Each step's scalars by tag; ValueError past MAX_SUMMARY_VALUES summary values (scalars or
+    """Each step's scalars by tag; Unreadable past MAX_SUMMARY_VALUES summary values (scalars or
     not), or for a file that is not events."""
     by_step: dict[float, dict[str, float]] = {}
     seen = 0
@@ -211,7 +212,7 @@ def scalar_values(data: bytes) -> dict[float, dict[str, float]]:
         for value in values:
             seen += 1
             if seen > MAX_SUMMARY_VALUES:
-                raise ValueError(
+                raise Unreadable(
                     f"This TensorBoard event file holds more than {MAX_SUMMARY_VALUES:,} summary values; "
                     f"the lab reads at most {MAX_SUMMARY_VALUES:,}."
                 )
@@ -219,7 +220,7 @@ def scalar_values(data: bytes) -> dict[float, dict[str, float]]:
             if number is not None:
                 by_step.setdefault(float(step), {})[value.tag] = number
     if not by_step:
-        raise ValueError(
+        raise Unreadable(
             "This TensorBoard event file holds no scalar values (loss, learning rate and so on)."
         )
     return by_step

@@ -330,3 +330,14 @@ def test_numbers_that_overflow_the_detectors_arithmetic_get_our_sentence():
     rows = "".join(f"{i},0,0,0,0,0,0,0\n" for i in range(8)) + "8,0,0,4.7e161,0,0,0,0\n9,0,0,0,0,0,0,0\n"
     with pytest.raises(ValueError, match="too large, or too close to zero"):
         diagnose_bytes((",".join(DETECTED_COLUMNS) + "\n" + rows).encode(), "extreme.csv", RunContext())
+
+
+@pytest.mark.parametrize(
+    "raised", [struct.error("unpack requires a buffer"), KeyError("x"), RuntimeError("y")]
+)
+def test_whatever_else_a_parser_raises_becomes_our_sentence(monkeypatch, raised):
+    def broken(text):
+        raise raised
+
+    monkeypatch.setattr(formats, "read_csv", broken)
+    assert "could not be read as a training log" in _refusal(b"step,loss\n1,2\n", "run.csv")
