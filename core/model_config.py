@@ -240,11 +240,18 @@ def _dense_layers(data: Mapping[str, Any], layers: int) -> tuple[int, ...]:
     """Layers with a dense MLP: those in mlp_only_layers and those decoder_sparse_step skips."""
     step = _number(data, "decoder_sparse_step", most=layers, default=1)
     only = data.get("mlp_only_layers") or []
+    require(isinstance(only, list), "The config's mlp_only_layers must be a list of layer numbers.")
+    # Checked before the list is scanned: a layer can be listed once, so a longer list is not a config.
     require(
-        isinstance(only, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in only),
+        len(only) <= layers,
+        f"The config's mlp_only_layers lists {len(only):,} layers; the model has {layers}.",
+    )
+    require(
+        all(isinstance(i, int) and not isinstance(i, bool) for i in only),
         "The config's mlp_only_layers must be a list of layer numbers.",
     )
-    return tuple(i for i in range(layers) if i in only or (i + 1) % step != 0)
+    dense = set(only)
+    return tuple(i for i in range(layers) if i in dense or (i + 1) % step != 0)
 
 
 def _qwen_moe(

@@ -15,7 +15,7 @@ from core.diagnose.columns import ROLES, columns_signature, guess_mapping
 from core.diagnose.detectors import CHANCE_TOLERANCE, LIKELY, POSSIBLE, Finding, RunContext
 from core.diagnose.diagnosis import HEALTHY
 from core.diagnose.examples import example, example_bytes, load_examples
-from core.diagnose.formats import MAX_BYTES, read_log
+from core.diagnose.formats import MAX_BYTES, Table, read_log
 from core.diagnose.reading import Reading, Source, example_reading, example_table, reading
 from core.gpus import gpu, gpu_names, peak_tflops
 from ui import state
@@ -30,6 +30,8 @@ UPLOAD = "upload"
 NOT_GIVEN = "(not given)"
 UNMAPPED = "(none)"
 MAPPING_OPEN = "your_run.mapping_open"  # whether "Which column is which" is open
+UPLOAD_READ = "your_run.upload_read"  # (file id, table or refusal) of the upload last read
+UPLOAD_READING = "your_run.upload_reading"  # ((file id, mapping, context), reading) last worked out
 VERDICT_ICONS = {LIKELY: ":material/error:", POSSIBLE: ":material/help:"}
 
 
@@ -59,7 +61,35 @@ def pick_source() -> Source | None:
     )
     if uploaded is None:
         return None
-    return Source(name=uploaded.name, data=uploaded.getvalue(), example=None)
+    return Source(name=uploaded.name, data=uploaded.getvalue(), example=None, upload_id=uploaded.file_id)
+
+
+def uploaded_table(source: Source) -> Table:
+    """The upload read once: its table (or the sentence refusing it) is kept in this session under the
+    file's id, so a rerun (a mapping box, a number) reads nothing again. One upload is kept at a time."""
+    kept = st.session_state.get(UPLOAD_READ)
+    if kept is None or kept[0] != source.upload_id:
+        try:
+            kept = (source.upload_id, read_log(source.data, source.name))
+        except ValueError as problem:
+            kept = (source.upload_id, str(problem))
+        st.session_state[UPLOAD_READ] = kept
+        st.session_state.pop(UPLOAD_READING, None)
+    if isinstance(kept[1], str):
+        raise ValueError(kept[1])
+    return kept[1]
+
+
+def uploaded_reading(
+    source: Source, table: Table, mapping: dict[str, str | None], context: RunContext
+) -> Reading:
+    """The upload's reading for this mapping and context, kept in this session until either changes."""
+    key = (source.upload_id, tuple(sorted(mapping.items())), context)
+    kept = st.session_state.get(UPLOAD_READING)
+    if kept is None or kept[0] != key:
+        kept = (key, reading(table, mapping, context))
+        st.session_state[UPLOAD_READING] = kept
+    return kept[1]
 
 
 def _whole(label: str, key: str, default: int, help: str | None = None) -> int | None:
@@ -219,9 +249,7 @@ def read_a_log() -> None:
         st.info(lessons.sentence("your_run", "answer_first"))
     else:
         try:
-            table = (
-                example_table(source.example.file) if source.example else read_log(source.data, source.name)
-            )
+            table = example_table(source.example.file) if source.example else uploaded_table(source)
             context = ask_context(source)
         except ValueError as problem:
             st.error(literal(str(problem)))
@@ -256,7 +284,7 @@ def read_a_log() -> None:
                 read = (
                     example_reading(source.example.file, mapping, context)
                     if source.example
-                    else reading(table, mapping, context)
+                    else uploaded_reading(source, table, mapping, context)
                 )
             except ValueError as problem:
                 st.error(literal(str(problem)))

@@ -1,7 +1,8 @@
 """The model the Memory budget page sizes: a preset, the custom sliders' shape, or the learner's config.json.
 
 The config.json in use is kept as validated text in this session only (it is not a setting, so
-share links and progress files do not carry it) and read again each run through `core`.
+share links and progress files do not carry it), with the model read from it: a rerun reads the
+text again only when it changed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from core.models import active_parameter_count, parameter_count, resolve_model
 from ui import state
 
 CONFIG_KEY = "model_source.config_text"  # the config.json in use, already validated
+MODEL_KEY = "model_source.model"  # (text, model) of the config last read
 REFUSAL_KEY = "model_source.refusal"  # why the last config was not used
 PASTE_KEY = "model_source.paste"
 UPLOAD_KEY = "model_source.upload"
@@ -31,17 +33,28 @@ def _use_config() -> None:
             if upload is not None
             else st.session_state.get(PASTE_KEY, "")
         )
-        load_config_text(text, name=NAME)
+        model = load_config_text(text, name=NAME)
     except ValueError as err:
         st.session_state[REFUSAL_KEY] = str(err)
         return
     st.session_state[CONFIG_KEY] = text
+    st.session_state[MODEL_KEY] = (text, model)
     st.session_state.pop(REFUSAL_KEY, None)
 
 
 def _stop_using() -> None:
     if not state.read_only():
         st.session_state.pop(CONFIG_KEY, None)
+        st.session_state.pop(MODEL_KEY, None)
+
+
+def _config_model(text: str) -> ModelSpec:
+    """The model of the config in use, read once per text and kept in this session."""
+    kept = st.session_state.get(MODEL_KEY)
+    if kept is None or kept[0] != text:
+        kept = (text, load_config_text(text, name=NAME))
+        st.session_state[MODEL_KEY] = kept
+    return kept[1]
 
 
 def _in_use_line(model: ModelSpec) -> str:
@@ -71,7 +84,7 @@ def chosen_model(section: str) -> ModelSpec:
     if text is None:
         settings = state.section_settings(section)
         return resolve_model(settings["model"], hidden=settings["hidden"], layers=settings["layers"])
-    model = load_config_text(text, name=NAME)
+    model = _config_model(text)
     st.text(_in_use_line(model))
     st.button("Stop using my config.json", on_click=_stop_using, disabled=locked)
     return model

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from core import lessons
 from core.diagnose.columns import RunLog, Series
 from core.diagnose.learning_rate import rate_jump_grows_gradients
-from core.diagnose.stats import finite_points, line_fit, mad, median
+from core.diagnose.stats import finite_points, line_fit, mad, median, rolling_median
 from core.stack import load_stack
 from core.units import duration_label
 
@@ -132,11 +132,15 @@ def first_non_finite(series: Series) -> tuple[float, float] | None:
 def spike_steps(series: Series) -> tuple[float, ...]:
     """Steps where the value jumps far above the median of the values just before it."""
     steps, values = finite_points(series.steps, series.values)
+    levels = rolling_median(values, SPIKE_WINDOW)  # levels[i - 1]: the median of the window before i
     found = []
     for i in range(SPIKE_WINDOW, len(values)):
-        recent = values[i - SPIKE_WINDOW : i]
-        level = median(recent)
-        if values[i] - level > max(SPIKE_MADS * mad(recent), SPIKE_RATIO * abs(level)) > 0:
+        rise, level = values[i] - levels[i - 1], levels[i - 1]
+        # The spread is worked out only for a rise past the ratio: most points stop at the first test.
+        if (
+            rise > SPIKE_RATIO * abs(level)
+            and rise > max(SPIKE_MADS * mad(values[i - SPIKE_WINDOW : i]), SPIKE_RATIO * abs(level)) > 0
+        ):
             found.append(steps[i])
     return tuple(found)
 
@@ -264,14 +268,15 @@ def _numerical_next_step(grad: Series | None, jump_step: float | None) -> str:
 def plateau_step(steps: list[float], values: list[float]) -> float:
     """The first step from which the loss, smoothed over a tenth of the run, stays near its final level."""
     width = max(3, len(values) // 10)
-    smoothed = [median(values[max(0, i - width + 1) : i + 1]) for i in range(len(values))]
+    smoothed = rolling_median(values, width)
     final = median(values[-width:])
     start = median(values[:width])
     tolerance = max(0.02 * abs(final), 0.1 * max(0.0, start - final))
-    for i in range(len(smoothed)):
-        if all(abs(v - final) <= tolerance for v in smoothed[i:]):
-            return steps[i]
-    return steps[-1]
+    # The plateau starts just after the last smoothed value that is still far from the final level.
+    far = [i for i, v in enumerate(smoothed) if abs(v - final) > tolerance]
+    if not far:
+        return steps[0]
+    return steps[min(far[-1] + 1, len(steps) - 1)]
 
 
 def correctness(run: RunLog, context: RunContext) -> Finding:

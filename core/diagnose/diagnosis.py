@@ -74,6 +74,18 @@ def diagnose(run: RunLog, context: RunContext) -> Diagnosis:
     return Diagnosis(findings=findings, primary=primary, summary=_summary(primary, findings))
 
 
+def diagnose_log(run: RunLog, context: RunContext) -> Diagnosis:
+    """`diagnose` for a file a learner gave: numbers so large (or so near zero) that the detectors'
+    arithmetic overflows get a sentence, not Python's words."""
+    try:
+        return diagnose(run, context)
+    except ArithmeticError:
+        raise ValueError(
+            "Some numbers in this log are too large, or too close to zero, to work with (such as 1e+300); "
+            "check that each column holds what its name says."
+        ) from None
+
+
 def mapped_run(table: Table, mapping: Mapping[str, str | None], context: RunContext) -> RunLog:
     """The table read through `mapping`; ValueError when no column the detectors read is mapped."""
     run = run_log(table, mapping, device_gb=context.device_gb)
@@ -89,7 +101,7 @@ def diagnose_bytes(data: bytes, name: str, context: RunContext) -> tuple[Table, 
     """Read a log file's bytes, map its columns by name and diagnose it (what the command line does)."""
     table = read_log(data, name)
     run = mapped_run(table, guess_mapping(table.columns), context)
-    return table, run, diagnose(run, context)
+    return table, run, diagnose_log(run, context)
 
 
 def as_json(run: RunLog, diagnosis: Diagnosis) -> dict[str, Any]:

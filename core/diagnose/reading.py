@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from core.diagnose.columns import RunLog
 from core.diagnose.detectors import RunContext
-from core.diagnose.diagnosis import Diagnosis, diagnose, mapped_run
+from core.diagnose.diagnosis import Diagnosis, diagnose_log, mapped_run
 from core.diagnose.examples import Example, example_bytes
 from core.diagnose.formats import Table, read_log
 
@@ -26,6 +26,7 @@ class Source:
     name: str
     data: bytes
     example: Example | None
+    upload_id: str | None = None  # the uploader's id for this file: the same id is the same bytes
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,9 @@ class Reading:
 
 def reading(table: Table, mapping: Mapping[str, str | None], context: RunContext) -> Reading:
     """The table read through `mapping` and diagnosed; ValueError when no column the detectors read
-    is mapped."""
+    is mapped, or when its numbers overflow the detectors' arithmetic."""
     run = mapped_run(table, mapping, context)
-    return Reading(run=run, diagnosis=diagnose(run, context))
+    return Reading(run=run, diagnosis=diagnose_log(run, context))
 
 
 @functools.lru_cache(maxsize=16)

@@ -5,6 +5,7 @@ import json
 
 from core import lessons
 from core.datafiles import DATA_DIR
+from core.model_spec import ModelSpec
 from tests.app.conftest import open_page, sketch_budget
 from ui import model_source
 
@@ -62,3 +63,21 @@ def test_a_refused_config_names_the_field_and_keeps_the_previous_model():
     at = paste(at, '{"model_type": "t5"}')
     assert any("model_type 't5' is not one we can count; supported: gpt2" in t.value for t in at.text)
     assert parameters_shown(at) == "46,702,792,704"
+
+
+def test_the_config_in_use_is_read_once_not_on_every_rerun(monkeypatch):
+    import ui.model_source
+
+    read: list[str] = []
+    real = ui.model_source.load_config_text
+
+    def counted(text: str, *, name: str) -> ModelSpec:
+        read.append(name)
+        return real(text, name=name)
+
+    monkeypatch.setattr(ui.model_source, "load_config_text", counted)
+    at = paste(detailed_page(), MIXTRAL)
+    at.run()
+    at.run()
+    assert parameters_shown(at) == "46,702,792,704"
+    assert len(read) == 1  # when the button validated it; the reruns reuse the model

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
+from bench.hostile_logs import HOSTILE
 from core import lessons
+from core.diagnose import formats
 from core.diagnose.columns import columns_signature, guess_mapping
 from core.diagnose.detectors import RunContext
 from core.diagnose.reading import example_reading, example_table
@@ -149,3 +153,71 @@ def test_the_mapping_boxes_are_built_only_while_open_and_keep_a_changed_choice()
     at.session_state["your_run.mapping_open"] = True
     at.run()
     assert at.selectbox(key=loss).value == "(none)"
+
+
+def _count_reads(monkeypatch) -> list[str]:
+    """The names of the files the page reads from here on, one entry a read."""
+    read: list[str] = []
+    real = formats.read_log
+
+    def counted(data: bytes, name: str) -> formats.Table:
+        read.append(name)
+        return real(data, name)
+
+    monkeypatch.setattr(formats, "read_log", counted)
+    return read
+
+
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        ("tensor declaring 2^28 values", "holds no scalar values"),
+        ("unknown tensor type", "number type TensorBoard does not define"),
+        ("lists 100,000 deep", "nests objects too deeply"),
+        ("5M one-column rows", "lines"),
+        ("200,000 rows of numbers", "more than 100,000 rows"),
+        ("sparse JSON Lines, 499 names", "values"),
+    ],
+)
+def test_a_hostile_upload_gets_one_sentence_of_ours(label, expected):
+    name, build = HOSTILE[label]
+    at = open_page(PAGE)
+    at.radio(key="your_run.source").set_value("upload").run()
+    at.file_uploader(key="your_run.file").upload(name, build(), "application/octet-stream").run()
+    assert not at.exception
+    [alert] = at.error
+    assert expected in alert.value and "\n" not in alert.value
+    assert len(at.get("vega_lite_chart")) == QUESTION_PANELS
+
+
+def test_a_huge_integer_upload_is_read_with_an_infinite_loss():
+    name, build = HOSTILE["4,300-digit integer"]
+    at = open_page(PAGE)
+    at.radio(key="your_run.source").set_value("upload").run()
+    at.file_uploader(key="your_run.file").upload(name, build(), "application/json").run()
+    assert not at.exception and not at.error
+    assert "Numerical: likely" in _subheaders(at)
+
+
+def test_an_upload_is_read_once_and_a_mapping_change_reuses_it(monkeypatch):
+    read = _count_reads(monkeypatch)
+    at = open_page(PAGE)
+    at.radio(key="your_run.source").set_value("upload").run()
+    log = b"step,objective\n" + b"".join(f"{i},2.302\n".encode() for i in range(40))
+    at.file_uploader(key="your_run.file").upload("odd.csv", log, "text/csv").run()
+    key = f"your_run.map.{columns_signature(('step', 'objective'))}.loss"
+    at.selectbox(key=key).set_value("objective").run()
+    at.number_input(key="your_run.classes.upload").set_value(10).run()
+    assert "Correctness: likely" in _subheaders(at)
+    assert read == ["odd.csv"]  # three reruns, one read
+    at.file_uploader(key="your_run.file").upload("odd.csv", log, "text/csv").run()
+    assert read == ["odd.csv", "odd.csv"]  # a new upload is a new file id: read again
+
+
+def test_a_refused_upload_is_not_read_again_on_a_rerun(monkeypatch):
+    read = _count_reads(monkeypatch)
+    at = open_page(PAGE)
+    at.radio(key="your_run.source").set_value("upload").run()
+    at.file_uploader(key="your_run.file").upload("broken.csv", b"step,loss\n1,2,3\n", "text/csv").run()
+    at.run()
+    assert read == ["broken.csv"] and "Row 2 of this CSV file has 3 cells" in at.error[0].value

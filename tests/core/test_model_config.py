@@ -73,6 +73,23 @@ def test_qwen_moe_layers_follow_the_sparse_step_and_the_dense_list():
     assert (spec.moe_layers, spec.experts, spec.active_experts, spec.expert_intermediate) == (2, 8, 8, 768)
 
 
+def test_mlp_only_layers_is_a_set_no_longer_than_the_layer_count():
+    config = {**LLAMA, "model_type": "qwen3_moe", "num_hidden_layers": 6, "num_key_value_heads": 4}
+    # Repeats and layers past the last change nothing: the list names a set of layers.
+    listed = parse_config({**config, "mlp_only_layers": [1, 1, 3, 99]})
+    assert listed.dense_layers == (1, 3)
+    with pytest.raises(ValueError, match="lists 7 layers; the model has 6"):
+        parse_config({**config, "mlp_only_layers": [0] * 7})
+
+
+def test_the_reviews_49000_entry_list_is_refused_in_one_sentence():
+    config = {**LLAMA, "model_type": "qwen3_moe", "num_hidden_layers": 48, "num_key_value_heads": 4}
+    text = json.dumps({**config, "mlp_only_layers": [0] * 49_000}, separators=(",", ":"))
+    assert len(text) <= MAX_CONFIG_CHARS  # small enough to be read: the list itself must be refused
+    with pytest.raises(ValueError, match="lists 49,000 layers; the model has 48"):
+        load_config_text(text)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

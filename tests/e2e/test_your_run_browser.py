@@ -3,6 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
+from bench.hostile_logs import HOSTILE
 from core import lessons
 
 pytestmark = pytest.mark.e2e
@@ -53,4 +54,20 @@ def test_a_file_that_cannot_be_read_gets_one_sentence(learner):
         page.locator('[data-testid="stAlert"]').filter(has_text="Row 2 of this CSV file has 3 cells")
     ).to_have_count(1)
     expect(page.get_by_role("heading", name="Numerical: likely")).to_have_count(0)
+    assert learner.exceptions() == []
+
+
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        ("tensor declaring 2^28 values", "holds no scalar values"),
+        ("5M one-column rows", "the lab reads logs of at most"),
+        ("lists 100,000 deep", "nests objects too deeply"),
+    ],
+)
+def test_a_hostile_upload_through_the_browser_gets_one_sentence(learner, label, expected):
+    name, build = HOSTILE[label]
+    page = learner.open("your-run")
+    upload(learner, name, build())
+    expect(page.locator('[data-testid="stAlert"]').filter(has_text=expected)).to_have_count(1)
     assert learner.exceptions() == []
