@@ -26,7 +26,7 @@ from core.questions import load_bank
 from core.report.moments import readable_time
 from ui import state
 from ui.identity import retry_saving, saved_indicator, saved_indicator_behind
-from ui.run_slots import in_a_run_slot
+from server.run_slots import in_a_run_slot
 
 FAVICON_PATH = Path(__file__).resolve().parent.parent / "assets" / "favicon.png"
 # The favicon for st.set_page_config, as a data: URL read once per process. Given the file's path,
