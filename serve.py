@@ -21,6 +21,7 @@ from starlette.middleware import Middleware
 
 from server.backend_url import BackendBaseUrl
 from server.changes import Refused, install
+from server.stream_frames import StreamFrames
 from server.warm import freeze_loaded, warm_caches
 
 try:
@@ -36,5 +37,8 @@ async def _warm_first(_app: Any) -> AsyncIterator[None]:
     yield
 
 
-# The page tells the browser where the root is, so a link to a lesson connects without a probe.
-app = st.App("Home.py", lifespan=_warm_first, middleware=[Middleware(BackendBaseUrl)])
+# The page tells the browser where the root is, so a link to a lesson connects without a probe; a text
+# frame on the websocket closes it with one log line.
+app = st.App(
+    "Home.py", lifespan=_warm_first, middleware=[Middleware(BackendBaseUrl), Middleware(StreamFrames)]
+)

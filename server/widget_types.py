@@ -106,9 +106,7 @@ def install() -> None:
         if registered is not None:
             dropped = drop_mistyped(msg, registered)
             if dropped:
-                _LOGGER.warning(
-                    "Dropped %d widget value(s) a client sent of a kind the widget does not take.", dropped
-                )
+                _LOGGER.warning("Dropped %d widget value(s) of a kind the widget does not take.", dropped)
         original(self, session_id, msg, client=client)
 
     handle_backmsg.type_checked = True  # type: ignore[attr-defined]  # marks the wrapper
