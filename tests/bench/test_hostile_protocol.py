@@ -165,7 +165,7 @@ async def _flood_until_closed(session: Session, raw: bytes, seconds: float) -> b
 def test_a_flood_from_many_connections_of_one_address_is_closed_and_another_learner_is_served(server):
     problems = server.log_problems()
 
-    async def attack() -> tuple[list[bool], list[str]]:
+    async def attack() -> tuple[list[bool], tuple[str, ...]]:
         flood = [
             Session(port=server.port, marker=f"bench-s91{i:02d}-prot", timeout_s=60)
             for i in range(FLOOD_CONNECTIONS)
