@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from streamlit.runtime import Runtime
@@ -15,6 +18,8 @@ import serve
 from server import changes, runner_handover
 from server import streamlit_private as private
 from server.changes import CHANGES, Change, Kind, Refused
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_importing_serve_puts_every_change_in():
@@ -108,3 +113,19 @@ def test_a_speed_change_that_cannot_go_in_warns_once_and_the_rest_go_in(caplog):
     assert put_in == ["g"]
     [warning] = caplog.records
     assert "'faster'" in warning.getMessage() and "Runtime.no_such_method" in warning.getMessage()
+
+
+def test_serve_refuses_to_start_in_one_sentence_where_a_fix_cannot_go_in():
+    # A Streamlit without the runner event the hand-over fix needs, as a release that renamed it would be.
+    script = (
+        "import server.streamlit_private as private\n"
+        "private._CLASSES['ScriptRunnerEvent'] = None\n"
+        "import serve\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 1
+    [line] = ran.stderr.strip().splitlines()
+    assert line.startswith("The lab will not start: its fix 'runner_handover'")
+    assert "ScriptRunnerEvent.SHUTDOWN" in line and private.VERSION in line
