@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.runtime import Runtime
 from streamlit.runtime.app_session import AppSession
+from streamlit.testing.v1 import AppTest
 
 import serve
 from server import changes, runner_handover
@@ -129,3 +130,12 @@ def test_serve_refuses_to_start_in_one_sentence_where_a_fix_cannot_go_in():
     [line] = ran.stderr.strip().splitlines()
     assert line.startswith("The lab will not start: its fix 'runner_handover'")
     assert "ScriptRunnerEvent.SHUTDOWN" in line and private.VERSION in line
+
+
+def test_home_shows_only_the_refusal_where_a_guard_cannot_go_in(monkeypatch):
+    # `streamlit run Home.py` has no serve.py in front of it: the page itself refuses.
+    sentence = "The lab will not start: a test."
+    monkeypatch.setattr(changes, "_installed", lambda: sentence)
+    app = AppTest.from_file(str(REPO_ROOT / "Home.py"), default_timeout=60).run()
+    assert [error.value for error in app.error] == [sentence]
+    assert not app.exception and len(app.main.children) == 1
