@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 from bench.element_cost import Priced, per_element_ms, price, schedule, table, yardstick
 from bench.element_page import ENV, KINDS, MIXES, ONE_MARKDOWN, parse
 from bench.paths import REPO_ROOT
-from tests.app.conftest import drawn
 from server import warm
+from tests.app.conftest import drawn
 
 PAGE = str(REPO_ROOT / "bench" / "element_page.py")
 BARE_MARKDOWN = 2  # the hello page's heading and line, which every variant draws first
