@@ -21,6 +21,7 @@ from starlette.middleware import Middleware
 
 from server.backend_url import BackendBaseUrl
 from server.changes import Refused, install
+from server.message_rate import MessageCap
 from server.stream_frames import StreamFrames
 from server.warm import freeze_loaded, warm_caches
 
@@ -38,7 +39,9 @@ async def _warm_first(_app: Any) -> AsyncIterator[None]:
 
 
 # The page tells the browser where the root is, so a link to a lesson connects without a probe; a text
-# frame on the websocket closes it with one log line.
+# frame on the websocket closes it with one log line; the message cap drops frames before they are decoded.
 app = st.App(
-    "Home.py", lifespan=_warm_first, middleware=[Middleware(BackendBaseUrl), Middleware(StreamFrames)]
+    "Home.py",
+    lifespan=_warm_first,
+    middleware=[Middleware(BackendBaseUrl), Middleware(StreamFrames), Middleware(MessageCap)],
 )

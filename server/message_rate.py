@@ -15,8 +15,11 @@ can write the header, but not the entry the proxy appends after its own.
 The buckets belong to connections and addresses, not learners (no learner data); a connection's go when
 it does, and the address table keeps at most `MAX_ADDRESSES`, forgetting the least recently seen.
 
-Streamlit decodes a message before this sees it (its websocket endpoint parses each frame first); what
-is dropped here skips everything after that.
+Under `streamlit run serve.py` the cap is taken by `MessageCap`, ASGI middleware in front of Streamlit's
+websocket endpoint, so a dropped frame is never decoded, and a connection out of strikes gets a proper
+close. Under `streamlit run Home.py` there is no middleware, and the wrapper of Streamlit's message
+handler takes it after Streamlit has decoded the message; that wrapper is the guard `install` puts in,
+and it lets through a connection the middleware counted already.
 """
 
 from __future__ import annotations
@@ -24,13 +27,16 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import secrets
 import threading
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
 
 from core.rate_limit import TokenBucket
@@ -68,6 +74,10 @@ TRUSTED_PROXIES = frozenset(
 )
 # The close code a connection gets for sending too much: 1008, policy violation.
 CLOSE_CODE = 1008
+_STREAM = "/_stcore/stream"
+# The header MessageCap adds to a connection it counts, with a value made once per process.
+_MARK = "x-lab-message-cap"
+_MARK_VALUE = secrets.token_hex(16)
 
 
 @dataclass
@@ -85,13 +95,13 @@ class MessageRate:
         self._connections: weakref.WeakKeyDictionary[Any, _Connection] = weakref.WeakKeyDictionary()
         self._addresses: OrderedDict[str, TokenBucket] = OrderedDict()
 
-    def _connection(self, client: Any, now_s: float) -> _Connection:
-        found = self._connections.get(client)
+    def _connection(self, key: Any, address: str, now_s: float) -> _Connection:
+        found = self._connections.get(key)
         if found is None:
-            found = self._connections[client] = _Connection(
+            found = self._connections[key] = _Connection(
                 messages=TokenBucket.full(capacity=BURST, per_s=MESSAGES_PER_S, now_s=now_s),
                 strikes=TokenBucket.full(capacity=STRIKES, per_s=STRIKES_BACK_PER_S, now_s=now_s),
-                address=client_address(client),
+                address=address,
             )
         return found
 
@@ -105,10 +115,11 @@ class MessageRate:
         self._addresses.move_to_end(address)
         return bucket
 
-    def admit(self, client: Any, now_s: float) -> bool | None:
-        """True to handle `client`'s message, False to drop it, None to drop it and close the connection."""
+    def admit(self, key: Any, address: str, now_s: float) -> bool | None:
+        """True to handle a message of the connection `key` (from `address`), False to drop it, None to
+        drop it and close the connection."""
         with self._lock:
-            connection = self._connection(client, now_s)
+            connection = self._connection(key, address, now_s)
             # The address pays only for what its connection may send, so one flooding tab cannot use up
             # its classmates' allowance.
             if connection.messages.take(now_s) and (
@@ -118,15 +129,75 @@ class MessageRate:
             return False if connection.strikes.take(now_s) else None
 
 
-def client_address(client: Any) -> str:
+def address_of(peer: str | None, headers: Iterable[tuple[str, str]]) -> str:
     """The address a connection's messages are counted under (see the module docstring)."""
-    context = client.client_context
-    peer = str(context.remote_ip or "")
+    peer = str(peer or "")
     if peer not in TRUSTED_PROXIES:
         return peer
-    forwarded = [value for name, value in context.headers if name.lower() == "x-forwarded-for"]
+    forwarded = [value for name, value in headers if name.lower() == "x-forwarded-for"]
     entries = [entry.strip() for entry in ",".join(forwarded).split(",") if entry.strip()]
     return entries[-1] if entries else peer
+
+
+def client_address(client: Any) -> str:
+    """The address Streamlit's connection `client` is counted under."""
+    context = client.client_context
+    return address_of(context.remote_ip, context.headers)
+
+
+def _capped_in_front(client: Any) -> bool:
+    """Whether `MessageCap` counted this connection's frames already (it marks the connection's headers
+    with a value only this process knows, so a client cannot mark itself)."""
+    return (_MARK, _MARK_VALUE) in client.client_context.headers
+
+
+def _closing_line(address: str) -> None:
+    _LOGGER.warning(
+        "Closed a connection from %s that kept sending more than %s messages a second.",
+        address,
+        MESSAGES_PER_S,
+    )
+
+
+class MessageCap:
+    """ASGI middleware for `st.App` (serve.py): the cap on the frames of Streamlit's websocket, taken
+    before Streamlit decodes them. A dropped frame never reaches Streamlit; a connection out of strikes
+    is closed with 1008."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass everything through; count the frames of Streamlit's websocket."""
+        if scope["type"] != "websocket" or not scope["path"].endswith(_STREAM) or MESSAGES_PER_S <= 0:
+            await self.app(scope, receive, send)
+            return
+        headers = [(name, value) for name, value in scope["headers"] if name.lower() != _MARK.encode()]
+        peer = (scope.get("client") or (None,))[0]
+        address = address_of(
+            peer, [(name.decode("latin-1"), value.decode("latin-1")) for name, value in headers]
+        )
+        connection = _Key()
+
+        async def capped() -> Message:
+            while True:
+                message = await receive()
+                if message["type"] != "websocket.receive":
+                    return message
+                admitted = RATES.admit(connection, address, time.monotonic())
+                if admitted:
+                    return message
+                if admitted is None:
+                    _closing_line(address)
+                    await send({"type": "websocket.close", "code": CLOSE_CODE})
+                    return {"type": "websocket.disconnect", "code": CLOSE_CODE}
+
+        marked = [*headers, (_MARK.encode(), _MARK_VALUE.encode())]
+        await self.app({**scope, "headers": marked}, capped, send)
+
+
+class _Key:
+    """One websocket's key in the connection buckets (it goes when the connection does)."""
 
 
 RATES = MessageRate()
@@ -141,14 +212,11 @@ def install() -> None:
 
     @functools.wraps(original)
     def handle_backmsg(self: Any, session_id: str, msg: Any, *, client: Any = None) -> None:
-        if client is not None:
-            admitted = RATES.admit(client, time.monotonic())
+        if client is not None and not _capped_in_front(client):
+            address = client_address(client)
+            admitted = RATES.admit(client, address, time.monotonic())
             if admitted is None:
-                _LOGGER.warning(
-                    "Closed a connection from %s that kept sending more than %s messages a second.",
-                    client_address(client),
-                    MESSAGES_PER_S,
-                )
+                _closing_line(address)
                 # Streamlit's websocket endpoint ends the connection on this, as when the browser goes.
                 raise WebSocketDisconnect(code=CLOSE_CODE)
             if not admitted:

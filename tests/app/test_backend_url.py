@@ -15,6 +15,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 import serve
 from server.backend_url import BackendBaseUrl, is_a_page_path, root_path, root_script, with_root_script
+from server.message_rate import MessageCap
 from server.stream_frames import StreamFrames
 
 STATIC = Path(streamlit.__file__).parent / "static"
@@ -236,4 +237,4 @@ def test_the_pinned_streamlit_frontend_reads_the_backend_url_it_is_given() -> No
 
 
 def test_the_served_app_puts_the_middleware_in() -> None:
-    assert [entry.cls for entry in serve.app._user_middleware] == [BackendBaseUrl, StreamFrames]
+    assert [entry.cls for entry in serve.app._user_middleware] == [BackendBaseUrl, StreamFrames, MessageCap]
