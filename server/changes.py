@@ -13,9 +13,11 @@ private name it needs (`server/streamlit_private.py` looks them all up):
 - a speed change only makes the server faster: it steps aside with one warning, and the lab runs as
   Streamlit alone would.
 
-The changes that use public API only (`server/sockets.py`, `server/run_slots.py`,
-`server/backend_url.py`, `server/warm.py`) are not listed: no Streamlit release can take their hooks
-away unannounced.
+The changes that use public API only are not listed: no Streamlit release can take their hooks away
+unannounced. They are `server/sockets.py` (TCP_NODELAY), `server/run_slots.py` (two script runs at
+once), `server/warm.py` (caches warmed at start), and serve.py's ASGI middleware:
+`server/backend_url.py` (the page names the app's root), `server/stream_frames.py` (a text frame closes
+the socket with one line) and `server/message_rate.py`'s `MessageCap` (the message cap before decoding).
 """
 
 from __future__ import annotations
