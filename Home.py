@@ -2,22 +2,26 @@
 
 import streamlit as st
 
-from ui import server_hooks
+from server.changes import Refused, install
+from server.run_slots import run_slot
+from server.sockets import disable_nagle_once
 from ui.boxes import sidebar_boxes
 from ui.frame import FAVICON_URL, framed, progress_summary
 from ui.identity import saved_work_box, settle_learner
 from ui.nav import menu
 from ui.rooms import room_box
-from ui.run_slots import run_slot
 from ui.signing import weak_key_refused
-from ui.sockets import disable_nagle_once
 from ui.state import ensure_state, save_seeded
 
 # A folder called pages/ makes Streamlit run a process's very first script in its old
 # pages-folder mode, which cannot resolve our url paths ("Page not found" on a deep link).
 # st.navigation below switches that mode off for every later run of the process; nothing public
 # can switch it off before the first (see docs/hosting.md).
-server_hooks.install()  # serve.py has done it at startup already
+try:
+    install()  # serve.py has done it at startup already
+except Refused as refused:
+    st.error(str(refused))  # under `streamlit run Home.py`: the guards are not in, so nothing else is served
+    st.stop()
 
 st.set_page_config(
     page_title="Reading a Training Run",
@@ -30,7 +34,7 @@ disable_nagle_once()
 
 def lab() -> None:
     """The frame and the page the browser asked for; a few runs of the process work at once and the
-    others queue (ui/run_slots.py)."""
+    others queue (server/run_slots.py)."""
     with run_slot():
         page = st.navigation(menu())
         # Before anything is drawn from the learner's state: whose work this is, loaded from the store.

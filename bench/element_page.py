@@ -16,9 +16,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from server.warm import freeze_once
 from ui.charts import draw as draw_chart
 from ui.tables import shared_table
-from ui.warm import freeze_once
 
 ENV = "BENCH_ELEMENTS"
 SENTENCE = "a sentence of lesson prose, about as long as one of ours, with **bold** in it."

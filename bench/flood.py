@@ -2,7 +2,7 @@
 
 Everything goes through the workshop proxy (deploy/proxy.sh, HTTPS) in front of one replica;
 the flooder runs in its own process. Three runs, each with the same think-mode learners: no
-flood; a flood with the app's per-connection message cap (ui/message_rate.py); the same flood
+flood; a flood with the app's per-connection message cap (server/message_rate.py); the same flood
 with the cap turned off (LAB_MESSAGES_PER_S=0). Reports the learners' rerun p50/p95 and the
 server's memory. Loopback only.
 

@@ -11,7 +11,7 @@ delivery). Ratios
 compare each page with the hello demo's Hello page under the same setup.
 
 A setup is the GC setting, the app's TCP_NODELAY fix on or off (`LAB_TCP_NODELAY=0`, see
-ui/sockets.py; the hello demo is always served as Streamlit ships it) and the path: straight
+server/sockets.py; the hello demo is always served as Streamlit ships it) and the path: straight
 to the server, or through the workshop proxy (deploy/proxy.sh: HAProxy, HTTPS).
 """
 
@@ -151,7 +151,7 @@ def measure(
     log = TimingLog(results_dir / f"{stem}.runs.jsonl")
     log.path.unlink(missing_ok=True)
     # Reruns go back to back, faster than the app's per-connection message cap allows (10 a
-    # second, ui/message_rate.py), which would drop some: the cap is off for this one session.
+    # second, server/message_rate.py), which would drop some: the cap is off for this one session.
     env = {"BENCH_TIMING_LOG": str(log.path), "LAB_MESSAGES_PER_S": "0"}
     if not nodelay:
         env["LAB_TCP_NODELAY"] = "0"

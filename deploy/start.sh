@@ -34,9 +34,11 @@ for i in $(seq 1 "$REPLICAS"); do
     port=$(free_port)
     # Replicas listen on loopback only; learners reach them through HAProxy. allowedHosts refuses
     # a websocket whose Host header names another site (DNS rebinding). serve.py is Home.py with
-    # the per-process caches warmed before the replica answers its health check.
-    "$PYTHON" -m streamlit run serve.py --server.address 127.0.0.1 --server.port "$port" \
-        --server.headless true --server.allowedHosts "$LAB_HOST" --server.allowedHosts 127.0.0.1 \
+    # the per-process caches warmed before the replica answers its health check. HAProxy, on this
+    # host, names each learner's address in X-Forwarded-For: the message cap counts by it.
+    LAB_TRUSTED_PROXIES=127.0.0.1 "$PYTHON" -m streamlit run serve.py \
+        --server.address 127.0.0.1 --server.port "$port" --server.headless true \
+        --server.allowedHosts "$LAB_HOST" --server.allowedHosts 127.0.0.1 \
         >"$RUN/app$i.log" 2>&1 &
     pids+=($!)
     replicas+=("127.0.0.1:$port")

@@ -24,12 +24,12 @@ from core.rooms import (
     scaling_predictions,
 )
 from core.scaling.scenarios import load_scaling
+from server.run_slots import in_a_run_slot
 from store import StoreUnavailable
 from store.rooms import Room
 from ui.frame import progress_if_unframed
 from ui.instructor import KEY_ENV, ROOM, SECRET_NAME, SIGNED_IN, instructor_key, sign_in
 from ui.rooms import room_store
-from ui.run_slots import in_a_run_slot
 from ui.tables import arrow_rows
 
 REFRESH_S = 5

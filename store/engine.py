@@ -84,7 +84,7 @@ def _sqlite_engine(url: str) -> sa.Engine:
             connection.exec_driver_sql(begin)
 
     # SQLite lets one writer in at a time and makes the others retry after sleeps of up to 100 ms, each
-    # holding one of the app's few script slots (ui/run_slots.py) meanwhile. The process's own writers
+    # holding one of the app's few script slots (server/run_slots.py) meanwhile. The process's own writers
     # queue on this lock instead, each let in the moment the one before commits.
     _SQLITE_WRITERS[engine] = threading.Lock()
     return engine

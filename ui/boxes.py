@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from ui.run_slots import in_a_run_slot
+from server.run_slots import in_a_run_slot
 
 WHOLE_APP = "boxes.whole_app"
 

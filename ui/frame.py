@@ -24,9 +24,9 @@ from core import lessons
 from core.progress import checks_score, part_statuses, quiz_score
 from core.questions import load_bank
 from core.report.moments import readable_time
+from server.run_slots import in_a_run_slot
 from ui import state
 from ui.identity import retry_saving, saved_indicator, saved_indicator_behind
-from ui.run_slots import in_a_run_slot
 
 FAVICON_PATH = Path(__file__).resolve().parent.parent / "assets" / "favicon.png"
 # The favicon for st.set_page_config, as a data: URL read once per process. Given the file's path,

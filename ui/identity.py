@@ -19,13 +19,13 @@ from typing import Any
 
 import streamlit as st
 
+from server.run_slots import in_a_run_slot
 from store import StoreUnavailable
 from store.ids import is_learner_id, new_learner_id, show_code
 from ui import state
 from ui.boxes import rerun_whole_app
 from ui.database import learner_store
 from ui.rooms import membership
-from ui.run_slots import in_a_run_slot
 
 STORAGE_KEY = "reading-a-training-run.learner"
 COOKIE = "lab_learner"  # the same id, for the next visit's first run

@@ -14,11 +14,11 @@ import streamlit as st
 
 from core import lessons
 from core.questions import Question, load_bank
+from server.run_slots import in_a_run_slot
 from ui import state
 from ui.frame import BODY_KEY, after_saving
 from ui.lock import lock_form
 from ui.rooms import class_answers
-from ui.run_slots import in_a_run_slot
 
 
 def _feedback(question: Question, given: str) -> None:

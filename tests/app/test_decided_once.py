@@ -1,11 +1,11 @@
-"""A fix of Streamlit's code is decided once per process (ui/decided_once.py), however many calls race."""
+"""Something is decided once per process (server/decided_once.py), however many calls race."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from ui.decided_once import DecidedOnce
+from server.decided_once import DecidedOnce
 
 
 def test_the_first_call_decides_and_later_calls_only_answer() -> None:
@@ -37,3 +37,10 @@ def test_calls_that_race_decide_once() -> None:
         thread.join()
     assert answers == [True] * 8
     assert decisions == [True]
+
+
+def test_a_none_answer_counts_as_decided() -> None:
+    decisions: list[None] = []
+    refusal = DecidedOnce(lambda: decisions.append(None))  # install()'s answer: None when all went in
+    assert [refusal(), refusal()] == [None, None]
+    assert decisions == [None]

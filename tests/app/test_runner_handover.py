@@ -1,5 +1,5 @@
 """A rerun that arrives just as a run ends starts a new script runner; the ending run's last messages
-still reach the browser, in order, before the new run's (ui/loop_wakeups.py).
+still reach the browser, in order, before the new run's (server/runner_handover.py).
 
 This drives a real Streamlit session on a real event loop. The loop is kept busy while a full run
 draws a fragment and the rows after it and ends, as a loaded server's loop is; then the browser's rerun
@@ -28,7 +28,7 @@ from streamlit.runtime.script_data import ScriptData
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 
-from ui import loop_wakeups
+from server import runner_handover
 
 WAIT_S = 10
 ROWS = 5
@@ -61,7 +61,7 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 def session(loop: asyncio.AbstractEventLoop, tmp_path: Path) -> Iterator[AppSession]:
     """A real AppSession of a small app with one fragment, under a runtime that is built but not serving
     (no browser is connected, so the session's messages stay in its queue for the test to read)."""
-    assert loop_wakeups.install(), "the lab's hand-off is off here (LAB_BATCH_WAKEUPS=0?)"
+    runner_handover.install()
     script = tmp_path / "app.py"
     script.write_text(SCRIPT)
     watcher = config.get_option("server.fileWatcherType")
@@ -141,6 +141,9 @@ def test_streamlit_alone_drops_the_finished_run(
     loop: asyncio.AbstractEventLoop, session: AppSession, monkeypatch: pytest.MonkeyPatch
 ):
     # Why the hand-off exists, on the pinned Streamlit; this fails once Streamlit keeps the run itself.
-    monkeypatch.setattr(AppSession, "_create_scriptrunner", loop_wakeups._streamlits["create"])
+    monkeypatch.setattr(AppSession, "_create_scriptrunner", runner_handover._streamlits["create"])
+    monkeypatch.setattr(
+        AppSession, "_handle_scriptrunner_event_on_event_loop", runner_handover._streamlits["handle"]
+    )
     _on_loop(loop, lambda: _rerun_as_the_run_ends(session))
     assert _what_the_browser_gets(loop, session) == FRAGMENT_RUN

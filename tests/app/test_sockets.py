@@ -11,8 +11,8 @@ import socket
 
 import pytest
 
-from ui import sockets
-from ui.sockets import set_nodelay_on_port
+from server import sockets
+from server.sockets import set_nodelay_on_port
 
 
 def _nodelay(sock: socket.socket) -> int:

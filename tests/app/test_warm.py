@@ -8,7 +8,7 @@ from pathlib import Path
 from core.diagnose.reading import _example_reading
 from core.run_a import brief_figures
 from core.scaling.outcomes import _contrasts
-from ui import warm
+from server import warm
 
 
 def test_warming_imports_every_module_of_the_lab_and_fills_the_shared_caches():
@@ -53,7 +53,7 @@ FREEZING = textwrap.dedent(
     class Node:
         pass
 
-    from ui import warm
+    from server import warm
     warm.warm_caches()
     before = Node(); before.me = before; left_before = weakref.ref(before); del before
     frozen = warm.freeze_loaded()
@@ -75,7 +75,7 @@ FREEZING_ONCE = textwrap.dedent(
     """
     import gc
 
-    from ui import warm
+    from server import warm
     warm.import_all()
     first = warm.freeze_once()
     frozen = gc.get_freeze_count()

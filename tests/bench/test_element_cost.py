@@ -10,9 +10,9 @@ from streamlit.testing.v1 import AppTest
 
 from bench.element_cost import Priced, per_element_ms, price, schedule, table, yardstick
 from bench.element_page import ENV, KINDS, MIXES, ONE_MARKDOWN, parse
+from server import warm
 from tests.app.conftest import drawn
 from tests.harness.paths import REPO_ROOT
-from ui import warm
 
 PAGE = str(REPO_ROOT / "bench" / "element_page.py")
 BARE_MARKDOWN = 2  # the hello page's heading and line, which every variant draws first
@@ -82,7 +82,7 @@ def test_the_bare_page_draws_the_hello_pages_two_elements_and_one_markdown_holds
 def test_every_run_of_the_page_asks_to_freeze_what_the_process_loaded_as_serve_py_does(monkeypatch, freezes):
     at = _page(monkeypatch, "markdown:1")
     at.run()
-    # Asked on both runs; ui.warm.freeze_once freezes on the first call only (tests/app/test_warm.py).
+    # Asked on both runs; server.warm.freeze_once freezes on the first call only (tests/app/test_warm.py).
     assert freezes == [True, True]
 
 

@@ -91,7 +91,7 @@ def test_a_script_is_fetched_from_the_replica_once_and_then_served_by_the_proxy(
 
 
 def test_a_lesson_opened_through_the_proxy_names_the_root_and_travels_compressed(urls: Urls) -> None:
-    # serve.py's middleware (ui/backend_url.py) adds its script to the page a browser opens.
+    # serve.py's middleware (server/backend_url.py) adds its script to the page a browser opens.
     as_served, _ = _get(f"{urls.app}/four-runs", gzip_ok=False, browsing=True)
     packed, encoding = _get(f"{urls.proxy}/four-runs", gzip_ok=True, browsing=True)
     assert encoding == "gzip"

@@ -238,7 +238,7 @@ def test_a_lock_waits_for_its_form_to_leave_the_page(learner):
 
 
 def test_every_run_opens_with_the_configured_theme(learner):
-    # The server fills the theme in once and copies it into each run's opening message (ui/theme_once.py).
+    # Streamlit fills each run's opening message with the theme from .streamlit/config.toml.
     themes: list[CustomThemeConfig] = []
 
     def note_theme(payload: str | bytes) -> None:

@@ -2,7 +2,7 @@
 
 Streamlit's frontend, opened on `/four-runs`, first looks for the server under that path: a 404 for
 `/four-runs/_stcore/health`, 100 ms of waiting, then the root. serve.py's page names the root
-(`ui/backend_url.py`), so the browser asks the root first and only.
+(`server/backend_url.py`), so the browser asks the root first and only.
 """
 
 from __future__ import annotations

@@ -9,11 +9,6 @@ instead of 1,850 to 2,151, and brought the p95 wait from 2.6 s to 1.8 s (bench/R
 While every slot is held by a run stuck for `STUCK_S` (a store that stops answering), the runs
 waiting go in anyway. The slots hold no learner data: they only count threads.
 
-A run that others wait for can do one thing before it hands its slot on (`before_handing_on`):
-ui/loop_wakeups.py has it wait, briefly, for Streamlit's event loop to catch up with the messages the
-runs have queued, so that the loop, which sends every learner's messages, never falls behind the
-scripts that make them.
-
 `LAB_SCRIPT_SLOTS` sets the number (0 lets every run work at once, as Streamlit does on its own).
 """
 
@@ -50,14 +45,7 @@ class RunSlots:
         self._free = threading.BoundedSemaphore(slots) if slots else None
         self._held = threading.local()
         self._taken_at: dict[int, float] = {}  # thread id -> when it took its slot
-        self._waiting = 0  # runs waiting for a slot this instant
         self._lock = threading.Lock()
-        # Called by a run about to give its slot back while others wait for one.
-        self.before_handing_on: Callable[[], object] | None = None
-
-    def all_taken(self) -> bool:
-        """Whether every slot is held this instant (never with no slots): the process is at capacity."""
-        return 0 < self.slots <= len(self._taken_at)
 
     def _until_all_stuck_s(self) -> float:
         """How long until every slot's holder has been in for `stuck_s` (0 once they have)."""
@@ -80,27 +68,17 @@ class RunSlots:
     def _wait(self, free: threading.BoundedSemaphore) -> bool:
         # A waiting run sleeps until a slot is given back, or until the holders could all be stuck: a
         # queue of dozens wakes one run per slot given back, not every run every few milliseconds.
-        with self._lock:
-            self._waiting += 1
-        try:
-            while True:
-                if free.acquire(timeout=max(self._until_all_stuck_s(), 0.001)):
-                    return True
-                if self._until_all_stuck_s() == 0:
-                    return False
-        finally:
-            with self._lock:
-                self._waiting -= 1
+        while True:
+            if free.acquire(timeout=max(self._until_all_stuck_s(), 0.001)):
+                return True
+            if self._until_all_stuck_s() == 0:
+                return False
 
-    def _hand_on(self, free: threading.BoundedSemaphore) -> None:
-        """Give the slot back, first doing `before_handing_on` if another run waits for it."""
-        try:
-            if self._waiting and self.before_handing_on is not None:
-                self.before_handing_on()
-        finally:
-            with self._lock:
-                del self._taken_at[threading.get_ident()]
-            free.release()
+    def _give_back(self, free: threading.BoundedSemaphore) -> None:
+        """Give the slot back."""
+        with self._lock:
+            del self._taken_at[threading.get_ident()]
+        free.release()
 
     @contextmanager
     def held(self) -> Iterator[None]:
@@ -116,7 +94,7 @@ class RunSlots:
         finally:
             self._held.depth = depth
             if taken is not None:
-                self._hand_on(taken)
+                self._give_back(taken)
 
 
 PROCESS_SLOTS = RunSlots(SLOTS)

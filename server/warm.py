@@ -16,12 +16,12 @@ import pkgutil
 import time
 from pathlib import Path
 
-from ui.decided_once import DecidedOnce
+from server.decided_once import DecidedOnce
 
 _LOGGER = logging.getLogger(__name__)
 _ROOT = Path(__file__).resolve().parent.parent
 # Packages whose modules the pages import; their data loaders are cached per process.
-PACKAGES = ("core", "charts", "ui", "store")
+PACKAGES = ("core", "charts", "ui", "server", "store")
 # Libraries Streamlit imports lazily on the first chart or table.
 LIBRARIES = ("altair", "pandas", "pyarrow", "streamlit.elements.vega_charts", "streamlit.elements.arrow")
 
