@@ -54,7 +54,7 @@ def lock_form(
                 prompt,
                 list(options),
                 index=None,
-                format_func=options.get,
+                format_func=options.__getitem__,
                 placeholder="Choose one",
                 key=key,
                 disabled=read_only,

@@ -56,6 +56,7 @@ class BudgetFigures:
     device_gb: float
     activations_gb: float
     optimizer_gb: float
+    device_label: str  # as the memory page names it: "24 GiB (25.77 GB) device"
 
     @property
     def fits(self) -> bool:
@@ -72,7 +73,7 @@ class BudgetFigures:
         figures = {
             "parameters_billion": self.parameters_billion,
             "total_gb": self.total_gb,
-            "device_gb": self.device_gb,
+            "device": self.device_label,
             "activations_gb": self.activations_gb,
             "optimizer_gb": self.optimizer_gb,
         }

@@ -26,6 +26,7 @@ ORDER = (
     "verdict",
     "timeline",
     "reference",
+    "graded",
     "view",
 )
 

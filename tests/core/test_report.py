@@ -34,7 +34,12 @@ RECORDS = {
 # nn.Linear(4096, 4096) on a batch of 32: 32 × 4096 × 4096 = 536,870,912 MACs, two FLOPs each.
 LAYER = LayerFigures(n_in=4096, m_out=4096, batch=32, flops=2 * 32 * 4096 * 4096)
 BUDGET = BudgetFigures(
-    parameters=1.3e9, total_gb=30.0, device_gb=24.0, activations_gb=12.5, optimizer_gb=10.4
+    parameters=1.3e9,
+    total_gb=30.0,
+    device_gb=25.769803776,
+    activations_gb=12.5,
+    optimizer_gb=10.4,
+    device_label="24 GiB (25.77 GB) device",
 )
 
 
@@ -107,12 +112,22 @@ def test_layer_sentence_states_the_hand_worked_gflops():
 
 def test_budget_fits_up_to_the_device_and_not_beyond():
     assert not BUDGET.fits
-    figures = {"total_gb": 30, "device_gb": 24, "activations_gb": 12.5, "optimizer_gb": 10.4}
+    figures = {
+        "total_gb": 30,
+        "device": "24 GiB (25.77 GB) device",
+        "activations_gb": 12.5,
+        "optimizer_gb": 10.4,
+    }
     assert BUDGET.sentence() == says("budget_does_not_fit", parameters_billion=1.3, **figures)
     exactly = BudgetFigures(
-        parameters=1e9, total_gb=24.0, device_gb=24.0, activations_gb=1.0, optimizer_gb=8.0
+        parameters=1e9,
+        total_gb=24.0,
+        device_gb=24.0,
+        activations_gb=1.0,
+        optimizer_gb=8.0,
+        device_label="24 GB device",
     )
-    figures = {"total_gb": 24, "device_gb": 24, "activations_gb": 1, "optimizer_gb": 8}
+    figures = {"total_gb": 24, "device": "24 GB device", "activations_gb": 1, "optimizer_gb": 8}
     assert exactly.fits and exactly.sentence() == says("budget_fits", parameters_billion=1, **figures)
 
 
