@@ -94,7 +94,7 @@ def phase_rows(timeline: StepTimeline, *, iteration: int = 1) -> list[dict[str, 
             {
                 "Phase": PHASE_LABELS[phase],
                 "Live at its peak": ", ".join(share.label for share in peak.live.shares()),
-                "Peak needed (GB)": f"{peak.total_gb:.2f}",
+                "Peak needed, reserve in (GB)": f"{peak.total_gb:.2f}",
                 "Outcome": _phase_outcome(timeline, iteration, phase),
             }
         )

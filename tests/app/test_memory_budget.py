@@ -319,3 +319,17 @@ def test_a_link_to_the_detailed_estimate_opens_it_on_the_pages_first_run():
     assert widget(at, "model").value == "custom"
     assert widget(at, "gpus").value == 8
     assert not [w for w in at.radio if w.key == f"{SECTION}.device_gb"]  # the lesson's own control is hidden
+
+
+def test_two_failure_points_on_one_screen_each_say_which_question_they_answer():
+    # Eager attention keeps the score matrix: the lesson's step no longer fits its 24 GiB card. One step's
+    # largest moment is at the start of loss.backward(); a run of two iterations first fails earlier in
+    # time, in iteration 2's forward pass, once Adam's state is resident. Both are true; each is named.
+    at = _open()
+    at.radio(key=f"{SECTION}.phase_attention").set_value("eager").run()
+    [oom] = [e.value for e in at.error if e.value.startswith("Out of memory: one step's largest moment")]
+    assert "loss.backward()" in oom and "where a run of two iterations first fails" in oom
+    careful = at.table[1].value.to_dict("records")[1]
+    assert careful["Verdict"].startswith("a run first fails in the forward pass of iteration 2")
+    notes = " ".join(m.value for m in at.markdown)
+    assert "tensors only" in notes and "the verdict is where a run of two iterations first fails" in notes
