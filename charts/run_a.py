@@ -11,6 +11,7 @@ from charts.memory import FAILURE_COLOUR, TOTAL_COLOUR, device_marks, device_row
 from core.memory import TERM_LABELS, TERMS, to_gb
 from core.memory.timeline import PHASE_LABELS, StepTimeline, TimelinePoint
 from core.run_a import IterationSeries, MapCell
+from core.units import BYTES_PER_GB, capacity_label
 
 PLANNED_COLOUR = "#8c8c8c"
 PHASE_COLOUR = "#bdbdbd"
@@ -158,7 +159,8 @@ def timeline_chart(
 
 def _device_marks_at(device_gb: float) -> tuple[alt.Chart, alt.Chart]:
     """The device's memory as a horizontal rule, labelled with its size."""
-    return device_marks("y", alt.InlineData(values=device_rows(device_gb, f"{device_gb:.2f} GB device")))
+    label = f"{capacity_label(round(device_gb * BYTES_PER_GB))} device"
+    return device_marks("y", alt.InlineData(values=device_rows(device_gb, label)))
 
 
 def series_frame(series: IterationSeries) -> pd.DataFrame:

@@ -137,8 +137,7 @@ def draw() -> None:
             lessons.text(
                 "run_a",
                 "brief",
-                device_gib=brief.device_gib,
-                device_gb=brief.device_gb,
+                device=brief.device,
                 weights_gb=brief.weights_gb,
             )
         )

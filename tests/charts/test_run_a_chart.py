@@ -49,7 +49,7 @@ def test_the_failure_is_marked_where_the_model_puts_it():
     assert unreached[0]["position"] == timeline.failure.position
     assert max(r["total_gb"] for r in unreached) == pytest.approx(timeline.iteration_peak_gb(1))
     assert all(r["position"] < 1 for r in unreached)
-    assert rows(spec, 5) == [{"gb": timeline.device_gb, "label": "25.77 GB device"}]  # 24 GiB
+    assert rows(spec, 5) == [{"gb": timeline.device_gb, "label": "24 GiB (25.77 GB) device"}]
     # The area stops at the failure.
     assert max(timeline_frame(timeline)["position"]) == timeline.failure.position
 
@@ -70,7 +70,7 @@ def test_an_experiment_that_runs_shows_two_iterations_against_run_a():
     assert len(rows(spec, 3)) == len(before.ran) and {r["note"] for r in rows(spec, 3)} == {
         "Run A as briefed"
     }
-    assert rows(spec, 4) == [{"gb": 40 * 2**30 / 1e9, "label": "42.95 GB device"}]  # 40 GiB
+    assert rows(spec, 4) == [{"gb": 40 * 2**30 / 1e9, "label": "40 GiB (42.95 GB) device"}]
     # Adam's state appears in the second iteration, in its own colour.
     colours = dict(
         zip(
@@ -124,7 +124,7 @@ def test_leak_chart_crosses_only_where_it_dies():
     spec = iterations_chart(series, title="Leak").to_dict()
     assert [r["x"] for r in rows(spec, 1)] == [series.failed_at]
     assert len(rows(spec, 0)) == len(series.x)
-    assert rows(spec, 2) == [{"gb": 40 * 2**30 / 1e9, "label": "42.95 GB device"}]  # 40 GiB
+    assert rows(spec, 2) == [{"gb": 40 * 2**30 / 1e9, "label": "40 GiB (42.95 GB) device"}]
 
 
 def test_outcome_map_shows_the_h200_beside_the_phase_model_in_one_view_that_takes_the_page_width():

@@ -364,10 +364,10 @@ def test_forms_refill_from_records():
 
 
 def test_feedback_fills_its_figures_from_the_brief():
-    # 7.9 GB of weights on a 25.8 GB (24 GiB) device, about 18 GB (25.77 − 7.89) elsewhere, 16.8 GB of it
+    # 7.9 GB of weights on a 24 GiB (25.77 GB) device, about 18 GB (25.77 − 7.89) elsewhere, 16.8 GB of it
     # saved activations.
     model = feedback("model")
-    assert all(figure in model for figure in ("7.9 GB", "25.8 GB", "24 GiB", "18 GB", "16.8 GB"))
+    assert all(figure in model for figure in ("7.9 GB", "24 GiB (25.77 GB)", "18 GB", "16.8 GB"))
     assert len({feedback(e) for e in EXPERIMENTS}) == len(EXPERIMENTS)  # each experiment has its own
     with pytest.raises(ValueError, match="Unknown experiment"):
         feedback("pray")
