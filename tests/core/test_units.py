@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.units import capacity_label, duration_label, duration_unit
+from core.units import capacity_label, duration_label, duration_unit, indefinite_article
 
 
 @pytest.mark.parametrize(
@@ -64,3 +64,11 @@ def test_a_capacity_is_written_as_the_device_reports_it_then_in_gb(total_bytes, 
 def test_a_capacity_must_be_a_positive_whole_number_of_bytes(bad):
     with pytest.raises(ValueError, match="whole number of bytes"):
         capacity_label(bad)
+
+
+@pytest.mark.parametrize(
+    ("number", "article"),
+    [(8192, "an"), (8, "an"), (80, "an"), (11, "an"), (18_000, "an"), (1024, "a"), (256, "a"), (118, "a")],
+)
+def test_the_article_follows_the_number_as_it_is_read(number, article):
+    assert indefinite_article(number) == article
