@@ -333,3 +333,14 @@ def test_two_failure_points_on_one_screen_each_say_which_question_they_answer():
     assert careful["Verdict"].startswith("a run first fails in the forward pass of iteration 2")
     notes = " ".join(m.value for m in at.markdown)
     assert "tensors only" in notes and "the verdict is where a run of two iterations first fails" in notes
+
+
+def test_a_locked_guess_says_when_the_settings_it_was_graded_on_have_changed():
+    at = sketch_budget(open_page(PAGE), term="activations", breaks="1536")
+    held = next(c.value for c in at.caption if "You predicted **1,536 tokens**" in c.value)
+    assert "(held)" in held and "settings now" not in held
+    widget(at, "device_gb").set_value("80").run()
+    # On 80 GiB the lesson's step breaks at 6,144 tokens: the guess still held on the 24 GiB it was made on.
+    moved = next(c.value for c in at.caption if "You predicted **1,536 tokens**" in c.value)
+    assert "(held)" in moved
+    assert "with the settings now it is **6,144 tokens**" in moved and "when you locked it" in moved
