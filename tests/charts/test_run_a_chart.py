@@ -144,3 +144,19 @@ def test_outcome_map_shows_the_h200_beside_the_phase_model_in_one_view_that_take
     frame = map_frame(cells)
     assert len(frame) == 2 * 51 and set(frame["source"]) == set(SOURCES)
     assert spec["height"] == 22 * 14
+
+
+def test_the_captions_name_the_comparison_line_by_the_colour_it_is_drawn_in():
+    import colorsys
+
+    from charts.memory import TOTAL_COLOUR
+    from core import lessons
+
+    red, green, blue = (int(TOTAL_COLOUR[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    hue_degrees = colorsys.rgb_to_hsv(red, green, blue)[0] * 360
+    assert 170 <= hue_degrees <= 195  # teal: between green and blue, nowhere near blue's 240
+    for caption in (
+        lessons.sentence("run_a", "experiment_caption"),
+        lessons.sentence("run_a", "pair_caption", compared="Run A as briefed"),
+    ):
+        assert "Teal dashed line" in caption and "Blue" not in caption
