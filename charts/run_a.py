@@ -233,6 +233,8 @@ def outcome_map_chart(cells: Sequence[MapCell], *, title: str) -> alt.Chart:
     """Where Run A's shape dies on a batch × sequence grid: each cell's left half is the H200, its right
     half the phase model. One view (no facets), so it takes the page's width, a phone's included."""
     frame = map_frame(cells)
+    present = set(frame["outcome"])
+    shown = [(o, colour) for o, colour in zip(OUTCOME_ORDER, OUTCOME_COLOURS, strict=True) if o in present]
     rows = [
         f"{attention}, batch {batch}"
         for attention in sorted(set(frame["attention"]))
@@ -249,7 +251,8 @@ def outcome_map_chart(cells: Sequence[MapCell], *, title: str) -> alt.Chart:
             color=alt.Color(
                 "outcome:N",
                 title="Where it stops",
-                scale=alt.Scale(domain=list(OUTCOME_ORDER), range=list(OUTCOME_COLOURS)),
+                # Only the outcomes some square has: a legend entry that no square shows only puzzles.
+                scale=alt.Scale(domain=[o for o, _ in shown], range=[colour for _, colour in shown]),
                 legend=alt.Legend(orient="bottom", columns=1),
             ),
             tooltip=[

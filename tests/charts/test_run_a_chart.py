@@ -4,7 +4,7 @@ series."""
 import pytest
 
 from charts.memory import FAILURE_COLOUR, TERM_COLOURS
-from charts.run_a import iterations_chart, timeline_chart, timeline_frame
+from charts.run_a import iterations_chart, outcome_map_chart, timeline_chart, timeline_frame
 from core.memory import TERM_LABELS
 from core.run_a import budget_series, leak, run_a_timeline, run_experiment, run_pair
 from tests.charts.test_memory_chart import mark_type, marks, rows
@@ -137,7 +137,7 @@ def test_outcome_map_shows_the_h200_beside_the_phase_model_in_one_view_that_take
     # A facet keeps a fixed width per panel (810 px at 390 px); one view stretches to the container.
     assert "facet" not in spec and "width" not in spec
     assert spec["encoding"]["xOffset"] == {"field": "source", "type": "nominal", "sort": list(SOURCES)}
-    assert spec["encoding"]["color"]["scale"]["domain"] == list(OUTCOME_ORDER)
+    assert spec["encoding"]["color"]["scale"]["domain"] == [o for o in OUTCOME_ORDER if o != "ok"]
     # 51 runs: eager and sdpa at batches 1-6 and 10, though not every sequence length.
     rows = spec["encoding"]["y"]["sort"]
     assert rows[:2] == ["eager, batch 10", "eager, batch 6"] and len(rows) == 14
@@ -160,3 +160,13 @@ def test_the_captions_name_the_comparison_line_by_the_colour_it_is_drawn_in():
         lessons.sentence("run_a", "pair_caption", compared="Run A as briefed"),
     ):
         assert "Teal dashed line" in caption and "Blue" not in caption
+
+
+def test_the_grids_legend_lists_only_outcomes_some_square_has():
+    from core.run_a import outcome_map
+
+    cells = outcome_map()
+    spec = outcome_map_chart(cells, title="Grid").to_dict()
+    legend = spec["encoding"]["color"]["scale"]["domain"]
+    present = {c.measured for c in cells} | {c.estimated for c in cells}
+    assert set(legend) == present and "ok" not in legend  # no run of Run A's shape completes on 24 GiB
