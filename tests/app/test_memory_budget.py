@@ -140,7 +140,7 @@ def test_the_guesses_gate_the_budget_and_the_sweep_is_drawn_over_the_guess():
     assert records["predict.memory.dominant"] == {"choice": "activations", "actual": "activations"}
     assert records["predict.memory.breaks"] == {"choice": "4096", "actual": "1536"}
     sweep = at.get("vega_lite_chart")[1]
-    assert chart_rows(sweep, "guess") == [{"value": 4096, "label": "your guess: 4,096"}]
+    assert chart_rows(sweep, "guess") == [{"value": 4096, "label": "your guess: 4,096", "side": "right"}]
     assert any(
         "You predicted **4,096 tokens**; it was **1,536 tokens** (missed)" in c.value for c in at.caption
     )
@@ -159,15 +159,15 @@ def test_the_bytes_per_parameter_card_names_the_lessons_convention():
 def test_the_sweep_follows_the_chosen_setting_and_marks_the_break():
     at = _open()
     sweep = json.loads(at.get("vega_lite_chart")[1].proto.spec)
-    assert sweep["title"] == "Peak memory as sequence length (tokens) grows"
+    # In lines a 390 px phone shows whole.
+    assert sweep["title"] == {"text": ["Peak memory as sequence length", "(tokens) grows"]}
     # The rough rule on 24 GiB (25.77 GB).
     crossing = {"axis": "sequence length (tokens)", "fits": 5632, "fails": 6144}
     assert lessons.sentence("memory", "sweep_crosses", **crossing) in [c.value for c in at.caption]
     widget(at, "sweep_axis").set_value("batch").run()
-    assert (
-        json.loads(at.get("vega_lite_chart")[1].proto.spec)["title"]
-        == "Peak memory as micro-batch (sequences) grows"
-    )
+    assert json.loads(at.get("vega_lite_chart")[1].proto.spec)["title"] == {
+        "text": ["Peak memory as micro-batch", "(sequences) grows"]
+    }
     crossing = {"axis": "micro-batch (sequences)", "fits": 22, "fails": 23}
     assert lessons.sentence("memory", "sweep_crosses", **crossing) in [c.value for c in at.caption]
 
