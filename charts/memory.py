@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import altair as alt
 
@@ -199,13 +199,14 @@ def _guess_marks() -> tuple[alt.Chart, alt.Chart, alt.Chart]:
     guess = alt.Chart(alt.NamedData(name="guess"))
     tooltip = [alt.Tooltip("label:N", title="Your prediction")]
     rule = guess.mark_rule(color=GUESS_COLOUR, strokeWidth=2).encode(x=alt.X("value:Q"), tooltip=tooltip)
-    labels = [
-        guess.transform_filter(alt.datum.side == side)
-        .mark_text(color=GUESS_COLOUR, align=align, dx=dx, dy=8, fontWeight="bold")
-        .encode(x=alt.X("value:Q"), y=alt.YValue(0), text=alt.Text("label:N"), tooltip=tooltip)
-        for side, align, dx in (("right", "left", 4), ("left", "right", -4))
-    ]
-    return rule, labels[0], labels[1]
+    def label(side: str, align: Literal["left", "right"], dx: int) -> alt.Chart:
+        return (
+            guess.transform_filter(alt.datum.side == side)
+            .mark_text(color=GUESS_COLOUR, align=align, dx=dx, dy=8, fontWeight="bold")
+            .encode(x=alt.X("value:Q"), y=alt.YValue(0), text=alt.Text("label:N"), tooltip=tooltip)
+        )
+
+    return rule, label("right", "left", 4), label("left", "right", -4)
 
 
 def wrapped_title(title: str) -> alt.TitleParams:
