@@ -82,11 +82,12 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
     st.caption(
         lessons.sentence("memory", "budget_caption", total_gb=verdict.total_gb, device=view.device_label)
     )
+    # The verdict, then what grades the sketch: the rule's answers beside the careful count's, in one callout.
+    verdict_text = f"{said(view.verdict_line)}\n\n{said(rule_and_count(settings))}"
     if verdict.fits:
-        st.success(said(view.verdict_line), icon=":material/check_circle:")
+        st.success(verdict_text, icon=":material/check_circle:")
     else:
-        st.error(said(view.verdict_line), icon=":material/error:")
-    st.info(said(rule_and_count(settings)), icon=":material/balance:")
+        st.error(verdict_text, icon=":material/error:")
     with st.expander("The sums behind this budget", expanded=True):
         st.markdown("\n".join(f"- {said(line)}" for line in view.assumptions))
     card = bytes_per_parameter()
