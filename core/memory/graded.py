@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from core.memory.phases import step_phases
+from core.memory.phases import STEP_CACHE_SIZE, step_phases
 from core.memory.reference import cuda_context_bytes
 from core.memory.setup import StepSetup
 from core.memory.timeline import chart_terms, step_timeline
@@ -76,14 +77,27 @@ class CarefulOutcomes:
 def careful_outcomes(settings: Mapping[str, Any], *, seq_lens: tuple[int, ...]) -> CarefulOutcomes:
     """Which term is largest at the peak of the step the sliders describe, and the first of `seq_lens` at
     which two iterations of it no longer fit the lesson's card."""
+    return _careful_outcomes(tuple(settings[name] for name in GRADED_SETTINGS), seq_lens)
+
+
+# The settings the grade reads, in the order `_careful_outcomes` takes them.
+GRADED_SETTINGS = ("hidden", "layers", "dtype", "optimizer", "batch", "seq_len", "device_gb")
+
+
+@lru_cache(maxsize=STEP_CACHE_SIZE)  # settings in, nothing about a learner: the page asks twice a run
+def _careful_outcomes(values: tuple[Any, ...], seq_lens: tuple[int, ...]) -> CarefulOutcomes:
+    settings = dict(zip(GRADED_SETTINGS, values, strict=True))
     phases = step_phases(graded_step(settings))
     at_peak = chart_terms(phases.own(phases.peak_phase).terms, overhead_bytes=0.0)
     largest = max(at_peak.shares(), key=lambda share: share.gb)
     capacity = lesson_capacity(settings["device_gb"])
+    # The sweep's sixteen timelines bypass step_timeline's shared cache, which they would otherwise fill,
+    # pushing out the fixed setups Run A and the phase count show on every run.
+    timeline = step_timeline.__wrapped__
     fitting = [
         length
         for length in seq_lens
-        if step_timeline(graded_step(settings, seq_len=length), capacity=capacity).failure is None
+        if timeline(graded_step(settings, seq_len=length), capacity=capacity).failure is None
     ]
     failing = [length for length in seq_lens if length not in fitting]
     return CarefulOutcomes(
