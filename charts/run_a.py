@@ -11,6 +11,7 @@ from charts.memory import FAILURE_COLOUR, TOTAL_COLOUR, device_marks, device_row
 from core.memory import TERM_LABELS, TERMS, to_gb
 from core.memory.timeline import PHASE_LABELS, StepTimeline, TimelinePoint
 from core.run_a import IterationSeries, MapCell
+from core.units import BYTES_PER_GB, capacity_label
 
 PLANNED_COLOUR = "#8c8c8c"
 PHASE_COLOUR = "#bdbdbd"
@@ -158,7 +159,8 @@ def timeline_chart(
 
 def _device_marks_at(device_gb: float) -> tuple[alt.Chart, alt.Chart]:
     """The device's memory as a horizontal rule, labelled with its size."""
-    return device_marks("y", alt.InlineData(values=device_rows(device_gb, f"{device_gb:.2f} GB device")))
+    label = f"{capacity_label(round(device_gb * BYTES_PER_GB))} device"
+    return device_marks("y", alt.InlineData(values=device_rows(device_gb, label)))
 
 
 def series_frame(series: IterationSeries) -> pd.DataFrame:
@@ -231,6 +233,8 @@ def outcome_map_chart(cells: Sequence[MapCell], *, title: str) -> alt.Chart:
     """Where Run A's shape dies on a batch × sequence grid: each cell's left half is the H200, its right
     half the phase model. One view (no facets), so it takes the page's width, a phone's included."""
     frame = map_frame(cells)
+    present = set(frame["outcome"])
+    shown = [(o, colour) for o, colour in zip(OUTCOME_ORDER, OUTCOME_COLOURS, strict=True) if o in present]
     rows = [
         f"{attention}, batch {batch}"
         for attention in sorted(set(frame["attention"]))
@@ -247,7 +251,8 @@ def outcome_map_chart(cells: Sequence[MapCell], *, title: str) -> alt.Chart:
             color=alt.Color(
                 "outcome:N",
                 title="Where it stops",
-                scale=alt.Scale(domain=list(OUTCOME_ORDER), range=list(OUTCOME_COLOURS)),
+                # Only the outcomes some square has: a legend entry that no square shows only puzzles.
+                scale=alt.Scale(domain=[o for o, _ in shown], range=[colour for _, colour in shown]),
                 legend=alt.Legend(orient="bottom", columns=1),
             ),
             tooltip=[

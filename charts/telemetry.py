@@ -13,6 +13,7 @@ PANEL_HEIGHT = 150
 PANELS_PER_ROW = 2
 LINE_COLOUR = "#4a78b5"
 ALERT_COLOUR = "#d1495b"
+CHANCE_COLOUR = "#6b6b6b"
 # Each panel's column, axis title and chart title, in the order a dashboard shows them: the last two only
 # for a run that logged its loss.
 _PANELS = (
@@ -73,6 +74,18 @@ def _device_rule(run: Telemetry) -> alt.Chart:
     )
 
 
+def _chance_marks(chance_loss: float) -> tuple[alt.Chart, alt.Chart]:
+    """The loss a model that guesses would score, ln(classes), as a dashed rule with its label."""
+    level = pd.DataFrame({"loss": [chance_loss], "label": [f"chance: ln(classes) = {chance_loss:.2f}"]})
+    tooltip = [alt.Tooltip("label:N", title="Line")]
+    rule = alt.Chart(level).mark_rule(color=CHANCE_COLOUR, strokeDash=[6, 4])
+    text = alt.Chart(level).mark_text(align="left", baseline="bottom", dx=4, dy=-2, color=CHANCE_COLOUR)
+    return (
+        rule.encode(y=alt.Y("loss:Q"), tooltip=tooltip),
+        text.encode(y=alt.Y("loss:Q"), x=alt.XValue(0), text=alt.Text("label:N"), tooltip=tooltip),
+    )
+
+
 def panel_count(run: Telemetry) -> int:
     """How many panels `telemetry_panels` draws for this run (without building them)."""
     return 4 if run.has_loss else 2
@@ -95,9 +108,14 @@ def telemetry_panel(run: Telemetry, index: int) -> alt.Chart | alt.LayerChart:
         "utilisation_pct": [0, 100],
         "accuracy_pct": [0, 100],
     }
+    if run.has_loss:
+        # From zero to above the highest loss logged, so the start of a run is never cut off.
+        domains["loss"] = [0, float(run.frame["loss"].max(skipna=True)) * 1.05]
     layers = [_panel(run.frame, run.x_label, field, y_title, title, domains.get(field))]
     if field == "memory_gb":
         layers.append(_device_rule(run))
+    if field == "loss" and run.chance_loss is not None:
+        layers.extend(_chance_marks(run.chance_loss))
     if run.failure_x is not None:
         layers.append(_failure_rule(run))
     return layers[0] if len(layers) == 1 else alt.LayerChart(layer=layers)

@@ -42,6 +42,7 @@ class Telemetry:
     failure_x: float | None  # where the run died or went bad, in x units
     failure_label: str | None
     x_position: str  # where an x value falls: AT_STEP or IN_STEP_ONE
+    chance_loss: float | None = None  # ln(classes) for a run that names its classes: guessing's loss
 
     @property
     def failure_text(self) -> str | None:
@@ -136,7 +137,8 @@ def telemetry(run: Run, device_memory_gb: float) -> Telemetry:
             frame.loc[frame["x"] >= recipe["nan_step"], "accuracy_pct"] = np.nan
             failure_at = float(recipe["nan_step"])
             label = lessons.sentence("four_runs", "loss_becomes_nan")
-    return Telemetry(run.id, "step", device_memory_gb, frame, failure_at, label, AT_STEP)
+    chance = math.log(recipe["classes"]) if "classes" in recipe else None
+    return Telemetry(run.id, "step", device_memory_gb, frame, failure_at, label, AT_STEP, chance)
 
 
 def _run(raw: dict[str, Any]) -> Run:

@@ -1,4 +1,5 @@
-"""How the lab writes a duration, or a figure to three significant figures, the same way on every page."""
+"""How the lab writes a duration, a figure to three significant figures, or a device's memory, the same way on
+every page."""
 
 from __future__ import annotations
 
@@ -56,3 +57,39 @@ def significant(value: float) -> str:
     """Three significant figures without scientific notation (1.07, 13.4, 537)."""
     digits = max(0, 2 - int(f"{value:e}".split("e")[1])) if value else 0
     return f"{value:,.{digits}f}"
+
+
+BYTES_PER_GIB = 2**30
+BYTES_PER_GB = 1e9
+
+
+def capacity_label(total_bytes: int) -> str:
+    """A device's memory as the device reports it, once and the same way on every page: the binary size
+    its name and PyTorch's messages use, then the decimal GB every figure beside it is in:
+    '24 GiB (25.77 GB)', '139.8 GiB (150.11 GB)'."""
+    if isinstance(total_bytes, bool) or not isinstance(total_bytes, int) or total_bytes <= 0:
+        raise ValueError(f"A device's memory must be a positive whole number of bytes, got {total_bytes!r}.")
+    gib = total_bytes / BYTES_PER_GIB
+    shown_gib = f"{gib:,.0f}" if gib == round(gib) else f"{gib:,.1f}"
+    return f"{shown_gib} GiB ({total_bytes / BYTES_PER_GB:,.2f} GB)"
+
+
+FLOP_UNITS = ((1e12, "TFLOPs"), (1e9, "GFLOPs"), (1e6, "MFLOPs"), (1e3, "kFLOPs"))
+
+
+def flops_label(flops: float) -> str:
+    """A FLOP count to three significant figures in the largest unit it fills, so a small layer never reads
+    '0.00 GFLOPs': '4.19 MFLOPs', '1.07 GFLOPs'."""
+    if not (flops >= 0 and flops != float("inf")):
+        raise ValueError(f"A FLOP count must be a finite number of at least zero, got {flops!r}.")
+    for size, unit in FLOP_UNITS:
+        if flops >= size:
+            return f"{significant(flops / size)} {unit}"
+    return f"{significant(flops)} FLOPs"
+
+
+def indefinite_article(number: int) -> str:
+    """'a' or 'an' before `number` as it is read aloud: an 8,192 (eight thousand), an 11, an 18,000, but
+    a 1,024 and a 256."""
+    leading = f"{number:,}".split(",")[0]
+    return "an" if leading.startswith("8") or leading in ("11", "18") else "a"

@@ -87,8 +87,7 @@ class LinearLayerCost:
     batch: int
     macs: int
     parameters: int
-    weight_bytes_4byte: int
-    weight_bytes_2byte: int
+    value_bytes: int  # bytes a value takes in the number format the layer is costed in
     forward: Workload
 
     @property
@@ -116,15 +115,19 @@ class LinearLayerCost:
         """Parameters in millions."""
         return self.parameters / 1e6
 
-    @property
-    def weight_mb_4byte(self) -> float:
-        """Weights and biases at 4 bytes a value, in decimal MB."""
-        return self.weight_bytes_4byte / BYTES_PER_MB
+    def weight_mb(self, value_bytes: int) -> float:
+        """Weights and biases at `value_bytes` bytes a value, in decimal MB."""
+        return value_bytes * self.parameters / BYTES_PER_MB
 
     @property
-    def weight_mb_2byte(self) -> float:
-        """Weights and biases at 2 bytes a value, in decimal MB."""
-        return self.weight_bytes_2byte / BYTES_PER_MB
+    def weight_mb_chosen(self) -> float:
+        """Weights and biases in the number format the layer was costed in, in decimal MB."""
+        return self.weight_mb(self.value_bytes)
+
+    @property
+    def other_value_bytes(self) -> int:
+        """The other size a weight is commonly kept in: 2 bytes beside FP32, 4 beside a 2-byte format."""
+        return 2 if self.value_bytes == 4 else 4
 
 
 def linear_layer(*, n_in: int, m_out: int, batch: int, dtype: str) -> LinearLayerCost:
@@ -145,8 +148,7 @@ def linear_layer(*, n_in: int, m_out: int, batch: int, dtype: str) -> LinearLaye
         batch=batch,
         macs=macs,
         parameters=parameters,
-        weight_bytes_4byte=4 * parameters,
-        weight_bytes_2byte=2 * parameters,
+        value_bytes=size,
         forward=forward,
     )
 

@@ -21,7 +21,7 @@ from core.kernel_times import (
 )
 from core.roofline import linear_layer_roofline, roofline_rows
 from core.settings_schema import section
-from core.units import significant
+from core.units import flops_label, significant
 from core.workloads import GELU_FLOPS_PER_ELEMENT, TRAINING_FLOPS_PER_FORWARD
 from ui import state
 from ui.charts import draw as draw_chart
@@ -144,22 +144,32 @@ def draw() -> None:
     tiles = st.columns(4)
     tiles[0].metric("MACs (forward)", f"{layer.macs:,}")
     tiles[0].caption(lessons.sentence("linear", "tile_macs"))
-    tiles[1].metric("FLOPs (forward)", f"{layer.gflop:,.2f} GFLOP")
+    tiles[1].metric("FLOPs (forward)", flops_label(layer.flops))
     tiles[1].caption(lessons.sentence("linear", "tile_flops"))
     tiles[2].metric("Parameters", f"{layer.parameters:,}")
     tiles[2].caption(lessons.sentence("linear", "tile_parameters"))
-    tiles[3].metric("Weight memory", f"{layer.weight_mb_4byte:,.0f} MB")
-    tiles[3].caption(lessons.sentence("linear", "tile_weights", weight_mb_2byte=layer.weight_mb_2byte))
+    tiles[3].metric("Weight memory", f"{significant(layer.weight_mb_chosen)} MB")
+    tiles[3].caption(
+        lessons.sentence(
+            "linear",
+            "tile_weights",
+            value_bytes=layer.value_bytes,
+            dtype=chosen["dtype"].upper(),
+            other_bytes=layer.other_value_bytes,
+            other_mb=significant(layer.weight_mb(layer.other_value_bytes)),
+        )
+    )
 
     st.info(
         lessons.text(
             "linear",
             "layer_cost",
-            gflop=layer.gflop,
+            flops=flops_label(layer.flops),
             parameters_millions=layer.parameters_millions,
-            weight_mb=layer.weight_mb_4byte,
+            weight_mb=significant(layer.weight_mb_chosen),
+            dtype=chosen["dtype"].upper(),
             training_factor=TRAINING_FLOPS_PER_FORWARD,
-            training_gflop=layer.training_gflop,
+            training_flops=flops_label(layer.training_flops),
             batch=layer.batch,
             flop_per_byte=layer.forward.flop_per_byte,
         ),
@@ -190,7 +200,7 @@ def draw() -> None:
         dtype=roof.dtype,
         gpu=roof.gpu_name,
         peak_tflops=roof.peak_tflops,
-        gflop=layer.gflop,
+        flops=flops_label(layer.flops),
         compute_time=layer_point.time.compute_label,
         moved_mb=layer.forward.moved_mb,
         memory_time=layer_point.time.memory_label,

@@ -23,14 +23,17 @@ from core.memory.view import (
     BudgetView,
     budget_view,
     bytes_per_parameter,
+    device_choice_label,
     lesson_outcomes,
     phase_view,
     reference_rows,
     reference_summary,
+    rule_and_count,
     said,
 )
 from core.models import resolve_model
 from core.settings_schema import section
+from core.units import capacity_label
 from ui import state
 from ui.charts import draw as draw_chart
 from ui.frame import lesson_page, lesson_section
@@ -79,10 +82,12 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
     st.caption(
         lessons.sentence("memory", "budget_caption", total_gb=verdict.total_gb, device=view.device_label)
     )
+    # The verdict, then what grades the sketch: the rule's answers beside the careful count's, in one callout.
+    verdict_text = f"{said(view.verdict_line)}\n\n{said(rule_and_count(settings))}"
     if verdict.fits:
-        st.success(said(view.verdict_line), icon=":material/check_circle:")
+        st.success(verdict_text, icon=":material/check_circle:")
     else:
-        st.error(said(view.verdict_line), icon=":material/error:")
+        st.error(verdict_text, icon=":material/error:")
     with st.expander("The sums behind this budget", expanded=True):
         st.markdown("\n".join(f"- {said(line)}" for line in view.assumptions))
     card = bytes_per_parameter()
@@ -182,8 +187,7 @@ def phase_section() -> None:
             "phase": phases.peak_phase,
             "moment": phases.peak_moment,
             "gpu": phases.capacity.label,
-            "gib": phases.capacity.total_gib,
-            "gb": phases.capacity.total_gb,
+            "capacity": capacity_label(phases.capacity.total_bytes),
         }
         if phases.fits:
             st.success(lessons.sentence("memory", "phase_fits", **figures))
@@ -289,7 +293,7 @@ def budget_lesson() -> None:
         slider("Batch (B)", "batch")
         slider("Sequence length (S)", "seq_len")
         if not detailed:
-            choice(st.radio, "Device memory", "device_gb", "{} GB".format, horizontal=True)
+            choice(st.radio, "Device memory", "device_gb", device_choice_label, horizontal=True)
         choice(st.radio, "Estimate", "estimate", ESTIMATE_LABELS.__getitem__, horizontal=True)
 
     model = None  # the lesson's estimate sizes the sliders' shape only

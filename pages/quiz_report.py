@@ -54,6 +54,7 @@ def budget_figures() -> BudgetFigures | None:
         device_gb=view.verdict.device_gb,
         activations_gb=to_gb(view.terms.activations_bytes),
         optimizer_gb=to_gb(view.terms.optimizer_state_bytes),
+        device_label=view.device_label,
     )
 
 

@@ -15,7 +15,6 @@ from core.run_a import (
     PAIR_PREDICTION,
     PREDICTED_PAIR,
     REFLECTION_RECORD,
-    SHORT_NAMES,
     ExperimentOutcome,
     brief_figures,
     budget_series,
@@ -35,7 +34,6 @@ from core.run_a import (
     run_experiment,
     run_pair,
     saved_choice_index,
-    short_label,
     stored_text,
 )
 from core.settings_schema import section
@@ -46,6 +44,7 @@ from ui.links import share_box
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
 from ui.prose import SUBHEADER, TITLE, heading, prose
+from ui.run_a_charts import compared_note, experiment_chart, pair_chart
 from ui.settings import persistent
 from ui.tables import arrow_rows, shared_table, table_with_notes
 
@@ -106,10 +105,7 @@ def run_them() -> None:
     outcome = run_experiment(state.section_settings("run_a")["experiment"])
     st.markdown(f"**{outcome.change_title}.** {outcome.summary}")
     draw_chart(
-        ("run_a.experiment", outcome.label),
-        lambda: timeline_chart(
-            outcome.timeline, title=f"{short_label(outcome.experiment)}: memory in use", before=run_a
-        ),
+        *experiment_chart(outcome),
         description=f"Memory through two iterations after the experiment: {outcome.label}.",
     )
     st.caption(lessons.sentence("run_a", "experiment_caption"))
@@ -121,24 +117,12 @@ def run_them() -> None:
             "Two experiments to combine", pairs(), format_func=pair_label, **persistent("run_a", "pair")
         )
         pair = run_pair(state.section_settings("run_a")["pair"])
-        compared = pair.wall_mover
-        compared_note = (
-            lessons.sentence("run_a", "compared_alone", experiment=SHORT_NAMES[compared.experiment])
-            if compared
-            else lessons.sentence("run_a", "compared_run_a")
-        )
         st.markdown(f"**{pair.together.change_title}.** {pair.verdict}")
         draw_chart(
-            ("run_a.pair", pair.together.experiment),
-            lambda: timeline_chart(
-                pair.together.timeline,
-                title="Both changes: memory in use",
-                before=compared.timeline if compared else run_a,
-                before_note=compared_note,
-            ),
+            *pair_chart(pair),
             description=f"Memory through two iterations with both changes: {pair.together.label}.",
         )
-        st.caption(lessons.sentence("run_a", "pair_caption", compared=compared_note))
+        st.caption(lessons.sentence("run_a", "pair_caption", compared=compared_note(pair)))
         experiment_tables(
             [pair.first, pair.second, pair.together], "Each experiment alone, then both together"
         )
@@ -153,8 +137,7 @@ def draw() -> None:
             lessons.text(
                 "run_a",
                 "brief",
-                device_gib=brief.device_gib,
-                device_gb=brief.device_gb,
+                device=brief.device,
                 weights_gb=brief.weights_gb,
             )
         )

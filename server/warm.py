@@ -52,6 +52,7 @@ def load_shared_data() -> None:
     from core.run_a import brief_figures, run_a_timeline
     from core.scaling.outcomes import part_contrasts
     from core.settings_schema import load_schema
+    from ui.run_a_charts import warm_run_a_charts
 
     load_bank()
     load_schema()
@@ -59,6 +60,7 @@ def load_shared_data() -> None:
     run_a_timeline()
     brief_figures()
     part_contrasts({})  # the Scaling out page at its defaults, where every learner starts
+    warm_run_a_charts()  # a fixed ten, or the first learner to pick each one waits for it
     for found in load_examples():
         table = example_table(found.file)
         example_reading(found.file, guess_mapping(table.columns), RunContext(classes=found.classes))

@@ -40,7 +40,9 @@ def lock_form(
 ) -> None:
     """A form that asks `prompt` over `options` (id to text) and hands the chosen id to `store`.
 
-    `scale` draws an ordered set of options as a slider to drag instead of a list to pick from;
+    `scale` draws a long ordered set of options as a drop-down menu instead of a list of buttons; like the
+    list it starts with nothing chosen, so no starting position can sit near the answer and count as a
+    guess, and a phone's finger picks one stop, not four (a slider must start somewhere).
     `reminder` is shown when the button is pressed with nothing chosen; `note`, a caption, heads the form.
     """
     read_only = state.read_only()  # read once: each read takes the session's lock
@@ -48,12 +50,12 @@ def lock_form(
         if note is not None:
             st.caption(note)
         if scale:
-            ids = list(options)
-            st.select_slider(
+            st.selectbox(
                 prompt,
-                ids,
-                value=ids[len(ids) // 2],
-                format_func=options.get,
+                list(options),
+                index=None,
+                format_func=options.__getitem__,
+                placeholder="Choose one",
                 key=key,
                 disabled=read_only,
             )

@@ -23,9 +23,18 @@ def lesson_prediction(prediction_id: str, actual: str, *, scale: bool = False) -
         guess, then = found
         verdict = "held" if prediction.holds(guess, then) else "missed"
         trap = prediction.misconception(guess, then)
+        # A grade stands on the settings it was locked with; when they change, say so and give today's answer.
+        moved = (
+            f" That was for the settings you had when you locked it; with the settings now it is "
+            f"**{prediction.option_text(actual)}**."
+            if actual != then
+            else ""
+        )
         st.caption(
             f":material/lock: {prediction.label}. You predicted **{prediction.option_text(guess)}**; "
-            f"it was **{prediction.option_text(then)}** ({verdict})." + (f" The trap: {trap}" if trap else "")
+            f"it was **{prediction.option_text(then)}** ({verdict})."
+            + (f" The trap: {trap}" if trap else "")
+            + moved
         )
         return found
 

@@ -15,7 +15,7 @@ from core.diagnose.columns import RunLog, Series
 from core.diagnose.learning_rate import rate_jump_grows_gradients
 from core.diagnose.stats import finite_points, line_fit, mad, median, rolling_median
 from core.stack import load_stack
-from core.units import duration_label
+from core.units import capacity_label, duration_label
 
 LIKELY, POSSIBLE, NO_SIGN = "likely", "possible", "no sign"
 VERDICTS = (LIKELY, POSSIBLE, NO_SIGN)
@@ -345,7 +345,8 @@ def correctness(run: RunLog, context: RunContext) -> Finding:
                 "ends_off_chance",
                 chance_source=context.chance_source,
                 chance_loss=chance,
-                offset=(end - chance) / chance,
+                offset_percent=100 * abs(end - chance) / chance,
+                side="above" if end > chance else "below",
             )
         )
     evidence.extend(_accuracy_evidence(run, context))
@@ -488,7 +489,13 @@ def _limit_verdict(memory: Series, limit: float | None, evidence: list[str]) -> 
     peak = max(values, default=0.0)
     share = peak / limit
     evidence.append(
-        lessons.sentence("diagnose", "memory_peak_share", peak_gb=peak, share=share, limit_gb=limit)
+        lessons.sentence(
+            "diagnose",
+            "memory_peak_share",
+            peak_gb=peak,
+            share=share,
+            device=capacity_label(round(limit * 1e9)),
+        )
     )
     if share >= NEAR_LIMIT_LIKELY:
         return LIKELY, ()

@@ -31,7 +31,14 @@ from core.memory.budget import (
     to_gb,
 )
 from core.memory.detailed import detailed_sweep, output_activation_bytes, per_gpu_terms
-from core.memory.lesson import SAVED_TENSORS_PER_LAYER, lesson_parameter_count, lesson_sweep, lesson_terms
+from core.memory.graded import careful_outcomes, graded_step, lesson_device_bytes
+from core.memory.lesson import (
+    SAVED_TENSORS_PER_LAYER,
+    lesson_activation_bytes,
+    lesson_parameter_count,
+    lesson_sweep,
+    lesson_terms,
+)
 from core.memory.phases import PHASE_LABELS, PHASES, StepPhases, step_phases
 from core.memory.reference import cuda_context_bytes, matching_run_a, matching_step, measured_steps, setup_of
 from core.memory.settings import precision, precision_label
@@ -40,6 +47,7 @@ from core.memory.timeline import chart_terms, step_timeline
 from core.memory.verdict import GIB, Capacity, whole_card
 from core.models import CUSTOM, ModelSpec, active_parameter_count, parameter_count, resolve_model
 from core.settings_schema import section
+from core.units import capacity_label
 
 SECTION = "memory"
 ESTIMATES = ("lesson", "detailed")
@@ -164,10 +172,16 @@ class BudgetView:
         return Line("budget_oom", {**figures, "over_gb": verdict.over_gb})
 
 
+def device_choice_label(device_choice: str) -> str:
+    """The lesson's device choice as the radio names it: '24 GiB (25.77 GB)'."""
+    return capacity_label(lesson_device_bytes(device_choice))
+
+
 def lesson_view(settings: Mapping[str, Any]) -> BudgetView:
     """The lesson's estimate against the lesson's device sizes."""
     setup = lesson_setup(settings)
-    device_gb = float(settings["device_gb"])
+    device_bytes = lesson_device_bytes(settings["device_gb"])
+    device_gb = device_bytes / 1e9
     terms = lesson_terms(setup)
     count = lesson_parameter_count(hidden=setup.hidden, layers=setup.layers)
     size = setup.precision.weight_bytes
@@ -211,7 +225,7 @@ def lesson_view(settings: Mapping[str, Any]) -> BudgetView:
             values=sweep_values(settings["sweep_axis"]),
             device_gb=device_gb,
         ),
-        device_label=f"{device_gb:g} GB device",
+        device_label=f"{capacity_label(device_bytes)} device",
         effective_batch=setup.batch,
         assumptions=assumptions,
     )
@@ -335,7 +349,7 @@ def detailed_view(settings: Mapping[str, Any], model: ModelSpec | None = None) -
         terms=terms,
         verdict=budget_verdict(terms, device_gb=card.memory_gb),
         sweep=sweep,
-        device_label=f"{card.name} ({card.memory_gib:g} GiB = {card.memory_gb:.1f} GB)",
+        device_label=f"{card.name}, {capacity_label(card.memory_bytes)}",
         effective_batch=batch,
         assumptions=assumptions,
     )
@@ -349,13 +363,39 @@ def budget_view(stored: Mapping[str, Any], *, model: ModelSpec | None = None) ->
 
 
 def lesson_outcomes(stored: Mapping[str, Any]) -> tuple[str, str]:
-    """What the lesson estimate says for these settings: its largest term, and the first sequence length
-    on the sweep that does not fit ("never" when all of them fit). The Memory page's predictions are
-    scored against these."""
+    """What is true for the step the lesson's sliders describe, by the careful count: its largest term at
+    the peak, and the first sequence length on the sweep that does not fit the lesson's card ("never" when
+    all of them fit). The Memory page's two predictions are graded against these, not the rough rule."""
+    outcomes = careful_outcomes(page_settings(stored), seq_lens=sweep_values("seq_len"))
+    return outcomes.largest_term, outcomes.breaks
+
+
+def rule_and_count(stored: Mapping[str, Any]) -> Line:
+    """One sentence setting the rough rule's two answers beside the careful count's, and why they differ."""
     settings = {**page_settings(stored), "estimate": "lesson", "sweep_axis": "seq_len"}
-    view = lesson_view(settings)
-    breaks = view.sweep.first_failing
-    return view.verdict.largest_term, "never" if breaks is None else str(breaks)
+    rule = lesson_view(settings)
+    count = careful_outcomes(settings, seq_lens=sweep_values("seq_len"))
+    lesson = lesson_setup(settings)
+    rule_block_bytes = float(lesson_activation_bytes(lesson, batch=lesson.batch, seq_len=lesson.seq_len))
+    count_block_bytes = step_phases(graded_step(settings)).count.block_bytes * lesson.layers
+    return Line(
+        "rule_and_count",
+        {
+            "rule_largest": rule.verdict.largest_label.lower(),
+            "rule_breaks": _breaks_phrase(rule.sweep.first_failing),
+            "count_largest": TERM_LABELS[count.largest_term].lower(),
+            "count_largest_gb": count.largest_gb,
+            "count_state_gb": count.optimizer_state_gb,
+            "count_breaks": _breaks_phrase(None if count.breaks == "never" else int(count.breaks)),
+            "times": count_block_bytes / rule_block_bytes,
+        },
+    )
+
+
+def _breaks_phrase(first_failing: int | None) -> Line:
+    if first_failing is None:
+        return Line("breaks_never", {"last": sweep_values("seq_len")[-1]})
+    return Line("breaks_at", {"seq_len": first_failing})
 
 
 @dataclass(frozen=True)

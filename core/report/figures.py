@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import lessons
-from core.units import significant
+from core.units import flops_label, indefinite_article
 
 
 @dataclass(frozen=True)
@@ -30,21 +30,9 @@ class LayerFigures:
             n_in=self.n_in,
             m_out=self.m_out,
             batch=self.batch,
-            flops=readable_flops(self.flops),
+            flops=flops_label(self.flops),
+            article=indefinite_article(self.n_in).capitalize(),
         )
-
-
-FLOP_UNITS = ((1e12, "TFLOPs"), (1e9, "GFLOPs"), (1e6, "MFLOPs"), (1e3, "kFLOPs"))
-
-
-def readable_flops(flops: float) -> str:
-    """A FLOP count to three significant figures in the largest unit it fills, e.g. `131 MFLOPs`."""
-    if not (flops >= 0 and flops != float("inf")):
-        raise ValueError(f"A FLOP count must be a finite number of at least zero, got {flops!r}.")
-    for size, unit in FLOP_UNITS:
-        if flops >= size:
-            return f"{significant(flops / size)} {unit}"
-    return f"{significant(flops)} FLOPs"
 
 
 @dataclass(frozen=True)
@@ -56,6 +44,7 @@ class BudgetFigures:
     device_gb: float
     activations_gb: float
     optimizer_gb: float
+    device_label: str  # as the memory page names it: "24 GiB (25.77 GB) device"
 
     @property
     def fits(self) -> bool:
@@ -72,7 +61,7 @@ class BudgetFigures:
         figures = {
             "parameters_billion": self.parameters_billion,
             "total_gb": self.total_gb,
-            "device_gb": self.device_gb,
+            "device": self.device_label,
             "activations_gb": self.activations_gb,
             "optimizer_gb": self.optimizer_gb,
         }

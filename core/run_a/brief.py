@@ -11,6 +11,7 @@ from core.memory import to_gb
 from core.memory.reference import run_a_measurements
 from core.memory.timeline import PHASE_LABELS, PHASES, StepTimeline, step_timeline
 from core.run_a.scenario import load_content, run_a_timeline
+from core.units import capacity_label
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,11 @@ class BriefFigures:
     loss_gb: float  # the loss's FP32 log-softmax and, at backward's start, its two gradients
     overhead_gb: float  # the allocator reserve the cap also has to hold
     failure_where: str
+
+    @property
+    def device(self) -> str:
+        """The device as every page writes it: '24 GiB (25.77 GB)'."""
+        return capacity_label(round(self.device_gib * 2**30))
 
     @property
     def backward_added_gb(self) -> float:
@@ -67,8 +73,7 @@ def brief_sentence() -> str:
         "run_a",
         "brief",
         weights_gb=brief.weights_gb,
-        device_gib=brief.device_gib,
-        device_gb=brief.device_gb,
+        device=brief.device,
         forward_peak_gb=brief.forward_peak_gb,
         failure_where=brief.failure_where,
         backward_peak_gb=brief.backward_peak_gb,
@@ -94,7 +99,7 @@ def phase_rows(timeline: StepTimeline, *, iteration: int = 1) -> list[dict[str, 
             {
                 "Phase": PHASE_LABELS[phase],
                 "Live at its peak": ", ".join(share.label for share in peak.live.shares()),
-                "Peak needed (GB)": f"{peak.total_gb:.2f}",
+                "Peak needed, reserve in (GB)": f"{peak.total_gb:.2f}",
                 "Outcome": _phase_outcome(timeline, iteration, phase),
             }
         )

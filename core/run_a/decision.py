@@ -78,8 +78,7 @@ def feedback(choice: str) -> str:
                 "run_a",
                 "feedback_model",
                 weights_gb=brief.weights_gb,
-                device_gb=brief.device_gb,
-                device_gib=brief.device_gib,
+                device=brief.device,
                 other_gb=brief.other_gb,
                 activations_gb=brief.activations_gb,
             )

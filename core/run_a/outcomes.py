@@ -226,7 +226,7 @@ def change_rows(outcomes: Sequence[ExperimentOutcome]) -> list[dict[str, str]]:
             "Experiment": o.label,
             "Change": o.change_title,
             "Iteration 1 completes": "yes" if o.timeline.first_iteration_completes else "no",
-            "Peak needed (GB)": f"{o.timeline.peak_reached_gb:.2f}",
+            "Peak needed, reserve in (GB)": f"{o.timeline.peak_reached_gb:.2f}",
         }
         for o in outcomes
     ]

@@ -119,9 +119,9 @@ def open_box(at: AppTest, key: str) -> AppTest:
 
 
 def predict(at: AppTest, prediction_id: str, option_id: str) -> AppTest:
-    """Pick an option of a lesson prediction (a list or a slider) and lock it."""
+    """Pick an option of a lesson prediction (a list or a drop-down menu) and lock it."""
     key = f"predict.{prediction_id}"
-    [widget] = [w for kind in (at.radio, at.select_slider) for w in kind if w.key == key]
+    [widget] = [w for kind in (at.radio, at.selectbox) for w in kind if w.key == key]
     widget.set_value(option_id)
     at.button(key=f"predict.{prediction_id}.lock").click()
     return at.run()

@@ -40,9 +40,9 @@ def test_defaults_agree_with_the_lesson():
     assert not at.exception
     assert _tiles(at) == {
         "MACs (forward)": "536,870,912",
-        "FLOPs (forward)": "1.07 GFLOP",
+        "FLOPs (forward)": "1.07 GFLOPs",
         "Parameters": "16,781,312",
-        "Weight memory": "67 MB",
+        "Weight memory": "67.1 MB",  # 16,781,312 × 4 bytes, FP32 as chosen
     }
     prose = " ".join(m.value for m in at.markdown)
     # 4096² fp32 matmul: 2 × 4096³ = 137 GFLOP on two 67 MB inputs, 1,024 FLOPs per byte read.
@@ -198,3 +198,18 @@ def test_a_link_is_a_whole_setup_what_it_leaves_out_is_at_its_default():
     assert linked.slider(key="linear.batch").value == 8
     assert linked.slider(key="linear.n_in").value == 4096
     assert _url(linked) == {"batch": ["8"]}
+
+
+def test_a_small_layer_reads_in_mflops_and_the_weight_tile_leads_with_the_chosen_format():
+    at = open_page(PAGE)
+    at.slider(key="linear.n_in").set_value(8192)
+    at.slider(key="linear.m_out").set_value(256)
+    at.slider(key="linear.batch").set_value(1)
+    at.selectbox(key="linear.dtype").set_value("bf16").run()
+    tiles = _tiles(at)
+    # 2 × 8,192 × 256 = 4,194,304 FLOPs; (8,192 × 256 + 256) weights × 2 bytes = 4.19 MB in BF16.
+    assert tiles["FLOPs (forward)"] == "4.19 MFLOPs" and tiles["Weight memory"] == "4.19 MB"
+    captions = [c.value for c in at.caption]
+    assert "At 2 bytes a value, as BF16 keeps them; 8.39 MB at 4 bytes." in captions
+    shown = " ".join(i.value for i in at.info)
+    assert "0.00" not in shown and "**4.19 MFLOPs**" in shown

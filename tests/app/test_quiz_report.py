@@ -159,12 +159,17 @@ def test_the_layer_and_the_budget_left_on_their_pages_appear_in_the_report():
     )
     shown = markdown_blocks(at)
     # 2 × 32 × 4096 × 4096 = 1,073,741,824 FLOPs.
-    layer = {"n_in": 4096, "m_out": 4096, "batch": 32, "flops": "1.07 GFLOPs"}
+    layer = {"article": "A", "n_in": 4096, "m_out": 4096, "batch": 32, "flops": "1.07 GFLOPs"}
     assert lessons.sentence("quiz_report", "layer", **layer) in shown
     # Lesson estimate: 12 × 2048² × 16 layers = 805,306,368 parameters; FP32 weights and gradients
     # 3.22 GB each, Adam's two FP32 values 6.44 GB, activations 4 × 1024 × 2048 × 16 × 4 tensors
-    # × 4 bytes = 2.15 GB, workspace 1 GB: 16.0 GB on the 24 GB device.
-    budget = {"parameters_billion": 0.81, "total_gb": 16.0, "device_gb": 24, "activations_gb": 2.1}
+    # × 4 bytes = 2.15 GB, workspace 1 GB: 16.0 GB on the 24 GiB card, as the Memory page names it.
+    budget = {
+        "parameters_billion": 0.81,
+        "total_gb": 16.0,
+        "device": "24 GiB (25.77 GB) device",
+        "activations_gb": 2.1,
+    }
     assert lessons.sentence("quiz_report", "budget_fits", **budget, optimizer_gb=6.4) in shown
 
 

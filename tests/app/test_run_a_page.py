@@ -210,7 +210,7 @@ def test_two_experiments_together_show_the_second_wall_on_one_timeline_and_table
         "Half the tokens + SGD instead of Adam",
     ]
     assert list(table["Iteration 1 completes"]) == ["no", "no", "yes"]
-    assert list(table["Peak needed (GB)"]) == ["39.73", "25.89", "16.67"]
+    assert list(table["Peak needed, reserve in (GB)"]) == ["39.73", "25.89", "16.67"]
     assert "16.67 GB" in pair.verdict and "25.77 GB" in pair.verdict  # the sentence and the table agree
 
 

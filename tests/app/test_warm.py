@@ -25,6 +25,18 @@ def test_warming_imports_every_module_of_the_lab_and_fills_the_shared_caches():
     assert _example_reading.cache_info().currsize == 5  # each shipped example, as Your run first reads it
 
 
+def test_warming_builds_every_run_a_experiment_and_pair_chart_so_no_pick_builds_one(monkeypatch):
+    from core.run_a import EXPERIMENTS, pairs, run_experiment, run_pair
+    from ui import charts
+    from ui.run_a_charts import experiment_chart, pair_chart
+
+    monkeypatch.setattr(charts, "_charts", type(charts._charts)())
+    warm.load_shared_data()
+    keys = [experiment_chart(run_experiment(e))[0] for e in EXPERIMENTS]
+    keys += [pair_chart(run_pair(p))[0] for p in pairs()]
+    assert len(keys) == 10 and all(key in charts._charts for key in keys)
+
+
 def test_a_failure_while_warming_is_logged_and_the_server_still_starts(monkeypatch, caplog):
     def broken() -> None:
         raise ValueError("data/lab.json is not valid JSON.")

@@ -118,8 +118,27 @@ def test_the_guess_is_drawn_first_so_the_sweep_line_sits_over_it():
     sweep = lesson_sweep(SETUP, axis="seq_len", values=range(512, 8193, 512), device_gb=24)
     spec = sweep_chart(sweep, device_label="24 GB device", title="Sweep", guess=4096).to_dict()
     views = marks(spec)
-    assert [mark_type(v) for v in views] == ["rule", "text", "line", "rule", "text", "point"]
-    assert rows(spec, 0) == [{"value": 4096, "label": "your guess: 4,096"}]
+    assert [mark_type(v) for v in views] == ["rule", "text", "text", "line", "rule", "text", "point"]
+    assert rows(spec, 0) == [{"value": 4096, "label": "your guess: 4,096", "side": "right"}]
+
+
+@pytest.mark.parametrize(("guess", "side", "align"), [(1536, "right", "left"), (7680, "left", "right")])
+def test_the_guess_label_sits_on_the_side_of_its_rule_that_has_room(guess, side, align):
+    # On a 390 px phone a label written rightwards from a guess near the sweep's end ran off the chart.
+    sweep = lesson_sweep(SETUP, axis="seq_len", values=range(512, 8193, 512), device_gb=24)
+    spec = sweep_chart(sweep, device_label="24 GB device", title="Sweep", guess=guess).to_dict()
+    [row] = rows(spec, 0)
+    assert row["side"] == side
+    shown = [v for v in marks(spec) if v.get("transform") == [{"filter": f"(datum.side === '{side}')"}]]
+    assert len(shown) == 1 and shown[0]["mark"]["align"] == align
+
+
+def test_a_long_title_is_set_in_lines_a_phone_shows_whole():
+    sweep = lesson_sweep(SETUP, axis="seq_len", values=range(512, 8193, 512), device_gb=24)
+    title = "Peak memory as sequence length (tokens) grows"
+    spec = sweep_chart(sweep, device_label="24 GB device", title=title, guess=None).to_dict()
+    assert spec["title"]["text"] == ["Peak memory as sequence length", "(tokens) grows"]
+    assert all(len(line) <= 34 for line in spec["title"]["text"])
 
 
 def test_a_single_budget_can_carry_its_gb_in_the_legend():

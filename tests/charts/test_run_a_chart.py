@@ -4,7 +4,7 @@ series."""
 import pytest
 
 from charts.memory import FAILURE_COLOUR, TERM_COLOURS
-from charts.run_a import iterations_chart, timeline_chart, timeline_frame
+from charts.run_a import iterations_chart, outcome_map_chart, timeline_chart, timeline_frame
 from core.memory import TERM_LABELS
 from core.run_a import budget_series, leak, run_a_timeline, run_experiment, run_pair
 from tests.charts.test_memory_chart import mark_type, marks, rows
@@ -49,7 +49,7 @@ def test_the_failure_is_marked_where_the_model_puts_it():
     assert unreached[0]["position"] == timeline.failure.position
     assert max(r["total_gb"] for r in unreached) == pytest.approx(timeline.iteration_peak_gb(1))
     assert all(r["position"] < 1 for r in unreached)
-    assert rows(spec, 5) == [{"gb": timeline.device_gb, "label": "25.77 GB device"}]  # 24 GiB
+    assert rows(spec, 5) == [{"gb": timeline.device_gb, "label": "24 GiB (25.77 GB) device"}]
     # The area stops at the failure.
     assert max(timeline_frame(timeline)["position"]) == timeline.failure.position
 
@@ -70,7 +70,7 @@ def test_an_experiment_that_runs_shows_two_iterations_against_run_a():
     assert len(rows(spec, 3)) == len(before.ran) and {r["note"] for r in rows(spec, 3)} == {
         "Run A as briefed"
     }
-    assert rows(spec, 4) == [{"gb": 40 * 2**30 / 1e9, "label": "42.95 GB device"}]  # 40 GiB
+    assert rows(spec, 4) == [{"gb": 40 * 2**30 / 1e9, "label": "40 GiB (42.95 GB) device"}]
     # Adam's state appears in the second iteration, in its own colour.
     colours = dict(
         zip(
@@ -124,7 +124,7 @@ def test_leak_chart_crosses_only_where_it_dies():
     spec = iterations_chart(series, title="Leak").to_dict()
     assert [r["x"] for r in rows(spec, 1)] == [series.failed_at]
     assert len(rows(spec, 0)) == len(series.x)
-    assert rows(spec, 2) == [{"gb": 40 * 2**30 / 1e9, "label": "42.95 GB device"}]  # 40 GiB
+    assert rows(spec, 2) == [{"gb": 40 * 2**30 / 1e9, "label": "40 GiB (42.95 GB) device"}]
 
 
 def test_outcome_map_shows_the_h200_beside_the_phase_model_in_one_view_that_takes_the_page_width():
@@ -137,10 +137,36 @@ def test_outcome_map_shows_the_h200_beside_the_phase_model_in_one_view_that_take
     # A facet keeps a fixed width per panel (810 px at 390 px); one view stretches to the container.
     assert "facet" not in spec and "width" not in spec
     assert spec["encoding"]["xOffset"] == {"field": "source", "type": "nominal", "sort": list(SOURCES)}
-    assert spec["encoding"]["color"]["scale"]["domain"] == list(OUTCOME_ORDER)
+    assert spec["encoding"]["color"]["scale"]["domain"] == [o for o in OUTCOME_ORDER if o != "ok"]
     # 51 runs: eager and sdpa at batches 1-6 and 10, though not every sequence length.
     rows = spec["encoding"]["y"]["sort"]
     assert rows[:2] == ["eager, batch 10", "eager, batch 6"] and len(rows) == 14
     frame = map_frame(cells)
     assert len(frame) == 2 * 51 and set(frame["source"]) == set(SOURCES)
     assert spec["height"] == 22 * 14
+
+
+def test_the_captions_name_the_comparison_line_by_the_colour_it_is_drawn_in():
+    import colorsys
+
+    from charts.memory import TOTAL_COLOUR
+    from core import lessons
+
+    red, green, blue = (int(TOTAL_COLOUR[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    hue_degrees = colorsys.rgb_to_hsv(red, green, blue)[0] * 360
+    assert 170 <= hue_degrees <= 195  # teal: between green and blue, nowhere near blue's 240
+    for caption in (
+        lessons.sentence("run_a", "experiment_caption"),
+        lessons.sentence("run_a", "pair_caption", compared="Run A as briefed"),
+    ):
+        assert "Teal dashed line" in caption and "Blue" not in caption
+
+
+def test_the_grids_legend_lists_only_outcomes_some_square_has():
+    from core.run_a import outcome_map
+
+    cells = outcome_map()
+    spec = outcome_map_chart(cells, title="Grid").to_dict()
+    legend = spec["encoding"]["color"]["scale"]["domain"]
+    present = {c.measured for c in cells} | {c.estimated for c in cells}
+    assert set(legend) == present and "ok" not in legend  # no run of Run A's shape completes on 24 GiB

@@ -1,5 +1,7 @@
 """Telemetry charts: titled panels, units on axes, the device limit and the failure drawn."""
 
+import json
+
 import pytest
 
 from charts.telemetry import panel_count, telemetry_panel, telemetry_panels
@@ -54,3 +56,20 @@ def test_a_panel_is_built_alone_with_only_its_own_column():
         assert layers[0]["encoding"]["y"]["field"] == column
     with pytest.raises(ValueError, match="has 4 panels, so there is no panel 4"):
         telemetry_panel(run, 4)
+
+
+def test_run_ds_loss_panel_shows_its_whole_start_and_the_chance_line():
+    from charts.telemetry import telemetry_panel
+    from core.telemetry import recorded
+
+    run = recorded("D")
+    # Ten classes: guessing scores ln 10 = 2.303; the loss starts at 2.8 and is never cut off.
+    assert run.chance_loss == pytest.approx(2.302585)
+    spec = telemetry_panel(run, 2).to_dict()
+    low, high = spec["layer"][0]["encoding"]["y"]["scale"]["domain"]
+    assert low == 0 and high > run.frame["loss"].max()
+    chance = [layer for layer in spec["layer"] if layer["mark"]["type"] in ("rule", "text")]
+    assert {layer["mark"]["color"] for layer in chance} >= {"#6b6b6b"}
+    texts = json.dumps(spec)
+    assert "chance: ln(classes) = 2.30" in texts
+    assert recorded("B").chance_loss is None  # a run that names no classes draws no chance line

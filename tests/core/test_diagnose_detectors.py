@@ -89,11 +89,12 @@ def test_a_flat_loss_without_a_chance_level_is_only_possible_and_asks_for_it():
 def test_a_flat_loss_far_from_chance_is_possible():
     finding = correctness(make_run(loss=[0.9] * 100), RunContext(vocab=50_257))
     assert finding.verdict == POSSIBLE
-    # ln 50,257 = 10.825; the loss ends at 0.9, (0.9 - 10.825) / 10.825 = -92% from it.
+    # ln 50,257 = 10.825; the loss ends at 0.9, (10.825 - 0.9) / 10.825 = 92% below it.
     ln_vocab = says("chance_vocab", vocab=50_257)
     assert finding.evidence[2] == says(
-        "ends_off_chance", chance_source=ln_vocab, chance_loss=10.825, offset=-0.92
+        "ends_off_chance", chance_source=ln_vocab, chance_loss=10.825, offset_percent=91.7, side="below"
     )
+    assert "the loss ends 92% below it." in finding.evidence[2] and "-" not in finding.evidence[2]
 
 
 def test_a_leak_slope_worked_by_hand():
@@ -122,7 +123,10 @@ def test_flat_memory_at_the_device_limit_is_a_budget_not_a_leak():
     finding = resource(make_run(memory=[23.5] * 50), RunContext(device_gb=24))
     assert finding.verdict == LIKELY
     assert finding.page_title == "Memory budget"
-    assert says("memory_peak_share", peak_gb=23.5, share=0.98, limit_gb=24) in finding.evidence
+    # 24 GB as typed is 22.4 GiB: the device written once, the way the Memory page writes it.
+    assert (
+        says("memory_peak_share", peak_gb=23.5, share=0.98, device="22.4 GiB (24.00 GB)") in finding.evidence
+    )
     assert finding.marks.device_limit_gb == 24
 
 

@@ -29,6 +29,7 @@ ORDER = (
     "timeline",
     "first_oom",
     "reference",
+    "graded",
     "view",
 )
 

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 from core import lessons
 from core.questions import load_bank
 from core.report.contents import build_report, unanswered_quiz
-from core.report.figures import BudgetFigures, LayerFigures, readable_flops
+from core.report.figures import BudgetFigures, LayerFigures
 from core.report.markdown import literal_block, literal_inline, render_markdown
 from core.report.moments import readable_time, utc_timestamp
+from core.units import flops_label
 
 BANK = load_bank()
 NOT_DONE = lessons.sentence("quiz_report", "not_done")
@@ -34,7 +35,12 @@ RECORDS = {
 # nn.Linear(4096, 4096) on a batch of 32: 32 × 4096 × 4096 = 536,870,912 MACs, two FLOPs each.
 LAYER = LayerFigures(n_in=4096, m_out=4096, batch=32, flops=2 * 32 * 4096 * 4096)
 BUDGET = BudgetFigures(
-    parameters=1.3e9, total_gb=30.0, device_gb=24.0, activations_gb=12.5, optimizer_gb=10.4
+    parameters=1.3e9,
+    total_gb=30.0,
+    device_gb=25.769803776,
+    activations_gb=12.5,
+    optimizer_gb=10.4,
+    device_label="24 GiB (25.77 GB) device",
 )
 
 
@@ -102,17 +108,29 @@ def test_malformed_records_read_as_missing():
 def test_layer_sentence_states_the_hand_worked_gflops():
     # 2 × 536,870,912 = 1,073,741,824 FLOPs = 1.07 GFLOPs.
     assert LAYER.gflops == pytest.approx(1.073741824)
-    assert LAYER.sentence() == says("layer", n_in=4096, m_out=4096, batch=32, flops="1.07 GFLOPs")
+    assert LAYER.sentence() == says(
+        "layer", article="A", n_in=4096, m_out=4096, batch=32, flops="1.07 GFLOPs"
+    )
 
 
 def test_budget_fits_up_to_the_device_and_not_beyond():
     assert not BUDGET.fits
-    figures = {"total_gb": 30, "device_gb": 24, "activations_gb": 12.5, "optimizer_gb": 10.4}
+    figures = {
+        "total_gb": 30,
+        "device": "24 GiB (25.77 GB) device",
+        "activations_gb": 12.5,
+        "optimizer_gb": 10.4,
+    }
     assert BUDGET.sentence() == says("budget_does_not_fit", parameters_billion=1.3, **figures)
     exactly = BudgetFigures(
-        parameters=1e9, total_gb=24.0, device_gb=24.0, activations_gb=1.0, optimizer_gb=8.0
+        parameters=1e9,
+        total_gb=24.0,
+        device_gb=24.0,
+        activations_gb=1.0,
+        optimizer_gb=8.0,
+        device_label="24 GB device",
     )
-    figures = {"total_gb": 24, "device_gb": 24, "activations_gb": 1, "optimizer_gb": 8}
+    figures = {"total_gb": 24, "device": "24 GB device", "activations_gb": 1, "optimizer_gb": 8}
     assert exactly.fits and exactly.sentence() == says("budget_fits", parameters_billion=1, **figures)
 
 
@@ -216,7 +234,7 @@ def test_a_session_that_never_opened_the_scaling_lab_says_so():
     [(131_072, "131 kFLOPs"), (1_073_741_824, "1.07 GFLOPs"), (33_554_432, "33.6 MFLOPs"), (5, "5.00 FLOPs")],
 )
 def test_flops_are_shown_to_three_significant_figures(flops, text):
-    assert readable_flops(flops) == text
+    assert flops_label(flops) == text
 
 
 def test_a_small_layer_never_reads_zero_gflops():
@@ -226,7 +244,7 @@ def test_a_small_layer_never_reads_zero_gflops():
 
 def test_negative_flops_are_refused():
     with pytest.raises(ValueError, match="FLOP count"):
-        readable_flops(-1)
+        flops_label(-1)
 
 
 def test_the_markdown_report_gives_the_right_answer_and_the_predictions_apart():
@@ -249,3 +267,9 @@ def test_the_markdown_report_gives_the_right_answer_and_the_predictions_apart():
         "| GELU: memory- or compute-bound | Compute-bound: the arithmetic units are the limit | Memory-bound"
         in text
     )
+
+
+def test_an_eight_thousand_input_layer_takes_an_and_a_small_one_reads_in_mflops():
+    # 2 × 8,192 × 256 × 1 = 4,194,304 FLOPs: "4.19 MFLOPs", never "0.00 GFLOPs"; "an eight thousand...".
+    layer = LayerFigures(n_in=8192, m_out=256, batch=1, flops=2 * 8192 * 256)
+    assert layer.sentence().startswith("An 8,192 → 256 linear layer") and "4.19 MFLOPs" in layer.sentence()

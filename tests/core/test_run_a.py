@@ -111,15 +111,15 @@ def test_outcome_tables_have_one_row_per_experiment_with_the_measurement():
     ]
     changed = change_rows(outcomes)
     # Half the tokens asks 5 × 7.893 + 0.268 = 39.73 GB in its first step; SGD stops at backward's 25.89 GB.
-    assert [r["Peak needed (GB)"] for r in changed][:2] == ["39.73", "25.89"]
+    assert [r["Peak needed, reserve in (GB)"] for r in changed][:2] == ["39.73", "25.89"]
     assert [r["Iteration 1 completes"] for r in changed] == ["no", "no", "yes", "yes"]
 
 
 def test_the_phase_table_leaves_what_happens_to_the_text_beside_it():
     # Four narrow columns, so it fits a phone: 8.16 GB at the start is the weights and the 0.268 GB reserve.
     rows = phase_rows(run_a_timeline())
-    assert list(rows[0]) == ["Phase", "Live at its peak", "Peak needed (GB)", "Outcome"]
-    assert rows[0]["Peak needed (GB)"] == f"{WEIGHTS_GB + RESERVE_GB:.2f}" == "8.16"
+    assert list(rows[0]) == ["Phase", "Live at its peak", "Peak needed, reserve in (GB)", "Outcome"]
+    assert rows[0]["Peak needed, reserve in (GB)"] == f"{WEIGHTS_GB + RESERVE_GB:.2f}" == "8.16"
 
 
 def test_budget_series_is_flat_and_fails_every_launch():
@@ -193,7 +193,7 @@ def test_each_pair_verdict_agrees_with_its_table(pair_id):
     # Each run's words in the verdict come from its own row: where it fails, or the peak it runs at.
     for row in rows:
         if row["First failure"].startswith("none"):
-            assert f"{row['Peak needed (GB)']} GB" in pair.verdict
+            assert f"{row['Peak needed, reserve in (GB)']} GB" in pair.verdict
         else:
             assert row["First failure"] in pair.verdict
     # A pair applies each change as it does alone; the smaller model is searched for after the other one.
@@ -364,10 +364,10 @@ def test_forms_refill_from_records():
 
 
 def test_feedback_fills_its_figures_from_the_brief():
-    # 7.9 GB of weights on a 25.8 GB (24 GiB) device, about 18 GB (25.77 − 7.89) elsewhere, 16.8 GB of it
+    # 7.9 GB of weights on a 24 GiB (25.77 GB) device, about 18 GB (25.77 − 7.89) elsewhere, 16.8 GB of it
     # saved activations.
     model = feedback("model")
-    assert all(figure in model for figure in ("7.9 GB", "25.8 GB", "24 GiB", "18 GB", "16.8 GB"))
+    assert all(figure in model for figure in ("7.9 GB", "24 GiB (25.77 GB)", "18 GB", "16.8 GB"))
     assert len({feedback(e) for e in EXPERIMENTS}) == len(EXPERIMENTS)  # each experiment has its own
     with pytest.raises(ValueError, match="Unknown experiment"):
         feedback("pray")
@@ -448,3 +448,19 @@ def test_a_kept_timeline_is_the_one_worked_out_afresh(setup, gib):
     assert step_phases(replace(setup)) == step_phases.__wrapped__(setup)
     other = replace(setup, batch=setup.batch + 1)
     assert step_timeline(other, capacity=capacity).setup == other
+
+
+def test_run_as_steady_peak_names_the_allocator_reserve_where_it_counts_it():
+    # Three answers shows the careful count's tensors (41.41 GB); the bigger GPU's run adds the allocator's
+    # 256 MiB reserve (0.27 GB): 41.68 GB. Each figure says which it is.
+    from core.memory.view import three_answers_rows
+
+    timeline = run_a_timeline()
+    careful = three_answers_rows(timeline.setup, capacity=timeline.capacity)[1]
+    bigger = run_experiment("gpu")
+    reserve_gb = bigger.timeline.capacity.reserve_bytes / 1e9
+    peak_gb = bigger.timeline.peak_reached_gb
+    assert float(careful["Peak (GB)"]) + reserve_gb == pytest.approx(peak_gb, abs=0.01)
+    assert "tensors only" in careful["Why"]
+    assert f"the allocator's reserve included, is {bigger.timeline.peak_reached_gb:.2f} GB" in bigger.summary
+    assert "Peak needed, reserve in (GB)" in change_rows([bigger])[0]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.units import duration_label, duration_unit
+from core.units import capacity_label, duration_label, duration_unit, indefinite_article
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,29 @@ def test_a_chart_axis_gets_the_unit_and_its_length_that_the_label_would_use():
     assert duration_unit(999.6e-6) == ("ms", 1e-3)  # the same carry as the label's
     with pytest.raises(ValueError, match="negative"):
         duration_unit(-1.0)
+
+
+@pytest.mark.parametrize(
+    ("total_bytes", "label"),
+    [
+        (25_769_803_776, "24 GiB (25.77 GB)"),  # an RTX 4090 or an L4
+        (85_899_345_920, "80 GiB (85.90 GB)"),  # an "80GB" A100
+        (150_109_880_320, "139.8 GiB (150.11 GB)"),  # the H200 as torch reported it
+    ],
+)
+def test_a_capacity_is_written_as_the_device_reports_it_then_in_gb(total_bytes, label):
+    assert capacity_label(total_bytes) == label
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "24"])
+def test_a_capacity_must_be_a_positive_whole_number_of_bytes(bad):
+    with pytest.raises(ValueError, match="whole number of bytes"):
+        capacity_label(bad)
+
+
+@pytest.mark.parametrize(
+    ("number", "article"),
+    [(8192, "an"), (8, "an"), (80, "an"), (11, "an"), (18_000, "an"), (1024, "a"), (256, "a"), (118, "a")],
+)
+def test_the_article_follows_the_number_as_it_is_read(number, article):
+    assert indefinite_article(number) == article

@@ -16,8 +16,8 @@ def test_the_lesson_default_layer():
     assert layer.flops == 1_073_741_824  # 2 per MAC
     assert round(layer.gflop, 2) == 1.07
     assert layer.parameters == 16_781_312  # 4096 × 4096 + 4096 biases
-    assert round(layer.weight_mb_4byte) == 67  # 16,781,312 × 4 B = 67.1 MB
-    assert round(layer.weight_mb_2byte) == 34  # 16,781,312 × 2 B = 33.6 MB
+    assert round(layer.weight_mb(4)) == 67  # 16,781,312 × 4 B = 67.1 MB
+    assert round(layer.weight_mb(2)) == 34  # 16,781,312 × 2 B = 33.6 MB
     assert layer.training_flops == 3 * 1_073_741_824
     assert round(layer.parameters_millions, 1) == 16.8
 

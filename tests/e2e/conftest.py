@@ -399,8 +399,8 @@ class Learner:
         self.lock(self.page.locator('[data-testid="stForm"]').filter(has=locks).first, "Lock in my answer")
 
     def predict_all(self) -> None:
-        """Lock every prediction the page shows (the first option of each, or a slider where it rests),
-        one form at a time, so what the predictions hide is drawn."""
+        """Lock every prediction the page shows (the first option of each list or drop-down menu), one form
+        at a time, so what the predictions hide is drawn."""
         for _ in range(10):
             forms = self.page.locator('[data-testid="stForm"]:visible').filter(
                 has=self.page.get_by_role("button", name="Lock prediction")
@@ -411,6 +411,9 @@ class Learner:
             options = form.get_by_role("radiogroup").locator("label")  # the inputs hide behind their labels
             if options.count():
                 options.first.click()
+            else:  # a long ordered scale is a menu that starts with nothing chosen
+                form.get_by_role("combobox").first.click()
+                self.page.get_by_role("option").first.click()
             self.lock(form, "Lock prediction")
         raise AssertionError("predictions kept appearing after ten were locked")
 

@@ -5,8 +5,9 @@ from playwright.sync_api import expect
 
 from core import lessons
 from core.gpus import gpu
+from core.memory.settings import Optimizer, convention_label
 from core.memory.view import page_settings, phase_view
-from core.models import preset
+from core.models import resolve_model
 from core.run_a import brief_figures
 
 pytestmark = pytest.mark.e2e
@@ -23,19 +24,26 @@ def test_memory_budget_stack_picker_and_three_answers(learner):
     learner.predict_all()  # the budget and the phase count show once the page's guesses are locked
     expect(page.get_by_role("heading", name="Phase by phase: the careful count")).to_be_visible()
     defaults = page_settings({})
-    view = phase_view(defaults, model=preset(defaults["phase_model"]), card=gpu(defaults["phase_gpu"]))
+    # The lesson's own model (custom, H 2,048, 16 blocks) on its own 24 GiB card.
+    model = resolve_model(defaults["phase_model"], hidden=defaults["hidden"], layers=defaults["layers"])
+    view = phase_view(defaults, model=model, card=gpu(defaults["phase_gpu"]))
     shown = _answers(page)
-    # The three answers, each with the figure core computes: rough rule, careful count, H200 (7.50 GB).
     for row in view.answers:
         assert row["Answer"] in shown and row["Peak (GB)"] in shown
-    assert "H200 measurement (memory.csv)" in shown and "7.50" in shown
+    assert "24.39" in shown and "fits, 0.46 GB spare" in shown
     learner.pick("Implementation stack", "Fused kernels (Megatron / Transformer Engine style)")
     fused = _answers(page)
     assert fused != shown and "not measured" in fused
     # Why a row has no figure is said in the list under the table, where a phone has room for it.
     expect(page.get_by_text(lessons.sentence("memory", "why_not_measured"), exact=False)).to_be_visible()
     learner.pick("Implementation stack", "PyTorch + Hugging Face transformers")
-    assert "H200 measurement (memory.csv)" in _answers(page)
+    learner.choose("Model for the phase count", "GPT-2 small")
+    learner.choose("Precision", convention_label("amp"))
+    learner.choose("Optimizer", Optimizer.ADAMW.label)
+    learner.choose("GPU", "H200")
+    # GPT-2 small, 4 × 1024, autocast, SDPA, AdamW: the H200 measured 7.50 GB at the step's peak.
+    measured = _answers(page)
+    assert "H200 measurement (memory.csv)" in measured and "7.50" in measured
     assert learner.exceptions() == [] and learner.console_errors == []
     learner.screenshot("memory-three-answers")
 

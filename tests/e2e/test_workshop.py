@@ -44,7 +44,7 @@ def memory_setup(learner) -> None:
     learner.slide("Layers")  # 16 → 20
     learner.slide("Sequence length (S)", presses=2)  # 1024 → 2048
     learner.pick("Optimizer", BudgetOptimizer.SGD_MOMENTUM.label)
-    learner.pick("Device memory", "40 GB")
+    learner.pick("Device memory", "40 GiB (42.95 GB)")
 
 
 # url path -> (menu title, settings section, how the sender sets it up, the widgets that moves, an answer to

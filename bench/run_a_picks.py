@@ -1,0 +1,86 @@
+"""CPU time of the first pick of each Run A pair and experiment, in a process warmed as the server warms
+itself (`ui.warm`) or cold.
+
+    python -m bench.run_a_picks           # both, each in a fresh process
+    python -m bench.run_a_picks --only cold
+
+One in-process session (`streamlit.testing.v1.AppTest`) saves a first experiment on the Run A page and
+locks the pair prediction, then picks each of the other five pairs once, and each experiment once. For
+each pick it reports the script thread's CPU time (`bench.page_cpu.ScriptClock`): AppTest reruns the whole
+page where a browser reruns only the experiments' fragment, so these are whole-page figures. Cold, every
+pick builds its timeline chart; warm, `ui.run_a_charts.warm_run_a_charts` built all ten before the
+first visitor, as `serve.py` does. Figures only: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+EXPERIMENT_PICKS = ("optim", "gpu", "model", "batch")
+
+
+def picks(*, warm: bool) -> dict[str, list[float]]:
+    """CPU ms of the first pick of each pair and each experiment, in this process."""
+    from bench.page_cpu import ScriptClock
+    from core.run_a import PAIR_PREDICTION, pairs
+    from tests.app.conftest import open_page, predict
+
+    if warm:
+        from ui.run_a_charts import warm_run_a_charts
+
+        warm_run_a_charts()
+    clock = ScriptClock()
+    with clock.installed():
+        at = open_page("pages/run_a.py")
+        at.radio(key="run_a.decision.choice").set_value("batch")
+        at.text_area(key="run_a.decision.why").input("Activations scale with the tokens.")
+        at.button[[b.label for b in at.button].index("Save my decision")].click().run()
+        assert not at.exception
+        predict(at, PAIR_PREDICTION, "runs")
+        figures: dict[str, list[float]] = {"pairs": [], "experiments": []}
+        for pair in pairs()[1:]:  # the first is drawn already
+            clock.runs_ms.clear()
+            at.selectbox(key="run_a.pair").select(pair).run()
+            figures["pairs"].append(clock.runs_ms[-1])
+        for experiment in EXPERIMENT_PICKS:
+            clock.runs_ms.clear()
+            at.radio(key="run_a.experiment").set_value(experiment).run()
+            figures["experiments"].append(clock.runs_ms[-1])
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--only", choices=("cold", "warm"), help="measure one, in this process")
+    args = parser.parse_args(argv)
+    if args.only is not None:
+        os.environ.setdefault("LAB_DATA_DIR", tempfile.mkdtemp(prefix="bench-run-a-picks-"))
+        os.environ.pop("LAB_DATABASE_URL", None)
+        print(json.dumps(picks(warm=args.only == "warm")))
+        return 0
+    for mode in ("cold", "warm"):
+        # A fresh process each, so the cold one finds no chart cached.
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.run_a_picks", "--only", mode],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        for what, ms in figures.items():
+            shown = ", ".join(f"{m:.0f}" for m in ms)
+            median = statistics.median(ms)
+            print(f"{mode:>4} first pick of each of the {what}: {shown} ms CPU (median {median:.0f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""Run A's experiment and pair timelines by chart key: the page draws them, and the server builds all ten
+once at start (`ui.warm`), so no learner's click waits for one.
+
+There are four experiments and six pairs, the same for every learner; each timeline chart costs 60-75 ms of
+CPU to build on an idle core (bench: `python -m bench.page_cpu --profile run-a`), far more under a class's
+burst, and without this the first learner to pick each one paid it inside the click.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+import altair as alt
+
+from charts.run_a import timeline_chart
+from core import lessons
+from core.run_a import (
+    EXPERIMENTS,
+    SHORT_NAMES,
+    ExperimentOutcome,
+    PairOutcome,
+    pairs,
+    run_a_timeline,
+    run_experiment,
+    run_pair,
+    short_label,
+)
+from ui.charts import cached_chart
+
+ChartRecipe = tuple[tuple[Hashable, ...], Callable[[], alt.TopLevelMixin]]
+
+
+def experiment_chart(outcome: ExperimentOutcome) -> ChartRecipe:
+    """The key and builder of one experiment's timeline, drawn over Run A as briefed."""
+    return (
+        ("run_a.experiment", outcome.label),
+        lambda: timeline_chart(
+            outcome.timeline,
+            title=f"{short_label(outcome.experiment)}: memory in use",
+            before=run_a_timeline(),
+        ),
+    )
+
+
+def compared_note(pair: PairOutcome) -> str:
+    """What the pair's dashed line is: the experiment that moved the wall alone, or Run A as briefed."""
+    compared = pair.wall_mover
+    if compared:
+        return lessons.sentence("run_a", "compared_alone", experiment=SHORT_NAMES[compared.experiment])
+    return lessons.sentence("run_a", "compared_run_a")
+
+
+def pair_chart(pair: PairOutcome) -> ChartRecipe:
+    """The key and builder of two experiments together, drawn over the one compared with."""
+    compared = pair.wall_mover
+    return (
+        ("run_a.pair", pair.together.experiment),
+        lambda: timeline_chart(
+            pair.together.timeline,
+            title="Both changes: memory in use",
+            before=compared.timeline if compared else run_a_timeline(),
+            before_note=compared_note(pair),
+        ),
+    )
+
+
+def warm_run_a_charts() -> int:
+    """Build every experiment's and every pair's chart into the per-process chart cache; how many."""
+    recipes = [experiment_chart(run_experiment(e)) for e in EXPERIMENTS]
+    recipes += [pair_chart(run_pair(p)) for p in pairs()]
+    for key, build in recipes:
+        cached_chart(key, build)
+    return len(recipes)
