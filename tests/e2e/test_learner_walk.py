@@ -276,7 +276,8 @@ def test_a_learner_walks_the_whole_lab_answers_hands_in_and_downloads_the_report
         assert line in report
     # The layer left on the Linear page: 4096 → 4096 at batch 33 is 2 × 553,648,128 FLOPs = 1.11 GFLOPs.
     assert all(figure in report for figure in ("4,096 → 4,096", "batch 33", "1.11 GFLOPs"))
-    # The budget left on the Memory page: H = 3072 gives 1,811,939,328 parameters, on the 80 GiB (85.90 GB) device.
+    # The budget left on the Memory page: H = 3072 gives 1,811,939,328 parameters, on the 80 GiB
+    # (85.90 GB) device.
     assert all(figure in report for figure in ("1.81B", "80 GiB (85.90 GB) device"))
     assert "```text\nOnly the activations grow with the batch.\n```" in report
     assert "Handed in on" in report
