@@ -51,11 +51,6 @@ TARGETS = {
         load_pages=("",),
         timing_pages=("", "plotting_demo", "animation_demo"),
     ),
-    # bench/element_page.py: the hello page's two elements and then others of one kind (BENCH_ELEMENTS),
-    # which bench.element_cost prices one kind at a time.
-    "elements": Target(
-        "elements", REPO_ROOT / "bench" / "element_page.py", load_pages=("",), timing_pages=("",)
-    ),
 }
 
 # Buttons and forms a learner in a benchmark must not press: they end the lab or wipe it.
