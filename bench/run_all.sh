@@ -2,8 +2,8 @@
 # The figures that matter to a host in one table beside Streamlit's hello page, then (MATRIX=1) the full
 # load matrix.
 #
-#   bash bench/run_all.sh              # the table: about 30 minutes on the 2-core machine
-#   MATRIX=1 bash bench/run_all.sh     # and the load matrix and a soak: about 110 minutes
+#   bash bench/run_all.sh              # the table: 20 to 30 minutes on the 2-core machine
+#   MATRIX=1 bash bench/run_all.sh     # and the load matrix and a soak: about 100 minutes
 #
 # The table's runs, each for the app and the hello page (GC off, as the app is configured):
 #   - 100 learners clicking at once (burst), straight to one server: hello, app, app, hello, ROUNDS
@@ -18,7 +18,8 @@
 #
 # Settings (environment): BURST_SESSIONS (100), THINK_SESSIONS (200), DURATION_S (40), REPLICAS
 # ("1 2"), FIRST_PAINT (1; 0 skips it), ROUNDS (2 rounds of A B B A: one round's two pairs moved a
-# ratio by up to a fifth between runs of the same code), PYTHON; with MATRIX=1 also SESSIONS,
+# ratio by up to a fifth between runs of the same code), RECORD (1; 0 leaves docs/results.md alone, for
+# a quick check of the script), PYTHON; with MATRIX=1 also SESSIONS,
 # MATRIX_DURATION_S, TARGETS, GCS, MODES, SOAK_MINUTES, SOAK_SESSIONS, SOAK_GC, SOAK_LIFETIME_S.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,7 @@ DURATION_S="${DURATION_S:-40}"
 REPLICAS="${REPLICAS:-1 2}"
 FIRST_PAINT="${FIRST_PAINT:-1}"
 ROUNDS="${ROUNDS:-2}"
+RECORD="${RECORD:-1}"
 MATRIX="${MATRIX:-0}"
 SESSIONS="${SESSIONS:-1 25 50 100}"
 MATRIX_DURATION_S="${MATRIX_DURATION_S:-60}"
@@ -111,4 +113,6 @@ fi
 # The one table, on the terminal too.
 sed -n '/^### The app beside/,/^### Targets/p' "$OUT/summary.md" | sed '$d'
 echo "summary: $OUT/summary.md" | tee -a "$LOG"
-"$PYTHON" -m bench.report --record "$OUT" | tee -a "$LOG"
+if [ "$RECORD" != "0" ]; then
+    "$PYTHON" -m bench.report --record "$OUT" | tee -a "$LOG"
+fi
