@@ -60,7 +60,7 @@ class Act:
 class Outcome:
     """The class's acts, summarised, and what they cost the server."""
 
-    scenario: str  # what the class did, e.g. "lock r1" or "new browsers open"
+    scenario: str  # what the class did, e.g. "lock r1 on /four-runs"
     sessions: int
     page: str
     timed: dict[str, LatencySummary]
@@ -212,13 +212,11 @@ def run_class(
     throwaway_store(f"lab-class-{scenario}-")
     if scenario == "locks":
         question = load_bank().question(question_id)
-        learner, what = _locker(page, question, timeout_s), f"lock {question_id}"
+        learner, what = _locker(page, question, timeout_s), f"lock {question_id} on /{page}"
     elif scenario == "opens":
         stored_ids: list[str | None] = [*returning_learners(sessions)] if returning else [None] * sessions
-        learner, what = (
-            _opener(page, stored_ids, timeout_s),
-            f"{'returning' if returning else 'new'} browsers open",
-        )
+        browsers = "returning" if returning else "new"
+        learner, what = _opener(page, stored_ids, timeout_s), f"open /{page} in {browsers} browsers"
     else:
         raise ValueError(f"Unknown class scenario {scenario!r}; choose locks or opens.")
     with class_server(page, timeout_s, log_dir / f"class_{scenario}_server.log") as (port, sampler):
@@ -238,8 +236,7 @@ def run_class(
 
 def describe(outcome: Outcome) -> str:
     """The outcome in a few lines."""
-    what = f"{outcome.sessions} learners {outcome.scenario} on /{outcome.page} at once"
-    lines = [f"{what} ({outcome.wall_s:.1f} s in all)"]
+    lines = [f"{outcome.sessions} learners at once: {outcome.scenario} ({outcome.wall_s:.1f} s in all)"]
     lines += [
         f"  {name + ':':<12} p50 {s.p50_ms:,.0f} ms, p95 {s.p95_ms:,.0f} ms"
         for name, s in outcome.timed.items()

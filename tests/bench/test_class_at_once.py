@@ -47,7 +47,7 @@ def test_three_learners_locking_at_once_each_hold_their_own_answer(tmp_path: Pat
     assert outcome.held == 3
     assert outcome.whole_runs_per_learner == 0.0  # the question and the summary ran, not the app
     assert outcome.messages_per_learner > 0 and outcome.server_cpu_ms_per_learner > 0
-    assert "3 learners lock r1 on /four-runs at once" in describe(outcome)
+    assert "3 learners at once: lock r1 on /four-runs" in describe(outcome)
     assert "3 of 3" in describe(outcome)
     assert "Traceback" not in (tmp_path / "class_locks_server.log").read_text()
 
@@ -60,5 +60,5 @@ def test_three_browsers_opening_a_lesson_cost_one_whole_run_each(tmp_path: Path,
     assert outcome.whole_runs_per_learner == 1.0
     assert outcome.messages_per_learner > 0 and outcome.server_cpu_ms_per_learner > 0
     kind = "returning" if returning else "new"
-    assert f"3 learners {kind} browsers open /four-runs at once" in describe(outcome)
+    assert f"3 learners at once: open /four-runs in {kind} browsers" in describe(outcome)
     assert "Traceback" not in (tmp_path / "class_opens_server.log").read_text()

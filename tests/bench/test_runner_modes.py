@@ -41,5 +41,5 @@ def test_a_class_scenario_runs_once_with_its_page_and_saves_its_figures(
     args = ["--mode", mode, "--sessions", "2", "--page", "quiz-report", "--question", "q2", "--out", str(out)]
     assert run_load.main([*args, "--returning"]) == 0
     assert calls == [(mode, 2, "quiz-report", "q2", True)]
-    assert "2 learners did it on /quiz-report at once" in capsys.readouterr().out
+    assert "2 learners at once: did it" in capsys.readouterr().out
     assert json.loads(out.read_text())["timed"]["lock"]["count"] == 2
