@@ -380,7 +380,7 @@ def _visit(session: FakeSession) -> LearnerStats:
     learner = Learner(
         index=1,
         port=0,
-        target=Target("fake", script=None, load_pages=None, timing_pages=None),  # type: ignore[arg-type]
+        target=Target("fake", script=None, load_pages=None),  # type: ignore[arg-type]
         behaviour=Behaviour(think_min_s=0, think_max_s=0, actions_per_visit=3),
         run_token="abcd",
     )
