@@ -2,7 +2,7 @@
 
     python -m bench.compare --b-env LAB_BATCH_WAKEUPS=0                  # a setting off
     python -m bench.compare --b-dir ../before --rounds 3                 # another checkout
-    python -m bench.compare --mode think --sessions 200 --b-args=--store=off
+    python -m bench.compare --mode think --sessions 200 --b-args=--gc=on
 
 On this shared 2-core machine, of two identical runs back to back the second often did better (by
 4% and 15% in two pairs), so a before/after pair always run in that order credits the change with

@@ -100,8 +100,8 @@ def measure(browser: Browser, target: Target, warm_visits: int, results_dir: Pat
     """Cold and warm first paint of every page of one target."""
     with _server(target, results_dir, f"{target.name}-warm") as server:
         base = f"http://{LOOPBACK}:{server.port}"
-        # The hello demo: its Hello page only (the other demos compute for seconds).
-        paths = list(target.timing_pages[:1]) if target.timing_pages else _page_paths(server.port)
+        # The pages learners visit: the hello demo's Hello page only, every page of the app.
+        paths = list(target.load_pages) if target.load_pages is not None else _page_paths(server.port)
         for path in paths:  # every page once, so imports and per-process caches are loaded
             visit(browser, f"{base}/{path}")
         warm = {path: [visit(browser, f"{base}/{path}") for _ in range(warm_visits)] for path in paths}

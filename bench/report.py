@@ -14,7 +14,6 @@ import json
 import os
 import platform
 import re
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -22,10 +21,7 @@ from typing import Any
 
 import streamlit
 
-from bench import page_cpu, scale_model
 from bench.first_paint import table as first_paint_table
-from bench.page_timing import BASELINE, setup_label
-from bench.page_timing import table as timing_table
 from bench.paths import RESULTS_DIR
 from bench.stats import ratio
 from tests.harness.paths import REPO_ROOT
@@ -42,23 +38,17 @@ def _n(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def _key(run: dict[str, Any]) -> tuple[str, bool, str, int, bool, int]:
+Key = tuple[str, bool, str, int, int]  # target, GC off, mode, sessions, replicas (0: no proxy)
+
+
+def _key(run: dict[str, Any]) -> Key:
     c = run["config"]
-    return (
-        c["target"],
-        not c["post_script_gc"],
-        c["mode"],
-        c["sessions"],
-        not c.get("store", True),
-        c.get("replicas", 0),
-    )
+    return (c["target"], not c["post_script_gc"], c["mode"], c["sessions"], c.get("replicas", 0))
 
 
 def _app(run: dict[str, Any]) -> str:
-    c = run["config"]
-    replicas = c.get("replicas", 0)
-    through = f" ({replicas} behind HAProxy)" if replicas else ""
-    return c["target"] + ("" if c.get("store", True) else " (no store)") + through
+    replicas = run["config"].get("replicas", 0)
+    return run["config"]["target"] + (f" ({replicas} behind HAProxy)" if replicas else "")
 
 
 def _gc(run: dict[str, Any]) -> str:
@@ -98,7 +88,7 @@ def load_table(runs: list[dict[str, Any]]) -> str:
 
 def ratio_table(runs: list[dict[str, Any]]) -> str:
     """App figures divided by the hello demo's under the same GC setting, mode and session count."""
-    hello = {_key(r)[1:4]: r for r in runs if r["config"]["target"] == "hello" and not _key(r)[5]}
+    hello = {_key(r)[1:4]: r for r in runs if r["config"]["target"] == "hello" and not _key(r)[4]}
     rows = [
         "| GC | mode | sessions | rerun p50 app ÷ hello | rerun p95 app ÷ hello | RSS per session "
         "app ÷ hello | server CPU s app ÷ hello |",
@@ -116,8 +106,7 @@ def ratio_table(runs: list[dict[str, Any]]) -> str:
         ]
         c = run["config"]
         cells = " | ".join("-" if f is None else f"{_n(f, 1)}×" for f in figures)
-        store = "" if c.get("store", True) else ", no store"
-        rows.append(f"| {_gc(run)}{store} | {c['mode']} | {c['sessions']} | {cells} |")
+        rows.append(f"| {_gc(run)} | {c['mode']} | {c['sessions']} | {cells} |")
     return "\n".join(rows)
 
 
@@ -165,18 +154,6 @@ def soak_section(runs: list[dict[str, Any]]) -> str:
     return "\n".join(parts) or "- no soak run in this folder"
 
 
-def _pages_p50(
-    timing: dict[str, Any], setup: str, target: str, figure: str, *, part: str = ""
-) -> list[float]:
-    """Each page's p50 of `figure`; with `part` ("body", "section"), of the reruns of that fragment alone
-    (pages that have one)."""
-    pages = timing.get(setup, {}).get(target, {})
-    if target == BASELINE[0]:
-        pages = {BASELINE[1]: pages[BASELINE[1]]} if BASELINE[1] in pages else {}
-    timed = [p.get(part, {}) if part else p for p in pages.values()]
-    return [t[figure]["p50_ms"] for t in timed if t.get(figure, {}).get("p50_ms") is not None]
-
-
 def _span(values: list[float], digits: int = 1) -> str:
     if not values:
         return "-"
@@ -189,6 +166,13 @@ def reruns_per_s(run: dict[str, Any]) -> float:
     return float(run["rerun"]["count"] / run["elapsed_s"])
 
 
+def reruns_per_core_s(run: dict[str, Any]) -> float | None:
+    """Reruns served per second of the server's CPU (one core busy for a second): what a core is worth,
+    whatever else the shared machine was doing."""
+    cpu_s = run["server"]["cpu_s"]
+    return run["rerun"]["count"] / cpu_s if cpu_s else None
+
+
 def cpu_per_run_ms(run: dict[str, Any]) -> float | None:
     """Server CPU time per script run: robust to other load on the machine, unlike latencies."""
     runs = sum(run[k]["count"] for k in ("rerun", "navigate", "initial_load")) + run.get(
@@ -197,140 +181,72 @@ def cpu_per_run_ms(run: dict[str, Any]) -> float | None:
     return 1000 * run["server"]["cpu_s"] / runs if runs else None
 
 
-def _scale_out_rows(by_key: dict[tuple[str, bool, str, int, bool, int], Any], sessions: int) -> list[str]:
-    """Bursts through HAProxy as measured (1 and 2 replicas), and the model's figures for those and for 8
-    from the CPU per script run measured through one replica (bench/scale_model.py)."""
-    rows = []
-    measured = sorted({k[5] for k in by_key if k[5] and k[2] == "burst" and k[3] == sessions})
-    for replicas in measured:
-        found = [
-            by_key.get((target, True, "burst", sessions, False, replicas)) for target in ("app", "hello")
-        ]
-        cells = [
-            f"{_n(r['rerun']['p95_ms'])} ms, {reruns_per_s(r):,.0f} a second" if r else "-" for r in found
-        ]
-        rows.append(
-            f"| {sessions} clicking at once through HAProxy, {replicas} replica(s): rerun p95, reruns a "
-            f"second (measured) | {cells[0]} | {cells[1]} |"
-        )
-    for replicas in (*measured, 8):
-        cells = []
-        for target in ("app", "hello"):
-            # Through one replica where measured (the proxy's hop included), else straight to one server.
-            one = by_key.get((target, True, "burst", sessions, False, 1)) or by_key.get(
-                (target, True, "burst", sessions, False, 0)
-            )
-            cpu = cpu_per_run_ms(one) if one else None
-            if cpu is None:
-                cells.append("-")
-                continue
-            model = scale_model.burst(sessions, replicas, cpu)
-            cells.append(f"{model.p95_ms:,.0f} ms, {model.reruns_per_s:,.0f} a second")
-        rows.append(
-            f"| the same, {replicas} replica(s) with a core each (model: bench/scale_model.py, from the "
-            f"measured CPU per script run) | {cells[0]} | {cells[1]} |"
-        )
-    return rows
+def _pair(by_key: dict[Key, dict[str, Any]], key: Key) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The app's run and the hello page's under `key` (its target left out)."""
+    return by_key.get(("app", *key[1:])), by_key.get(("hello", *key[1:]))
 
 
-def _cpu_rows(cpu: dict[str, Any]) -> list[str]:
-    """The script's own CPU per rerun (bench/page_cpu.py), every page beside the hello page."""
-    runs = dict(cpu.get("runs_ms", {}))
-    if not runs:
-        return []
-    hello = runs.pop(page_cpu.HELLO, [])
-    p50 = [statistics.median(values) for values in runs.values()]
-    return [
-        f"| script CPU per rerun, p50 ms ({cpu['reruns']} reruns of each page, in process) | {_span(p50)} | "
-        f"{_n(statistics.median(hello), 1) if hello else '-'} |"
-    ]
+def _row(label: str, pair: tuple[dict[str, Any] | None, ...], figure: Any) -> str:
+    cells = [figure(run) if run else "-" for run in pair]
+    return f"| {label} | {cells[0]} | {cells[1]} |"
 
 
 def headline(
-    runs: list[dict[str, Any]],
-    timing: dict[str, Any],
-    paint: dict[str, Any],
-    page_cpu_figures: dict[str, Any] | None = None,
-    comparisons: list[dict[str, Any]] | None = None,
+    runs: list[dict[str, Any]], paint: dict[str, Any], comparisons: list[dict[str, Any]] | None = None
 ) -> str:
-    """The figures that matter to a host in one table: the app (every page) beside the hello demo."""
+    """The figures that matter to a host in one table, the app (every page) beside the hello page: reruns
+    a second per core, p95 of a class clicking at once on one server and through HAProxy to one and two
+    replicas, memory per learner, first paint."""
     rows = ["| figure | this app | Streamlit's hello page |", "|---|---|---|"]
-    rows += _cpu_rows(page_cpu_figures or {})
-    for via in ("direct", "proxy"):
-        for nodelay in ("on", "off"):
-            setup = setup_label("off", nodelay, via)
-            if setup not in timing:
-                continue
-            for figure, name in (("client", "what the tab waits per rerun"), ("delivery", "of it, delivery")):
-                rows.append(
-                    f"| {name}, p50 ms (GC off, TCP_NODELAY fix {nodelay}, {via}) | "
-                    f"{_span(_pages_p50(timing, setup, 'app', figure))} | "
-                    f"{_span(_pages_p50(timing, setup, 'hello', figure))} |"
-                )
-            for part, where in (
-                ("body", "in a lesson's body (its fragment)"),
-                ("section", "in a part of a lesson's body that reruns alone (its first section)"),
-            ):
-                clicks = _pages_p50(timing, setup, "app", "client", part=part)
-                if clicks:
-                    rows.append(
-                        f"| what the tab waits after a click {where}, p50 ms (GC off, "
-                        f"TCP_NODELAY fix {nodelay}, {via}) | {_span(clicks)} | "
-                        f"{_span(_pages_p50(timing, setup, 'hello', 'client'))} |"
-                    )
-    by_key: dict[tuple[str, bool, str, int, bool, int], dict[str, Any]] = {}
+    by_key: dict[Key, dict[str, Any]] = {}
     for run in runs:  # runs in turn (bench.compare) give two of a kind: the first stands for them
         by_key.setdefault(_key(run), run)
     # The largest class of each mode that was measured (run_all's: a burst of 100, 200 thinking).
     largest = {
-        mode: max((k[3] for k in by_key if k[0] == "app" and k[1] and k[2] == mode and not k[5]), default=0)
+        mode: max((k[3] for k in by_key if k[0] == "app" and k[1] and k[2] == mode), default=0)
         for mode in ("burst", "think")
     }
-    for mode, sessions, what in (
-        ("burst", largest["burst"], f"{largest['burst']} learners clicking at once"),
-        ("think", largest["think"], f"{largest['think']} learners thinking"),
-    ):
-        hello = by_key.get(("hello", True, mode, sessions, False, 0))
-        for store in (False, True):
-            app = by_key.get(("app", True, mode, sessions, store, 0))
-            if app is None:
-                continue
-            label = f"{what}, rerun p95 ms" + (", no learner store" if store else "")
-            base = hello["rerun"]["p95_ms"] if hello else None
-            ratio_cell = ""
-            if base:
-                ratio_cell = f" ({app['rerun']['p95_ms'] / base:.2f}× hello)"
-            rows.append(f"| {label} | {_n(app['rerun']['p95_ms'])}{ratio_cell} | {_n(base)} |")
-            rows.append(
-                f"| {label.replace('rerun p95 ms', 'reruns of a fragment / of the whole page (p95 ms)')}"
-                f" | {rerun_split(app)} | {rerun_split(hello) if hello else '-'} |"
-            )
-            cpu = [cpu_per_run_ms(r) for r in (app, hello) if r]
-            rows.append(
-                f"| {label.replace('rerun p95 ms', 'server CPU ms per script run')} | {_n(cpu[0], 1)} | "
-                f"{_n(cpu[1], 1) if len(cpu) > 1 else '-'} |"
-            )
-            if mode == "burst" and not store:
-                per_s = [reruns_per_s(r) for r in (app, hello) if r]
-                rows.append(
-                    f"| {what}, reruns served a second | {per_s[0]:,.0f} | "
-                    f"{_n(per_s[1]) if len(per_s) > 1 else '-'} |"
-                )
+    burst = _pair(by_key, ("app", True, "burst", largest["burst"], 0))
+    think = _pair(by_key, ("app", True, "think", largest["think"], 0))
+    clicking = f"{largest['burst']} clicking at once"
+    rows += [
+        _row(
+            f"{clicking}, reruns a second per core (reruns ÷ server CPU s)",
+            burst,
+            lambda r: _n(reruns_per_core_s(r)),
+        ),
+        _row(f"{clicking}, server CPU ms per script run", burst, lambda r: _n(cpu_per_run_ms(r), 1)),
+        _row(f"{clicking}, one server: rerun p95 ms", burst, lambda r: _n(r["rerun"]["p95_ms"])),
+        _row(f"{clicking}, reruns of a fragment / of the whole page (p95 ms)", burst, rerun_split),
+    ]
     rows += comparison_rows(comparisons or [])
-    rows += _scale_out_rows(by_key, largest["burst"])
+    replicas = sorted({k[4] for k in by_key if k[4] and k[2] == "burst" and k[3] == largest["burst"]})
+    for count in replicas:
+        rows.append(
+            _row(
+                f"{clicking} through HAProxy, {count} replica(s): rerun p95 ms, reruns a second",
+                _pair(by_key, ("app", True, "burst", largest["burst"], count)),
+                lambda r: f"{_n(r['rerun']['p95_ms'])}, {reruns_per_s(r):,.0f}",
+            )
+        )
+    for mode, pair in ((f"{largest['think']} thinking", think), (clicking, burst)):
+        rows.append(_row(f"{mode}, memory per learner MB (peak RSS over the idle server's)", pair, _memory))
     for when in ("cold", "warm"):
         cells = []
         for target in ("app", "hello"):
-            pages = paint.get(target, {})
             values = [
                 (f["cold"]["title_ms"] if when == "cold" else f["warm_title"]["p50_ms"]) / 1000
-                for f in pages.values()
+                for f in paint.get(target, {}).values()
             ]
             cells.append(f"{_span(values, 2)} s" if values else "-")
         rows.append(
             f"| first paint (title drawn) in headless Chromium, {when} server | {cells[0]} | {cells[1]} |"
         )
     return "\n".join(rows)
+
+
+def _memory(run: dict[str, Any]) -> str:
+    return _n(run["server"]["rss_per_session_mb"], 2)
 
 
 def comparison_rows(comparisons: list[dict[str, Any]]) -> list[str]:
@@ -413,32 +329,23 @@ def _load_json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def _headline_figures(
-    results_dir: Path,
-) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
-    """What `headline` reads from a results folder: runs, page timing, first paint, page CPU, comparisons."""
+def _headline_figures(results_dir: Path) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """What `headline` reads from a results folder: load runs, first paint, comparisons."""
     comparisons = _comparisons(results_dir)
     run_files = sorted(results_dir.glob("load-*.json")) + [
         path for folder, _ in comparisons for path in sorted(folder.glob("run-*.json"))
     ]
     runs = sorted((json.loads(p.read_text()) for p in run_files), key=_key)
-    return (
-        runs,
-        _load_json(results_dir / "page_timing.json"),
-        _load_json(results_dir / "first_paint.json"),
-        _load_json(results_dir / "page_cpu.json"),
-        [c for _, c in comparisons],
-    )
+    return runs, _load_json(results_dir / "first_paint.json"), [c for _, c in comparisons]
 
 
 def summary(results_dir: Path) -> str:
     """The whole markdown summary for one results folder."""
-    runs, timing_figures, paint_figures, cpu_figures, comparison_figures = _headline_figures(results_dir)
+    runs, paint_figures, comparison_figures = _headline_figures(results_dir)
     comparisons = _comparisons(results_dir)
     load_runs = [r for r in runs if not r["config"].get("soak")]
     soak_runs = [r for r in runs if r["config"].get("soak")]
     loads = _uptime_lines(results_dir / "uptime.txt")
-    timing = timing_table(timing_figures) if timing_figures else "(no page_timing.json)"
     paint = first_paint_table(paint_figures) if paint_figures else "(no first_paint.json)"
     machine = (
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}, Streamlit {streamlit.__version__}, "
@@ -450,7 +357,7 @@ def summary(results_dir: Path) -> str:
             "Load on the machine (`uptime`, before and after each step):\n\n"
             + ("\n".join(f"    {line}" for line in loads) if loads else "    (no uptime.txt)"),
             "### The app beside Streamlit's hello page\n\n"
-            + headline(runs, timing_figures, paint_figures, cpu_figures, comparison_figures),
+            + headline(runs, paint_figures, comparison_figures),
             "### Targets at 100 sessions (reported, not asserted)\n\n" + targets(load_runs),
             "### Load runs\n\n" + load_table(load_runs),
             "### The app against Streamlit's hello demo\n\n" + ratio_table(load_runs),
@@ -462,7 +369,6 @@ def summary(results_dir: Path) -> str:
                 )
                 or "(none)"
             ),
-            "### Per-page rerun timing (one session)\n\n" + timing,
             "### First paint in headless Chromium\n\n" + paint,
             "### Soak\n\n" + soak_section(soak_runs),
         ]

@@ -6,8 +6,9 @@ itself (`ui.warm`) or cold.
 
 One in-process session (`streamlit.testing.v1.AppTest`) saves a first experiment on the Run A page and
 locks the pair prediction, then picks each of the other five pairs once, and each experiment once. For
-each pick it reports the script thread's CPU time (`bench.page_cpu.ScriptClock`): AppTest reruns the whole
-page where a browser reruns only the experiments' fragment, so these are whole-page figures. Cold, every
+each pick it reports the process's CPU time over the rerun (AppTest waits while its script thread runs, so
+this is the run's CPU and AppTest's small share): AppTest reruns the whole page where a browser reruns only
+the experiments' fragment, so these are whole-page figures. Cold, every
 pick builds its timeline chart; warm, `ui.run_a_charts.warm_run_a_charts` built all ten before the
 first visitor, as `serve.py` does. Figures only: nothing is asserted.
 """
@@ -21,13 +22,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from typing import Any
 
 EXPERIMENT_PICKS = ("optim", "gpu", "model", "batch")
 
 
 def picks(*, warm: bool) -> dict[str, list[float]]:
     """CPU ms of the first pick of each pair and each experiment, in this process."""
-    from bench.page_cpu import ScriptClock
     from core.run_a import PAIR_PREDICTION, pairs
     from tests.app.conftest import open_page, predict
 
@@ -35,24 +37,25 @@ def picks(*, warm: bool) -> dict[str, list[float]]:
         from ui.run_a_charts import warm_run_a_charts
 
         warm_run_a_charts()
-    clock = ScriptClock()
-    with clock.installed():
-        at = open_page("pages/run_a.py")
-        at.radio(key="run_a.decision.choice").set_value("batch")
-        at.text_area(key="run_a.decision.why").input("Activations scale with the tokens.")
-        at.button[[b.label for b in at.button].index("Save my decision")].click().run()
-        assert not at.exception
-        predict(at, PAIR_PREDICTION, "runs")
-        figures: dict[str, list[float]] = {"pairs": [], "experiments": []}
-        for pair in pairs()[1:]:  # the first is drawn already
-            clock.runs_ms.clear()
-            at.selectbox(key="run_a.pair").select(pair).run()
-            figures["pairs"].append(clock.runs_ms[-1])
-        for experiment in EXPERIMENT_PICKS:
-            clock.runs_ms.clear()
-            at.radio(key="run_a.experiment").set_value(experiment).run()
-            figures["experiments"].append(clock.runs_ms[-1])
+    at = open_page("pages/run_a.py")
+    at.radio(key="run_a.decision.choice").set_value("batch")
+    at.text_area(key="run_a.decision.why").input("Activations scale with the tokens.")
+    at.button[[b.label for b in at.button].index("Save my decision")].click().run()
+    assert not at.exception
+    predict(at, PAIR_PREDICTION, "runs")
+    figures: dict[str, list[float]] = {"pairs": [], "experiments": []}
+    for pair in pairs()[1:]:  # the first is drawn already
+        figures["pairs"].append(_cpu_ms(at.selectbox(key="run_a.pair").select(pair)))
+    for experiment in EXPERIMENT_PICKS:
+        figures["experiments"].append(_cpu_ms(at.radio(key="run_a.experiment").set_value(experiment)))
     return figures
+
+
+def _cpu_ms(widget: Any) -> float:
+    """The process's CPU milliseconds over one rerun after a widget change."""
+    start = time.process_time()
+    widget.run()
+    return (time.process_time() - start) * 1000
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,31 +2,25 @@
 # The figures that matter to a host in one table beside Streamlit's hello page, then (MATRIX=1) the full
 # load matrix.
 #
-#   bash bench/run_all.sh              # the table: about 30 minutes on the 2-core machine
-#   MATRIX=1 bash bench/run_all.sh     # and the load matrix and a soak: about 110 minutes
+#   bash bench/run_all.sh              # the table: 20 to 30 minutes on the 2-core machine
+#   MATRIX=1 bash bench/run_all.sh     # and the load matrix and a soak: about 100 minutes
 #
-# The table's runs, each for the app and the hello demo (GC off, as the app is configured):
-#   - script CPU per rerun of every page, in process (bench.page_cpu);
-#   - what the tab waits per rerun, straight to the server, TCP_NODELAY fix on (bench.page_timing);
+# The table's runs, each for the app and the hello page (GC off, as the app is configured):
 #   - 100 learners clicking at once (burst), straight to one server: hello, app, app, hello, ROUNDS
-#     times over; and the same beside Streamlit alone drawing what an average run of the lab draws
-#     (bench/element_page.py, BENCH_ELEMENTS=lesson): how much of the ratio is the content's price;
-#   - 200 learners thinking: the hello demo, then the app with a learner store that keeps nothing
-#     and with its own, in turn (off, on, on, off), ROUNDS times over;
+#     times over (bench/compare.py): rerun p95, reruns a second per core, memory per learner;
+#   - 200 learners thinking, straight to one server: memory per learner as a class works;
 #   - first paint in headless Chromium, cold and warm server (bench.first_paint);
-#   - 100 learners clicking at once through HAProxy (deploy/proxy.sh) with 1 and 2 replicas; the
-#     summary adds the model's figures for 8 replicas from the measured CPU per script run.
+#   - 100 learners clicking at once through HAProxy (deploy/proxy.sh) with 1 and 2 replicas.
 # `uptime` is recorded before and after every step (the machine is shared), in uptime.txt and the
 # summary. Figures go to bench/results/ (JSON, server logs, run_all.log) and summary.md; the first table
 # goes, dated, with the host and its load average, to the top of docs/results.md (bench.report --record).
 # Timings are reported, never judged: a failed step is logged and the rest go on.
 #
 # Settings (environment): BURST_SESSIONS (100), THINK_SESSIONS (200), DURATION_S (40), REPLICAS
-# ("1 2"), TIMING_RERUNS (30), CPU_RERUNS (30), FIRST_PAINT (1; 0 skips it), ROUNDS (2 rounds of
-# A B B A: one round's two pairs moved a ratio by up to a fifth between runs of the same code),
-# PYTHON; with MATRIX=1
-# also SESSIONS, MATRIX_DURATION_S, TARGETS, GCS, MODES, SOAK_MINUTES, SOAK_SESSIONS, SOAK_GC,
-# SOAK_LIFETIME_S.
+# ("1 2"), FIRST_PAINT (1; 0 skips it), ROUNDS (2 rounds of A B B A: one round's two pairs moved a
+# ratio by up to a fifth between runs of the same code), RECORD (1; 0 leaves docs/results.md alone, for
+# a quick check of the script), PYTHON; with MATRIX=1 also SESSIONS,
+# MATRIX_DURATION_S, TARGETS, GCS, MODES, SOAK_MINUTES, SOAK_SESSIONS, SOAK_GC, SOAK_LIFETIME_S.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,10 +28,9 @@ BURST_SESSIONS="${BURST_SESSIONS:-100}"
 THINK_SESSIONS="${THINK_SESSIONS:-200}"
 DURATION_S="${DURATION_S:-40}"
 REPLICAS="${REPLICAS:-1 2}"
-TIMING_RERUNS="${TIMING_RERUNS:-30}"
-CPU_RERUNS="${CPU_RERUNS:-30}"
 FIRST_PAINT="${FIRST_PAINT:-1}"
 ROUNDS="${ROUNDS:-2}"
+RECORD="${RECORD:-1}"
 MATRIX="${MATRIX:-0}"
 SESSIONS="${SESSIONS:-1 25 50 100}"
 MATRIX_DURATION_S="${MATRIX_DURATION_S:-60}"
@@ -74,25 +67,14 @@ step() {
 }
 
 started=$(date +%s)
-step "page CPU" bench.page_cpu --reruns "$CPU_RERUNS" --out "$OUT/page_cpu.json"
-step "page timing" bench.page_timing --targets app,hello --gc off --nodelay on --via direct \
-    --reruns "$TIMING_RERUNS" --no-slow-demos --out "$OUT/page_timing.json"
 # Runs in turn (hello, app, app, hello): the ratio of the two is the geometric mean over both pairs,
 # so neither gains from always running second (bench/compare.py).
 step "burst, hello and app in turn" bench.compare --a-name hello --a-args=--target=hello --b-name app \
     --mode burst --sessions "$BURST_SESSIONS" --duration-s "$DURATION_S" --rounds "$ROUNDS" --out "$OUT/compare-burst"
-# The yardstick for that ratio: a one-page app with an average lab run's widgets, blocks and elements and
-# nothing of ours (no store, no state, no navigation), against the hello page in the same way.
-step "burst, hello and a lesson's elements alone in turn" bench.compare --a-name hello --a-args=--target=hello \
-    --b-name lesson-elements --b-args=--target=elements --b-env BENCH_ELEMENTS=lesson \
-    --mode burst --sessions "$BURST_SESSIONS" --duration-s "$DURATION_S" --rounds "$ROUNDS" --out "$OUT/compare-elements"
-# The learner store's cost: the think run with the store on (SQLite unless LAB_DATABASE_URL says
-# otherwise) and with a store that keeps nothing; the hello demo beside.
-step "think hello" bench.run_load --target hello --gc off --mode think --sessions "$THINK_SESSIONS" \
-    --duration-s "$DURATION_S"
-step "think app, store off and on in turn" bench.compare --a-name store-off --a-args=--store=off \
-    --b-name store-on --mode think --sessions "$THINK_SESSIONS" --duration-s "$DURATION_S" --rounds "$ROUNDS" \
-    --out "$OUT/compare-store"
+for target in hello app; do
+    step "think $target" bench.run_load --target "$target" --gc off --mode think --sessions "$THINK_SESSIONS" \
+        --duration-s "$DURATION_S"
+done
 if [ "$FIRST_PAINT" != "0" ]; then
     step "first paint" bench.first_paint --targets app,hello --out "$OUT/first_paint.json"
 fi
@@ -122,7 +104,7 @@ fi
 
 {
     echo "Produced by \`bash bench/run_all.sh\` (BURST_SESSIONS=$BURST_SESSIONS THINK_SESSIONS=$THINK_SESSIONS"\
-         "DURATION_S=$DURATION_S REPLICAS=\"$REPLICAS\" TIMING_RERUNS=$TIMING_RERUNS CPU_RERUNS=$CPU_RERUNS"\
+         "DURATION_S=$DURATION_S REPLICAS=\"$REPLICAS\""\
          "FIRST_PAINT=$FIRST_PAINT ROUNDS=$ROUNDS MATRIX=$MATRIX) on $(date -u +%Y-%m-%d), taking"\
          "$(( ($(date +%s) - started) / 60 )) minutes."
     echo
@@ -131,4 +113,6 @@ fi
 # The one table, on the terminal too.
 sed -n '/^### The app beside/,/^### Targets/p' "$OUT/summary.md" | sed '$d'
 echo "summary: $OUT/summary.md" | tee -a "$LOG"
-"$PYTHON" -m bench.report --record "$OUT" | tee -a "$LOG"
+if [ "$RECORD" != "0" ]; then
+    "$PYTHON" -m bench.report --record "$OUT" | tee -a "$LOG"
+fi

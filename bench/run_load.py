@@ -1,11 +1,19 @@
-"""Load run: N simulated learners against one `streamlit run` process; prints and saves figures.
+"""The load runner: simulated learners against the lab (or Streamlit's hello page); prints and saves figures.
 
     python -m bench.run_load --target app --sessions 25 --mode think --duration-s 60 --gc on
+    python -m bench.run_load --mode burst --sessions 100 --duration-s 40 --gc off --replicas 2
+    python -m bench.run_load --mode locks --sessions 100 --page four-runs --question r1
+    python -m bench.run_load --mode opens --sessions 100 --page four-runs --returning
+    python -m bench.run_load --mode flood --sessions 50 --duration-s 40 --rate 740
 
-Reports first-load, rerun and page-switch latency (p50/p95/p99; reruns also split into fragment
-reruns and whole-page reruns), errors, exception
-elements, isolation checks and mismatches, and the server's RSS and CPU. It reports
-figures and never judges them: the exit status is 0 whenever the run itself completed.
+Scenarios (`--mode`): *think* (a ramp, then 3 to 8 s between actions) and *burst* (every learner acts
+in the same instant, wave after wave) walk the pages (bench/scenarios.py), straight to one server or
+through HAProxy to `--replicas`; *locks* and *opens* are a class acting at once on one page
+(bench/class_at_once.py); *flood* is one client flooding reruns beside thinking learners
+(bench/flood.py). For think and burst: first-load, rerun and page-switch latency (p50/p95/p99; reruns
+also split into fragment reruns and whole-page reruns), errors, exception elements, isolation checks
+and mismatches, and the server's RSS and CPU. It reports figures and never judges them: the exit
+status is 0 whenever the run itself completed.
 """
 
 from __future__ import annotations
@@ -23,16 +31,11 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from bench import sampled
-from bench.gc_pauses import collections, gc_log_path
-from bench.gc_pauses import describe as describe_collections
-from bench.message_kinds import message_kind_shares
-from bench.page_cpu import profile_text
-from bench.page_timing import TimingLog
+from bench import class_at_once, sampled
 from bench.paths import RESULTS_DIR
 from bench.proxy import workshop_proxy
 from bench.scenarios import TARGETS, Behaviour, Learner, LearnerStats, Target, Waves
-from bench.stats import least_squares_slope, percentile, summarise
+from bench.stats import least_squares_slope, percentile, save_figures, summarise
 from tests.harness.server import ResourceSampler, Sample, StreamlitServer, throwaway_store
 
 _MB = 1_000_000
@@ -53,8 +56,6 @@ class LoadConfig:
     lifetime_s: float = 0.0  # 0: a learner keeps its session to the end
     timeout_s: float = 30.0
     soak: bool = False
-    # False: the app runs with a learner store that keeps nothing (bench/no_store_server.py).
-    store: bool = True
     # 0: learners talk to one server directly. N: to N replicas through the workshop proxy
     # (deploy/proxy.sh: HAProxy, HTTPS, cookie affinity), as a workshop serves them.
     replicas: int = 0
@@ -74,9 +75,26 @@ class LoadConfig:
         """A file-name-friendly name for this configuration."""
         gc = "gc" if self.post_script_gc else "nogc"
         soak = "-soak" if self.soak else ""
-        store = "" if self.store else "-nostore"
         proxy = f"-proxy{self.replicas}" if self.replicas else ""
-        return f"load-{self.target}-{gc}-{self.mode}-{self.sessions:03d}{soak}{store}{proxy}"
+        return f"load-{self.target}-{gc}-{self.mode}-{self.sessions:03d}{soak}{proxy}"
+
+
+class TimingLog:
+    """Reads the JSON lines bench/timed_server.py appends, one per script run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+
+    def new_runs(self) -> list[dict[str, Any]]:
+        """The script runs logged since the last call, one dict each."""
+        if not self.path.exists():
+            return []
+        with self.path.open() as log:
+            log.seek(self._offset)
+            lines = log.read()
+            self._offset = log.tell()
+        return [json.loads(line) for line in lines.splitlines() if line.strip()]
 
 
 def _random_token() -> str:
@@ -165,26 +183,9 @@ def _tally(tally: Any) -> dict[str, Any]:
     return asdict(tally)
 
 
-def _launch(config: LoadConfig, cpu_profile: Path | None, run_log: Path | None) -> tuple[str, dict[str, str]]:
-    """The module that starts a server, and its environment."""
-    env = {"BENCH_CPU_PROFILE": str(cpu_profile)} if cpu_profile is not None else {}
-    if run_log is not None:
-        env["BENCH_TIMING_LOG"] = str(run_log)
-        env["BENCH_GC_LOG"] = str(gc_log_path(run_log))
-    if not env:
-        return ("streamlit" if config.store else "bench.no_store_server"), {}
-    if not config.store or config.replicas:
-        raise ValueError(
-            "A CPU profile or a run log is taken of one server with its learner store: "
-            "no --store off or --replicas."
-        )
-    return "bench.timed_server", env
-
-
 def script_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The logged script runs (bench/timed_server.py) by kind, whole app or fragments alone, and by page
-    and kind: how many, their CPU on the script thread (p50, mean, share of all) and messages queued; and
-    what those messages were, by kind."""
+    and kind: how many, their CPU on the script thread (p50, mean, share of all) and messages queued."""
 
     def figures(group: list[dict[str, Any]]) -> dict[str, float]:
         cpu_ms = [run["exec_cpu_ms"] for run in group]
@@ -205,7 +206,6 @@ def script_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "kinds": {kind: figures(group) for kind, group in sorted(by_kind.items())},
         "pages": {name: figures(group) for name, group in sorted(by_page.items())},
-        "message_kinds": message_kind_shares(runs),
     }
 
 
@@ -216,25 +216,20 @@ def _quiet_s(config: LoadConfig, full_s: float) -> float:
 
 
 def run(
-    config: LoadConfig,
-    out: Path,
-    cpu_profile: Path | None = None,
-    run_log: Path | None = None,
-    sample_profile: Path | None = None,
+    config: LoadConfig, out: Path, run_log: Path | None = None, sample_profile: Path | None = None
 ) -> dict[str, Any]:
     """Start the server (or replicas and the proxy), warm it up, run the learners, and write the figures
-    to `out` (JSON). With `cpu_profile`, the server's script runs are profiled on their CPU clock
-    (bench/timed_server.py), warm-up included, into that file. With `run_log`, the server logs every
-    script run there, and the figures add the learners' runs by kind and page (`script_runs`) and the
-    server's garbage collections meanwhile (`garbage_collections`). With
-    `sample_profile`, py-spy samples the server while the learners run, into that file (bench/sampled.py)."""
-    if sample_profile is not None and config.replicas:
-        raise ValueError("A sampled profile is taken of one server: no --replicas.")
+    to `out` (JSON). With `run_log`, the server (bench/timed_server.py) logs every script run there, and
+    the figures add the learners' runs by kind and page (`script_runs`). With `sample_profile`, py-spy
+    samples the server while the learners run, into that file (bench/sampled.py)."""
+    if (sample_profile is not None or run_log is not None) and config.replicas:
+        raise ValueError("A run log or a sampled profile is taken of one server: no --replicas.")
     target = TARGETS[config.target]
     token = _random_token()
-    launcher, env = _launch(config, cpu_profile, run_log)
+    launcher, env = (
+        ("bench.timed_server", {"BENCH_TIMING_LOG": str(run_log)}) if run_log else ("streamlit", {})
+    )
     log = TimingLog(run_log) if run_log is not None else None
-    gc_log = TimingLog(gc_log_path(run_log)) if run_log is not None else None
     with contextlib.ExitStack() as stack:
         servers = [
             stack.enter_context(
@@ -263,9 +258,8 @@ def run(
         time.sleep(_quiet_s(config, 2.0))  # the warm-up's memory settles before the baseline
         warm_up_log_problems = sum(server.log_problems() for server in servers)
         baseline = sampler.read()
-        if log is not None and gc_log is not None:
+        if log is not None:
             log.new_runs()  # the warm-up's runs are left out
-            gc_log.new_runs()  # and its garbage collections
         sampler.start()
         started, client_cpu_start = time.monotonic(), time.process_time()
         with (
@@ -280,7 +274,6 @@ def run(
         after = sampler.read()
         log_problems = sum(server.log_problems() for server in servers) - warm_up_log_problems
     runs = script_runs(log.new_runs()) if log is not None else None
-    collected = collections(gc_log.new_runs()) if gc_log is not None else None
     result = {
         "config": asdict(config),
         "label": config.label,
@@ -315,8 +308,6 @@ def run(
         # The stateful tabs learners opened, by label -> how often.
         "opened": dict(stats.opened.most_common()),
         "script_runs": runs,
-        # The server's garbage collections while the learners ran, by generation (bench/gc_pauses.py).
-        "garbage_collections": collected,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
@@ -368,14 +359,6 @@ def describe(result: dict[str, Any]) -> str:
             for group in ("kinds", "pages")
             for name, f in result["script_runs"][group].items()
         ]
-        if shares := result["script_runs"].get("message_kinds"):
-            blocks = sum(share for kind, share in shares.items() if kind.startswith("block:"))
-            lines.append(
-                f"  messages by kind (blocks {blocks:.0%} of them): "
-                + ", ".join(f"{kind} {share:.0%}" for kind, share in list(shares.items())[:8])
-            )
-    if result.get("garbage_collections"):
-        lines.append(describe_collections(result["garbage_collections"], result["server"]["cpu_s"]))
     if result["unsupported_widget_kinds"]:
         lines.append(
             f"  widgets the client leaves at their defaults: {', '.join(result['unsupported_widget_kinds'])}"
@@ -383,19 +366,21 @@ def describe(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+LOAD_MODES = ("think", "burst")
+CLASS_MODES = ("locks", "opens")
+
+
 def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--mode", choices=(*LOAD_MODES, *CLASS_MODES, "flood"), default="think")
     parser.add_argument("--target", choices=sorted(TARGETS), default="app")
     parser.add_argument("--sessions", type=int, default=1)
-    parser.add_argument("--mode", choices=("think", "burst"), default="think")
     parser.add_argument("--duration-s", type=float, default=60.0, help="measured time after the ramp")
     parser.add_argument("--gc", choices=("on", "off"), default="on", help="runner.postScriptGC")
-    parser.add_argument(
-        "--ramp-s", type=float, default=None, help="think mode: spread first loads over this long"
-    )
-    parser.add_argument("--think-s", default="3,8", help="think mode: min,max seconds between actions")
+    parser.add_argument("--ramp-s", type=float, default=None, help="think: spread first loads over this long")
+    parser.add_argument("--think-s", default="3,8", help="think: min,max seconds between actions")
     parser.add_argument(
         "--soak-minutes", type=float, default=0.0, help="soak: run this long, sessions come and go"
     )
@@ -403,39 +388,57 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
         "--lifetime-s", type=float, default=None, help="reconnect as a new session after this long"
     )
     parser.add_argument("--timeout-s", type=float, default=30.0, help="per request")
+    parser.add_argument("--replicas", type=int, default=0, help="N replicas behind HAProxy; 0: none")
     parser.add_argument(
-        "--store", choices=("on", "off"), default="on", help="off: a learner store that keeps nothing"
+        "--page", default="four-runs", help="locks, opens: url path of the page the class has open"
     )
     parser.add_argument(
-        "--replicas", type=int, default=0, help="N replicas behind the workshop proxy (HAProxy); 0: none"
+        "--question", default=class_at_once.FOUR_RUNS_QUESTION, help="locks: the question locked"
+    )
+    parser.add_argument(
+        "--returning", action="store_true", help="opens: browsers that keep a learner with work"
     )
     parser.add_argument(
         "--out", type=Path, default=None, help="JSON file (default bench/results/<label>.json)"
     )
     parser.add_argument(
-        "--cpu-profile",
-        type=Path,
-        default=None,
-        help="profile the script runs on their CPU clock into this pstats file (slows the server)",
-    )
-    parser.add_argument(
         "--run-log",
         type=Path,
         default=None,
-        help="log every script run here (JSON lines) and report the learners' runs by kind and page",
+        help="log every script run here (JSON lines), report them by kind and page",
     )
     parser.add_argument(
         "--sample-profile",
         type=Path,
         default=None,
-        help="py-spy samples the server while the learners run, into this raw file, and a summary is printed",
+        help="py-spy samples the server into this raw file, and a summary",
     )
     return parser.parse_args(argv)
 
 
+def _run_class(args: argparse.Namespace) -> None:
+    outcome = class_at_once.run_class(
+        args.mode, args.sessions, args.page, question_id=args.question, returning=args.returning
+    )
+    print(class_at_once.describe(outcome))
+    save_figures(outcome, args.out)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point."""
-    args = _parse_args(sys.argv[1:] if argv is None else argv)
+    """Command-line entry point: one run of the scenario `--mode` names."""
+    argv = sys.argv[1:] if argv is None else argv
+    mode = argparse.ArgumentParser(add_help=False)
+    mode.add_argument("--mode")
+    chosen, rest = mode.parse_known_args(argv)
+    if chosen.mode == "flood":
+        # Imported here: the flood drives its learners with this module's code (a cycle at import time).
+        from bench import flood
+
+        return flood.main(rest)
+    args = _parse_args(argv)
+    if args.mode in CLASS_MODES:
+        _run_class(args)
+        return 0
     throwaway_store("bench-run-load-")
     think_min, think_max = (float(x) for x in args.think_s.split(","))
     soak = args.soak_minutes > 0
@@ -451,15 +454,11 @@ def main(argv: list[str] | None = None) -> int:
         lifetime_s=args.lifetime_s if args.lifetime_s is not None else (300.0 if soak else 0.0),
         timeout_s=args.timeout_s,
         soak=soak,
-        store=args.store == "on",
         replicas=args.replicas,
     )
     out = args.out or RESULTS_DIR / f"{config.label}.json"
-    print(describe(run(config, out, args.cpu_profile, args.run_log, args.sample_profile)), flush=True)
+    print(describe(run(config, out, args.run_log, args.sample_profile)), flush=True)
     print(f"  figures: {out}")
-    if args.cpu_profile is not None:
-        heading = f"CPU time of the server's script runs, warm-up included ({args.cpu_profile})"
-        print(profile_text(str(args.cpu_profile), heading, 25))
     if args.sample_profile is not None:
         print(f"Where the server's CPU went while the learners ran ({args.sample_profile})")
         print(sampled.describe(sampled.summarise(sampled.read(args.sample_profile))))

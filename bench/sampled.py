@@ -3,15 +3,15 @@
     python -m bench.run_load --sessions 100 --mode burst --duration-s 30 --gc off --sample-profile burst.raw
     python -m bench.sampled burst.raw --top 20
 
-`run_load --cpu-profile` (cProfile) counts every call, and its own cost per call makes code made of
-many small calls look bigger than it is: in one burst it ranked `copy.deepcopy`, all recursion, first
-by own time and gave it 8.7% of the script runs' time, where samples find 2.8%.
-py-spy instead reads the server's stacks from outside, a hundred times a second; with `--gil` it keeps
-only the thread holding the interpreter lock, so every sample is a slice of the one core a Streamlit
-process can use. `run_load --sample-profile` attaches it to the server for the learners' time alone
-(the warm-up is left out) and prints this summary: the script runs against the event loop, who owns
-the code running at each sample, Streamlit's session-state bookkeeping, and the functions of ours that
-take the most.
+It is the benchmarks' one profiler. A tracing profiler (cProfile) counts every call, and its own cost
+per call makes code made of many small calls look bigger than it is: in one burst it ranked
+`copy.deepcopy`, all recursion, first by own time and gave it 8.7% of the script runs' time, where
+samples find 2.8%. py-spy instead reads the server's stacks from outside, a hundred times a second;
+with `--gil` it keeps only the thread holding the interpreter lock, so every sample is a slice of the
+one core a Streamlit process can use. `run_load --sample-profile` attaches it to the server for the
+learners' time alone (the warm-up is left out) and prints this summary: the script runs against the
+event loop, who owns the code running at each sample, Streamlit's session-state bookkeeping, and the
+functions of ours that take the most.
 """
 
 from __future__ import annotations

@@ -35,27 +35,15 @@ class Target:
     script: Path
     # None: every page the navigation lists.
     load_pages: tuple[str, ...] | None
-    timing_pages: tuple[str, ...] | None
 
 
 TARGETS = {
     # serve.py: Home.py as deploy/start.sh serves it, with the per-process caches warmed at startup.
-    "app": Target("app", REPO_ROOT / "serve.py", load_pages=None, timing_pages=None),
-    # The DataFrame and Mapping demos download their data from the internet, and a
-    # benchmark here talks to nothing beyond this machine. The Plotting and Animation
-    # demos compute for seconds per run (50 chart updates, 100 fractal frames), so they
-    # are timed alone; under load the Hello page is the framework's floor: plain reruns.
-    "hello": Target(
-        "hello",
-        HELLO_SCRIPT,
-        load_pages=("",),
-        timing_pages=("", "plotting_demo", "animation_demo"),
-    ),
-    # bench/element_page.py: the hello page's two elements and then others of one kind (BENCH_ELEMENTS),
-    # which bench.element_cost prices one kind at a time.
-    "elements": Target(
-        "elements", REPO_ROOT / "bench" / "element_page.py", load_pages=("",), timing_pages=("",)
-    ),
+    "app": Target("app", REPO_ROOT / "serve.py", load_pages=None),
+    # The Hello page alone, the framework's floor: plain reruns. The DataFrame and Mapping demos
+    # download their data from the internet, and a benchmark here talks to nothing beyond this
+    # machine; the Plotting and Animation demos compute for seconds per run.
+    "hello": Target("hello", HELLO_SCRIPT, load_pages=("",)),
 }
 
 # Buttons and forms a learner in a benchmark must not press: they end the lab or wipe it.

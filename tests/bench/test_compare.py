@@ -118,7 +118,7 @@ def test_a_run_gets_its_variants_environment_folder_and_arguments(tmp_path, monk
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(subprocess, "run", fake_run)
-    variant = Variant("off", tmp_path, env={"LAB_BATCH_WAKEUPS": "0"}, args=("--store", "off"))
+    variant = Variant("off", tmp_path, env={"LAB_BATCH_WAKEUPS": "0"}, args=("--gc", "off"))
     assert run_once(variant, ["--mode=burst"], tmp_path / "run.json") == {"label": "fake"}
     assert seen["cwd"] == tmp_path
     assert seen["env"]["LAB_BATCH_WAKEUPS"] == "0"
@@ -127,7 +127,7 @@ def test_a_run_gets_its_variants_environment_folder_and_arguments(tmp_path, monk
         "-m",
         "bench.run_load",
         "--mode=burst",
-        "--store",
+        "--gc",
         "off",
         "--out",
         str(tmp_path / "run.json"),

@@ -1,6 +1,6 @@
 """A replica dies during a workshop: its learners carry on through HAProxy with nothing lost.
 
-`bench.workshop` at small scale: two `streamlit run Home.py` replicas on free loopback ports share
+`tests.harness.workshop` at small scale: two `streamlit run Home.py` replicas on free loopback ports share
 a private PostgreSQL (the `postgres` fixture); Debian's HAProxy runs in front with the workshop's
 own script and configuration (deploy/proxy.sh, HTTPS, cookie affinity). Ten learners join one
 room and answer the seven marked questions of Four runs and the Quiz while an instructor watches
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.workshop import QUESTION_PAGES, WorkshopConfig, run_workshop
+from tests.harness.workshop import QUESTION_PAGES, WorkshopConfig, run_workshop
 
 LEARNERS = 10
 
@@ -29,7 +29,7 @@ def test_learners_of_a_killed_replica_continue_on_the_other_with_nothing_lost(
     )
     outcome = run_workshop(config, postgres.new_database(), tmp_path)
 
-    # Every check of bench.workshop: answers in the store exactly once, the instructor's aggregates
+    # Every check of tests.harness.workshop: answers in the store exactly once, the instructor's aggregates
     # and screen equal the store's counts, the room kept, no session seeing another's data.
     assert [(check.name, check.detail) for check in outcome.checks if not check.ok] == []
     assert len(outcome.checks) == 8  # 4 on the store, 2 for the one room, failover, isolation

@@ -380,7 +380,7 @@ def _visit(session: FakeSession) -> LearnerStats:
     learner = Learner(
         index=1,
         port=0,
-        target=Target("fake", script=None, load_pages=None, timing_pages=None),  # type: ignore[arg-type]
+        target=Target("fake", script=None, load_pages=None),  # type: ignore[arg-type]
         behaviour=Behaviour(think_min_s=0, think_max_s=0, actions_per_visit=3),
         run_token="abcd",
     )
@@ -466,7 +466,7 @@ def test_the_printed_summary_lists_both_kinds_of_rerun_when_measured() -> None:
         assert names == (expected if with_split else ["initial_load", "rerun", "navigate"])
 
 
-# ---- the page's body fragment (bench.page_timing times a click in it) ----------------------
+# ---- the page's body fragment (a click in it reruns the body alone) -------------------------
 
 
 def _in(root: int, raw: bytes) -> bytes:
@@ -518,7 +518,7 @@ def test_the_sections_are_the_other_fragments_that_drew_the_main_area_in_a_whole
 
 
 def test_a_click_in_a_section_passes_over_a_part_whose_controls_are_all_in_forms() -> None:
-    # The marked questions a page draws together rerun alone, but only on a lock, which class_locks times.
+    # The marked questions a page draws together rerun alone, but only on a lock (`run_load --mode locks`).
     model = PageModel()
     main = 0
     whole_run = [_new_session(), _navigation(), _in(main, _slider("F")), _in(main, _radio("H"))]

@@ -16,7 +16,7 @@ from datetime import timedelta
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.class_opens import NO_WORK
+from bench.class_at_once import NO_WORK
 from core.questions import load_bank
 from store.ids import new_learner_id
 from tests.harness.browser import Browser, identify, identity_component, rerun_here

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.workshop import ROOM_BOX, Figures, open_box, submit_form
 from core import lessons
 from store import LearnerStore
 from store.ids import new_learner_id
@@ -29,6 +28,7 @@ from tests.harness.browser import Browser, identify
 from tests.harness.load_client import Session
 from tests.harness.paths import REPO_ROOT
 from tests.harness.server import StreamlitServer
+from tests.harness.workshop import ROOM_BOX, Figures, open_box, submit_form
 
 KEY = secrets.token_hex(32)
 WRONG = lessons.sentence("instructor", "wrong_key")

@@ -265,7 +265,7 @@ def test_a_learner_counts_what_it_opened_by_name() -> None:
         learner = Learner(
             index=index,
             port=0,
-            target=Target("fake", script=None, load_pages=None, timing_pages=None),  # type: ignore[arg-type]
+            target=Target("fake", script=None, load_pages=None),  # type: ignore[arg-type]
             behaviour=Behaviour(think_min_s=0, think_max_s=0, actions_per_visit=6, click_buttons=False),
             run_token="abcd",
         )

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from bench.workshop import COUNTS_CAPTION
 from tests.harness.browser import IDENTITY_COOKIE, Browser, identify
 from tests.harness.load_client import SessionError, set_cookies
 from tests.harness.page_model import PageModel
+from tests.harness.workshop import COUNTS_CAPTION
 from ui.identity import COOKIE
 
 

@@ -463,7 +463,7 @@ class PageModel:
     @property
     def clickable_sections(self) -> list[str]:
         """The parts of the body that rerun alone, in order, passing over parts whose controls are all in
-        forms (the marked questions: a click there is a lock, which `bench.class_locks` times)."""
+        forms (the marked questions: a click there is a lock, which `run_load --mode locks` times)."""
         return [f for f in self.section_fragments if self._reruns_on_a_click(f)]
 
     def _reruns_on_a_click(self, fragment: str) -> bool:

@@ -16,7 +16,10 @@ every learner is in its room once, the instructor aggregates (`core.rooms` over
 replica's learners continued on another with nothing lost, and no session ever received another
 learner's marker or saw another answer under its own questions.
 
-    python -m bench.workshop --learners 200 --rooms 4 --replicas 3
+    python -m tests.harness.workshop --learners 200 --rooms 4 --replicas 3
+
+A check of the whole deployment rather than a benchmark (it fails when a check does), so it lives with
+the harness that tests/bench/test_failover.py runs it from, at small scale.
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ from typing import Any
 import sqlalchemy as sa
 
 from bench.proxy import workshop_proxy
-from bench.scenarios import TARGETS
 from bench.stats import summarise
 from core.questions import Bank, load_bank
 from core.rooms import distributions
@@ -581,7 +583,7 @@ def run_workshop(config: WorkshopConfig, database_url: str, log_dir: Path) -> Ou
         servers = [
             stack.enter_context(
                 StreamlitServer(
-                    script=TARGETS["app"].script,
+                    script=REPO_ROOT / "serve.py",
                     post_script_gc=False,
                     log_path=log_dir / f"app{i}.log",
                     env=env,
