@@ -1,0 +1,1 @@
+"""What changes Streamlit's server: guards and fixes installed once per process (server_hooks)."""
