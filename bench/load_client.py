@@ -21,6 +21,7 @@ from http.cookies import SimpleCookie
 from google.protobuf.message import DecodeError
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import BackendOperationResponse
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.typing import Origin, Subprotocol
@@ -185,6 +186,13 @@ class Session:
 
         After a change or a press inside a fragment only that fragment reruns, as in the browser."""
         message = self.model.rerun_message(page_hash=page_hash, fragment_id=fragment_id)
+        return await self._request(message, time.perf_counter())
+
+    async def rerun_with(self, *states: WidgetState) -> RunResult:
+        """A rerun that also sends these widget states, values the page model does not make (a file
+        uploader's list of uploaded files), as the browser sends every widget's value with every rerun."""
+        message = self.model.rerun_message()
+        message.rerun_script.widget_states.widgets.extend(states)
         return await self._request(message, time.perf_counter())
 
     async def download_url(self, file_id: str) -> str:
