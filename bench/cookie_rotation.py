@@ -71,7 +71,7 @@ async def rotate_streams(port: int, attempts: int, *, tls: bool = True) -> list[
 
 
 async def rotate_uploads(
-    port: int, session_id: str, attempts: int, *, keep: dict[str, str], tls: bool = True
+    port: int, session_id: str, attempts: int, *, keep: dict[str, str], tls: bool = True, data: bytes = b"{}"
 ) -> list[int]:
     """Upload a small file `attempts` times to this session, each time with a new cookie (and the same
     file id, which the server replaces, so its own per-session caps never answer); the status of each,
@@ -81,7 +81,7 @@ async def rotate_uploads(
     for _ in range(attempts):
         try:
             status, _ = await put_file(
-                port, session_id, "rotated-file", b"{}", cookies=minted_cookies(keep), tls=tls
+                port, session_id, "rotated-file", data, cookies=minted_cookies(keep), tls=tls
             )
         except httpx.TransportError:
             status = 0
