@@ -30,7 +30,7 @@ def minted_cookies(keep: dict[str, str] | None = None) -> dict[str, str]:
 
 
 async def open_stream(
-    port: int, *, tls: bool = True, timeout_s: float = 30.0
+    port: int, *, tls: bool = True, timeout_s: float = 30.0, source: str = LOOPBACK
 ) -> tuple[int, ClientConnection | None]:
     """Open a websocket (a new session on a replica) with a freshly minted cookie: (101, the connection)
     when it opened, or (the HTTP status it was refused with, None)."""
@@ -45,6 +45,7 @@ async def open_stream(
             ssl=_loopback_tls() if tls else None,
             additional_headers={"Cookie": f"_streamlit_xsrf={token}"},
             open_timeout=timeout_s,
+            local_addr=(source, 0),
             ping_interval=None,
         )
     except InvalidStatus as refused:
@@ -59,11 +60,11 @@ async def close_all(connections: list[ClientConnection]) -> None:
             await connection.close()
 
 
-async def rotate_streams(port: int, attempts: int, *, tls: bool = True) -> list[int]:
+async def rotate_streams(port: int, attempts: int, *, tls: bool = True, source: str = LOOPBACK) -> list[int]:
     """Open and at once close `attempts` websockets, each with a new cookie; the status of each."""
     statuses = []
     for _ in range(attempts):
-        status, connection = await open_stream(port, tls=tls)
+        status, connection = await open_stream(port, tls=tls, source=source)
         statuses.append(status)
         if connection is not None:
             await close_all([connection])
@@ -71,7 +72,14 @@ async def rotate_streams(port: int, attempts: int, *, tls: bool = True) -> list[
 
 
 async def rotate_uploads(
-    port: int, session_id: str, attempts: int, *, keep: dict[str, str], tls: bool = True, data: bytes = b"{}"
+    port: int,
+    session_id: str,
+    attempts: int,
+    *,
+    keep: dict[str, str],
+    tls: bool = True,
+    data: bytes = b"{}",
+    source: str = LOOPBACK,
 ) -> list[int]:
     """Upload a small file `attempts` times to this session, each time with a new cookie (and the same
     file id, which the server replaces, so its own per-session caps never answer); the status of each,
@@ -81,7 +89,7 @@ async def rotate_uploads(
     for _ in range(attempts):
         try:
             status, _ = await put_file(
-                port, session_id, "rotated-file", data, cookies=minted_cookies(keep), tls=tls
+                port, session_id, "rotated-file", data, cookies=minted_cookies(keep), tls=tls, source=source
             )
         except httpx.TransportError:
             status = 0
@@ -89,7 +97,9 @@ async def rotate_uploads(
     return statuses
 
 
-async def rotate_for(port: int, duration_s: float, *, tls: bool = True) -> dict[int, int]:
+async def rotate_for(
+    port: int, duration_s: float, *, tls: bool = True, source: str = LOOPBACK
+) -> dict[int, int]:
     """Keep opening websockets with new cookies for `duration_s` (an attacker beside the learners):
     how many got each status. Connection errors count as status 0."""
     counts: dict[int, int] = {}
@@ -97,7 +107,7 @@ async def rotate_for(port: int, duration_s: float, *, tls: bool = True) -> dict[
     end = loop.time() + duration_s
     while loop.time() < end:
         try:
-            [status] = await rotate_streams(port, 1, tls=tls)
+            [status] = await rotate_streams(port, 1, tls=tls, source=source)
         except (OSError, InvalidHandshake, TimeoutError):
             status = 0
             await asyncio.sleep(0.05)

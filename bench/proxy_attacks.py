@@ -4,9 +4,11 @@ Three runs, each with two fresh `streamlit run serve.py` replicas behind deploy/
 HAProxy, HTTPS, deploy/haproxy.cfg): quiet; a message flood over 20 connections (the review's 4,169
 messages a second); a cookie-rotation attack (websocket opens and uploads as fast as they are
 answered, each with a freshly minted XSRF cookie). A few probe learners connect before the attack
-and rerun a lesson page every half second; their rerun latencies are the figures. Everything comes
-from 127.0.0.1, which is what a class behind one NAT, with the attacker among it, looks like to the
-proxy. Loopback only; every loop ends at its deadline. Reports figures, judges nothing.
+and rerun a lesson page every half second; their rerun latencies are the figures. The learners come
+from 127.0.0.1 and the attacker from 127.0.0.2, another address to the proxy and the app
+(`--attacker-from 127.0.0.1` puts the attacker among the class, behind the same NAT). On one machine
+the attacker's own CPU is taken from the replicas too: it is reported. Loopback only; every loop ends
+at its deadline. Reports figures, judges nothing.
 
     python -m bench.proxy_attacks --probes 4 --duration-s 30 --connections 20 --rate 4169
 """
@@ -22,6 +24,8 @@ import os
 import time
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from bench.cookie_rotation import rotate_for, rotate_uploads
 from bench.flood import _flood
@@ -65,18 +69,18 @@ async def _probes(port: int, probes: int, settle_s: float, duration_s: float) ->
     return {"rerun_ms": summarise(latencies).as_dict(), "errors": errors}
 
 
-async def _flood_many(port: int, connections: int, rate_per_s: float, duration_s: float) -> int:
+async def _flood_many(port: int, connections: int, rate_per_s: float, duration_s: float, source: str) -> int:
     """`connections` flooders at once, `rate_per_s` messages a second among them."""
     sent = await asyncio.gather(
-        *(_flood(port, rate_per_s / connections, duration_s, True) for _ in range(connections))
+        *(_flood(port, rate_per_s / connections, duration_s, True, source) for _ in range(connections))
     )
     return sum(sent)
 
 
-async def _rotate(port: int, duration_s: float) -> dict[str, Any]:
+async def _rotate(port: int, duration_s: float, source: str) -> dict[str, Any]:
     """Websocket opens with minted cookies, ROTATORS at a time, and 1 MB uploads to the attacker's own
     session with a minted cookie each, all until the deadline."""
-    attacker = Session(port=port, marker="bench-s0-rotate", tls=True, timeout_s=60)
+    attacker = Session(port=port, marker="bench-s0-rotate", tls=True, timeout_s=60, source=source)
     await attacker.connect()
     keep = {"LAB_REPLICA": attacker.cookies.get("LAB_REPLICA", "")}
 
@@ -92,11 +96,21 @@ async def _rotate(port: int, duration_s: float) -> dict[str, Any]:
 
     try:
         opens, upload_counts = await asyncio.gather(
-            asyncio.gather(*(rotate_for(port, duration_s) for _ in range(ROTATORS))), uploads()
+            asyncio.gather(*(rotate_for(port, duration_s, source=source) for _ in range(ROTATORS))), uploads()
         )
         return {"websocket_opens": _merged(opens), "uploads": _merged([upload_counts])}
     finally:
         await attacker.close()
+
+
+def _cpu_s(servers: list[StreamlitServer]) -> float:
+    """User and system CPU seconds the replicas have used so far."""
+    total = 0.0
+    for server in servers:
+        assert server.process is not None
+        times = psutil.Process(server.process.pid).cpu_times()
+        total += times.user + times.system
+    return total
 
 
 async def _warm(port: int) -> None:
@@ -116,15 +130,16 @@ def _merged(counts: list[dict[int, int]]) -> dict[str, int]:
     return merged
 
 
-def _attack_process(kind: str, port: int, duration_s: float, connections: int, rate: float, out: Any) -> None:
+def _attack_process(kind: str, port: int, duration_s: float, args: argparse.Namespace, out: Any) -> None:
     """The attacker in its own process, so it never shares the probes' event loop."""
+    source = args.attacker_from
     if kind == "flood":
-        result: dict[str, Any] = {
-            "messages_sent": asyncio.run(_flood_many(port, connections, rate, duration_s))
-        }
+        sent = asyncio.run(_flood_many(port, args.connections, args.rate, duration_s, source))
+        result: dict[str, Any] = {"messages_sent": sent}
     else:
-        result = asyncio.run(_rotate(port, duration_s))
-    out.put(result)
+        result = asyncio.run(_rotate(port, duration_s, source))
+    # On one machine the attacker's own CPU is taken from the replicas too: say how much it was.
+    out.put({**result, "attacker_cpu_s": round(time.process_time(), 1)})
 
 
 def run_one(kind: str, args: argparse.Namespace, logs: Path) -> dict[str, Any]:
@@ -142,6 +157,7 @@ def run_one(kind: str, args: argparse.Namespace, logs: Path) -> dict[str, Any]:
         for server in servers:  # each replica has run its root, then the probe page, once
             asyncio.run(_warm(server.port))
         load_before = os.getloadavg()
+        replicas_cpu_before_s = _cpu_s(servers)
         settle_s = 3.0
         spawn = multiprocessing.get_context("spawn")
         results = spawn.Queue()
@@ -149,18 +165,21 @@ def run_one(kind: str, args: argparse.Namespace, logs: Path) -> dict[str, Any]:
         if kind != "quiet":
             attacker = spawn.Process(
                 target=_attack_process,
-                args=(kind, port, settle_s + args.duration_s, args.connections, args.rate, results),
+                args=(kind, port, settle_s + args.duration_s, args, results),
             )
             attacker.start()
         probes = asyncio.run(_probes(port, args.probes, settle_s, args.duration_s))
         attack = results.get(timeout=120) if attacker is not None else {}
         if attacker is not None:
             attacker.join(timeout=30)
+        replicas_cpu_s = _cpu_s(servers) - replicas_cpu_before_s
         problems = sum(server.log_problems() for server in servers)
     return {
         "kind": kind,
+        "attacker_from": args.attacker_from,
         **probes,
         "attack": attack,
+        "replicas_cpu_s": round(replicas_cpu_s, 1),
         "load_average_before": load_before,
         "load_average_after": os.getloadavg(),
         "replica_log_problems": problems,
@@ -177,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=20)
     parser.add_argument("--rate", type=float, default=4169.0, help="flood messages a second, all connections")
     parser.add_argument("--kinds", default="quiet,flood,rotation")
+    parser.add_argument("--attacker-from", default="127.0.0.2", help="the attacker's loopback address")
     args = parser.parse_args(argv)
     logs = RESULTS_DIR / "proxy_attacks"
     logs.mkdir(parents=True, exist_ok=True)
@@ -191,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{kind:9s} probes' rerun p50 {rerun['p50_ms'] or 0:,.0f} ms, p95 {rerun['p95_ms'] or 0:,.0f} ms "
             f"({'-' if versus is None else f'{versus:.1f}x quiet'}), max {rerun['max_ms'] or 0:,.0f} ms, "
             f"n={rerun['count']}; errors {result['errors']}; attack {result['attack']}; "
+            f"replicas' CPU {result['replicas_cpu_s']} s; "
             f"load {result['load_average_before'][0]:.1f} -> {result['load_average_after'][0]:.1f}",
             flush=True,
         )

@@ -37,13 +37,15 @@ async def put_file(
     tls: bool = False,
     name: str = "progress.json",
     timeout_s: float = 60.0,
+    source: str = LOOPBACK,
 ) -> tuple[int, str]:
-    """PUT one file for this session, as the browser does; returns the status and the reply's text."""
+    """PUT one file for this session, as the browser does, from the loopback address `source`; returns
+    the status and the reply's text."""
     scheme = "https" if tls else "http"
     headers = {"X-Xsrftoken": cookies.get(_XSRF_COOKIE, "")}
-    async with httpx.AsyncClient(
-        verify=_loopback_tls() if tls else False, cookies=cookies, timeout=timeout_s
-    ) as client:
+    verify = _loopback_tls() if tls else False
+    transport = httpx.AsyncHTTPTransport(verify=verify, local_address=source)
+    async with httpx.AsyncClient(transport=transport, cookies=cookies, timeout=timeout_s) as client:
         reply = await client.put(
             f"{scheme}://{LOOPBACK}:{port}/_stcore/upload_file/{session_id}/{file_id}",
             files={"file": (name, data, "application/octet-stream")},
