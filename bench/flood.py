@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from bench.load_client import LOOPBACK, Session, SessionError
 from bench.proxy import workshop_proxy
@@ -44,7 +45,8 @@ async def _flood(
             await session.connect()
             assert session._ws is not None  # connected above
             message = session.model.rerun_message().SerializeToString()
-            while (elapsed := time.monotonic() - start) < duration_s:
+            # Until the server closes the connection (the app closes a connection that keeps flooding).
+            while (elapsed := time.monotonic() - start) < duration_s and session._ws.state is State.OPEN:
                 while sent < elapsed * rate_per_s:
                     await session._ws.send(message)
                     sent += 1

@@ -103,14 +103,17 @@ async def _rotate(port: int, duration_s: float, source: str) -> dict[str, Any]:
         await attacker.close()
 
 
-def _cpu_s(servers: list[StreamlitServer]) -> float:
-    """User and system CPU seconds the replicas have used so far."""
-    total = 0.0
-    for server in servers:
-        assert server.process is not None
-        times = psutil.Process(server.process.pid).cpu_times()
-        total += times.user + times.system
-    return total
+def _cpu_s(processes: list[psutil.Process]) -> float:
+    """User and system CPU seconds these processes have used so far."""
+    return sum(times.user + times.system for times in (process.cpu_times() for process in processes))
+
+
+def _haproxy(run_dir: Path) -> psutil.Process:
+    """The HAProxy that deploy/proxy.sh started with its configuration in `run_dir`."""
+    for process in psutil.process_iter(["name", "cmdline"]):
+        if process.info["name"] == "haproxy" and str(run_dir) in " ".join(process.info["cmdline"] or []):
+            return process
+    raise RuntimeError(f"no HAProxy runs with a configuration in {run_dir}")
 
 
 async def _warm(port: int) -> None:
@@ -157,7 +160,9 @@ def run_one(kind: str, args: argparse.Namespace, logs: Path) -> dict[str, Any]:
         for server in servers:  # each replica has run its root, then the probe page, once
             asyncio.run(_warm(server.port))
         load_before = os.getloadavg()
-        replicas_cpu_before_s = _cpu_s(servers)
+        replicas = [psutil.Process(server.process.pid) for server in servers if server.process is not None]
+        proxy = [_haproxy(logs / f"{kind}-proxy-run")]  # bench.proxy's run folder, beside its log
+        replicas_cpu_before_s, proxy_cpu_before_s = _cpu_s(replicas), _cpu_s(proxy)
         settle_s = 3.0
         spawn = multiprocessing.get_context("spawn")
         results = spawn.Queue()
@@ -172,7 +177,8 @@ def run_one(kind: str, args: argparse.Namespace, logs: Path) -> dict[str, Any]:
         attack = results.get(timeout=120) if attacker is not None else {}
         if attacker is not None:
             attacker.join(timeout=30)
-        replicas_cpu_s = _cpu_s(servers) - replicas_cpu_before_s
+        replicas_cpu_s = _cpu_s(replicas) - replicas_cpu_before_s
+        proxy_cpu_s = _cpu_s(proxy) - proxy_cpu_before_s
         problems = sum(server.log_problems() for server in servers)
     return {
         "kind": kind,
@@ -180,6 +186,7 @@ def run_one(kind: str, args: argparse.Namespace, logs: Path) -> dict[str, Any]:
         **probes,
         "attack": attack,
         "replicas_cpu_s": round(replicas_cpu_s, 1),
+        "proxy_cpu_s": round(proxy_cpu_s, 1),
         "load_average_before": load_before,
         "load_average_after": os.getloadavg(),
         "replica_log_problems": problems,
@@ -211,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{kind:9s} probes' rerun p50 {rerun['p50_ms'] or 0:,.0f} ms, p95 {rerun['p95_ms'] or 0:,.0f} ms "
             f"({'-' if versus is None else f'{versus:.1f}x quiet'}), max {rerun['max_ms'] or 0:,.0f} ms, "
             f"n={rerun['count']}; errors {result['errors']}; attack {result['attack']}; "
-            f"replicas' CPU {result['replicas_cpu_s']} s; "
+            f"CPU: replicas {result['replicas_cpu_s']} s, proxy {result['proxy_cpu_s']} s; "
             f"load {result['load_average_before'][0]:.1f} -> {result['load_average_after'][0]:.1f}",
             flush=True,
         )
