@@ -20,28 +20,33 @@ from pathlib import Path
 from typing import Any
 
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from bench.proxy import workshop_proxy
 from bench.run_load import LoadConfig, _drive, _random_token, _warm_up
 from bench.scenarios import TARGETS
 from bench.stats import summarise
-from tests.harness.load_client import Session, SessionError
+from tests.harness.load_client import LOOPBACK, Session, SessionError
 from tests.harness.server import ResourceSampler, StreamlitServer
 
 _MB = 1_000_000
 
 
-async def _flood(port: int, rate_per_s: float, duration_s: float, tls: bool = True) -> int:
+async def _flood(
+    port: int, rate_per_s: float, duration_s: float, tls: bool = True, source: str = LOOPBACK
+) -> int:
     """Send reruns at `rate_per_s` through the proxy without waiting for them, reconnecting whenever
-    the connection is closed or refused, as an attacker would; returns how many were sent."""
+    the connection is closed or refused, as an attacker would, from the loopback address `source`;
+    returns how many were sent."""
     sent, start = 0, time.monotonic()
     while time.monotonic() - start < duration_s:
-        session = Session(port=port, marker="flood", tls=tls, timeout_s=10)
+        session = Session(port=port, marker="flood", tls=tls, timeout_s=10, source=source)
         try:
             await session.connect()
             assert session._ws is not None  # connected above
             message = session.model.rerun_message().SerializeToString()
-            while (elapsed := time.monotonic() - start) < duration_s:
+            # Until the server closes the connection (the app closes a connection that keeps flooding).
+            while (elapsed := time.monotonic() - start) < duration_s and session._ws.state is State.OPEN:
                 while sent < elapsed * rate_per_s:
                     await session._ws.send(message)
                     sent += 1

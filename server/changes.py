@@ -27,7 +27,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from server import message_rate, runner_handover, widget_types
+from server import message_rate, runner_handover, uploads, widget_types
 from server import streamlit_private as private
 from server.decided_once import DecidedOnce
 
@@ -68,6 +68,15 @@ CHANGES: tuple[Change, ...] = (
         needs=widget_types.NEEDS,
         until="Streamlit validates a widget value's kind before deserialising it (no upstream issue yet)",
         put_in=widget_types.install,
+    ),
+    Change(
+        name="uploads",
+        kind=Kind.GUARD,
+        what="bounds the files and bytes each session keeps and releases files no widget holds",
+        needs=uploads.NEEDS,
+        until="Streamlit bounds a session's uploads and frees those of sessions it forgets (no upstream "
+        "issue yet)",
+        put_in=uploads.install,
     ),
     Change(
         name="message_rate",

@@ -43,6 +43,9 @@ WidgetMetadata = _load("streamlit.runtime.state.common", "WidgetMetadata")
 NumberInputSerde = _load("streamlit.elements.widgets.number_input", "NumberInputSerde")
 NumberInputProto = _load("streamlit.proto.NumberInput_pb2", "NumberInput")
 BackMsg = _load("streamlit.proto.BackMsg_pb2", "BackMsg")
+MemoryUploadedFileManager = _load(
+    "streamlit.runtime.memory_uploaded_file_manager", "MemoryUploadedFileManager"
+)
 
 _CLASSES: dict[str, Any] = {
     "Runtime": Runtime,
@@ -57,6 +60,7 @@ _CLASSES: dict[str, Any] = {
     "NumberInputSerde": NumberInputSerde,
     "NumberInputProto": NumberInputProto,
     "BackMsg": BackMsg,
+    "MemoryUploadedFileManager": MemoryUploadedFileManager,
 }
 _NEED = re.compile(r"^(\w+)\.(\w+)(?:\(([\w, .]*)\))?$")
 

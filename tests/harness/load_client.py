@@ -21,6 +21,7 @@ from http.cookies import SimpleCookie
 from google.protobuf.message import DecodeError
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import BackendOperationResponse
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.typing import Origin, Subprotocol
@@ -73,11 +74,14 @@ class Traffic:
 
 
 async def http_get(
-    port: int, path: str, *, cookie: str = "", timeout_s: float, tls: bool = False
+    port: int, path: str, *, cookie: str = "", timeout_s: float, tls: bool = False, source: str = LOOPBACK
 ) -> tuple[int, dict[str, list[str]]]:
-    """A minimal HTTP/1.1 GET to the loopback server (over TLS to a proxy): status code and headers."""
+    """A minimal HTTP/1.1 GET to the loopback server (over TLS to a proxy): status code and headers.
+    `source` is the loopback address it comes from (another one stands for another client address)."""
     context = _loopback_tls() if tls else None
-    reader, writer = await asyncio.wait_for(asyncio.open_connection(LOOPBACK, port, ssl=context), timeout_s)
+    reader, writer = await asyncio.wait_for(
+        asyncio.open_connection(LOOPBACK, port, ssl=context, local_addr=(source, 0)), timeout_s
+    )
     try:
         lines = [f"GET {path} HTTP/1.1", f"Host: {LOOPBACK}:{port}", "Connection: close"]
         if cookie:
@@ -122,6 +126,9 @@ class Session:
     marker: str
     timeout_s: float = 30.0
     tls: bool = False  # through the workshop proxy (deploy/), which serves HTTPS only
+    # The loopback address this tab comes from: 127.0.0.2 stands for a client on another address than
+    # the learners, whom the proxy and the app tell apart by address.
+    source: str = LOOPBACK
     # The browser's cookie jar for this site, kept across reconnects when the caller passes the same
     # dict: the proxy's affinity cookie (deploy/haproxy.cfg) and Streamlit's XSRF cookie.
     cookies: dict[str, str] = field(default_factory=dict)
@@ -145,6 +152,7 @@ class Session:
                 cookie=self.cookie_header(),
                 timeout_s=self.timeout_s,
                 tls=self.tls,
+                source=self.source,
             )
             if status != 200:
                 raise SessionError("health", f"status {status}")
@@ -156,6 +164,7 @@ class Session:
                 cookie=self.cookie_header(),
                 timeout_s=self.timeout_s,
                 tls=self.tls,
+                source=self.source,
             )
             self.cookies.update(set_cookies(headers))
             cookie = self.cookie_header()
@@ -167,6 +176,7 @@ class Session:
                 ssl=_loopback_tls() if self.tls else None,
                 additional_headers={"Cookie": cookie} if cookie else None,
                 open_timeout=self.timeout_s,
+                local_addr=(self.source, 0),
                 # A browser never pings; it only answers the server's pings.
                 ping_interval=None,
                 max_size=None,
@@ -185,6 +195,13 @@ class Session:
 
         After a change or a press inside a fragment only that fragment reruns, as in the browser."""
         message = self.model.rerun_message(page_hash=page_hash, fragment_id=fragment_id)
+        return await self._request(message, time.perf_counter())
+
+    async def rerun_with(self, *states: WidgetState) -> RunResult:
+        """A rerun that also sends these widget states, values the page model does not make (a file
+        uploader's list of uploaded files), as the browser sends every widget's value with every rerun."""
+        message = self.model.rerun_message()
+        message.rerun_script.widget_states.widgets.extend(states)
         return await self._request(message, time.perf_counter())
 
     async def download_url(self, file_id: str) -> str:

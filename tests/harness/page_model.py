@@ -268,6 +268,9 @@ class PageModel:
         self.section_fragments: list[str] = []
         self.page_not_found = ""
         self.unsupported_kinds: set[str] = set()
+        # Widgets whose values the model does not make (a file uploader), by id, as last drawn: a caller
+        # sends their values itself (Session.rerun_with).
+        self.unsupported_widgets: dict[str, WidgetInfo] = {}
         # hash -> (message, run that last used it, fragment that drew it).
         self._cache: dict[str, tuple[bytes, int, str]] = {}
         # Fragment -> the fragment it was drawn in (a nested fragment), learnt from fragment reruns.
@@ -375,6 +378,7 @@ class PageModel:
         info = replace(info, fragment_id=msg.delta.fragment_id)
         if info.kind.startswith("unsupported:"):
             self.unsupported_kinds.add(info.kind.split(":", 1)[1])
+            self.unsupported_widgets[info.id] = info
             return
         self._learn(info)
 
