@@ -5,6 +5,7 @@ import copy
 import pytest
 
 from core.datafiles import read_json
+from core.diagnose.examples import example
 from core.questions import load_bank, parse_bank
 
 # The correct options of every marked question, as the source lesson marks them.
@@ -98,6 +99,14 @@ def test_every_wrong_option_names_its_misconception_and_the_right_one_none():
 
 def test_a_misconception_is_read_by_option():
     question = load_bank().question("c2")
-    assert "FLOPs as a timer" in (question.misconception("a") or "")
+    assert question.misconception("a") == question.options[0].misconception
     with pytest.raises(ValueError, match="no option"):
         question.misconception("zz")
+
+
+def test_the_your_run_question_and_its_example_log_name_no_answer_before_it_is_given():
+    question = load_bank().question("y1")
+    shown_first = " ".join((example("leak.tfevents").title, question.prompt, question.label)).lower()
+    # The right answer's words and the log's own story (a list of kept losses, memory growing each step).
+    for giveaway in ("memory", "leak", "keeps", "grows", "list", "resource"):
+        assert giveaway not in shown_first, giveaway
