@@ -6,7 +6,6 @@ from typing import Any
 import pytest
 
 from core.questions import load_bank
-
 from tests.app.conftest import (
     FOUR_RUNS_SORTED,
     answer,
