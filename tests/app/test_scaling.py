@@ -155,11 +155,12 @@ def test_synthesis_refuses_the_same_plan_twice_and_an_unquantified_rationale():
     assert lessons.sentence("scaling", "synthesis_ready") not in [s.value for s in at.success]
 
 
-def test_after_hand_in_nothing_on_the_page_can_change():
+def test_after_hand_in_no_prediction_decision_or_synthesis_can_change():
     at = open_page(PAGE)
     at.session_state["handed_in_at"] = "2026-01-01T00:00:00+00:00"  # as `state.hand_in` stores it, in UTC
     at.run()
-    assert at.button(key="scaling.predict.A.lock").disabled and at.selectbox(key="scaling.track").disabled
+    assert at.button(key="scaling.predict.A.lock").disabled
+    assert not at.selectbox(key="scaling.track").disabled  # a setting of the tools, not an answer
     assert _open(at, "B").radio(key="scaling.predict.B").disabled  # the tabs still open, to read
     assert _open(at, "Synthesis").button(key="scaling.synthesis.save").disabled
 
