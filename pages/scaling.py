@@ -209,15 +209,17 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrast
         },
         baseline=capacity.terms_record(contrast.baseline.terms, contrast.baseline.verdict),
         result=capacity.terms_record(contrast.result.terms, contrast.result.verdict),
-        refused={contrast.refused_decision: _refusal(contrast)},
+        refused={decision: _refusal(contrast, decision) for decision in contrast.refused_decisions},
     )
 
 
-def _refusal(contrast: capacity.CapacityContrast) -> str:
-    """Why part B's refused decision cannot be captured, in the learner's words."""
-    figures = narrative.refusal_figures(contrast)
-    if contrast.refused_decision == "none":
+def _refusal(contrast: capacity.CapacityContrast, decision: str) -> str:
+    """Why part B's refused `decision` cannot be captured, in the learner's words."""
+    figures = narrative.refusal_figures(contrast, decision)
+    if decision == "none":
         return lessons.sentence("scaling", "refused_no_plan", **figures)
+    if contrast.lightest_fit is None:
+        return lessons.sentence("scaling", "refused_shard_nothing_fits", **figures)
     return lessons.sentence("scaling", "refused_shard", **figures)
 
 
@@ -249,7 +251,11 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContr
         formats=MS_FORMATS,
         columns_by="Layout",
         outcome=contrast.outcome,
-        summary=lessons.sentence("scaling", "part_c_summary", **narrative.layout_figures(contrast)),
+        summary=(
+            lessons.sentence("scaling", "part_c_two_stage_summary", **narrative.two_stage_figures(contrast))
+            if contrast.alternative == "pipeline"  # the same TP as the baseline: the gradients differ
+            else lessons.sentence("scaling", "part_c_summary", **narrative.layout_figures(contrast))
+        ),
         inputs={"alternative": settings["layout"]},
         baseline=layout.timing_record(contrast.baseline),
         result=layout.timing_record(contrast.result),

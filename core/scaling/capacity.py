@@ -38,7 +38,11 @@ PIPELINE_BOUNDARY_BUFFERS = 2  # one send and one receive buffer per stage bound
 MODEL_STATE_TERMS = ("parameters", "gradients", "master_weights", "optimizer_state")
 ZERO_PLAN_STAGES = (1, 2, 3)  # the sharded plans part B offers
 # Every recomputation choice, as a plan's name says it.
-RECOMPUTE_WORDS = {"none": "no recomputation", "selective": "selective recomputation", "full": "full recomputation"}
+RECOMPUTE_WORDS = {
+    "none": "no recomputation",
+    "selective": "selective recomputation",
+    "full": "full recomputation",
+}
 
 
 def stage_activation_bytes(setup: TrainingSetup, *, tp: int, pp: int) -> float:

@@ -51,10 +51,22 @@ def memory_chart_figures(contrast: CapacityContrast) -> dict[str, object]:
     return {"plan": contrast.result.label, "device_gb": contrast.result.verdict.device_gb}
 
 
-def refusal_figures(contrast: CapacityContrast) -> dict[str, object]:
-    """Part B's refused decision: the chosen plan's total against HBM."""
-    verdict = contrast.result.verdict
-    return {"plan": contrast.result.label, "plan_gb": verdict.total_gb, "device_gb": verdict.device_gb}
+def refusal_figures(contrast: CapacityContrast, decision: str) -> dict[str, object]:
+    """Part B's refused `decision`: for "no plan fits", a plan that fits (the selected one if it does, else
+    the lightest); for carrying the plan forward, the selected plan; its total against HBM, and the
+    lightest fitting plan, if any, to try instead."""
+    fits = contrast.result.verdict.fits
+    shown = contrast.result if fits or decision == "shard" else contrast.lightest_fit
+    if shown is None:
+        raise ValueError('"No plan fits" is refused only when a plan fits.')
+    lightest = contrast.lightest_fit
+    return {
+        "plan": shown.label,
+        "plan_gb": shown.verdict.total_gb,
+        "device_gb": shown.verdict.device_gb,
+        "fitting_plan": lightest.label if lightest else "",
+        "fitting_gb": lightest.verdict.total_gb if lightest else 0.0,
+    }
 
 
 def layout_figures(contrast: LayoutContrast) -> dict[str, object]:
@@ -66,6 +78,25 @@ def layout_figures(contrast: LayoutContrast) -> dict[str, object]:
         "tp_ms": chosen.tp_communication_ms,
         "baseline_tp_ms": baseline.tp_communication_ms,
         "baseline_link": baseline.tp_link,
+        "step_ms": chosen.step_ms,
+        "baseline_step_ms": baseline.step_ms,
+    }
+
+
+def two_stage_figures(contrast: LayoutContrast) -> dict[str, object]:
+    """Part C with the two-stage pipeline as the alternative: tensor parallel stays inside a node, so what
+    changes is each GPU's data-parallel gradient traffic (half the gradients, over half the replicas) and
+    the bubble the stages add."""
+    chosen, baseline = contrast.result, contrast.baseline
+    return {
+        "layout": chosen.layout.label,
+        "stages": chosen.layout.pp,
+        "tp_ms": chosen.tp_communication_ms,
+        "dp": chosen.layout.dp,
+        "baseline_dp": baseline.layout.dp,
+        "dp_ms": chosen.dp_communication_ms,
+        "baseline_dp_ms": baseline.dp_communication_ms,
+        "bubble_ms": chosen.bubble_ms,
         "step_ms": chosen.step_ms,
         "baseline_step_ms": baseline.step_ms,
     }

@@ -6,6 +6,7 @@ Shared inputs (data/scaling_tracks.json): H100 SXM at 50% of its 989 TFLOP/s bf1
 """
 
 import pickle
+from dataclasses import replace
 
 import pytest
 
@@ -80,9 +81,7 @@ def test_part_b_sentence_says_when_a_plan_does_not_fit():
         terms=small.result.terms,
         verdict=budget_verdict(small.result.terms, device_gb=40),
     )
-    figures = narrative.capacity_figures(
-        capacity.CapacityContrast(tp=8, dp=8, baseline=small.baseline, result=shrunk)
-    )
+    figures = narrative.capacity_figures(replace(small, result=shrunk))
     assert (figures["plan_gb"], figures["device_gb"]) == (pytest.approx(51.6, abs=0.05), 40)
     assert "51.6 GB of 40 GB" in lessons.sentence("scaling", "part_b_does_not_fit", **figures)
 
@@ -111,6 +110,51 @@ def test_part_c_sentence_for_tensor_parallel_across_two_nodes():
     }
     sentence = lessons.sentence("scaling", "part_c_summary", **figures)
     assert all(shown in sentence for shown in ("5,154.0 ms", "133.6 ms", "5,643.4 ms", "743.5 ms"))
+
+
+def test_part_c_sentence_for_two_pipeline_stages_names_the_gradient_traffic_they_halve():
+    # TP8 · PP2 · DP4: TP stays inside a node, 16 x 8 x 4 all-reduces of twice the samples = 133.6 ms as the
+    # baseline. Each GPU's gradients: 8.03 G parameters / 16 x 2 bytes = 1.004 GB, half the baseline's 2.008
+    # GB, in a ring of 4 instead of 8: 2 x 3/4 x 1.004 GB / 25 GB/s x 1.5 = 90.3 ms against 210.8 ms. Bubble
+    # 1/8 of 399.1 ms = 49.9 ms. Step 399.1 + 90.3 + 133.6 + 49.9 = 672.9 ms against 743.5 ms.
+    contrast = layout.layout_contrast(
+        fleet=LAB,
+        case=CASES.layout,
+        alternative="pipeline",
+        efficiency=CASES.compute_efficiency,
+        dtype=CASES.dtype,
+    )
+    figures = narrative.two_stage_figures(contrast)
+    assert figures == {
+        "layout": "TP8 · PP2 · DP4",
+        "stages": 2,
+        "tp_ms": pytest.approx(133.6, abs=0.05),
+        "dp": 4,
+        "baseline_dp": 8,
+        "dp_ms": pytest.approx(90.3, abs=0.05),
+        "baseline_dp_ms": pytest.approx(210.8, abs=0.05),
+        "bubble_ms": pytest.approx(49.9, abs=0.05),
+        "step_ms": pytest.approx(672.9, abs=0.05),
+        "baseline_step_ms": pytest.approx(743.5, abs=0.05),
+    }
+    assert contrast.outcome == "pipeline"
+    sentence = lessons.sentence("scaling", "part_c_two_stage_summary", **figures)
+    assert all(shown in sentence for shown in ("90.3 ms", "210.8 ms", "49.9 ms", "672.9 ms", "743.5 ms"))
+
+
+def test_part_b_refusals_name_a_plan_that_fits_when_the_selected_one_does_not():
+    two_nodes = capacity.capacity_contrast(fleet=LAB, cases=CASES, zero_stage=1, recompute="full", gpus=16)
+    carry = narrative.refusal_figures(two_nodes, "shard")
+    assert (carry["plan"], carry["plan_gb"]) == ("ZeRO-1", pytest.approx(91.3, abs=0.05))
+    assert (carry["fitting_plan"], carry["fitting_gb"]) == (
+        "ZeRO-3 with full recomputation",
+        pytest.approx(73.2, abs=0.05),
+    )
+    none = narrative.refusal_figures(two_nodes, "none")
+    assert (none["plan"], none["plan_gb"]) == (
+        "ZeRO-3 with full recomputation",
+        pytest.approx(73.2, abs=0.05),
+    )
 
 
 def test_part_d_sentence_for_eight_micro_batches():
