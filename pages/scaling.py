@@ -62,12 +62,7 @@ MS_FORMATS = {
     "Step (ms)": "%.1f",
 }
 PIPELINE_FORMATS = {"Bubble fraction": "%.3f", "Retained activations (GB)": "%.1f", "Memory (GB)": "%.1f"}
-QUALITY_FORMATS = {
-    "Global batch": "%d",
-    "Step (ms)": "%.4g",
-    "Steps to target": "%d",
-    "Time to target (h)": "%.3g",
-}
+WHOLE_NUMBERS = ("Global batch", "Steps to target")  # part E's other figures carry three significant digits
 
 
 def context(track: Track) -> None:
@@ -304,16 +299,8 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContra
 def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part E: from part A's larger pool, strict synchronisation against dropping slow workers."""
     part_a, comparison = parts.a, parts.e
-    step = part_a.result.step
     st.markdown(
-        lessons.sentence(
-            "scaling",
-            "part_e_setup",
-            model=track.model.name,
-            workers=part_a.result.workers,
-            global_batch=step.global_batch,
-            step_ms=step.step_ms,
-        )
+        lessons.sentence("scaling", "part_e_setup", **narrative.straggler_setup_figures(part_a, track))
     )
     curve, straggler = track.convergence, track.straggler
     st.caption(
@@ -327,13 +314,13 @@ def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) 
             work_multiplier=straggler.work_multiplier,
         )
     )
-    rows = quality.quality_rows(comparison)
+    rows, table = quality.quality_rows(comparison), quality.quality_table(comparison)
     return Reveal(
         key=("scaling.E", track.key, settings["mode"], settings["pool"]),
         chart=lambda: charts.time_to_target_chart(rows),
-        description=lessons.sentence("scaling", "part_e_chart"),
-        rows=[{name: row[name] for name in ("Policy", *QUALITY_FORMATS)} for row in rows],
-        formats=QUALITY_FORMATS,
+        description=lessons.sentence("scaling", "part_e_chart", unit=rows[0]["Unit"]),
+        rows=table,
+        formats={name: "%d" if name in WHOLE_NUMBERS else "%.3g" for name in table[0]},
         columns_by="Policy",
         outcome=comparison.winner,
         summary=lessons.sentence("scaling", "part_e_summary", **narrative.quality_figures(comparison)),

@@ -12,6 +12,7 @@ from core.scaling.layout import LayoutContrast
 from core.scaling.pipeline import PipelineContrast
 from core.scaling.quality import QualityComparison
 from core.scaling.throughput import ScalingContrast
+from core.scaling.tracks import Track
 from core.units import MS_PER_S, S_PER_H, duration_label
 
 
@@ -52,21 +53,22 @@ def memory_chart_figures(contrast: CapacityContrast) -> dict[str, object]:
 
 
 def refusal_figures(contrast: CapacityContrast, decision: str) -> dict[str, object]:
-    """Part B's refused `decision`: for "no plan fits", a plan that fits (the selected one if it does, else
-    the lightest); for carrying the plan forward, the selected plan; its total against HBM, and the
-    lightest fitting plan, if any, to try instead."""
+    """Part B's refused `decision`. "No plan fits": a plan that fits (the selected one if it does, else the
+    lightest) against HBM. Carrying the plan forward: the selected plan against HBM and, if one fits, the
+    lightest fitting plan to try instead."""
     fits = contrast.result.verdict.fits
     shown = contrast.result if fits or decision == "shard" else contrast.lightest_fit
     if shown is None:
         raise ValueError('"No plan fits" is refused only when a plan fits.')
-    lightest = contrast.lightest_fit
-    return {
+    figures: dict[str, object] = {
         "plan": shown.label,
         "plan_gb": shown.verdict.total_gb,
         "device_gb": shown.verdict.device_gb,
-        "fitting_plan": lightest.label if lightest else "",
-        "fitting_gb": lightest.verdict.total_gb if lightest else 0.0,
     }
+    lightest = contrast.lightest_fit
+    if decision == "shard" and lightest is not None:
+        figures |= {"fitting_plan": lightest.label, "fitting_gb": lightest.verdict.total_gb}
+    return figures
 
 
 def layout_figures(contrast: LayoutContrast) -> dict[str, object]:
@@ -115,12 +117,25 @@ def pipeline_figures(contrast: PipelineContrast) -> dict[str, object]:
     }
 
 
-def quality_figures(comparison: QualityComparison) -> dict[str, object]:
-    """Part E: how long each straggler policy takes to reach the target, and in how many steps."""
-    strict, drop = comparison.strict, comparison.drop
+def straggler_setup_figures(part_a: ScalingContrast, track: Track) -> dict[str, object]:
+    """Part E's setup: part A's larger pool, its global batch and its step when no GPU lags."""
+    step = part_a.result.step
     return {
-        "strict_time": duration_label(strict.time_to_target_h * S_PER_H),
+        "model": track.model.name,
+        "workers": part_a.result.workers,
+        "global_batch": step.global_batch,
+        "step": duration_label(step.step_ms / MS_PER_S),
+    }
+
+
+def quality_figures(comparison: QualityComparison) -> dict[str, object]:
+    """Part E: how long each straggler policy takes to reach the target, and in how many steps; both
+    times in the unit of the longer, the unit of the table and the chart."""
+    strict, drop = comparison.strict, comparison.drop
+    longer_s = max(strict.time_to_target_h, drop.time_to_target_h) * S_PER_H
+    return {
+        "strict_time": duration_label(strict.time_to_target_h * S_PER_H, unit_of=longer_s),
         "strict_steps": strict.steps,
-        "drop_time": duration_label(drop.time_to_target_h * S_PER_H),
+        "drop_time": duration_label(drop.time_to_target_h * S_PER_H, unit_of=longer_s),
         "drop_steps": drop.steps,
     }

@@ -179,7 +179,8 @@ def test_part_e_sentence_for_cloud_on_32_gpus():
     # Part A on 32 GPUs, strong: 798.2 ms compute + 2 x 31 x 20 µs + 2 x 31/32 x 16.06 GB / 12.5 GB/s
     # = 1.24 + 2,489.4 ms -> 3,288.8 ms. Steps: 2,500 x (1 + 2,048 / 256) = 22,500 -> 20.6 h.
     # Strict waits the 10 ms lag of the research fleet: 3,298.8 ms x 22,500 = 20.6 h.
-    # Dropping: 3,288.8 ms x ceil(22,500 x 1.55) = 34,875 steps = 31.9 h = 1.33 days.
+    # Dropping: 3,288.8 ms x ceil(22,500 x 1.55) = 34,875 steps = 31.9 h = 1.33 days. Both in days, the
+    # longer one's unit: 20.6 h = 0.859 days.
     cloud, step = track("cloud"), _part_a("cloud").result.step
     comparison = quality.compare_policies(
         step_ms=step.step_ms,
@@ -189,13 +190,32 @@ def test_part_e_sentence_for_cloud_on_32_gpus():
     )
     figures = narrative.quality_figures(comparison)
     assert figures == {
-        "strict_time": "20.6 h",
+        "strict_time": "0.859 days",
         "strict_steps": 22_500,
         "drop_time": "1.33 days",
         "drop_steps": 34_875,
     }
     sentence = lessons.sentence("scaling", "part_e_summary", **figures)
-    assert all(shown in sentence for shown in ("20.6 h", "22,500", "1.33 days", "34,875"))
+    assert all(shown in sentence for shown in ("0.859 days", "22,500", "1.33 days", "34,875"))
+    setup = narrative.straggler_setup_figures(_part_a("cloud"), cloud)
+    assert (setup["workers"], setup["step"]) == (32, "3.29 s")  # not "3.29e+03 ms"
+    table = quality.quality_table(comparison)
+    assert [row["Step (s)"] for row in table] == pytest.approx([3.2988, 3.2888], abs=1e-4)
+    assert [row["Time to target (days)"] for row in table] == pytest.approx([0.859, 1.327], abs=1e-3)
+
+
+def test_part_e_on_short_steps_reads_seconds_not_thousandths_of_an_hour():
+    # A 0.1 ms step with TinyML's lag: minutes or seconds to the target, never "0.00286 h".
+    tiny = track("tinyml")
+    comparison = quality.compare_policies(
+        step_ms=0.1, global_batch=256, convergence=tiny.convergence, straggler=tiny.straggler
+    )
+    [strict, _] = quality.quality_rows(comparison)
+    assert strict["Unit"] in ("s", "min") and strict["Step unit"] in ("µs", "ms")
+    table = quality.quality_table(comparison)
+    timed = [name for name in table[0] if name.startswith(("Step (", "Time to target ("))]
+    assert len(timed) == 2
+    assert all(1 <= max(row[name] for row in table) < 1000 for name in timed)  # the longer reads 1 to 999
 
 
 def test_picker_labels_survive_pickling():
