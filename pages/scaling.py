@@ -16,7 +16,7 @@ from core.gpus import bytes_per_value, peak_tflops
 from core.kernel_times import small_kernel_floor_us
 from core.learner_text import MAX_CHARS
 from core.memory.settings import Recomputation, precision_label
-from core.scaling import capacity, evidence, layout, narrative, pipeline, quality, throughput
+from core.scaling import capacity, decisions, evidence, layout, narrative, pipeline, quality, throughput
 from core.scaling.evidence import current_settings
 from core.scaling.outcomes import PartContrasts, part_contrasts
 from core.scaling.scenarios import load_scaling, track, track_label
@@ -218,6 +218,14 @@ def _refusal(contrast: capacity.CapacityContrast, decision: str) -> str:
     return lessons.sentence("scaling", "refused_shard", **figures)
 
 
+def _refused(refusals: decisions.Refusals) -> dict[str, str]:
+    """Each decision the evidence rules out, with the sentence that says which figures rule it out."""
+    return {
+        decision: lessons.sentence("scaling", name, **figures)
+        for decision, (name, figures) in refusals.items()
+    }
+
+
 def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part C: the same GPUs with tensor parallel inside a node, across nodes, or beside two pipeline
     stages."""
@@ -254,6 +262,7 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContr
         inputs={"alternative": settings["layout"]},
         baseline=layout.timing_record(contrast.baseline),
         result=layout.timing_record(contrast.result),
+        refused=_refused(decisions.placement_refusals(contrast)),
     )
 
 
@@ -293,6 +302,7 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContra
         inputs={"micro_batches": settings["micro_batches"]},
         baseline=contrast.baseline.record(),
         result=contrast.result.record(),
+        refused=_refused(decisions.pipeline_refusals(contrast)),
     )
 
 
@@ -327,6 +337,7 @@ def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) 
         inputs=_pool_inputs(part_a),  # part E's figures stand on part A's choices
         baseline=quality.policy_record(comparison.strict),
         result=quality.policy_record(comparison.drop),
+        refused=_refused(decisions.straggler_refusals(comparison)),
     )
 
 

@@ -291,3 +291,17 @@ def test_the_assumptions_are_built_only_when_their_box_is_opened():
     at.session_state["scaling.assumptions_open"] = True
     at.run()
     assert fleet in [c.value for c in at.caption]
+
+
+def test_a_decision_the_evidence_rules_out_is_not_captured_and_says_which_figures_rule_it_out():
+    at = open_page(PAGE)
+    _open(at, "C")
+    at.radio(key="scaling.layout").set_value("cross").run()
+    _lock(at, "C", "within")
+    at.radio(key="scaling.decide.C").set_value("alternative")
+    at.button(key="scaling.capture.C").click()
+    at.run()  # TP over two nodes: 2,902.6 ms steps against 599.9 ms on the research cluster, so it is refused
+    assert "C" not in (at.session_state["records"].get(SNAPSHOTS) or {})
+    assert any("2,902.6 ms" in i.value and "599.9 ms" in i.value for i in at.info)
+    _capture(at, "C")  # keeping tensor parallel inside the node is what the evidence supports
+    assert "C" in at.session_state["records"][SNAPSHOTS]
