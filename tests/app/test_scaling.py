@@ -96,7 +96,7 @@ def test_each_locked_part_shows_its_chart_and_the_prediction_survives_a_page_swi
 
 def test_only_the_open_tab_is_built():
     at = open_page(PAGE)
-    assert at.session_state["scaling.part"] == "A · Scaling"
+    assert at.session_state["scaling.part"] == "A Scaling"
     assert headings(at, 3)[-2:] == ["A · Strong or weak scaling", "Three things to keep"]
     at = _open(at, "D")
     assert headings(at, 3)[-2:] == ["D · The pipeline bubble", "Three things to keep"]
@@ -179,11 +179,11 @@ def test_cloud_is_the_default_and_says_its_model_needs_sharding_then_points_at_t
 def test_tabs_are_short_and_the_lab_gives_its_time_objectives_and_takeaways():
     at = open_page(PAGE)
     assert [t.label for t in at.tabs] == [
-        "A · Scaling",
-        "B · Fit",
-        "C · Placement",
-        "D · Bubble",
-        "E · Stragglers",
+        "A Scaling",
+        "B Fit",
+        "C Place",
+        "D Bubble",
+        "E Lag",
         "Synthesis",
     ]
     assert lessons.sentence("scaling", "time_guidance") in [c.value for c in at.caption]
