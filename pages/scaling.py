@@ -254,16 +254,24 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContr
         formats=MS_FORMATS,
         columns_by="Layout",
         outcome=contrast.outcome,
-        summary=(
-            lessons.sentence("scaling", "part_c_two_stage_summary", **narrative.two_stage_figures(contrast))
-            if contrast.alternative == "pipeline"  # the same TP as the baseline: the gradients differ
-            else lessons.sentence("scaling", "part_c_summary", **narrative.layout_figures(contrast))
-        ),
+        summary=_layout_summary(contrast),
         inputs={"alternative": settings["layout"]},
         baseline=layout.timing_record(contrast.baseline),
         result=layout.timing_record(contrast.result),
         refused=_refused(decisions.placement_refusals(contrast)),
     )
+
+
+def _layout_summary(contrast: layout.LayoutContrast) -> str:
+    """Part C's verdict: the selected alternative against the baseline, and why the two-stage pipeline
+    wins where it does (the same tensor parallel as the baseline: the gradients it all-reduces differ)."""
+    two_stage = lessons.sentence(
+        "scaling", "part_c_two_stage_summary", **narrative.two_stage_figures(contrast)
+    )
+    if contrast.alternative == "pipeline":
+        return two_stage
+    selected = lessons.sentence("scaling", "part_c_summary", **narrative.layout_figures(contrast))
+    return f"{selected} {two_stage}" if contrast.outcome == "pipeline" else selected
 
 
 def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:

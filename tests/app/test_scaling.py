@@ -3,7 +3,9 @@
 import json
 
 from core import lessons
-from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYNTHESIS
+from core.scaling import narrative
+from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYNTHESIS, current_settings
+from core.scaling.outcomes import part_contrasts
 from core.scaling.scenarios import load_scaling, track
 from tests.app.conftest import headings, markdown_blocks, open_page, open_tab
 from ui.tables import stacked
@@ -305,3 +307,12 @@ def test_a_decision_the_evidence_rules_out_is_not_captured_and_says_which_figure
     assert any("2,902.6 ms" in i.value and "599.9 ms" in i.value for i in at.info)
     _capture(at, "C")  # keeping tensor parallel inside the node is what the evidence supports
     assert "C" in at.session_state["records"][SNAPSHOTS]
+
+
+def test_part_c_says_why_the_two_stage_pipeline_wins_whichever_alternative_is_selected():
+    figures = narrative.two_stage_figures(part_contrasts(current_settings({})).c)  # the research cluster
+    at = open_page(PAGE)
+    _lock(at, "C", "within")  # TP over two nodes is selected; the two-stage pipeline has the shortest step
+    verdict = " ".join(w.value for w in [*at.warning, *at.success])
+    for ms in (figures["dp_ms"], figures["baseline_dp_ms"], figures["bubble_ms"]):
+        assert f"{ms:,.1f} ms" in verdict

@@ -138,6 +138,8 @@ def test_part_c_sentence_for_two_pipeline_stages_names_the_gradient_traffic_they
         "baseline_step_ms": pytest.approx(743.5, abs=0.05),
     }
     assert contrast.outcome == "pipeline"
+    # The same figures when TP over two nodes is the one selected: the pipeline still wins, and says why.
+    assert narrative.two_stage_figures(replace(contrast, alternative="cross")) == figures
     sentence = lessons.sentence("scaling", "part_c_two_stage_summary", **figures)
     assert all(shown in sentence for shown in ("90.3 ms", "210.8 ms", "49.9 ms", "672.9 ms", "743.5 ms"))
 
