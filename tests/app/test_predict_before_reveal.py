@@ -98,4 +98,5 @@ def test_a_wrong_answer_names_the_misconception_behind_it():
     at = open_page("pages/linear_layer.py")
     answer(at, "c2", "a")
     [warning] = [w.value for w in at.warning if "Not quite" in w.value]
-    assert load_bank().question("c2").misconception("a") in warning
+    misconception = load_bank().question("c2").misconception("a")
+    assert misconception is not None and misconception in warning
