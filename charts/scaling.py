@@ -181,7 +181,7 @@ def pipeline_chart(rows: Rows, *, hbm_gb: float) -> alt.LayerChart:
 
 
 def time_to_target_chart(rows: Rows) -> alt.Chart:
-    """Hours to the same quality target under each straggler policy (illustrative)."""
+    """Time to the same quality target under each straggler policy, in the rows' unit (illustrative)."""
     frame = pd.DataFrame(rows)
     policies = list(frame["Policy"])
     unit = str(frame["Unit"].iloc[0])
@@ -204,9 +204,8 @@ def time_to_target_chart(rows: Rows) -> alt.Chart:
                 frame,
                 {
                     "Global batch": ",.0f",
-                    "Step (ms)": ",.2f",
+                    "Step": ",.3g",
                     "Steps to target": ",.0f",
-                    "Time to target (h)": ",.3g",
                     "Time to target": ",.3g",
                 },
             ),

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from core.config_record import CONFIG_RECORD, check_config_record
 from core.datafiles import require
 from core.learner_text import MAX_CHARS
 from core.predictions import RECORD_PREFIX, record_names
@@ -40,8 +41,8 @@ MAX_WHOLE_NUMBER = 2**53  # beyond this a JSON number loses precision in a brows
 
 # Records saved by pages that are not listed under a part in data/lab.json. Part records are
 # added by `known_records`, so a new part's records are accepted as soon as lab.json names them.
-# The scaling lab, not a marked part.
-EXTRA_RECORDS: tuple[str, ...] = (PREDICTIONS, PREDICTION_TRACKS, SNAPSHOTS, SYNTHESIS)
+# The scaling lab, not a marked part, and the Memory budget page's config.json in use.
+EXTRA_RECORDS: tuple[str, ...] = (PREDICTIONS, PREDICTION_TRACKS, SNAPSHOTS, SYNTHESIS, CONFIG_RECORD)
 
 SNAPSHOT_KEYS = ("part", "upstream", "prediction", "inputs", "baseline", "result", "decision")
 
@@ -188,6 +189,7 @@ RECORD_CHECKS: dict[str, Callable[[Any, Mapping[str, Section]], Any]] = {
     PREDICTION_TRACKS: _prediction_tracks,
     SNAPSHOTS: _snapshots,
     SYNTHESIS: _synthesis,
+    CONFIG_RECORD: lambda value, schema: check_config_record(value),
 }
 
 

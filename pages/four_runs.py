@@ -8,6 +8,7 @@ from charts.telemetry import PANELS_PER_ROW, panel_count, telemetry_panel
 from core import lessons
 from core.run_a import brief_sentence
 from core.telemetry import Run, device_gib, load_runs, recorded
+from ui import state
 from ui.charts import draw as draw_chart
 from ui.charts import panel_slots
 from ui.frame import lesson_page
@@ -42,7 +43,8 @@ def dashboard(run: Run, device_gb: float) -> None:
 
 
 def draw() -> None:
-    """The page's body: the four runs, the sorting questions and what each dashboard recorded."""
+    """The page's body: the four runs, the sorting questions and, once all four are sorted, what each
+    dashboard recorded."""
     prose(heading("Four runs, four different problems", TITLE), lessons.text("four_runs", "intro"))
 
     runs, device_gb = load_runs()
@@ -52,7 +54,16 @@ def draw() -> None:
             prose(heading(run.title, SUBHEADER), "\n".join(f"- {fact}" for fact in run.facts))
 
     prose(heading("Sort them"), lessons.sentence("four_runs", "sort_kinds"))
-    marked_questions(*(run.question_id for run in runs))
+    question_ids = tuple(run.question_id for run in runs)
+    still_open = [question_id for question_id in question_ids if question_id not in state.answers()]
+    # The dashboards give the answers away, so they wait for all four: the lock that completes the
+    # sorting reruns the body, which draws them, while the earlier ones rerun only the questions.
+    marked_questions(*question_ids, page_reads_all=True)
+    if still_open:
+        # No count of those left: a lock reruns the questions alone, not this line.
+        st.info(lessons.sentence("four_runs", "sort_first"), icon=":material/lock:")
+        next_link("pages/four_runs.py")
+        return
 
     prose(heading("What the dashboards recorded"), lessons.sentence("four_runs", "check_sorting"))
     st.caption(

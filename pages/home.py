@@ -42,15 +42,15 @@ def draw() -> None:
     with right:
         st.subheader("Your progress")
         with st.container(horizontal=True):  # a flex row: three elements fewer than columns
-            st.metric("Checks", checks_score(bank, answers).label)
-            st.metric("Quiz", quiz_score(bank, answers).label)
-            st.metric("Overall", overall_score(bank, answers).label)
+            st.metric(lessons.sentence("frame", "checks_right"), checks_score(bank, answers).label)
+            st.metric(lessons.sentence("frame", "quiz_right"), quiz_score(bank, answers).label)
+            st.metric(lessons.sentence("frame", "overall_right"), overall_score(bank, answers).label)
         # A static table wraps its text in the narrow column; a grid would scroll sideways on a phone.
         st.table(
             arrow_rows(
                 {
                     "Part": s.title,
-                    "Marked questions": f"{s.questions_answered}/{s.questions_total}"
+                    lessons.sentence("home", "answered"): f"{s.questions_answered}/{s.questions_total}"
                     if s.questions_total
                     else "none",
                     "Done": "yes" if s.complete else "no",

@@ -36,7 +36,7 @@ def layer_figures() -> LayerFigures | None:
     """The layer left on the Linear layer page, or None if the learner has not been there."""
     if not state.stored_settings("linear"):
         return None
-    chosen = state.section_settings("linear")
+    chosen = state.recorded_settings("linear")
     cost = linear_layer(
         n_in=chosen["n_in"], m_out=chosen["m_out"], batch=chosen["batch"], dtype=chosen["dtype"]
     )
@@ -47,7 +47,7 @@ def budget_figures() -> BudgetFigures | None:
     """The budget left on the Memory budget page, or None if the learner has not been there."""
     if not state.stored_settings(MEMORY_SECTION):
         return None
-    view = budget_view(state.section_settings(MEMORY_SECTION))
+    view = budget_view(state.recorded_settings(MEMORY_SECTION))
     return BudgetFigures(
         parameters=view.parameter_count,
         total_gb=view.verdict.total_gb,

@@ -16,7 +16,7 @@ from core.gpus import bytes_per_value, peak_tflops
 from core.kernel_times import small_kernel_floor_us
 from core.learner_text import MAX_CHARS
 from core.memory.settings import Recomputation, precision_label
-from core.scaling import capacity, evidence, layout, narrative, pipeline, quality, throughput
+from core.scaling import capacity, decisions, evidence, layout, narrative, pipeline, quality, throughput
 from core.scaling.evidence import current_settings
 from core.scaling.outcomes import PartContrasts, part_contrasts
 from core.scaling.scenarios import load_scaling, track, track_label
@@ -62,12 +62,7 @@ MS_FORMATS = {
     "Step (ms)": "%.1f",
 }
 PIPELINE_FORMATS = {"Bubble fraction": "%.3f", "Retained activations (GB)": "%.1f", "Memory (GB)": "%.1f"}
-QUALITY_FORMATS = {
-    "Global batch": "%d",
-    "Step (ms)": "%.4g",
-    "Steps to target": "%d",
-    "Time to target (h)": "%.3g",
-}
+WHOLE_NUMBERS = ("Global batch", "Steps to target")  # part E's other figures carry three significant digits
 
 
 def context(track: Track) -> None:
@@ -209,16 +204,26 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrast
         },
         baseline=capacity.terms_record(contrast.baseline.terms, contrast.baseline.verdict),
         result=capacity.terms_record(contrast.result.terms, contrast.result.verdict),
-        refused={contrast.refused_decision: _refusal(contrast)},
+        refused={decision: _refusal(contrast, decision) for decision in contrast.refused_decisions},
     )
 
 
-def _refusal(contrast: capacity.CapacityContrast) -> str:
-    """Why part B's refused decision cannot be captured, in the learner's words."""
-    figures = narrative.refusal_figures(contrast)
-    if contrast.refused_decision == "none":
+def _refusal(contrast: capacity.CapacityContrast, decision: str) -> str:
+    """Why part B's refused `decision` cannot be captured, in the learner's words."""
+    figures = narrative.refusal_figures(contrast, decision)
+    if decision == "none":
         return lessons.sentence("scaling", "refused_no_plan", **figures)
+    if contrast.lightest_fit is None:
+        return lessons.sentence("scaling", "refused_shard_nothing_fits", **figures)
     return lessons.sentence("scaling", "refused_shard", **figures)
+
+
+def _refused(refusals: decisions.Refusals) -> dict[str, str]:
+    """Each decision the evidence rules out, with the sentence that says which figures rule it out."""
+    return {
+        decision: lessons.sentence("scaling", name, **figures)
+        for decision, (name, figures) in refusals.items()
+    }
 
 
 def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
@@ -249,11 +254,24 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContr
         formats=MS_FORMATS,
         columns_by="Layout",
         outcome=contrast.outcome,
-        summary=lessons.sentence("scaling", "part_c_summary", **narrative.layout_figures(contrast)),
+        summary=_layout_summary(contrast),
         inputs={"alternative": settings["layout"]},
         baseline=layout.timing_record(contrast.baseline),
         result=layout.timing_record(contrast.result),
+        refused=_refused(decisions.placement_refusals(contrast)),
     )
+
+
+def _layout_summary(contrast: layout.LayoutContrast) -> str:
+    """Part C's verdict: the selected alternative against the baseline, and why the two-stage pipeline
+    wins where it does (the same tensor parallel as the baseline: the gradients it all-reduces differ)."""
+    two_stage = lessons.sentence(
+        "scaling", "part_c_two_stage_summary", **narrative.two_stage_figures(contrast)
+    )
+    if contrast.alternative == "pipeline":
+        return two_stage
+    selected = lessons.sentence("scaling", "part_c_summary", **narrative.layout_figures(contrast))
+    return f"{selected} {two_stage}" if contrast.outcome == "pipeline" else selected
 
 
 def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
@@ -292,22 +310,15 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContra
         inputs={"micro_batches": settings["micro_batches"]},
         baseline=contrast.baseline.record(),
         result=contrast.result.record(),
+        refused=_refused(decisions.pipeline_refusals(contrast)),
     )
 
 
 def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part E: from part A's larger pool, strict synchronisation against dropping slow workers."""
     part_a, comparison = parts.a, parts.e
-    step = part_a.result.step
     st.markdown(
-        lessons.sentence(
-            "scaling",
-            "part_e_setup",
-            model=track.model.name,
-            workers=part_a.result.workers,
-            global_batch=step.global_batch,
-            step_ms=step.step_ms,
-        )
+        lessons.sentence("scaling", "part_e_setup", **narrative.straggler_setup_figures(part_a, track))
     )
     curve, straggler = track.convergence, track.straggler
     st.caption(
@@ -321,19 +332,20 @@ def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) 
             work_multiplier=straggler.work_multiplier,
         )
     )
-    rows = quality.quality_rows(comparison)
+    rows, table = quality.quality_rows(comparison), quality.quality_table(comparison)
     return Reveal(
         key=("scaling.E", track.key, settings["mode"], settings["pool"]),
         chart=lambda: charts.time_to_target_chart(rows),
-        description=lessons.sentence("scaling", "part_e_chart"),
-        rows=[{name: row[name] for name in ("Policy", *QUALITY_FORMATS)} for row in rows],
-        formats=QUALITY_FORMATS,
+        description=lessons.sentence("scaling", "part_e_chart", unit=rows[0]["Unit"]),
+        rows=table,
+        formats={name: "%d" if name in WHOLE_NUMBERS else "%.3g" for name in table[0]},
         columns_by="Policy",
         outcome=comparison.winner,
         summary=lessons.sentence("scaling", "part_e_summary", **narrative.quality_figures(comparison)),
         inputs=_pool_inputs(part_a),  # part E's figures stand on part A's choices
         baseline=quality.policy_record(comparison.strict),
         result=quality.policy_record(comparison.drop),
+        refused=_refused(decisions.straggler_refusals(comparison)),
     )
 
 

@@ -45,9 +45,7 @@ def _source_label(file: str) -> str:
 def pick_source() -> Source | None:
     """The example or uploaded file to read, or None while the learner has not uploaded anything yet."""
     options = [e.file for e in load_examples()] + [UPLOAD]
-    choice = st.radio(
-        "Which log?", options, format_func=_source_label, key="your_run.source", disabled=state.read_only()
-    )
+    choice = st.radio("Which log?", options, format_func=_source_label, key="your_run.source")
     if choice != UPLOAD:
         found = next(e for e in load_examples() if e.file == choice)
         st.caption(lessons.sentence("your_run", "how_made", how=found.how, measured=found.measured))
@@ -57,7 +55,6 @@ def pick_source() -> Source | None:
         f"event file; up to {MAX_BYTES / 1e6:g} MB)",
         key="your_run.file",
         max_upload_size=10,
-        disabled=state.read_only(),
     )
     if uploaded is None:
         return None
@@ -93,9 +90,7 @@ def uploaded_reading(
 
 
 def _whole(label: str, key: str, default: int, help: str | None = None) -> int | None:
-    value = st.number_input(
-        label, min_value=0, value=default, step=1, key=key, help=help, disabled=state.read_only()
-    )
+    value = st.number_input(label, min_value=0, value=default, step=1, key=key, help=help)
     return int(value) or None
 
 
@@ -114,7 +109,6 @@ def ask_context(source: Source) -> RunContext:
             "GPU it ran on",
             [NOT_GIVEN, *gpu_names()],
             key=f"your_run.gpu.{scope}",
-            disabled=state.read_only(),
         )
     with right:
         params = _whole("Parameters, for MFU (0: not given)", f"your_run.params.{scope}", 0)
@@ -158,7 +152,6 @@ def ask_mapping(
                     key=key,
                     on_change=_keep,
                     args=(key,),
-                    disabled=state.read_only(),
                 )
         mapping[role.id] = None if choice == UNMAPPED else choice
     return mapping

@@ -263,7 +263,7 @@ EXAMPLES: list[dict[str, Any]] = [
     },
     {
         "file": "leak.tfevents",
-        "title": "A list that keeps every loss",
+        "title": "An MLP logged to TensorBoard",
         "train": leak,
         "write": _write_tensorboard,
         "intended": "resource",

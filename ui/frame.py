@@ -84,8 +84,8 @@ def _progress() -> None:
     st.progress(done / total, text=lessons.sentence("frame", "parts_complete", done=done, total=total))
     # One flex row, not st.columns: the same two side by side in three elements instead of five.
     with st.container(horizontal=True):
-        st.metric("Checks", summary.checks)
-        st.metric("Quiz", summary.quiz)
+        st.metric(lessons.sentence("frame", "checks_right"), summary.checks)
+        st.metric(lessons.sentence("frame", "quiz_right"), summary.quiz)
     if summary.handed_in_at is not None:
         when = readable_time(summary.handed_in_at)
         st.caption(lessons.sentence("frame", "handed_in_read_only", when=when))

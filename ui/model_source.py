@@ -1,20 +1,23 @@
 """The model the Memory budget page sizes: a preset, the custom sliders' shape, or the learner's config.json.
 
-The config.json in use is kept as validated text in this session only (it is not a setting, so
-share links and progress files do not carry it), with the model read from it: a rerun reads the
-text again only when it changed.
+The config.json in use is a record of the learner's work (`core.config_record`): validated, cut to the
+fields the count reads, stored with every other setting and carried by progress files, and read again
+each run through `core`. After the hand-in the store keeps nothing new, so a config used then stays in
+this tab only. The model read from it is kept in the session with its text, so a rerun reads the text
+again only when it changed.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from core.config_record import CONFIG_RECORD, kept_config_text
 from core.model_config import FAMILIES, decode_config_file, load_config_text
 from core.model_spec import ModelSpec
 from core.models import active_parameter_count, parameter_count, resolve_model
 from ui import state
 
-CONFIG_KEY = "model_source.config_text"  # the config.json in use, already validated
+CONFIG_KEY = "model_source.config_text"  # the config used after the hand-in (None: none), this tab only
 MODEL_KEY = "model_source.model"  # (text, model) of the config last read
 REFUSAL_KEY = "model_source.refusal"  # why the last config was not used
 PASTE_KEY = "model_source.paste"
@@ -22,10 +25,23 @@ UPLOAD_KEY = "model_source.upload"
 NAME = "your config.json"
 
 
+def _config_in_use() -> str | None:
+    """The kept text of the config.json in use, or None while the picker's model is."""
+    if CONFIG_KEY in st.session_state:
+        return st.session_state[CONFIG_KEY]
+    return state.record(CONFIG_RECORD)
+
+
+def _keep(text: str | None) -> None:
+    """Make `text` the config in use: in the learner's record, or in this tab once the lab is handed in."""
+    if state.read_only():
+        st.session_state[CONFIG_KEY] = text
+    elif not state.store_record(CONFIG_RECORD, text):
+        st.session_state[REFUSAL_KEY] = "Your saved work has no room left for this config."
+
+
 def _use_config() -> None:
     """Validate what the learner pasted or uploaded; keep the previous model if it is refused."""
-    if state.read_only():
-        return
     upload = st.session_state.get(UPLOAD_KEY)
     try:
         text = (
@@ -33,19 +49,16 @@ def _use_config() -> None:
             if upload is not None
             else st.session_state.get(PASTE_KEY, "")
         )
-        model = load_config_text(text, name=NAME)
+        kept = kept_config_text(text)
     except ValueError as err:
         st.session_state[REFUSAL_KEY] = str(err)
         return
-    st.session_state[CONFIG_KEY] = text
-    st.session_state[MODEL_KEY] = (text, model)
     st.session_state.pop(REFUSAL_KEY, None)
+    _keep(kept)
 
 
 def _stop_using() -> None:
-    if not state.read_only():
-        st.session_state.pop(CONFIG_KEY, None)
-        st.session_state.pop(MODEL_KEY, None)
+    _keep(None)
 
 
 def _config_model(text: str) -> ModelSpec:
@@ -67,24 +80,23 @@ def _in_use_line(model: ModelSpec) -> str:
 
 def chosen_model(section: str) -> ModelSpec:
     """Draw the config.json box; the learner's config if one is in use, else the picked preset or shape."""
-    locked = state.read_only()
-    with st.expander("Paste or upload your config.json", expanded=CONFIG_KEY in st.session_state):
+    text = _config_in_use()
+    with st.expander("Paste or upload your config.json", expanded=text is not None):
         st.caption(
             "The config.json a Hugging Face model ships describes its architecture. "
             f"Supported model_type values: {', '.join(FAMILIES)}. Fields we do not need are ignored."
         )
-        st.text_area("config.json text", key=PASTE_KEY, height=150, disabled=locked)
-        st.file_uploader("or upload the file", type="json", key=UPLOAD_KEY, disabled=locked)
-        st.button("Use this config", on_click=_use_config, disabled=locked)
+        st.text_area("config.json text", key=PASTE_KEY, height=150)
+        st.file_uploader("or upload the file", type="json", key=UPLOAD_KEY)
+        st.button("Use this config", on_click=_use_config)
         refusal = st.session_state.get(REFUSAL_KEY)
         if refusal:
             st.error("That config was not used; the model stays as it was.", icon=":material/error:")
             st.text(refusal)
-    text = st.session_state.get(CONFIG_KEY)
     if text is None:
         settings = state.section_settings(section)
         return resolve_model(settings["model"], hidden=settings["hidden"], layers=settings["layers"])
     model = _config_model(text)
     st.text(_in_use_line(model))
-    st.button("Stop using my config.json", on_click=_stop_using, disabled=locked)
+    st.button("Stop using my config.json", on_click=_stop_using)
     return model

@@ -48,5 +48,4 @@ def persistent(section: str, name: str) -> dict[str, Any]:
         "key": key,
         "on_change": _copy_back,
         "args": (section, name),
-        "disabled": state.read_only(),
     }

@@ -1,18 +1,12 @@
-"""The one place that reads and writes a learner's state in `st.session_state`.
+"""The one place that reads and writes a learner's work: the working copy in `st.session_state`
+(`ui.working_copy`, whose names are re-exported here) and the learner store, together.
 
-Everything a learner produces lives under keys we own, so it survives page switches (widget
-keys do not) and serialises as one plain dict for the report and the progress file:
-
-- ``answers``: marked question id -> chosen option id (first answer only);
-- ``settings``: section -> {name: value} for sliders and choices;
-- ``records``: name -> plain JSON value for forms and written text (Run A decision, ...);
-- ``handed_in_at``: ISO timestamp once the lab is handed in, else None.
-
-That is the session's working copy; the learner store (`store/`, opened by `ui.database`) is the
-record. Every writer below updates the working copy and writes the same change to the store as
-it happens. When the store cannot be reached the change stays in memory, the session is marked
-unsaved, and `sync` retries on every run. When the session learns whose work it is
-(`use_learner`), `sync` loads that learner's record; locked rows in the store always win.
+The store (`store/`, opened by `ui.database`) is the record. Every writer below updates the working
+copy and writes the same change to the store as it happens. When the store cannot be reached the
+change stays in memory, the session is marked unsaved, and `sync` retries on every run. When the
+session learns whose work it is (`use_learner`), `sync` loads that learner's record; locked rows in
+the store always win. After the hand-in answers, predictions and records are locked; settings still
+change, in this tab only (the tools keep working, the work handed in stays as it was).
 """
 
 from __future__ import annotations
@@ -30,38 +24,23 @@ from core.settings_schema import load_schema
 from core.settings_schema import section as schema_section
 from store import LearnerStore, Refused, StoreUnavailable
 from ui.database import learner_store
-
-ANSWERS = "answers"
-SETTINGS = "settings"
-RECORDS = "records"
-HANDED_IN_AT = "handed_in_at"
-LEARNER_ID = "learner.id"  # whose record this session works on; None until the browser says
-LOADED = "learner.loaded"  # the learner id whose record is loaded into the working copy
-UNSAVED = "learner.unsaved"  # True while something in the working copy is not in the store
-RESUME_CODE = "learner.resume_code"
-SEEDED = "learner.seeded"  # section -> {name: default} first shown in this run, not yet in the store
-
-
-def ensure_state() -> None:
-    """Create the learner's keys once per session."""
-    # Every reader calls this, dozens of times a run, and each session-state access takes
-    # Streamlit's lock: the keys are created together and never removed, so one check suffices.
-    if UNSAVED in st.session_state:
-        return
-    st.session_state.setdefault(ANSWERS, {})
-    st.session_state.setdefault(SETTINGS, {})
-    st.session_state.setdefault(RECORDS, {})
-    st.session_state.setdefault(HANDED_IN_AT, None)
-    st.session_state.setdefault(LEARNER_ID, None)
-    st.session_state.setdefault(LOADED, None)
-    st.session_state.setdefault(SEEDED, {})
-    st.session_state.setdefault(UNSAVED, False)
-
-
-def read_only() -> bool:
-    """True once the lab is handed in: nothing may change after that."""
-    ensure_state()
-    return st.session_state[HANDED_IN_AT] is not None
+from ui.working_copy import (
+    ANSWERS,
+    EXPLORED,
+    HANDED_IN_AT,
+    LEARNER_ID,
+    LOADED,
+    RECORDS,
+    RESUME_CODE,
+    SEEDED,
+    SETTINGS,
+    UNSAVED,
+    ensure_state,
+    read_only,
+    replace,
+    snapshot,
+    widget_key,
+)
 
 
 def answers() -> dict[str, str]:
@@ -89,7 +68,14 @@ def give_answer(question_id: str, option_id: str) -> bool:
 
 
 def section_settings(section: str) -> dict[str, Any]:
-    """One page section's settings: the schema's defaults overlaid with what the learner stored."""
+    """One page section's settings as its tools show them: the schema's defaults overlaid with what the
+    learner stored, and with what they changed after the hand-in."""
+    return {**recorded_settings(section), **st.session_state[EXPLORED].get(section, {})}
+
+
+def recorded_settings(section: str) -> dict[str, Any]:
+    """One page section's settings as the learner's work holds them: the schema's defaults overlaid with
+    what the learner stored (what the report and the hand-in count)."""
     ensure_state()
     # Defaults are filled in here, not stored, so a page first opened after hand-in still has them.
     return {**schema_section(section).defaults(), **st.session_state[SETTINGS].get(section, {})}
@@ -101,21 +87,19 @@ def stored_settings(section: str) -> dict[str, Any]:
     return dict(st.session_state[SETTINGS].get(section, {}))
 
 
-def widget_key(section: str, name: str) -> str:
-    """The widget key that shows the setting `section.name` (also the name tests find the widget by)."""
-    return f"{section}.{name}"
-
-
 def store_setting(section: str, name: str, value: Any, *, seed: bool = False) -> None:
-    """Remember one setting, unless the lab is handed in or the page schema refuses it. With `seed`, a
-    default shown on a first visit: kept only where the learner has none, and stored with the run's
-    other defaults by `save_seeded`."""
+    """Remember one setting, unless the page schema refuses it; after the hand-in in this tab only. With
+    `seed`, a default shown on a first visit: kept only where the learner has none, and stored with the
+    run's other defaults by `save_seeded`."""
     ensure_state()
-    if read_only():
-        return
     try:
         value = client_values.check_setting(section, name, value, schema=load_schema())
     except ValueError:
+        return
+    if read_only():
+        if not seed:  # the tools keep working; the work handed in stays as it was
+            explored = st.session_state[EXPLORED]
+            explored[section] = {**explored.get(section, {}), name: value}
         return
     sections = st.session_state[SETTINGS]
     current = sections.get(section, {})
@@ -188,17 +172,6 @@ def store_records(values: Mapping[str, Any]) -> bool:
     return _save(lambda store, learner: store.put_records(learner, values))
 
 
-def snapshot() -> dict[str, Any]:
-    """Everything the learner has produced, as one plain dict (copies, safe to hand to core)."""
-    ensure_state()
-    return {
-        ANSWERS: dict(st.session_state[ANSWERS]),
-        SETTINGS: {k: dict(v) for k, v in st.session_state[SETTINGS].items()},
-        RECORDS: dict(st.session_state[RECORDS]),
-        HANDED_IN_AT: st.session_state[HANDED_IN_AT],
-    }
-
-
 def hand_in(timestamp_iso: str) -> bool:
     """Mark the lab handed in at this time; False (and nothing changes) if it already was."""
     ensure_state()
@@ -218,7 +191,7 @@ def restore(merged: dict[str, Any]) -> bool:
     ensure_state()
     if read_only():
         return False
-    _replace(merged)
+    replace(merged)
     st.session_state[UNSAVED] = True
     sync()
     return True
@@ -252,7 +225,7 @@ def use_learner(new_id: str, *, keep_work: bool) -> None:
     if new_id == st.session_state[LEARNER_ID]:
         return
     if not keep_work:
-        _replace({ANSWERS: {}, SETTINGS: {}, RECORDS: {}, HANDED_IN_AT: None})
+        replace({ANSWERS: {}, SETTINGS: {}, RECORDS: {}, HANDED_IN_AT: None})
         st.session_state[UNSAVED] = False
     st.session_state[LEARNER_ID] = new_id
     st.session_state.pop(RESUME_CODE, None)
@@ -274,7 +247,7 @@ def sync() -> None:
     except (StoreUnavailable, Refused):
         st.session_state[UNSAVED] = True
         return
-    _replace(stored)
+    replace(stored)
     st.session_state.update({LOADED: learner, UNSAVED: False})
 
 
@@ -320,23 +293,6 @@ def _save(write: Callable[[LearnerStore, str], object]) -> bool:
 
 def _reload(learner: str) -> None:
     try:
-        _replace(learner_store().load(learner))
+        replace(learner_store().load(learner))
     except StoreUnavailable:
         st.session_state[UNSAVED] = True
-
-
-def _replace(new_state: dict[str, Any]) -> None:
-    """Make `new_state` the working copy, and let every settings widget it changes re-seed from it."""
-    for name, section in load_schema().items():
-        values = {**section.defaults(), **new_state[SETTINGS].get(name, {})}
-        for field in section.fields:
-            key = widget_key(name, field.name)
-            # A widget seeds itself from our store only when its key is absent. One that shows the new
-            # value already keeps its key: the browser still draws it, and its next change must count.
-            if key in st.session_state and st.session_state[key] != values[field.name]:
-                del st.session_state[key]
-    st.session_state[ANSWERS] = dict(new_state[ANSWERS])
-    st.session_state[SETTINGS] = {k: dict(v) for k, v in new_state[SETTINGS].items()}
-    st.session_state[RECORDS] = dict(new_state[RECORDS])
-    st.session_state[HANDED_IN_AT] = new_state[HANDED_IN_AT]
-    st.session_state[SEEDED] = {}  # defaults shown for the work being replaced

@@ -36,6 +36,13 @@ from core.scaling.fleets import Fleet
 GRADIENT_BUCKET_FRACTION = 0.05
 PIPELINE_BOUNDARY_BUFFERS = 2  # one send and one receive buffer per stage boundary
 MODEL_STATE_TERMS = ("parameters", "gradients", "master_weights", "optimizer_state")
+ZERO_PLAN_STAGES = (1, 2, 3)  # the sharded plans part B offers
+# Every recomputation choice, as a plan's name says it.
+RECOMPUTE_WORDS = {
+    "none": "no recomputation",
+    "selective": "selective recomputation",
+    "full": "full recomputation",
+}
 
 
 def stage_activation_bytes(setup: TrainingSetup, *, tp: int, pp: int) -> float:
@@ -114,12 +121,15 @@ _OPTION_OF_TERM = {
 
 @dataclass(frozen=True)
 class CapacityContrast:
-    """Part B's result: replicated state against the chosen ZeRO stage, same TP, DP and recomputation."""
+    """Part B's result: replicated state against the chosen ZeRO stage, same TP, DP and recomputation;
+    `lightest_fit` is the smallest plan of every ZeRO stage and recomputation on this pool that fits
+    (None when none does), the evidence the decision "no plan fits" is checked against."""
 
     tp: int
     dp: int
     baseline: MemoryPlan
     result: MemoryPlan
+    lightest_fit: MemoryPlan | None
 
     @property
     def gpus(self) -> int:
@@ -141,10 +151,11 @@ class CapacityContrast:
         return max(drops, key=drops.__getitem__)
 
     @property
-    def refused_decision(self) -> str:
-        """The decision the evidence rules out: "none" (no plan fits) while the selected plan fits, or
-        "shard" (carry the plan forward) while it does not."""
-        return "none" if self.result.verdict.fits else "shard"
+    def refused_decisions(self) -> tuple[str, ...]:
+        """The decisions the evidence rules out: "shard" (carry the selected plan forward) while it does
+        not fit, "none" (no plan fits) while any ZeRO stage and recomputation on this pool fits."""
+        refused = () if self.result.verdict.fits else ("shard",)
+        return refused if self.lightest_fit is None else (*refused, "none")
 
 
 def case_setup(cases: Cases, *, model: str, micro_batch: int, seq_len: int, recompute: str) -> TrainingSetup:
@@ -177,14 +188,25 @@ def capacity_contrast(
     )
     tp, dp = fleet.gpus_per_node, gpus // fleet.gpus_per_node
 
-    def plan(stage: int) -> MemoryPlan:
+    def plan(stage: int, label: str, setup: TrainingSetup = setup) -> MemoryPlan:
         terms = parallel_terms(setup, tp=tp, pp=1, dp=dp, zero_stage=stage)
-        label = "Replicated (ZeRO-0)" if stage == 0 else f"ZeRO-{stage}"
         return MemoryPlan(
             label=label, terms=terms, verdict=budget_verdict(terms, device_gb=fleet.card.memory_gb)
         )
 
-    return CapacityContrast(tp=tp, dp=dp, baseline=plan(0), result=plan(zero_stage))
+    every_plan = [
+        plan(stage, f"ZeRO-{stage} with {RECOMPUTE_WORDS[other]}", replace(setup, recompute=other))
+        for stage in ZERO_PLAN_STAGES
+        for other in RECOMPUTE_WORDS
+    ]
+    fitting = [candidate for candidate in every_plan if candidate.verdict.fits]
+    return CapacityContrast(
+        tp=tp,
+        dp=dp,
+        baseline=plan(0, "Replicated (ZeRO-0)"),
+        result=plan(zero_stage, f"ZeRO-{zero_stage}"),
+        lightest_fit=min(fitting, key=lambda candidate: candidate.verdict.total_gb, default=None),
+    )
 
 
 # How each number column of `plan_rows` is shown: GB to one decimal, the card's HBM whole.

@@ -12,6 +12,7 @@ from core.scaling.layout import LayoutContrast
 from core.scaling.pipeline import PipelineContrast
 from core.scaling.quality import QualityComparison
 from core.scaling.throughput import ScalingContrast
+from core.scaling.tracks import Track
 from core.units import MS_PER_S, S_PER_H, duration_label
 
 
@@ -51,10 +52,23 @@ def memory_chart_figures(contrast: CapacityContrast) -> dict[str, object]:
     return {"plan": contrast.result.label, "device_gb": contrast.result.verdict.device_gb}
 
 
-def refusal_figures(contrast: CapacityContrast) -> dict[str, object]:
-    """Part B's refused decision: the chosen plan's total against HBM."""
-    verdict = contrast.result.verdict
-    return {"plan": contrast.result.label, "plan_gb": verdict.total_gb, "device_gb": verdict.device_gb}
+def refusal_figures(contrast: CapacityContrast, decision: str) -> dict[str, object]:
+    """Part B's refused `decision`. "No plan fits": a plan that fits (the selected one if it does, else the
+    lightest) against HBM. Carrying the plan forward: the selected plan against HBM and, if one fits, the
+    lightest fitting plan to try instead."""
+    fits = contrast.result.verdict.fits
+    shown = contrast.result if fits or decision == "shard" else contrast.lightest_fit
+    if shown is None:
+        raise ValueError('"No plan fits" is refused only when a plan fits.')
+    figures: dict[str, object] = {
+        "plan": shown.label,
+        "plan_gb": shown.verdict.total_gb,
+        "device_gb": shown.verdict.device_gb,
+    }
+    lightest = contrast.lightest_fit
+    if decision == "shard" and lightest is not None:
+        figures |= {"fitting_plan": lightest.label, "fitting_gb": lightest.verdict.total_gb}
+    return figures
 
 
 def layout_figures(contrast: LayoutContrast) -> dict[str, object]:
@@ -66,6 +80,25 @@ def layout_figures(contrast: LayoutContrast) -> dict[str, object]:
         "tp_ms": chosen.tp_communication_ms,
         "baseline_tp_ms": baseline.tp_communication_ms,
         "baseline_link": baseline.tp_link,
+        "step_ms": chosen.step_ms,
+        "baseline_step_ms": baseline.step_ms,
+    }
+
+
+def two_stage_figures(contrast: LayoutContrast) -> dict[str, object]:
+    """Part C's two-stage pipeline against the baseline, whichever alternative is selected: tensor
+    parallel stays inside a node, so what changes is each GPU's data-parallel gradient traffic (half the
+    gradients, over half the replicas) and the bubble the stages add."""
+    chosen, baseline = contrast.timings["pipeline"], contrast.baseline
+    return {
+        "layout": chosen.layout.label,
+        "stages": chosen.layout.pp,
+        "tp_ms": chosen.tp_communication_ms,
+        "dp": chosen.layout.dp,
+        "baseline_dp": baseline.layout.dp,
+        "dp_ms": chosen.dp_communication_ms,
+        "baseline_dp_ms": baseline.dp_communication_ms,
+        "bubble_ms": chosen.bubble_ms,
         "step_ms": chosen.step_ms,
         "baseline_step_ms": baseline.step_ms,
     }
@@ -84,12 +117,25 @@ def pipeline_figures(contrast: PipelineContrast) -> dict[str, object]:
     }
 
 
-def quality_figures(comparison: QualityComparison) -> dict[str, object]:
-    """Part E: how long each straggler policy takes to reach the target, and in how many steps."""
-    strict, drop = comparison.strict, comparison.drop
+def straggler_setup_figures(part_a: ScalingContrast, track: Track) -> dict[str, object]:
+    """Part E's setup: part A's larger pool, its global batch and its step when no GPU lags."""
+    step = part_a.result.step
     return {
-        "strict_time": duration_label(strict.time_to_target_h * S_PER_H),
+        "model": track.model.name,
+        "workers": part_a.result.workers,
+        "global_batch": step.global_batch,
+        "step": duration_label(step.step_ms / MS_PER_S),
+    }
+
+
+def quality_figures(comparison: QualityComparison) -> dict[str, object]:
+    """Part E: how long each straggler policy takes to reach the target, and in how many steps; both
+    times in the unit of the longer, the unit of the table and the chart."""
+    strict, drop = comparison.strict, comparison.drop
+    longer_s = max(strict.time_to_target_h, drop.time_to_target_h) * S_PER_H
+    return {
+        "strict_time": duration_label(strict.time_to_target_h * S_PER_H, unit_of=longer_s),
         "strict_steps": strict.steps,
-        "drop_time": duration_label(drop.time_to_target_h * S_PER_H),
+        "drop_time": duration_label(drop.time_to_target_h * S_PER_H, unit_of=longer_s),
         "drop_steps": drop.steps,
     }

@@ -92,21 +92,37 @@ POLICY_LABELS = {"strict": "Strict synchronisation", "drop": "Drop slow workers"
 
 
 def quality_rows(comparison: QualityComparison) -> list[dict[str, object]]:
-    """One table row per policy: step, steps to target and hours to target, plus the time in the one unit
-    (`Unit`) that suits the longer of the two, for a chart axis that reads in whole numbers."""
+    """One row per policy: its step and its time to target, each in the one unit (`duration_unit`) that
+    suits the longer of the two policies, so that a table, a chart axis and a sentence all read
+    '3.29 s' and '1.33 days' rather than '3.29e+03 ms' and '0.00286 h'. "Step unit" and "Unit" name them."""
     results = (comparison.strict, comparison.drop)
+    step_unit, step_s = duration_unit(max(r.step_ms for r in results) / MS_PER_S)
     unit, unit_s = duration_unit(max(r.time_to_target_h for r in results) * S_PER_H)
     return [
         {
             "Policy": POLICY_LABELS[result.policy],
             "Global batch": comparison.global_batch,
-            "Step (ms)": result.step_ms,
+            "Step": result.step_ms / MS_PER_S / step_s,
+            "Step unit": step_unit,
             "Steps to target": result.steps,
-            "Time to target (h)": result.time_to_target_h,
             "Time to target": result.time_to_target_h * S_PER_H / unit_s,
             "Unit": unit,
         }
         for result in results
+    ]
+
+
+def quality_table(comparison: QualityComparison) -> list[dict[str, object]]:
+    """`quality_rows` as a table shows them: each unit in its column's name."""
+    return [
+        {
+            "Policy": row["Policy"],
+            "Global batch": row["Global batch"],
+            f"Step ({row['Step unit']})": row["Step"],
+            "Steps to target": row["Steps to target"],
+            f"Time to target ({row['Unit']})": row["Time to target"],
+        }
+        for row in quality_rows(comparison)
     ]
 
 

@@ -106,6 +106,17 @@ def answer(at: AppTest, question_id: str, option_id: str) -> AppTest:
     return at.run()
 
 
+# Four runs' questions and their right answers: the page shows the dashboards once all four are sorted.
+FOUR_RUNS_SORTED = {"r1": "mem", "r2": "speed", "r3": "num", "r4": "learn"}
+
+
+def sort_four_runs(at: AppTest) -> AppTest:
+    """Sort all four runs on the Four runs page (right answers), which opens their dashboards."""
+    for question_id, option_id in FOUR_RUNS_SORTED.items():
+        answer(at, question_id, option_id)
+    return at
+
+
 def open_tab(at: AppTest, key: str, label: str) -> AppTest:
     """Open the tab `label` of the tabs keyed `key`, as a click does; a page builds only the open tab."""
     at.session_state[key] = label

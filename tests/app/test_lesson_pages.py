@@ -7,12 +7,12 @@ from streamlit.testing.v1 import AppTest
 from core import lessons
 from core.stack import load_stack
 from core.telemetry import recorded
-from tests.app.conftest import HOME, answer, headings, open_box, open_page, open_tab
+from tests.app.conftest import HOME, answer, headings, open_box, open_page, open_tab, sort_four_runs
 from ui.links import share_open_key
 
 
 def test_four_runs_shows_four_cards_and_a_chart_per_run():
-    at = open_page("pages/four_runs.py")
+    at = sort_four_runs(open_page("pages/four_runs.py"))
     assert not at.exception
     assert headings(at, 3)[:4] == ["Run A", "Run B", "Run C", "Run D"]
     assert [t.label for t in at.tabs] == ["Run A", "Run B", "Run C", "Run D"]

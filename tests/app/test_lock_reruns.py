@@ -42,7 +42,7 @@ def _lock_right(at: AppTest, question_id: str) -> AppTest:
 def test_a_lock_reruns_the_questions_and_the_summary_alone(page, question_id, drawn_with):
     at = open_page(page)
     title = headings(at, 1)[0]
-    assert _sidebar(at)["Checks"] == "0/9"
+    assert _sidebar(at)["Checks right"] == "0/9"
     assert len(_main_radios(at)) > 1  # the page draws more than the question
 
     _lock_right(at, question_id)
@@ -51,12 +51,12 @@ def test_a_lock_reruns_the_questions_and_the_summary_alone(page, question_id, dr
     assert _main_radios(at) == [f"marked.{question_id}.locked", *(f"marked.{q}.choice" for q in drawn_with)]
     assert at.radio(key=f"marked.{question_id}.locked").disabled
     assert len(at.success) == 1  # the verdict
-    assert _sidebar(at)["Checks"] == "1/9"  # the summary ran too
+    assert _sidebar(at)["Checks right"] == "1/9"  # the summary ran too
 
     at.run()  # the page as a later run draws it: the lock held, the rest of the page is still there
     assert headings(at, 1) == [title]
     assert at.radio(key=f"marked.{question_id}.locked").disabled
-    assert _sidebar(at)["Checks"] == "1/9"
+    assert _sidebar(at)["Checks right"] == "1/9"
 
 
 @pytest.mark.parametrize(("page", "question_id"), WHOLE_BODY)

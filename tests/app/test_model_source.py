@@ -3,11 +3,17 @@ sentence."""
 
 import json
 
+from streamlit.testing.v1 import AppTest
+
 from core import lessons
+from core.config_record import CONFIG_RECORD
 from core.datafiles import DATA_DIR
+from core.model_config import load_config_text
 from core.model_spec import ModelSpec
-from tests.app.conftest import open_page, sketch_budget
-from ui import model_source
+from store.ids import new_learner_id
+from tests.app.conftest import HOME, open_page, sketch_budget
+from ui import model_source, state
+from ui.database import learner_store
 
 PAGE = "pages/memory_budget.py"
 MIXTRAL = (DATA_DIR / "models" / "mixtral-8x7b-v0.1.json").read_text()
@@ -81,3 +87,40 @@ def test_the_config_in_use_is_read_once_not_on_every_rerun(monkeypatch):
     at.run()
     assert parameters_shown(at) == "46,702,792,704"
     assert len(read) == 1  # when the button validated it; the reruns reuse the model
+
+
+def _reload(learner: str):
+    """The same learner in a new session, as a reload or a new tab opens it, on the detailed budget (the
+    first time, once the page's guesses are locked)."""
+    at = AppTest.from_file(str(HOME), default_timeout=30)
+    at.session_state[state.LEARNER_ID] = learner
+    at = open_page(PAGE, at=at.run())
+    if any(b.key and b.key.startswith("predict.") for b in at.button):
+        at = sketch_budget(at)
+    return at.radio(key="memory.estimate").set_value("detailed").run()
+
+
+def test_a_pasted_config_is_still_in_use_after_a_reload_and_stopping_is_kept_too():
+    learner = new_learner_id()
+    at = _reload(learner)
+    default_count = parameters_shown(at)
+    paste(at, MIXTRAL)
+    again = _reload(learner)
+    assert not again.exception
+    assert parameters_shown(again) == "46,702,792,704"
+    # Kept as the fields the count reads: far less than the file, and the same model.
+    kept = learner_store().load(learner)["records"][CONFIG_RECORD]
+    assert len(kept) < len(MIXTRAL) and load_config_text(kept) == load_config_text(MIXTRAL)
+    [stop] = [b for b in again.button if b.label == "Stop using my config.json"]
+    stop.click().run()
+    assert parameters_shown(_reload(learner)) == default_count
+
+
+def test_a_config_used_after_the_hand_in_sizes_the_model_in_this_tab_and_the_record_keeps_none():
+    learner = new_learner_id()
+    at = _reload(learner)
+    at.session_state[state.HANDED_IN_AT] = "2026-11-30T14:05:09+00:00"  # as the hand-in leaves it
+    paste(at.run(), MIXTRAL)
+    assert not at.exception
+    assert parameters_shown(at) == "46,702,792,704"  # the tool still works: only answers lock
+    assert CONFIG_RECORD not in learner_store().load(learner)["records"]

@@ -80,8 +80,10 @@ def test_hand_in_is_blocked_while_quiz_questions_are_unanswered():
     assert at.session_state["handed_in_at"] is None
 
 
-def test_after_hand_in_the_whole_lab_is_read_only():
-    at = open_page(PAGE)
+def test_after_hand_in_the_answers_lock_and_the_tools_still_work_in_this_tab_only():
+    at = open_page("pages/linear_layer.py")
+    at.slider(key="linear.batch").set_value(64).run()
+    open_page(PAGE, at=at)
     for qid in ("q1", "q2", "q3"):
         answer(at, qid, "a")
     assert at.button(key="handin.go").disabled  # not confirmed yet
@@ -97,10 +99,19 @@ def test_after_hand_in_the_whole_lab_is_read_only():
     ]
     assert at.file_uploader(key="restore.file").disabled
     assert not any(b.disabled for b in at.download_button)
+    handed_in_layer = [m for m in markdown_blocks(at) if "batch 64" in m]
+    assert handed_in_layer
+
     open_page("pages/linear_layer.py", at=at)
-    assert at.slider(key="linear.batch").disabled
+    slider = at.slider(key="linear.batch")
+    assert not slider.disabled  # a calculator, not an answer
+    slider.set_value(8).run()
+    assert at.slider(key="linear.batch").value == 8
+    assert at.session_state["settings"]["linear"]["batch"] == 64  # the work handed in is unchanged
     open_page("pages/four_runs.py", at=at)
-    assert at.radio(key="marked.r1.choice").disabled
+    assert at.radio(key="marked.r1.choice").disabled  # an answer
+    open_page(PAGE, at=at)
+    assert [m for m in markdown_blocks(at) if "batch 64" in m] == handed_in_layer
 
 
 def test_a_bad_file_is_refused_with_a_message_and_keeps_the_answers():

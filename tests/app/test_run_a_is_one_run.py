@@ -2,7 +2,7 @@
 
 from core.run_a import brief_figures, brief_sentence, run_a_timeline
 from core.telemetry import recorded
-from tests.app.conftest import open_page
+from tests.app.conftest import open_page, sort_four_runs
 
 
 def _texts(at) -> str:
@@ -24,7 +24,7 @@ def test_the_same_run_a_figures_on_every_page_and_in_the_report() -> None:
     run_a = _texts(open_page("pages/run_a.py"))
     assert all(figure in run_a for figure in (weights, device, other, f"{brief.forward_peak_gb:.2f} GB"))
 
-    four_runs = open_page("pages/four_runs.py")
+    four_runs = sort_four_runs(open_page("pages/four_runs.py"))
     assert brief_sentence() in _texts(four_runs)
     telemetry = recorded("A")
     assert telemetry.frame["memory_gb"].iloc[0] == run_a_timeline().points[0].total_gb

@@ -154,7 +154,8 @@ def test_after_hand_in_the_forms_are_closed():
     at.run()
     assert not at.exception
     assert at.radio(key="run_a.decision.choice").disabled and at.text_area(key="run_a.decision.why").disabled
-    assert at.text_area(key="run_a.reflection.text").disabled and at.radio(key="run_a.experiment").disabled
+    assert at.text_area(key="run_a.reflection.text").disabled
+    assert not at.radio(key="run_a.experiment").disabled  # which timeline to show: a view, not an answer
     assert all(b.disabled for b in at.button if b.label in ("Save my decision", "Submit my answer"))
     assert lessons.sentence("run_a", "handed_in") in [c.value for c in at.caption]
 

@@ -3,7 +3,9 @@
 import json
 
 from core import lessons
-from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYNTHESIS
+from core.scaling import narrative
+from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYNTHESIS, current_settings
+from core.scaling.outcomes import part_contrasts
 from core.scaling.scenarios import load_scaling, track
 from tests.app.conftest import headings, markdown_blocks, open_page, open_tab
 from ui.tables import stacked
@@ -96,7 +98,7 @@ def test_each_locked_part_shows_its_chart_and_the_prediction_survives_a_page_swi
 
 def test_only_the_open_tab_is_built():
     at = open_page(PAGE)
-    assert at.session_state["scaling.part"] == "A · Scaling"
+    assert at.session_state["scaling.part"] == "A Scaling"
     assert headings(at, 3)[-2:] == ["A · Strong or weak scaling", "Three things to keep"]
     at = _open(at, "D")
     assert headings(at, 3)[-2:] == ["D · The pipeline bubble", "Three things to keep"]
@@ -156,11 +158,12 @@ def test_synthesis_refuses_the_same_plan_twice_and_an_unquantified_rationale():
     assert lessons.sentence("scaling", "synthesis_ready") not in [s.value for s in at.success]
 
 
-def test_after_hand_in_nothing_on_the_page_can_change():
+def test_after_hand_in_no_prediction_decision_or_synthesis_can_change():
     at = open_page(PAGE)
     at.session_state["handed_in_at"] = "2026-01-01T00:00:00+00:00"  # as `state.hand_in` stores it, in UTC
     at.run()
-    assert at.button(key="scaling.predict.A.lock").disabled and at.selectbox(key="scaling.track").disabled
+    assert at.button(key="scaling.predict.A.lock").disabled
+    assert not at.selectbox(key="scaling.track").disabled  # a setting of the tools, not an answer
     assert _open(at, "B").radio(key="scaling.predict.B").disabled  # the tabs still open, to read
     assert _open(at, "Synthesis").button(key="scaling.synthesis.save").disabled
 
@@ -179,11 +182,11 @@ def test_cloud_is_the_default_and_says_its_model_needs_sharding_then_points_at_t
 def test_tabs_are_short_and_the_lab_gives_its_time_objectives_and_takeaways():
     at = open_page(PAGE)
     assert [t.label for t in at.tabs] == [
-        "A · Scaling",
-        "B · Fit",
-        "C · Placement",
-        "D · Bubble",
-        "E · Stragglers",
+        "A Scaling",
+        "B Fit",
+        "C Place",
+        "D Bubble",
+        "E Lag",
         "Synthesis",
     ]
     assert lessons.sentence("scaling", "time_guidance") in [c.value for c in at.caption]
@@ -273,7 +276,11 @@ def test_part_b_runs_out_of_memory_on_tinymls_two_nodes_and_a_larger_pool_stales
     assert "B" not in (at.session_state["records"].get(SNAPSHOTS) or {})
     at.radio(key="scaling.decide.B").set_value("none")
     at.button(key="scaling.capture.B").click()
-    at.run()
+    at.run()  # "no plan fits" is refused too: ZeRO-3 with full recomputation needs 73.2 GB of 86 GB
+    assert "B" not in (at.session_state["records"].get(SNAPSHOTS) or {})
+    assert any("ZeRO-3 with full recomputation" in i.value and "73.2 GB" in i.value for i in at.info)
+    at.slider(key="scaling.zero_stage").set_value(3).run()
+    _capture(at, "B")  # the plan that fits is carried forward
     assert "B" in at.session_state["records"][SNAPSHOTS]
     _open(at, "A").selectbox(key="scaling.pool").set_value(3).run()  # 64 GPUs: ZeRO shards over 8 nodes
     stale = _stale(at)
@@ -287,3 +294,26 @@ def test_the_assumptions_are_built_only_when_their_box_is_opened():
     at.session_state["scaling.assumptions_open"] = True
     at.run()
     assert fleet in [c.value for c in at.caption]
+
+
+def test_a_decision_the_evidence_rules_out_is_not_captured_and_says_which_figures_rule_it_out():
+    at = open_page(PAGE)
+    _open(at, "C")
+    at.radio(key="scaling.layout").set_value("cross").run()
+    _lock(at, "C", "within")
+    at.radio(key="scaling.decide.C").set_value("alternative")
+    at.button(key="scaling.capture.C").click()
+    at.run()  # TP over two nodes: 2,902.6 ms steps against 599.9 ms on the research cluster, so it is refused
+    assert "C" not in (at.session_state["records"].get(SNAPSHOTS) or {})
+    assert any("2,902.6 ms" in i.value and "599.9 ms" in i.value for i in at.info)
+    _capture(at, "C")  # keeping tensor parallel inside the node is what the evidence supports
+    assert "C" in at.session_state["records"][SNAPSHOTS]
+
+
+def test_part_c_says_why_the_two_stage_pipeline_wins_whichever_alternative_is_selected():
+    figures = narrative.two_stage_figures(part_contrasts(current_settings({})).c)  # the research cluster
+    at = open_page(PAGE)
+    _lock(at, "C", "within")  # TP over two nodes is selected; the two-stage pipeline has the shortest step
+    verdict = " ".join(w.value for w in [*at.warning, *at.success])
+    for ms in (figures["dp_ms"], figures["baseline_dp_ms"], figures["bubble_ms"]):
+        assert f"{ms:,.1f} ms" in verdict

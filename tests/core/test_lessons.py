@@ -4,6 +4,8 @@ files under data/lessons agree on what exists and which figures each text names.
 from __future__ import annotations
 
 import ast
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core import lessons
+from core.datafiles import read_json
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE_DIRS = ("pages", "core", "ui")
@@ -124,3 +127,28 @@ def test_every_lesson_text_is_used_by_the_code() -> None:
         # A page may pick a text by a name it holds in data (a part id, a track); the name must still
         # appear in the code or be used by a literal call.
         assert (page, name) in used or name in literals, f"{template.source} is not used by any page"
+
+
+def test_home_s_time_estimate_covers_reading_the_lab_and_answering_it():
+    main_lab = (
+        "home",
+        "four_runs",
+        "your_run",
+        "execution_stack",
+        "linear",
+        "memory",
+        "run_a",
+        "quiz_report",
+    )
+    lesson_words = sum(
+        len(path.read_text(encoding="utf-8").split())
+        for folder in main_lab
+        for path in (lessons.LESSONS_DIR / folder).iterdir()
+    )
+    bank = read_json("lab.json")
+    asked = len(bank["questions"]) + len(bank["predictions"])
+    bank_words = len(json.dumps(bank["questions"] + bank["predictions"]).split())
+    # 200 words a minute for technical text, and a minute to settle each answer or prediction.
+    least_minutes = (lesson_words + bank_words) / 200 + asked
+    [stated] = re.findall(r"About (\d+) minutes", lessons.sentence("home", "time_guidance"))
+    assert least_minutes <= int(stated) <= 2 * least_minutes

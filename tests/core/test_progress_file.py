@@ -148,6 +148,7 @@ def test_known_records_come_from_the_parts_and_the_explicit_list(monkeypatch):
         "scaling.prediction_tracks",
         "scaling.snapshots",
         "scaling.synthesis",
+        "memory.config_json",
         "predict.linear.layer",
         "predict.linear.matmul",
         "predict.linear.gelu",

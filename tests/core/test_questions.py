@@ -5,6 +5,7 @@ import copy
 import pytest
 
 from core.datafiles import read_json
+from core.diagnose.examples import example
 from core.questions import load_bank, parse_bank
 
 # The correct options of every marked question, as the source lesson marks them.
@@ -103,3 +104,11 @@ def test_a_misconception_is_read_by_option():
     assert question.misconception("a") == option_a["misconception"]
     with pytest.raises(ValueError, match="no option"):
         question.misconception("zz")
+
+
+def test_the_your_run_question_and_its_example_log_name_no_answer_before_it_is_given():
+    question = load_bank().question("y1")
+    shown_first = " ".join((example("leak.tfevents").title, question.prompt, question.label)).lower()
+    # The right answer's words and the log's own story (a list of kept losses, memory growing each step).
+    for giveaway in ("memory", "leak", "keeps", "grows", "list", "resource"):
+        assert giveaway not in shown_first, giveaway

@@ -13,7 +13,6 @@ from core.memory.setup import TrainingSetup
 from core.models import preset
 from core.scaling.capacity import (
     PLAN_FORMATS,
-    CapacityContrast,
     capacity_contrast,
     parallel_terms,
     plan_rows,
@@ -162,11 +161,11 @@ def test_a_higher_zero_stage_never_needs_more_memory(model, recompute, tp, pp, d
 def test_no_plan_fits_is_ruled_out_while_the_plan_fits_and_carrying_forward_while_it_does_not():
     fleet, cases = load_scaling().tracks["cloud"].fleet, load_scaling().cases
     fitting = capacity_contrast(fleet=fleet, cases=cases, zero_stage=1, recompute="full", gpus=256)
-    assert fitting.outcome != "oom" and fitting.refused_decision == "none"
+    assert fitting.outcome != "oom" and fitting.refused_decisions == ("none",)
     assert fitting.result.verdict.total_gb == pytest.approx(41.7, abs=0.05)  # of 86 GB: it fits
     squeezed = replace(fitting.result, verdict=budget_verdict(fitting.result.terms, device_gb=40))
-    overflowing = CapacityContrast(tp=fitting.tp, dp=fitting.dp, baseline=fitting.baseline, result=squeezed)
-    assert overflowing.outcome == "oom" and overflowing.refused_decision == "shard"
+    overflowing = replace(fitting, result=squeezed, lightest_fit=None)
+    assert overflowing.outcome == "oom" and overflowing.refused_decisions == ("shard",)
 
 
 def test_zero_saves_less_on_fewer_nodes_so_two_nodes_run_out_where_four_fit():
@@ -183,7 +182,15 @@ def test_zero_saves_less_on_fewer_nodes_so_two_nodes_run_out_where_four_fit():
     assert four.result.verdict.total_gb == pytest.approx(
         replicated_gb + sharded_gb / 4 + 0.24 + 0.88 + 2, abs=0.01
     )
-    assert (two.dp, two.outcome, two.refused_decision) == (2, "oom", "shard")
+    assert (two.dp, two.outcome) == (2, "oom")
+    # ZeRO-1 does not fit two nodes, but "no plan fits" is refused too: ZeRO-3 shards weights and gradients
+    # as well, (17.64 + 17.64 + 105.83) / 2 = 70.56 GB, + 0.24 activations + 0.44 bucket (5% of 8.82 GB of
+    # gradients) + 2 = 73.2 GB of 85.9 GB.
+    assert two.refused_decisions == ("shard", "none")
+    assert two.lightest_fit is not None and two.lightest_fit.label == "ZeRO-3 with full recomputation"
+    assert two.lightest_fit.verdict.total_gb == pytest.approx(
+        (replicated_gb + sharded_gb) / 2 + 0.24 + 0.44 + 2, abs=0.01
+    )
     assert (four.dp, four.outcome) == (4, "optimizer")
     with pytest.raises(ValueError, match="whole nodes"):
         capacity_contrast(fleet=LAB, cases=DATA.cases, zero_stage=1, recompute="full", gpus=12)

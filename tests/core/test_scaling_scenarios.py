@@ -7,6 +7,7 @@ import pytest
 from core import lessons
 from core.datafiles import read_json
 from core.scaling.scenarios import load_scaling, parse_scaling, track, track_keys
+from core.scaling.throughput import ring_allreduce_ms
 from core.scaling.wording import PARTS
 from core.settings_schema import section
 
@@ -88,3 +89,10 @@ def test_the_lab_has_its_time_three_objectives_and_three_takeaways():
     assert [line.split(". ", 1)[0] for line in objectives] == ["1", "2", "3"]
     takeaways = lessons.text("scaling", "takeaways").splitlines()
     assert len(takeaways) == 3 and all(line.startswith("- ") for line in takeaways)
+
+
+def test_no_synthesis_limitation_claims_the_link_model_ignores_latency_which_it_counts():
+    # 8 workers, 1 GB, 25 GB/s: 2 x 7/8 x 1 GB / 25 GB/s = 70 ms of bytes, plus 14 hops of 5 µs = 0.07 ms.
+    with_latency = ring_allreduce_ms(payload_bytes=1e9, workers=8, link_gb_per_s=25, latency_us=5)
+    assert with_latency == pytest.approx(70.0 + 0.07)
+    assert not any("latency" in text.lower() for text in load_scaling().synthesis.limitations.values())

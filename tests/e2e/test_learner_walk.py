@@ -58,22 +58,9 @@ QUIZ = [
 # (Your run's y1 is left unanswered); quiz q1, q2 right and q3 wrong of 3; overall (3 + 2) of (9 + 3).
 CHECKS, QUIZ_SCORE, OVERALL = "3/9", "2/3", "5/12"
 
-# Widgets a learner changes; after hand-in every one of them must be disabled.
-WIDGETS = ", ".join(
-    f'[data-testid="{name}"]'
-    for name in (
-        "stSlider",
-        "stSelectbox",
-        "stRadio",
-        "stCheckbox",
-        "stTextArea",
-        "stTextInput",
-        "stNumberInput",
-        "stButton",
-        "stFormSubmitButton",
-        "stFileUploader",
-    )
-)
+# Every answer, prediction and written record is asked in a form: after hand-in each of them must be
+# disabled, while the tools outside them (sliders, pickers, the log reader) keep working.
+ANSWER_FORMS = '[data-testid="stForm"]'
 
 
 def slug(title: str) -> str:
@@ -204,7 +191,7 @@ def hand_in(learner) -> None:
     learner.settle()
     hand_in_button.click()
     learner.settle()
-    expect(page.get_by_text("is now read-only", exact=False)).to_be_visible()
+    expect(page.get_by_text("is now locked", exact=False)).to_be_visible()
 
 
 def download(learner, button: str) -> str:
@@ -221,17 +208,16 @@ def download_report(learner) -> str:
 INSTRUCTOR = "Instructor"  # in the menu, but not a lesson page: a learner's hand-in does not lock it
 
 
-def assert_read_only(page: Page) -> None:
-    """Every learner widget on the page is disabled (downloads, tabs and expanders stay usable)."""
+def assert_answers_locked(page: Page) -> None:
+    """Every answer form on the page is disabled (downloads, tabs, expanders and tools stay usable)."""
     enabled = page.locator('[data-testid="stMain"]').evaluate(
-        """(main, widgets) => [...main.querySelectorAll(widgets)].flatMap(widget =>
-            [...widget.querySelectorAll('input:not([type=file]), textarea, button')]
+        """(main, forms) => [...main.querySelectorAll(forms)].flatMap(form =>
+            [...form.querySelectorAll('input:not([type=file]), textarea, button')]
                 .filter(e => !e.disabled && e.getAttribute('aria-disabled') !== 'true')
                 // A widget's help tooltip opens on any widget, disabled or not; it changes nothing.
                 .filter(e => !(e.getAttribute('aria-label') || '').startsWith('Help for'))
-                .map(e => widget.dataset.testid + ': '
-                    + (e.getAttribute('aria-label') || e.innerText || e.value)))""",
-        WIDGETS,
+                .map(e => 'a form: ' + (e.getAttribute('aria-label') || e.innerText || e.value)))""",
+        ANSWER_FORMS,
     )
     assert enabled == []
 
@@ -294,14 +280,18 @@ def test_a_learner_walks_the_whole_lab_answers_hands_in_and_downloads_the_report
         if title == INSTRUCTOR:  # the instructor's sign-in is not the learner's work
             continue
         learner.nav(title)
-        assert_read_only(page)
+        assert_answers_locked(page)
         assert_clean(learner)
+    learner.nav("Linear layer cost")  # a calculator still answers, and the report keeps the layer handed in
+    learner.slide("Batch (B)", presses=2)
+    expect(learner.slider("Batch (B)")).to_have_value("35")
     learner.nav("Quiz and report")
+    assert "batch 33" in download_report(learner)
     expect(page.get_by_role("button", name="Download the report (Markdown)")).to_be_enabled()
     learner.screenshot_whole("walk-quiz-and-report-read-only")
 
 
-def test_a_learner_who_hands_in_first_can_still_open_every_page_read_only(learner):
+def test_a_learner_who_hands_in_first_can_still_open_every_page_with_its_answers_locked(learner):
     learner.open()
     learner.nav("Quiz and report")
     for option, _ in QUIZ:
@@ -313,7 +303,7 @@ def test_a_learner_who_hands_in_first_can_still_open_every_page_read_only(learne
         if learner.exceptions():
             broken[title] = learner.exceptions()
         if title != INSTRUCTOR:
-            assert_read_only(learner.page)
+            assert_answers_locked(learner.page)
         learner.screenshot(f"handed-in-first-{slug(title)}")
     assert broken == {}, "pages that fail when first opened after hand-in"
     assert learner.console_errors == []

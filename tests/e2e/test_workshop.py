@@ -62,7 +62,7 @@ SHARED = {
         "memory",
         memory_setup,
         ("Layers", "Sequence length (S)", "Optimizer", "Device memory"),
-        "Training copies the dataset into GPU memory",
+        "Backward works on a second copy of the weights, so training holds the model twice",
     ),
 }
 
