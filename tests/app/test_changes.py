@@ -51,6 +51,7 @@ def test_the_pinned_streamlit_has_every_name_each_change_needs():
 def test_every_change_says_its_kind_needs_and_exit():
     assert {change.name: change.kind for change in CHANGES} == {
         "widget_types": Kind.GUARD,
+        "uploads": Kind.GUARD,
         "message_rate": Kind.GUARD,
         "runner_handover": Kind.FIX,
     }
@@ -62,6 +63,7 @@ def test_every_change_says_its_kind_needs_and_exit():
     ("owner", "name", "change"),
     [
         (Runtime, "handle_backmsg", "message_rate"),
+        (private.MemoryUploadedFileManager, "add_file", "uploads"),
         (AppSession, "_create_scriptrunner", "runner_handover"),
         (AppSession, "_handle_scriptrunner_event_on_event_loop", "runner_handover"),
     ],
