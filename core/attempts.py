@@ -52,7 +52,8 @@ class Backoff:
         if count <= self.free:
             return 0.0
         wait = min(self.max_wait_s, self.first_wait_s * 2.0 ** min(count - self.free - 1, 64))
-        return max(0.0, failures.last_s + wait - now_s)
+        # Elapsed first: last_s + wait - now_s can round past the ceiling when now_s == last_s.
+        return max(0.0, wait - (now_s - failures.last_s))
 
 
 class ProcessTally:

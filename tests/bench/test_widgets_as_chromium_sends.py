@@ -182,7 +182,6 @@ def test_every_widget_on_every_page_is_taken_as_chromium_sends_it(server):
         "radio",
         "selectbox",
         "slider",
-        "select_slider",
         "checkbox",
         "text_area",
         "button",
