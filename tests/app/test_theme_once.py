@@ -92,7 +92,7 @@ def test_the_projects_theme_comes_out_byte_for_byte_and_is_read_once(fresh_copie
     assert len(fresh_copies) == 6  # and never again
     assert first.SerializeToString(deterministic=True) == streamlits
     assert second.SerializeToString(deterministic=True) == streamlits
-    assert second.new_session.custom_theme.primary_color == "#c8553d"  # .streamlit/config.toml
+    assert second.new_session.custom_theme.primary_color == "#b84a33"  # .streamlit/config.toml
     assert not second.new_session.custom_theme.HasField("dark")
 
 
