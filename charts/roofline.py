@@ -182,17 +182,17 @@ def roofline_chart(
 
 def roofline_description(roof: Roof, points: tuple[RooflinePoint, ...]) -> str:
     """What `roofline_chart` shows, for a screen reader: the roof's flat top and its ridge, then each
-    operation's intensity, attainable rate and what bounds it, from the rows the chart draws."""
+    operation's intensity, attainable rate and what bounds it, as the chart places them."""
     placed = "; ".join(
         lessons.sentence(
             "charts",
             "roofline_point",
-            name=row["Operation"],
-            flop_per_byte=figure(float(row["FLOP/byte"])),  # type: ignore[arg-type]
-            tflops=figure(float(row["Attainable TFLOP/s"])),  # type: ignore[arg-type]
-            regime=row["Regime"],
+            name=point.name,
+            flop_per_byte=figure(point.flop_per_byte),
+            tflops=figure(point.attainable_tflops),
+            regime=point.regime,
         )
-        for row in roofline_rows(points)
+        for point in points
     )
     return lessons.sentence(
         "charts",
