@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from core import lessons
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE_DIRS = ("pages", "core", "ui")
+CODE_DIRS = ("pages", "core", "ui", "charts")
 
 
 def test_a_template_fills_its_figures_with_their_formats() -> None:
