@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 import altair as alt
 
+from charts.describe import figure
+from core import lessons
 from core.datafiles import require
 from core.memory import TERM_LABELS, TERMS, MemorySweep, MemoryTerms
 
@@ -252,4 +254,58 @@ def sweep_chart(
         title=wrapped_title(title),
         height=280,
         datasets=sweep_datasets(sweep, device_label=device_label, guess=guess),
+    )
+
+
+def budget_description(
+    bars: Sequence[tuple[str, MemoryTerms]], *, device_gb: float, device_label: str
+) -> str:
+    """What `budget_chart` shows, for a screen reader: each bar's total and its largest term, from the rows
+    the chart draws, against the device."""
+    described = []
+    for name, terms in bars:
+        largest = max(terms.shares(), key=lambda share: share.gb)
+        described.append(
+            lessons.sentence(
+                "charts",
+                "budget_bar",
+                name=name,
+                total_gb=terms.total_gb,
+                largest=largest.label.lower(),
+                largest_gb=largest.gb,
+                share_percent=largest.share_percent,
+            )
+        )
+    return lessons.sentence(
+        "charts", "budget", bars="; ".join(described), device=device_label, device_gb=device_gb
+    )
+
+
+def sweep_description(sweep: MemorySweep, *, device_label: str) -> str:
+    """What `sweep_chart` shows, for a screen reader: peak memory at the sweep's ends, against the device,
+    and where it stops fitting."""
+    axis = sweep.axis_label.lower()
+    if sweep.first_failing is None:
+        ending = lessons.sentence("charts", "sweep_all_fit", axis=axis)
+    elif sweep.largest_fitting is None:
+        ending = lessons.sentence("charts", "sweep_none_fit", axis=axis)
+    else:
+        ending = lessons.sentence(
+            "charts",
+            "sweep_crosses",
+            axis=axis,
+            fits=figure(sweep.largest_fitting),
+            fails=figure(sweep.first_failing),
+        )
+    return lessons.sentence(
+        "charts",
+        "sweep",
+        axis=axis,
+        first=figure(sweep.values[0]),
+        first_gb=sweep.total_gb[0],
+        last=figure(sweep.values[-1]),
+        last_gb=sweep.total_gb[-1],
+        device=device_label,
+        device_gb=sweep.device_gb,
+        ending=ending,
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import altair as alt
 
+from charts.describe import figure
+from core import lessons
 from core.datafiles import require
 from core.roofline import Roof, RooflinePoint, roof_outline, roofline_rows
 
@@ -175,4 +177,29 @@ def roofline_chart(
         title=alt.Title(f"Roofline: {gpu_name}, {dtype}", anchor="start"),
         height=HEIGHT,
         datasets=roofline_datasets(roof, points, measured),
+    )
+
+
+def roofline_description(roof: Roof, points: tuple[RooflinePoint, ...]) -> str:
+    """What `roofline_chart` shows, for a screen reader: the roof's flat top and its ridge, then each
+    operation's intensity, attainable rate and what bounds it, as the chart places them."""
+    placed = "; ".join(
+        lessons.sentence(
+            "charts",
+            "roofline_point",
+            name=point.name,
+            flop_per_byte=figure(point.flop_per_byte),
+            tflops=figure(point.attainable_tflops),
+            regime=point.regime,
+        )
+        for point in points
+    )
+    return lessons.sentence(
+        "charts",
+        "roofline",
+        gpu=roof.gpu_name,
+        dtype=roof.dtype,
+        peak_tflops=figure(roof.peak_tflops),
+        ridge=figure(roof.ridge_flop_per_byte),
+        points=placed,
     )

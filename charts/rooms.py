@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
+from core import lessons
 from core.rooms import Distribution, PredictionCount
 
 CORRECT_COLOUR = "#2e7d32"
@@ -136,3 +137,33 @@ def predictions_chart(rows: Sequence[PredictionCount], part: str, title: str) ->
         )
         .properties(height=_band(frame, bars=2))  # a predicted and a computed bar per option
     )
+
+
+def answers_description(dist: Distribution) -> str:
+    """What `answers_chart` shows, for a screen reader: how many answered, and how many chose each option,
+    the right one named."""
+    options = "; ".join(
+        lessons.sentence(
+            "charts",
+            "answers_option_right" if option.correct else "answers_option",
+            text=option.text,
+            count=option.count,
+        )
+        for option in dist.options
+    )
+    return lessons.sentence("charts", "answers", label=dist.label, answered=dist.answered, options=options)
+
+
+def predictions_description(rows: Sequence[PredictionCount], part: str, title: str) -> str:
+    """What `predictions_chart` shows for `part`, for a screen reader: per option, how many predicted it
+    and for how many it came true."""
+    options = "; ".join(
+        lessons.sentence(
+            "charts", "predictions_option", text=row.label, predicted=row.predicted, computed=row.computed
+        )
+        for row in rows
+        if row.part == part
+    )
+    if not options:
+        return lessons.sentence("charts", "predictions_none", title=title)
+    return lessons.sentence("charts", "predictions", title=title, options=options)

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
+from charts.describe import figure
 from charts.memory import FAILURE_COLOUR, TOTAL_COLOUR, device_marks, device_rows, term_colour_scale
+from core import lessons
 from core.memory import TERM_LABELS, TERMS, to_gb
 from core.memory.timeline import PHASE_LABELS, StepTimeline, TimelinePoint
 from core.run_a import IterationSeries, MapCell
@@ -260,4 +262,68 @@ def outcome_map_chart(cells: Sequence[MapCell], *, title: str) -> alt.Chart:
             ],
         )
         .properties(title=title, height=22 * len(rows))
+    )
+
+
+def timeline_description(timeline: StepTimeline, title: str) -> str:
+    """What `timeline_chart` shows of `timeline`, for a screen reader: the highest memory in use and
+    when, against the device, and where the device ran out or how much it had to spare."""
+    peak = max(timeline.ran, key=lambda point: point.total_gb)
+    ending = (
+        lessons.sentence("charts", "timeline_fails", where=timeline.failure.where(timeline.layers))
+        if timeline.failure is not None
+        else lessons.sentence("charts", "timeline_fits", spare_gb=timeline.device_gb - peak.total_gb)
+    )
+    return lessons.sentence(
+        "charts",
+        "timeline",
+        title=title,
+        peak_gb=peak.total_gb,
+        where=peak.where(timeline.layers),
+        device_gb=timeline.device_gb,
+        ending=ending,
+    )
+
+
+def iterations_description(series: IterationSeries, title: str) -> str:
+    """What `iterations_chart` shows of `series`, for a screen reader: the peak asked for at the first and
+    last point, against the device, and how many fail from where."""
+    x_name = series.x_label.lower()
+    failed = [x for x, fails in zip(series.x, series.fails, strict=True) if fails]
+    return lessons.sentence(
+        "charts",
+        "iterations",
+        title=title,
+        x_name=x_name,
+        first_x=figure(series.x[0]),
+        first_gb=series.peak_gb[0],
+        last_x=figure(series.x[-1]),
+        last_gb=series.peak_gb[-1],
+        device_gb=series.device_gb,
+        ending=(
+            lessons.sentence(
+                "charts",
+                "iterations_fail",
+                failed=len(failed),
+                total=len(series.x),
+                x_name=x_name,
+                first=failed[0],
+            )
+            if failed
+            else lessons.sentence("charts", "iterations_fit", total=len(series.x))
+        ),
+    )
+
+
+def map_description(cells: Sequence[MapCell], title: str) -> str:
+    """What `outcome_map_chart` shows of `cells`, for a screen reader: how many runs the H200 completed,
+    and on how many the phase model agrees with it."""
+    return lessons.sentence(
+        "charts",
+        "outcome_map",
+        title=title,
+        total=len(cells),
+        measured_ok=sum(c.measured == OUTCOME_ORDER[0] for c in cells),
+        estimated_ok=sum(c.estimated == OUTCOME_ORDER[0] for c in cells),
+        agree=sum(c.measured == c.estimated for c in cells),
     )

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
+from charts.describe import figure
 from charts.memory import DEVICE_COLOUR, TOTAL_COLOUR
+from core import lessons
 
 HEIGHT = 280
 MODE_COLOURS = ("#4a78b5", "#e8710a")
@@ -211,3 +213,77 @@ def time_to_target_chart(rows: Rows) -> alt.Chart:
             ),
         )
     )
+
+
+def efficiency_description(rows: Rows) -> str:
+    """What `efficiency_chart` shows, for a screen reader: each mode's efficiency on the smallest and the
+    largest pool, from the rows the chart draws."""
+    frame = pd.DataFrame(rows).sort_values("Workers")
+    modes = []
+    for mode, points in frame.groupby("Mode", sort=False):
+        first, last = points.iloc[0], points.iloc[-1]
+        modes.append(
+            lessons.sentence(
+                "charts",
+                "efficiency_mode",
+                mode=mode,
+                first=float(first["Parallel efficiency"]),
+                first_workers=int(first["Workers"]),
+                last=float(last["Parallel efficiency"]),
+                last_workers=int(last["Workers"]),
+            )
+        )
+    return lessons.sentence("charts", "efficiency", modes="; ".join(modes))
+
+
+def overhead_description(rows: Rows) -> str:
+    """What `overhead_chart` shows, for a screen reader: each layout's total exposed overhead and its
+    largest part."""
+    frame = pd.DataFrame(rows)
+    layouts = []
+    for name, parts in frame.groupby("Layout", sort=False):
+        largest = parts.sort_values("Time (ms)").iloc[-1]
+        layouts.append(
+            lessons.sentence(
+                "charts",
+                "overhead_layout",
+                layout=name,
+                total_ms=float(parts["Time (ms)"].sum()),
+                largest=str(largest["Overhead"]),
+                largest_ms=float(largest["Time (ms)"]),
+            )
+        )
+    return lessons.sentence("charts", "overhead", layouts="; ".join(layouts))
+
+
+def pipeline_description(rows: Rows, *, hbm_gb: float) -> str:
+    """What `pipeline_chart` shows, for a screen reader: the bubble and the worst stage's memory at the
+    fewest and the most micro-batches, against HBM."""
+    frame = pd.DataFrame(rows).sort_values("Micro-batches")
+    first, last = frame.iloc[0], frame.iloc[-1]
+    return lessons.sentence(
+        "charts",
+        "pipeline",
+        first=int(first["Micro-batches"]),
+        last=int(last["Micro-batches"]),
+        first_bubble=float(first["Bubble fraction"]),
+        last_bubble=float(last["Bubble fraction"]),
+        first_gb=float(first["Memory (GB)"]),
+        last_gb=float(last["Memory (GB)"]),
+        hbm_gb=hbm_gb,
+    )
+
+
+def time_to_target_description(rows: Rows) -> str:
+    """What `time_to_target_chart` shows, for a screen reader: each policy's time to the target."""
+    policies = "; ".join(
+        lessons.sentence(
+            "charts",
+            "time_to_target_policy",
+            policy=row["Policy"],
+            time=figure(float(str(row["Time to target"]))),
+            unit=row["Unit"],
+        )
+        for row in rows
+    )
+    return lessons.sentence("charts", "time_to_target", policies=policies)

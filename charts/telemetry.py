@@ -5,6 +5,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from charts.describe import line
+from core import lessons
 from core.telemetry import Telemetry
 
 PANEL_HEIGHT = 150
@@ -22,6 +24,7 @@ _PANELS = (
     ("loss", "training loss", "Loss"),
     ("accuracy_pct", "accuracy (%)", "Accuracy"),
 )
+_UNITS = {"memory_gb": " GB", "utilisation_pct": "%", "accuracy_pct": "%"}  # as a description writes them
 
 
 def _panel(
@@ -119,3 +122,33 @@ def telemetry_panel(run: Telemetry, index: int) -> alt.Chart | alt.LayerChart:
     if run.failure_x is not None:
         layers.append(_failure_rule(run))
     return layers[0] if len(layers) == 1 else alt.LayerChart(layer=layers)
+
+
+def panel_description(run: Telemetry, index: int, title: str) -> str:
+    """What panel `index` of `telemetry_panels(run)` shows, for a screen reader: its line's first, last and
+    highest values, the device line on the memory panel, and what went wrong and where."""
+    if not 0 <= index < panel_count(run):
+        raise ValueError(f"This run has {panel_count(run)} panels, so there is no panel {index}.")
+    field, _, panel = _PANELS[index]
+    frame = run.frame
+
+    def at(x: float) -> str:
+        return f"({lessons.sentence('four_runs', run.x_position, x=x)})"
+
+    lines = line(panel, list(frame["x"]), list(frame[field]), at=at, unit=_UNITS.get(field, ""))
+    limit = (
+        " " + lessons.sentence("charts", "limit", limit_gb=run.device_memory_gb)
+        if field == "memory_gb"
+        else ""
+    )
+    failure = run.failure_text
+    return lessons.sentence(
+        "charts",
+        "telemetry",
+        title=title,
+        lines=lines,
+        limit=limit,
+        failure=f"{failure[0].upper()}{failure[1:]}."
+        if failure
+        else lessons.sentence("charts", "no_failure"),
+    )

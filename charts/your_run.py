@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 import altair as alt
 
+from charts.describe import figure, line
 from charts.telemetry import ALERT_COLOUR, LINE_COLOUR, PANEL_HEIGHT
+from core import lessons
 from core.diagnose.columns import RunLog, Series
 from core.diagnose.detectors import CHANCE_TOLERANCE, Marks
 from core.diagnose.diagnosis import Diagnosis
@@ -292,3 +294,74 @@ def dataset_names(shape: Shape) -> tuple[str, ...]:
         *(panel_id for panel_id, _, _ in panels),
         *(n for n, f in zip(MARK_DATASETS, flags, strict=True) if f),
     )
+
+
+_UNITS = {
+    "memory": " GB",
+    "utilisation": "%",
+    "accuracy": "%",
+    "timing": " ms",
+}  # as a description writes them
+
+
+def panel_description(
+    run: RunLog, diagnosis: Diagnosis, shape: Shape, index: int, title: str, *, marked: bool
+) -> str:
+    """What panel `index` of a chart of `shape` shows, for a screen reader: each line's first, last and
+    highest values, from the rows the panel draws, and the evidence marked on it."""
+    panels, _ = shape
+    if not 0 <= index < len(panels):
+        raise ValueError(f"This run has {len(panels)} panels, so there is no panel {index}.")
+    panel_id, roles, _ = panels[index]
+    panel = next(p for p in PANELS if p.id == panel_id)
+    lines = []
+    for role_id in roles:
+        series = run.get(role_id)
+        assert series is not None  # the shape holds only the roles the log has
+        scale = ROLE_SCALE.get(role_id, 1.0)
+        name = SERIES_NAMES.get(role_id, panel.title)
+        lines.append(
+            line(
+                name[0].upper() + name[1:],
+                series.steps,
+                [v * scale for v in series.values],
+                at=lambda step: f"at step {figure(step)}",
+                unit=_UNITS.get(panel_id, ""),
+            )
+        )
+    evidence = _evidence(_marks(diagnosis, marked), panel_id)
+    return lessons.sentence(
+        "charts",
+        "your_run",
+        title=title,
+        panel=panel.title.lower(),
+        lines=" ".join(lines),
+        marks=" " + lessons.sentence("charts", "your_run_marked", marks="; ".join(evidence))
+        if evidence
+        else "",
+    )
+
+
+def _evidence(marks: Marks, panel_id: str) -> list[str]:
+    """The evidence a panel marks, each in words with its figures."""
+    said = []
+    if panel_id == "loss":
+        if marks.chance_loss is not None:
+            said.append(lessons.sentence("charts", "mark_chance", loss=figure(marks.chance_loss)))
+        if marks.plateau_step is not None:
+            said.append(lessons.sentence("charts", "mark_plateau", step=figure(marks.plateau_step)))
+        if marks.spike_steps:
+            steps = ", ".join(figure(s) for s in marks.spike_steps)
+            said.append(lessons.sentence("charts", "mark_spikes", steps=steps))
+    if panel_id == "memory":
+        if marks.device_limit_gb is not None:
+            said.append(lessons.sentence("charts", "mark_limit", limit_gb=marks.device_limit_gb))
+        if marks.memory_trend is not None:
+            first_step, first_gb, last_step, last_gb = marks.memory_trend
+            per_step_mb = (
+                (last_gb - first_gb) / (last_step - first_step) * 1e3 if last_step != first_step else 0.0
+            )
+            said.append(lessons.sentence("charts", "mark_trend", per_step_mb=figure(per_step_mb)))
+    if marks.nan_step is not None:
+        said.append(lessons.sentence("charts", "mark_nan", step=figure(marks.nan_step)))
+    return said

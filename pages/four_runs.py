@@ -4,7 +4,7 @@ import functools
 
 import streamlit as st
 
-from charts.telemetry import PANELS_PER_ROW, panel_count, telemetry_panel
+from charts.telemetry import PANELS_PER_ROW, panel_count, panel_description, telemetry_panel
 from core import lessons
 from core.run_a import brief_sentence
 from core.telemetry import Run, device_gib, load_runs, recorded
@@ -28,7 +28,7 @@ def dashboard(run: Run, device_gb: float) -> None:
             draw_chart(
                 ("telemetry", run.id, device_gb, index),
                 functools.partial(telemetry_panel, series, index),
-                description=lessons.sentence("four_runs", "panel_description", title=run.title),
+                description=panel_description(series, index, run.title),
             )
     st.caption(
         lessons.sentence(

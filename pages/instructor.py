@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import streamlit as st
 
-from charts.rooms import answers_chart, predictions_chart
+from charts.rooms import answers_chart, answers_description, predictions_chart, predictions_description
 from core import lessons
 from core.questions import Bank, load_bank
 from core.rooms import (
@@ -129,7 +129,7 @@ def class_view(code: str) -> None:
             st.altair_chart(
                 answers_chart(dist),
                 width="stretch",
-                alt=lessons.sentence("instructor", "answers_chart_alt", label=dist.label),
+                alt=answers_description(dist),
             )
             st.caption(
                 lessons.sentence(
@@ -159,7 +159,7 @@ def class_view(code: str) -> None:
         st.altair_chart(
             predictions_chart(rows, part, text.title),
             width="stretch",
-            alt=lessons.sentence("instructor", "predictions_chart_alt", part=text.title),
+            alt=predictions_description(rows, part, text.title),
         )
     st.download_button(
         "Download the room as CSV",

@@ -5,7 +5,7 @@ from typing import Any
 
 import streamlit as st
 
-from charts.roofline import roofline_chart, roofline_datasets, roofline_shape
+from charts.roofline import roofline_chart, roofline_datasets, roofline_description, roofline_shape
 from core import lessons
 from core.kernel_times import (
     LESSON_MATMUL_SIDE,
@@ -237,9 +237,7 @@ def draw() -> None:
             ("roofline", *roofline_shape(roof, view.points, measured=on_h200)),
             lambda: roofline_chart(roof, view.points, measured),
             datasets=roofline_datasets(roof, view.points, measured),
-            description=lessons.sentence(
-                "linear", "roofline_description", gpu=roof.gpu_name, dtype=roof.dtype
-            ),
+            description=roofline_description(roof, view.points),
         )
         caption = lessons.sentence("linear", "roofline_caption", ridge=roof.ridge_flop_per_byte)
         st.caption(f"{caption} {lessons.sentence('linear', 'hollow_squares')}" if on_h200 else caption)

@@ -6,9 +6,11 @@ from charts.estimate_check import estimate_check_chart
 from charts.memory import (
     budget_chart,
     budget_datasets,
+    budget_description,
     budget_shape,
     sweep_chart,
     sweep_datasets,
+    sweep_description,
     sweep_shape,
 )
 from core import lessons
@@ -75,9 +77,7 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
             gb_legend=True,
         ),
         datasets=budget_datasets(bars, device_gb=verdict.device_gb, device_label=view.device_label),
-        description=lessons.sentence(
-            "memory", "budget_description", total_gb=verdict.total_gb, device=view.device_label
-        ),
+        description=budget_description(bars, device_gb=verdict.device_gb, device_label=view.device_label),
     )
     st.caption(
         lessons.sentence("memory", "budget_caption", total_gb=verdict.total_gb, device=view.device_label)
@@ -122,7 +122,7 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
             guess=guess,
         ),
         datasets=sweep_datasets(sweep, device_label=view.device_label, guess=guess),
-        description=lessons.sentence("memory", "sweep_description", axis=sweep.axis_label.lower()),
+        description=sweep_description(sweep, device_label=view.device_label),
     )
     axis = sweep.axis_label.lower()
     if sweep.first_failing is None:
@@ -180,7 +180,9 @@ def phase_section() -> None:
             datasets=budget_datasets(
                 phases.bars, device_gb=phases.capacity.total_gb, device_label=phases.capacity.label
             ),
-            description=lessons.sentence("memory", "phases_description"),
+            description=budget_description(
+                phases.bars, device_gb=phases.capacity.total_gb, device_label=phases.capacity.label
+            ),
         )
         figures = {
             "need_gb": phases.need_gb,

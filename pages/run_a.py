@@ -3,7 +3,14 @@ out."""
 
 import streamlit as st
 
-from charts.run_a import iterations_chart, outcome_map_chart, timeline_chart
+from charts.run_a import (
+    iterations_chart,
+    iterations_description,
+    map_description,
+    outcome_map_chart,
+    timeline_chart,
+    timeline_description,
+)
 from core import lessons
 from core.memory.settings import CONVENTIONS, Attention, Optimizer
 from core.memory.view import three_answers_rows
@@ -34,6 +41,7 @@ from core.run_a import (
     run_experiment,
     run_pair,
     saved_choice_index,
+    short_label,
     stored_text,
 )
 from core.settings_schema import section
@@ -106,7 +114,9 @@ def run_them() -> None:
     st.markdown(f"**{outcome.change_title}.** {outcome.summary}")
     draw_chart(
         *experiment_chart(outcome),
-        description=f"Memory through two iterations after the experiment: {outcome.label}.",
+        description=timeline_description(
+            outcome.timeline, f"{short_label(outcome.experiment)}: memory in use"
+        ),
     )
     st.caption(lessons.sentence("run_a", "experiment_caption"))
     experiment_tables([run_experiment(e) for e in EXPERIMENTS], "The four experiments")
@@ -120,7 +130,7 @@ def run_them() -> None:
         st.markdown(f"**{pair.together.change_title}.** {pair.verdict}")
         draw_chart(
             *pair_chart(pair),
-            description=f"Memory through two iterations with both changes: {pair.together.label}.",
+            description=timeline_description(pair.together.timeline, "Both changes: memory in use"),
         )
         st.caption(lessons.sentence("run_a", "pair_caption", compared=compared_note(pair)))
         experiment_tables(
@@ -183,9 +193,7 @@ def draw() -> None:
     draw_chart(
         ("run_a.timeline",),
         lambda: timeline_chart(run_a, title="Run A: memory in use through the first step"),
-        description=(
-            "Stacked area of memory terms through Run A's first step, rising to the device limit in backward."
-        ),
+        description=timeline_description(run_a, "Run A: memory in use through the first step"),
     )
     st.caption(lessons.sentence("run_a", "timeline_caption", failure_where=brief.failure_where))
     st.table(
@@ -200,10 +208,7 @@ def draw() -> None:
     draw_chart(
         ("run_a.map",),
         lambda: outcome_map_chart(outcome_map(), title="Run A's shape on a batch × sequence grid"),
-        description=(
-            "Two grids of coloured squares: where each run stopped on the H200 "
-            "and where the phase model says."
-        ),
+        description=map_description(outcome_map(), "Run A's shape on a batch × sequence grid"),
     )
     agree, total = map_agreement()
     st.caption(
@@ -264,18 +269,14 @@ def draw() -> None:
         draw_chart(
             ("run_a.budget",),
             lambda: iterations_chart(budget, title="Budget too small: Run A, launch after launch"),
-            description=(
-                "Flat line of the memory Run A asks for on each launch, above the device limit every time."
-            ),
+            description=iterations_description(budget, "Budget too small: Run A, launch after launch"),
         )
         st.caption(lessons.sentence("run_a", "budget_caption", peak_gb=budget.peak_gb[0]))
     with right:
         draw_chart(
             ("run_a.leak",),
             lambda: iterations_chart(leaky.series, title="A leak: a run that fits, then creeps"),
-            description=(
-                "Rising line of peak memory per iteration, crossing the device limit after many iterations."
-            ),
+            description=iterations_description(leaky.series, "A leak: a run that fits, then creeps"),
         )
         st.caption(
             lessons.sentence(

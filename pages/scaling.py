@@ -10,7 +10,7 @@ from typing import Any
 import streamlit as st
 
 from charts import scaling as charts
-from charts.memory import budget_chart
+from charts.memory import budget_chart, budget_description
 from core import lessons
 from core.gpus import bytes_per_value, peak_tflops
 from core.kernel_times import small_kernel_floor_us
@@ -142,9 +142,7 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any], parts: PartContras
     return Reveal(
         key=("scaling.A", track.key, contrast.mode, settings["pool"]),
         chart=lambda: charts.efficiency_chart(throughput.scaling_rows(contrast.sweeps)),
-        description=lessons.sentence(
-            "scaling", "part_a_chart", **narrative.efficiency_chart_figures(contrast)
-        ),
+        description=charts.efficiency_description(throughput.scaling_rows(contrast.sweeps)),
         rows=throughput.scaling_rows({contrast.mode: (contrast.baseline, contrast.result)}),
         formats=SCALING_FORMATS,
         columns_by="Workers",
@@ -187,7 +185,11 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrast
             device_label=f"{fleet.card.name} HBM",
             title="Memory per GPU against HBM",
         ),
-        description=lessons.sentence("scaling", "part_b_chart", **narrative.memory_chart_figures(contrast)),
+        description=budget_description(
+            [(plan.label, plan.terms) for plan in plans],
+            device_gb=fleet.card.memory_gb,
+            device_label=f"{fleet.card.name} HBM",
+        ),
         rows=capacity.plan_rows(plans),
         formats=capacity.PLAN_FORMATS,
         columns_by="Plan",
@@ -249,7 +251,7 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContr
     return Reveal(
         key=("scaling.C", track.key, settings["layout"]),
         chart=lambda: charts.overhead_chart(layout.overhead_rows(contrast.timings)),
-        description=lessons.sentence("scaling", "part_c_chart"),
+        description=charts.overhead_description(layout.overhead_rows(contrast.timings)),
         rows=layout.layout_rows(contrast.timings),
         formats=MS_FORMATS,
         columns_by="Layout",
@@ -300,7 +302,9 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContra
         chart=lambda: charts.pipeline_chart(
             pipeline.pipeline_rows(contrast.sweep), hbm_gb=fleet.card.memory_gb
         ),
-        description=lessons.sentence("scaling", "part_d_chart", device_gb=contrast.result.verdict.device_gb),
+        description=charts.pipeline_description(
+            pipeline.pipeline_rows(contrast.sweep), hbm_gb=fleet.card.memory_gb
+        ),
         rows=pipeline.pipeline_rows((contrast.baseline, contrast.result)),
         formats=PIPELINE_FORMATS,
         columns_by="Micro-batches",
@@ -336,7 +340,7 @@ def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) 
     return Reveal(
         key=("scaling.E", track.key, settings["mode"], settings["pool"]),
         chart=lambda: charts.time_to_target_chart(rows),
-        description=lessons.sentence("scaling", "part_e_chart", unit=rows[0]["Unit"]),
+        description=charts.time_to_target_description(rows),
         rows=table,
         formats={name: "%d" if name in WHOLE_NUMBERS else "%.3g" for name in table[0]},
         columns_by="Policy",

@@ -9,7 +9,13 @@ import functools
 import streamlit as st
 
 from charts.telemetry import PANELS_PER_ROW
-from charts.your_run import panel_dataset_names, your_run_datasets, your_run_panel, your_run_shape
+from charts.your_run import (
+    panel_dataset_names,
+    panel_description,
+    your_run_datasets,
+    your_run_panel,
+    your_run_shape,
+)
 from core import lessons
 from core.diagnose.columns import ROLES, columns_signature, guess_mapping
 from core.diagnose.detectors import CHANCE_TOLERANCE, LIKELY, POSSIBLE, Finding, RunContext
@@ -191,18 +197,13 @@ def show_run(read: Reading, *, title: str, marked: bool) -> None:
     build = functools.partial(your_run_datasets, read.run, read.diagnosis, marked=marked)
     rows = shared_datasets(read, marked, build) if read.shared else build()
     names = panel_dataset_names(shape)
-    description = (
-        lessons.sentence("your_run", "panel_description_marked", title=title)
-        if marked
-        else lessons.sentence("your_run", "panel_description", title=title)
-    )
     for index, slot in enumerate(panel_slots(len(names), PANELS_PER_ROW)):
         with slot:
             draw_chart(
                 ("your_run", shape, index),
                 functools.partial(your_run_panel, shape, index),
                 datasets={name: rows[name] for name in names[index]},
-                description=description,
+                description=panel_description(read.run, read.diagnosis, shape, index, title, marked=marked),
             )
 
 

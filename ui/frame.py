@@ -72,7 +72,31 @@ def progress_summary() -> None:
     """Checks score, quiz score and parts complete, the same figures Home shows, at the top of the sidebar.
     Every full run draws it; after that it runs alone, when a click changed its figures (`after_saving`)."""
     with st.sidebar:
+        st.html(_frame_css())
         _progress()
+
+
+def _frame_css() -> str:
+    """Two rules for what no theme option in Streamlit 1.67 reaches, each scoped to its elements
+    (tests/e2e/test_accessibility.py checks both with axe-core and the keyboard):
+
+    - A focus ring on the menu's links. Streamlit draws a sidebar menu link that has the keyboard's focus
+      with `outline: none` and only the hover's faint grey behind it (a ring only in the top bar's
+      dropdown): a keyboard user tabbing through the menu cannot see where they are (WCAG 2.4.7).
+    - Disabled widgets' labels, and a locked marked question's options, in the text colour. Streamlit
+      fades a disabled widget's text to the text colour at 40% (about 2.6:1 on white, under AA's 4.5:1).
+      A locked answer is a disabled radio, the option the learner chose included, and after hand-in every
+      setting is disabled: the learner still reads there what they answered and set. The controls
+      themselves stay faded, so a locked widget still looks locked."""
+    ring = st.get_option("theme.primaryColor") or "currentColor"
+    text = st.get_option("theme.textColor") or "inherit"
+    return (
+        '<style>[data-testid="stSidebarNavLink"]:focus-visible '
+        f"{{ outline: 2px solid {ring}; outline-offset: -2px; }}"
+        '[data-testid="stWidgetLabel"] p, '
+        '[class*="st-key-marked-"][class*="-locked"] [data-testid="stRadio"] * '
+        f"{{ color: {text}; }}</style>"
+    )
 
 
 @st.fragment(key=PROGRESS_KEY)

@@ -24,7 +24,9 @@ from ui.rooms import class_answers
 def _feedback(question: Question, given: str) -> None:
     if question.is_correct(given):
         st.success(
-            lessons.sentence("marked", "right", explanation=question.explanation),
+            lessons.sentence(
+                "marked", "right", chosen=question.option_text(given), explanation=question.explanation
+            ),
             icon=":material/check_circle:",
         )
     else:
@@ -32,6 +34,7 @@ def _feedback(question: Question, given: str) -> None:
             lessons.sentence(
                 "marked",
                 "not_quite",
+                chosen=question.option_text(given),
                 right_answer=question.option_text(question.correct),
                 misconception=question.misconception(given),
                 explanation=question.explanation,

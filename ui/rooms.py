@@ -14,7 +14,7 @@ import time
 
 import streamlit as st
 
-from charts.rooms import answers_chart
+from charts.rooms import answers_chart, answers_description
 from core import lessons
 from core.attempts import Backoff, Failures
 from core.questions import load_bank
@@ -191,4 +191,4 @@ def class_answers(question_id: str) -> None:
     works = [LearnerWork(answers={question_id: option}) for option in given]
     found = distribution(load_bank().question(question_id), works)
     st.caption(lessons.sentence("rooms", "room_answered", answered=found.answered))
-    st.altair_chart(answers_chart(found), width="stretch", alt=lessons.sentence("rooms", "room_answered_alt"))
+    st.altair_chart(answers_chart(found), width="stretch", alt=answers_description(found))

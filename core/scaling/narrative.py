@@ -29,11 +29,6 @@ def scaling_figures(contrast: ScalingContrast) -> dict[str, object]:
     }
 
 
-def efficiency_chart_figures(contrast: ScalingContrast) -> dict[str, object]:
-    """Part A's chart: the pool sizes it covers, as a list."""
-    return {"workers": ", ".join(str(point.workers) for point in contrast.sweeps[contrast.mode])}
-
-
 def capacity_figures(contrast: CapacityContrast) -> dict[str, object]:
     """Part B: replicated state against the chosen ZeRO stage, against HBM, and what now dominates."""
     plan = contrast.result.verdict
@@ -45,11 +40,6 @@ def capacity_figures(contrast: CapacityContrast) -> dict[str, object]:
         "largest": plan.largest_label.lower(),
         "largest_gb": plan.largest_gb,
     }
-
-
-def memory_chart_figures(contrast: CapacityContrast) -> dict[str, object]:
-    """Part B's chart: the plan stacked beside replicated state, and the HBM it is drawn against."""
-    return {"plan": contrast.result.label, "device_gb": contrast.result.verdict.device_gb}
 
 
 def refusal_figures(contrast: CapacityContrast, decision: str) -> dict[str, object]:

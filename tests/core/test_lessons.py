@@ -16,7 +16,7 @@ from core import lessons
 from core.datafiles import read_json
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE_DIRS = ("pages", "core", "ui")
+CODE_DIRS = ("pages", "core", "ui", "charts")
 
 
 def test_a_template_fills_its_figures_with_their_formats() -> None:
