@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from core.datafiles import require
@@ -119,18 +120,25 @@ def gradient_bucket_bytes(trainable_parameters: int, gradient_bytes: int, shardi
     return float(trainable_parameters * gradient_bytes) if sharding == "ddp" else 0.0
 
 
-def largest_block_parameters(spec: ModelSpec) -> int:
-    """Parameters of the largest transformer block (in an MoE model, a block with experts)."""
+def block_of(tensor_name: str) -> int | None:
+    """The transformer block a tensor belongs to (as `model_tensors` names it), or None outside the blocks."""
+    found = _BLOCK.search(tensor_name)
+    return int(found.group(1)) if found else None
+
+
+def block_parameters(spec: ModelSpec) -> dict[int, int]:
+    """Parameters of each transformer block, by block number."""
     blocks: Counter[int] = Counter()
     for tensor in model_tensors(spec):
-        found = _BLOCK.search(tensor.name)
-        if found:
-            blocks[int(found.group(1))] += tensor.numel
-    return max(blocks.values())
+        block = block_of(tensor.name)
+        if block is not None:
+            blocks[block] += tensor.numel
+    return dict(blocks)
 
 
-def gathered_block_bytes(spec: ModelSpec, weight_bytes: int, sharding: str) -> float:
-    """FSDP FULL_SHARD's transient: the running and the prefetched block's full weights (0 otherwise)."""
+def gathered_block_bytes(block_bytes: Mapping[int, float], sharding: str) -> float:
+    """FSDP FULL_SHARD's transient: the running and the prefetched block's full weights (0 otherwise),
+    from each block's full weight bytes; the largest block counts, as the step's peak would see it."""
     if sharding != "fsdp":
         return 0.0
-    return float(GATHERED_BLOCKS * largest_block_parameters(spec) * weight_bytes)
+    return float(GATHERED_BLOCKS * max(block_bytes.values()))

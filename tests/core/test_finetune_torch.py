@@ -19,7 +19,7 @@ torch = pytest.importorskip(
 peft = pytest.importorskip(
     "peft", reason="peft is a test-only dependency (pip install -r requirements-torch.txt)."
 )
-pytest.importorskip(
+transformers = pytest.importorskip(
     "transformers", reason="transformers is a test-only dependency (pip install -r requirements-torch.txt)."
 )
 
@@ -27,7 +27,13 @@ from transformers.pytorch_utils import Conv1D  # noqa: E402
 
 from core.memory.finetune import LORA_TARGETS, lora_parameters, lora_targets  # noqa: E402
 from core.model_config import FAMILIES, parse_config  # noqa: E402
-from tests.core.test_model_tensors_torch import SMALL, hf_model, random_configs, small_config  # noqa: E402
+from tests.core.test_model_tensors_torch import (  # noqa: E402
+    NO_SPECIAL_TOKENS,
+    SMALL,
+    hf_model,
+    random_configs,
+    small_config,
+)
 
 pytestmark = pytest.mark.torch
 ATTENTION_MODULES = ("self_attn", "attn", "attention")  # what each family names its attention module
@@ -88,3 +94,14 @@ def test_llama_attention_lora_by_hand():
         "model.layers.0.self_attn.o_proj.weight",
     ]
     assert lora_parameters(spec, 8, "attention") == 2 * (896 + 640 + 640 + 896)
+
+
+def test_peft_keeps_adapters_in_fp32_over_a_bf16_base():
+    # core.memory.model_state counts 4 bytes an adapter parameter (and so its gradient and AdamW state).
+    fields = {k: v for k, v in small_config("llama").items() if not k.startswith("_")}
+    hf_config = transformers.AutoConfig.for_model(**{**fields, **NO_SPECIAL_TOKENS})
+    model = transformers.AutoModelForCausalLM.from_config(hf_config).to(torch.bfloat16)
+    lora = peft.get_peft_model(model, peft.LoraConfig(r=4, target_modules="all-linear"))
+    trainable = {p.dtype for p in lora.parameters() if p.requires_grad}
+    frozen = {p.dtype for p in lora.parameters() if not p.requires_grad}
+    assert (trainable, frozen) == ({torch.float32}, {torch.bfloat16})
