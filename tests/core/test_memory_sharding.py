@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from core.memory.sharding import (
     SHARDINGS,
+    ModelStatePerGpu,
     StateBytesPerParameter,
     block_parameters,
     gathered_block_bytes,
@@ -70,9 +71,17 @@ def test_terms_shard_as_each_stage_says():
 def test_frozen_weights_shard_only_with_the_weights():
     # LoRA on an 8 B base in BF16 (16 GB frozen), 40 M adapter parameters in FP32 with Adam, 8 GPUs.
     adapters = StateBytesPerParameter(weights=4, gradients=4, master_weights=0, optimizer_state=8)
-    kwargs = {"trainable_parameters": 40_000_000, "per_parameter": adapters, "frozen_weight_bytes": 16e9}
-    zero2 = model_state_per_gpu(**kwargs, gpus=8, sharding="zero2")
-    fsdp = model_state_per_gpu(**kwargs, gpus=8, sharding="fsdp")
+
+    def state(sharding: str) -> ModelStatePerGpu:
+        return model_state_per_gpu(
+            trainable_parameters=40_000_000,
+            per_parameter=adapters,
+            frozen_weight_bytes=16e9,
+            gpus=8,
+            sharding=sharding,
+        )
+
+    zero2, fsdp = state("zero2"), state("fsdp")
     assert zero2.weights == 16e9 + 160e6
     assert fsdp.weights == (16e9 + 160e6) / 8
     assert zero2.gradients == fsdp.gradients == 160e6 / 8
