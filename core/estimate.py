@@ -2,7 +2,7 @@
 
     python -m core.estimate --config FILE --batch B --seq S --precision amp --attention sdpa \
         --recompute none --optimizer-impl foreach [--optimizer adamw] [--stack hf] \
-        [--capacity-gib C] [--method full|lora --lora-rank R --lora-targets attention|all-linear]
+        [--capacity-gib C] [--method full|lora|qlora --lora-rank R --lora-targets attention|all-linear]
         [--gpus N --sharding none|ddp|zero1|zero2|shard_grad_op|zero3|fsdp] [--json]
 
 `phases` are what `torch.cuda.max_memory_allocated()` would read at the end of forward, backward and
@@ -13,12 +13,13 @@ memory less the CUDA context), the JSON adds `first_oom`: `{"step": 1 or 2, "pha
 null when both complete. Bad input prints one line on stderr and exits with status 2.
 
 The JSON also gives the model state one GPU holds (`core.memory.model_state`): `trainable_parameters`,
-`base_weight_bytes` (the frozen weights as stored: LoRA's base model, 0 for full training),
+`base_weight_bytes` (the frozen weights as stored: LoRA's base model, QLoRA's in NF4; 0 for full
+training),
 `model_state_per_gpu` (`weights`, `gradients`, `master_weights`, `optimizer_state`),
 `model_state_transients_per_gpu` (`gradient_buckets`: DDP's; `gathered_block`: FSDP's) and, for a
 mixture of experts, `active_parameters`. The phase model counts full training on one GPU only, so
-with `--method lora` or more than one GPU the JSON holds these model-state fields and no phases, and
-`--capacity-gib` is refused.
+with `--method lora` or `qlora`, or more than one GPU, the JSON holds these model-state fields and
+no phases, and `--capacity-gib` is refused.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
         "--capacity-gib", type=float, help="memory the allocator may reserve (GiB): adds first_oom"
     )
     parser.add_argument("--method", default="full", choices=METHODS, help="what is trained")
-    parser.add_argument("--lora-rank", type=int, help="LoRA's rank r (with --method lora; default 16)")
+    parser.add_argument("--lora-rank", type=int, help="LoRA's rank r (--method lora or qlora; default 16)")
     parser.add_argument("--lora-targets", choices=LORA_TARGETS, help="layers LoRA adapts (default attention)")
     parser.add_argument("--gpus", default=1, type=int, help="data-parallel GPUs")
     parser.add_argument(
@@ -90,8 +91,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _training_method(args: argparse.Namespace) -> TrainingMethod:
     lora_options = args.lora_rank is not None or args.lora_targets is not None
-    if lora_options and args.method != "lora":
-        raise ValueError("--lora-rank and --lora-targets need --method lora.")
+    if lora_options and args.method == "full":
+        raise ValueError("--lora-rank and --lora-targets need --method lora or qlora.")
     return TrainingMethod(
         method=args.method,
         lora_rank=16 if args.lora_rank is None else args.lora_rank,

@@ -1,34 +1,43 @@
-"""The model state one GPU holds for a training method (full or LoRA) spread over N GPUs.
+"""The model state one GPU holds for a training method (full, LoRA or QLoRA) spread over N GPUs.
 
 Full training trains every parameter in the precision convention's bytes. LoRA freezes the base
 weights, stored in the convention's weight bytes (`base_weight_bytes`), and trains peft's adapters:
 peft upcasts BF16 and FP16 adapters to FP32 (`cast_adapter_dtype`, on by default), so each adapter
 parameter keeps 4 bytes of weight and 4 of gradient (a gradient has its parameter's dtype), no
 master copy, and optimizer state in FP32 (PyTorch's AdamW keeps its moments in the parameter's
-dtype). Sharding then divides these terms among the GPUs (`core.memory.sharding`).
+dtype). QLoRA trains the same adapters over a base stored as bitsandbytes' NF4 with BF16 for the
+rest (`core.memory.qlora`; peft's `prepare_model_for_kbit_training` would upcast that rest to FP32,
+which is not counted here). Sharding then divides these terms among the GPUs (`core.memory.sharding`).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from core.datafiles import require
 from core.memory.finetune import LORA_TARGETS, check_lora_rank, lora_parameters, lora_targets
+from core.memory.qlora import stored_bytes
 from core.memory.setup import StepSetup
 from core.memory.sharding import (
     ModelStatePerGpu,
     StateBytesPerParameter,
+    block_bytes,
     block_of,
-    block_parameters,
     check_sharding,
     gathered_block_bytes,
     gradient_bucket_bytes,
     model_state_per_gpu,
 )
+from core.model_tensors import Tensor, model_tensors
 
-METHODS = ("full", "lora")
+METHODS = ("full", "lora", "qlora")
+ADAPTED = ("lora", "qlora")  # methods that freeze the base and train peft's adapters
 ADAPTER_BYTES = 4  # FP32: peft's cast_adapter_dtype upcasts BF16/FP16 adapters
+
+
+def _base_bytes(tensor: Tensor, setup: StepSetup, method: str) -> float:
+    """Bytes a base weight tensor is stored in: NF4 or BF16 for QLoRA, else the convention's bytes."""
+    return float(stored_bytes(tensor) if method == "qlora" else tensor.numel * setup.convention.weight_bytes)
 
 
 @dataclass(frozen=True)
@@ -66,7 +75,7 @@ class RunModelState:
 
 def _per_parameter(setup: StepSetup, method: str) -> StateBytesPerParameter:
     c = setup.convention
-    if method == "lora":
+    if method in ADAPTED:
         return StateBytesPerParameter(ADAPTER_BYTES, ADAPTER_BYTES, 0, ADAPTER_BYTES * setup.state_values)
     return StateBytesPerParameter(
         c.weight_bytes, c.gradient_bytes, c.master_bytes, c.state_bytes * setup.state_values
@@ -74,26 +83,24 @@ def _per_parameter(setup: StepSetup, method: str) -> StateBytesPerParameter:
 
 
 def _block_weight_bytes(setup: StepSetup, method: TrainingMethod) -> dict[int, float]:
-    """Each block's full weights as FSDP gathers them: base weights, and LoRA's adapters in FP32."""
-    blocks = {b: float(p * setup.convention.weight_bytes) for b, p in block_parameters(setup.model).items()}
-    if method.method == "lora":
-        adapters: Counter[int] = Counter()
+    """Each block's full weights as FSDP gathers them: base weights as stored, and adapters in FP32."""
+    blocks = block_bytes(setup.model, lambda tensor: _base_bytes(tensor, setup, method.method))
+    if method.method in ADAPTED:
         for target in lora_targets(setup.model, method.lora_targets):
             block = block_of(target.tensor.name)
             if block is not None:
-                adapters[block] += target.parameters(method.lora_rank)
-        for block, count in adapters.items():
-            blocks[block] += count * ADAPTER_BYTES
+                blocks[block] += target.parameters(method.lora_rank) * ADAPTER_BYTES
     return blocks
 
 
 def run_model_state(setup: StepSetup, method: TrainingMethod) -> RunModelState:
     """The model state one GPU holds for `setup` trained by `method`, term by term."""
-    lora = method.method == "lora"
-    trainable = (
-        lora_parameters(setup.model, method.lora_rank, method.lora_targets) if lora else setup.parameters
-    )
-    base_bytes = float(setup.parameters * setup.convention.weight_bytes) if lora else 0.0
+    adapted = method.method in ADAPTED
+    trainable = setup.parameters
+    base_bytes = 0.0
+    if adapted:
+        trainable = lora_parameters(setup.model, method.lora_rank, method.lora_targets)
+        base_bytes = sum(_base_bytes(t, setup, method.method) for t in model_tensors(setup.model))
     per_parameter = _per_parameter(setup, method.method)
     return RunModelState(
         trainable_parameters=trainable,

@@ -21,13 +21,13 @@ only where the weights do.
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from core.datafiles import require
 from core.model_spec import ModelSpec
-from core.model_tensors import model_tensors
+from core.model_tensors import Tensor, model_tensors
 
 SHARDINGS = ("none", "ddp", "zero1", "zero2", "shard_grad_op", "zero3", "fsdp")
 # Which model-state terms each scheme divides among the GPUs.
@@ -126,13 +126,13 @@ def block_of(tensor_name: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def block_parameters(spec: ModelSpec) -> dict[int, int]:
-    """Parameters of each transformer block, by block number."""
-    blocks: Counter[int] = Counter()
+def block_bytes(spec: ModelSpec, bytes_of: Callable[[Tensor], float]) -> dict[int, float]:
+    """Each transformer block's weights, by block number, each tensor counted as `bytes_of` says."""
+    blocks: defaultdict[int, float] = defaultdict(float)
     for tensor in model_tensors(spec):
         block = block_of(tensor.name)
         if block is not None:
-            blocks[block] += tensor.numel
+            blocks[block] += bytes_of(tensor)
     return dict(blocks)
 
 

@@ -91,7 +91,7 @@ def test_the_table_shows_the_state_per_gpu(capsys) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--lora-rank", "8"), "--lora-rank and --lora-targets need --method lora"),
+        (("--lora-rank", "8"), "--lora-rank and --lora-targets need --method lora or qlora"),
         (("--method", "lora", "--lora-rank", "0"), "LoRA rank must be a whole number"),
         (("--gpus", "8"), "8 GPUs need a sharding scheme"),
         (("--sharding", "zero4"), "invalid choice"),
@@ -101,3 +101,16 @@ def test_the_table_shows_the_state_per_gpu(capsys) -> None:
 def test_bad_input_is_one_line_and_status_2(capsys, args, message) -> None:
     code, out, err = _run(capsys, *args)
     assert code == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def test_qlora_stores_the_base_in_nf4_and_holds_less_than_lora_and_full(capsys) -> None:
+    totals = {}
+    for method in ("full", "lora", "qlora"):
+        code, result, _ = _run(capsys, "--method", method, "--json")
+        assert code == 0 and isinstance(result, dict)
+        totals[method] = sum(result["model_state_per_gpu"].values())
+    _, qlora, _ = _run(capsys, "--method", "qlora", "--json")
+    assert isinstance(qlora, dict)
+    # 973 M values of linear layers in a little over half a byte each; 262 M of embedding in BF16.
+    assert 1.0e9 < qlora["base_weight_bytes"] < 1.05e9
+    assert totals["qlora"] < totals["lora"] < totals["full"]

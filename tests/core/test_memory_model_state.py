@@ -5,6 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.memory.model_state import TrainingMethod, run_model_state
+from core.memory.qlora import nf4_bytes
 from core.memory.setup import StepSetup
 from core.model_config import parse_config
 
@@ -67,7 +68,7 @@ def test_ddp_adds_buckets_and_fsdp_gathers_two_blocks():
 @pytest.mark.parametrize(
     ("method", "message"),
     [
-        ({"method": "dora"}, "The method must be one of full, lora"),
+        ({"method": "dora"}, "The method must be one of full, lora, qlora"),
         ({"method": "lora", "lora_rank": 0}, "LoRA rank must be a whole number"),
         ({"method": "lora", "lora_targets": "mlp"}, "LoRA targets must be one of"),
         ({"gpus": 8}, "8 GPUs need a sharding scheme"),
@@ -90,3 +91,27 @@ def test_lora_holds_less_model_state_than_full_training(precision, rank, targets
     full = run_model_state(run, TrainingMethod()).per_gpu.total_bytes
     lora = run_model_state(run, TrainingMethod(method="lora", lora_rank=rank, lora_targets=targets))
     assert lora.per_gpu.total_bytes < full
+
+
+def test_qlora_stores_linear_layers_in_nf4_and_the_rest_in_bf16():
+    # Per block: q and o 48·48 values, k and v 48·24, three MLP matrices 48·80; 2 RMSNorms in BF16.
+    linear = 2 * nf4_bytes(48 * 48) + 2 * nf4_bytes(48 * 24) + 3 * nf4_bytes(48 * 80)
+    rest = 2 * (3 * 2 * 48 + 2 * 101 * 48 + 48)  # norms, embedding, output layer, final norm
+    state = run_model_state(setup("bf16"), TrainingMethod(method="qlora", lora_rank=8))
+    assert state.base_weight_bytes == 3 * linear + rest
+    assert state.trainable_parameters == ADAPTERS
+    assert state.per_gpu.weights == 3 * linear + rest + 4 * ADAPTERS
+
+
+@given(
+    precision=st.sampled_from(["amp", "bf16", "mixed16"]),
+    rank=st.integers(1, 8),
+    targets=st.sampled_from(["attention", "all-linear"]),
+    sharding=st.sampled_from(["ddp", "zero1", "zero2", "zero3", "fsdp"]),
+)
+def test_qlora_holds_less_than_lora_which_holds_less_than_full(precision, rank, targets, sharding):
+    def total(method: str) -> float:
+        run = TrainingMethod(method=method, lora_rank=rank, lora_targets=targets, gpus=4, sharding=sharding)
+        return run_model_state(setup(precision), run).per_gpu.total_bytes
+
+    assert total("qlora") < total("lora") < total("full")

@@ -14,7 +14,7 @@ from core.memory.sharding import (
     SHARDINGS,
     ModelStatePerGpu,
     StateBytesPerParameter,
-    block_parameters,
+    block_bytes,
     gathered_block_bytes,
     gradient_bucket_bytes,
     model_state_per_gpu,
@@ -108,7 +108,7 @@ def test_fsdp_gathers_one_block_and_prefetches_the_next():
     # A block: q 48·48, k and v 48·24 each, o 48·48, three MLP matrices 48·80, two RMSNorms of 48.
     block = 2 * 48 * 48 + 2 * 48 * 24 + 3 * 48 * 80 + 2 * 48
     spec = parse_config(LLAMA)
-    assert block_parameters(spec) == {0: block, 1: block, 2: block}
+    assert block_bytes(spec, lambda t: t.numel) == {0: block, 1: block, 2: block}
     assert parameter_count(spec) == 3 * block + 2 * 101 * 48 + 48  # embedding, output layer, final norm
     assert gathered_block_bytes({0: 2.0 * block, 1: 2.0 * block}, "fsdp") == 2 * block * 2
     assert gathered_block_bytes({0: 2.0 * block}, "zero2") == 0
@@ -128,7 +128,11 @@ def test_the_largest_block_of_an_moe_model_is_one_with_experts():
     )
     dense, routed = 3 * 48 * 80, 4 * 3 * 48 * 24 + 4 * 48  # routed: experts' three matrices and the router
     attention = 2 * 48 * 64 + 2 * 48 * 32 + 2 * 16 + 2 * 48  # q, o; k, v; QK-norm; two norms
-    assert block_parameters(spec) == {0: attention + dense, 1: attention + routed, 2: attention + routed}
+    assert block_bytes(spec, lambda t: t.numel) == {
+        0: attention + dense,
+        1: attention + routed,
+        2: attention + routed,
+    }
 
 
 @pytest.mark.parametrize(
