@@ -25,6 +25,7 @@ transformers = pytest.importorskip(
 
 from transformers.pytorch_utils import Conv1D  # noqa: E402
 
+from core.datafiles import DATA_DIR, read_json  # noqa: E402
 from core.memory.finetune import LORA_TARGETS, lora_parameters, lora_targets  # noqa: E402
 from core.model_config import FAMILIES, parse_config  # noqa: E402
 from tests.core.test_model_tensors_torch import (  # noqa: E402
@@ -105,3 +106,13 @@ def test_peft_keeps_adapters_in_fp32_over_a_bf16_base():
     trainable = {p.dtype for p in lora.parameters() if p.requires_grad}
     frozen = {p.dtype for p in lora.parameters() if not p.requires_grad}
     assert (trainable, frozen) == ({torch.float32}, {torch.bfloat16})
+
+
+@pytest.mark.parametrize("targets", LORA_TARGETS)
+@pytest.mark.parametrize(
+    "file_name",
+    sorted(f"{p.parent.name}/{p.name}" for d in ("configs", "models") for p in (DATA_DIR / d).glob("*.json")),
+)
+def test_published_configs_at_full_size_train_what_peft_makes_trainable(file_name, targets):
+    config = read_json(file_name)
+    assert ours(config, 16, targets) == peft_trainable(config, 16, targets)
