@@ -14,7 +14,8 @@ compress_statistics) turns into:
 
 The embeddings, the output layer, the norms, biases, routers and routed experts (parameters of
 their own modules, not linear layers) stay in BF16. The counts here are what quantize_4bit
-allocates on the CPU (tests/core/test_qlora_torch.py compares them tensor by tensor).
+allocates on the CPU, and the layers it picks are the ones transformers 5.17 replaces
+(`replace_with_bnb_linear`); tests/core/test_qlora_torch.py checks both.
 """
 
 from __future__ import annotations

@@ -14,11 +14,20 @@ bnb_functional = pytest.importorskip(
     "bitsandbytes.functional", reason="bitsandbytes is a test-only dependency (requirements-torch.txt)."
 )
 
+bnb = pytest.importorskip("bitsandbytes")
+transformers = pytest.importorskip(
+    "transformers", reason="transformers is a test-only dependency (pip install -r requirements-torch.txt)."
+)
+
+from transformers.integrations.bitsandbytes import replace_with_bnb_linear  # noqa: E402
+from transformers.quantizers.base import get_keys_to_not_convert  # noqa: E402
+
 from core.datafiles import read_json  # noqa: E402
 from core.memory.qlora import BF16_BYTES, nf4_bytes, qlora_base_weight_bytes, quantized  # noqa: E402
 from core.model_config import parse_config  # noqa: E402
 from core.model_tensors import model_tensors  # noqa: E402
 from core.models import parameter_count  # noqa: E402
+from tests.core.test_model_tensors_torch import SMALL, hf_model, small_config  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -53,3 +62,16 @@ def test_llama_3_2_1b_block_and_model():
     assert linear == 16 * (2 * 2048 * 2048 + 2 * 512 * 2048 + 3 * 8192 * 2048)
     blocks_bytes = qlora_base_weight_bytes(spec) - BF16_BYTES * (parameter_count(spec) - linear)
     assert blocks_bytes == pytest.approx(linear * (0.5 + 1 / 64), rel=0.001)
+
+
+@pytest.mark.parametrize("model_type", list(SMALL))
+def test_each_family_quantizes_the_layers_transformers_replaces(model_type):
+    # transformers' own replacement: every nn.Linear or Conv1D becomes a Linear4bit except the output
+    # layer, tied weights and the last parameter (get_keys_to_not_convert); experts and routers stay.
+    config = small_config(model_type)
+    model = hf_model(config)
+    keep = get_keys_to_not_convert(model)
+    quantization = transformers.BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")
+    replace_with_bnb_linear(model, modules_to_not_convert=keep, quantization_config=quantization)
+    replaced = {f"{name}.weight" for name, m in model.named_modules() if isinstance(m, bnb.nn.Linear4bit)}
+    assert replaced == {t.name for t in model_tensors(parse_config(config)) if quantized(t)}
