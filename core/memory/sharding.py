@@ -87,7 +87,8 @@ def check_sharding(sharding: str, gpus: int) -> None:
         f"The number of GPUs must be a whole number from 1 to {MAX_GPUS:,}, not {gpus!r}.",
     )
     require(
-        sharding != "none" or gpus == 1, f"{gpus} GPUs need a sharding scheme: ddp, zero1 to zero3 or fsdp."
+        sharding != "none" or gpus == 1,
+        f"{gpus} GPUs need a sharding scheme: one of {', '.join(SHARDINGS[1:])}.",
     )
 
 
