@@ -2,7 +2,8 @@
 
     python -m core.estimate --config FILE --batch B --seq S --precision amp --attention sdpa \
         --recompute none --optimizer-impl foreach [--optimizer adamw] [--stack hf] \
-        [--capacity-gib C] [--json]
+        [--capacity-gib C] [--method full|lora|qlora --lora-rank R --lora-targets attention|all-linear]
+        [--gpus N --sharding none|ddp|zero1|zero2|shard_grad_op|zero3|fsdp] [--json]
 
 `phases` are what `torch.cuda.max_memory_allocated()` would read at the end of forward, backward and
 the optimizer step (peak reset at the start of the step); `terms` break each phase's own peak down.
@@ -10,6 +11,15 @@ With `--capacity-gib C` (the memory PyTorch's allocator may reserve: a per-proce
 memory less the CUDA context), the JSON adds `first_oom`: `{"step": 1 or 2, "phase": "forward" |
 "backward" | "optimizer_step"}` where the first two steps first fail (`core.memory.first_oom`), or
 null when both complete. Bad input prints one line on stderr and exits with status 2.
+
+The JSON also gives the model state one GPU holds (`core.memory.model_state`): `trainable_parameters`,
+`base_weight_bytes` (the frozen weights as stored: LoRA's base model, QLoRA's in NF4; 0 for full
+training),
+`model_state_per_gpu` (`weights`, `gradients`, `master_weights`, `optimizer_state`),
+`model_state_transients_per_gpu` (`gradient_buckets`: DDP's; `gathered_block`: FSDP's) and, for a
+mixture of experts, `active_parameters`. The phase model counts full training on one GPU only, so
+with `--method lora` or `qlora`, or more than one GPU, the JSON holds these model-state fields and
+no phases, and `--capacity-gib` is refused.
 """
 
 from __future__ import annotations
@@ -23,12 +33,17 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from core.memory.count import KIND_LABELS
+from core.memory.finetune import LORA_TARGETS
 from core.memory.first_oom import first_oom
+from core.memory.model_state import METHODS, RunModelState, TrainingMethod, run_model_state
 from core.memory.phases import PHASE_LABELS, PHASE_TERM_LABELS, PHASES, StepPhases, step_phases
 from core.memory.settings import PRECISIONS, Attention, Optimizer, OptimizerImpl, Recompute, Stack
 from core.memory.setup import StepSetup
+from core.memory.sharding import SHARDINGS
 from core.memory.verdict import capped
 from core.model_config import load_config_text
+from core.model_spec import ModelSpec
+from core.models import active_parameter_count
 
 EXIT_BAD_INPUT = 2
 MAX_CAPACITY_GIB = 100_000  # far above any device; keeps the bytes a whole number
@@ -63,8 +78,64 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--capacity-gib", type=float, help="memory the allocator may reserve (GiB): adds first_oom"
     )
+    parser.add_argument("--method", default="full", choices=METHODS, help="what is trained")
+    parser.add_argument("--lora-rank", type=int, help="LoRA's rank r (--method lora or qlora; default 16)")
+    parser.add_argument("--lora-targets", choices=LORA_TARGETS, help="layers LoRA adapts (default attention)")
+    parser.add_argument("--gpus", default=1, type=int, help="data-parallel GPUs")
+    parser.add_argument(
+        "--sharding", default="none", choices=SHARDINGS, help="how the GPUs share model state"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
+
+
+def _training_method(args: argparse.Namespace) -> TrainingMethod:
+    lora_options = args.lora_rank is not None or args.lora_targets is not None
+    if lora_options and args.method == "full":
+        raise ValueError("--lora-rank and --lora-targets need --method lora or qlora.")
+    return TrainingMethod(
+        method=args.method,
+        lora_rank=16 if args.lora_rank is None else args.lora_rank,
+        lora_targets=args.lora_targets or "attention",
+        gpus=args.gpus,
+        sharding=args.sharding,
+    )
+
+
+def model_state_json(state: RunModelState, model: ModelSpec) -> dict[str, Any]:
+    """The model state one GPU holds, as the JSON contract gives it (bytes)."""
+    result: dict[str, Any] = {
+        "trainable_parameters": state.trainable_parameters,
+        "base_weight_bytes": int(round(state.base_weight_bytes)),
+        "model_state_per_gpu": {t: int(round(b)) for t, b in state.per_gpu.as_terms().items()},
+        "model_state_transients_per_gpu": {
+            "gradient_buckets": int(round(state.gradient_buckets_bytes)),
+            "gathered_block": int(round(state.gathered_block_bytes)),
+        },
+    }
+    if model.experts:
+        result["active_parameters"] = active_parameter_count(model)
+    return result
+
+
+def model_state_table(state: RunModelState, method: TrainingMethod) -> str:
+    """The model state one GPU holds as a readable table, in GB (1e9 bytes)."""
+    lines = [
+        f"{method.method} training on {method.gpus} GPU(s), sharding {method.sharding}: "
+        f"{state.trainable_parameters:,} trainable parameters",
+        f"Frozen base weights (all GPUs together): {state.base_weight_bytes / 1e9:8.2f} GB",
+        "Model state on each GPU:",
+    ]
+    lines += [
+        f"    {PHASE_TERM_LABELS[t]:<36} {b / 1e9:8.2f} GB" for t, b in state.per_gpu.as_terms().items()
+    ]
+    if state.gradient_buckets_bytes:
+        lines.append(f"    {'DDP gradient buckets':<36} {state.gradient_buckets_bytes / 1e9:8.2f} GB")
+    if state.gathered_block_bytes:
+        lines.append(
+            f"    {'FSDP gathered blocks (transient)':<36} {state.gathered_block_bytes / 1e9:8.2f} GB"
+        )
+    return "\n".join(lines)
 
 
 def estimate_json(phases: StepPhases) -> dict[str, Any]:
@@ -121,12 +192,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             stack=args.stack,
         )
         capacity = None if args.capacity_gib is None else capped(_capacity_gib(args.capacity_gib))
+        method = _training_method(args)
+        if method != TrainingMethod() and capacity is not None:
+            raise ValueError("--capacity-gib works for full training on one GPU for now.")
     except ValueError as err:
         _fail(str(err))
+    state = run_model_state(setup, method)
+    if method != TrainingMethod():
+        if args.json:
+            print(json.dumps(model_state_json(state, setup.model), indent=2))
+        else:
+            print(model_state_table(state, method))
+        return 0
     phases = step_phases(setup)
     failure = None if capacity is None else first_oom(setup, capacity)
     if args.json:
-        result = estimate_json(phases)
+        result = {**estimate_json(phases), **model_state_json(state, setup.model)}
         if capacity is not None:
             result["first_oom"] = None if failure is None else failure.as_json()
         print(json.dumps(result, indent=2))

@@ -27,11 +27,18 @@ class Tensor:
     name: str
     shape: tuple[int, ...]
     part: str
+    layer: str = ""  # "linear" or "conv1d" for the weight of such a layer (what LoRA can target), else ""
 
     @property
     def numel(self) -> int:
         """How many values it holds."""
         return math.prod(self.shape)
+
+    @property
+    def features(self) -> tuple[int, int]:
+        """A linear or Conv1D layer's (in, out) features: nn.Linear stores out × in, Conv1D in × out."""
+        out_in = self.shape if self.layer == "linear" else self.shape[::-1]
+        return out_in[1], out_in[0]
 
 
 Tensors = Iterator[Tensor]
@@ -39,7 +46,7 @@ Tensors = Iterator[Tensor]
 
 def linear(name: str, in_features: int, out_features: int, *, bias: bool, part: str) -> Tensors:
     """`nn.Linear(in_features, out_features, bias=bias)`: weight stored out × in."""
-    yield Tensor(f"{name}.weight", (out_features, in_features), part)
+    yield Tensor(f"{name}.weight", (out_features, in_features), part, "linear")
     if bias:
         yield Tensor(f"{name}.bias", (out_features,), part)
 
@@ -47,7 +54,7 @@ def linear(name: str, in_features: int, out_features: int, *, bias: bool, part: 
 def conv1d(name: str, in_features: int, out_features: int) -> Tensors:
     """GPT-2's `Conv1D(out_features, in_features)`: a linear layer stored in × out, always with a bias."""
     part = "attention" if ".attn." in name else "mlp"
-    yield Tensor(f"{name}.weight", (in_features, out_features), part)
+    yield Tensor(f"{name}.weight", (in_features, out_features), part, "conv1d")
     yield Tensor(f"{name}.bias", (out_features,), part)
 
 
