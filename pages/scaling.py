@@ -9,8 +9,6 @@ from typing import Any
 
 import streamlit as st
 
-from charts import scaling as charts
-from charts.memory import budget_chart
 from core import lessons
 from core.gpus import bytes_per_value, peak_tflops
 from core.kernel_times import small_kernel_floor_us
@@ -28,6 +26,7 @@ from ui.frame import lesson_page, lesson_section
 from ui.links import share_box
 from ui.nav import next_link
 from ui.prose import SUBHEADER, TITLE, heading, prose
+from ui.scaling_charts import part_chart
 from ui.scaling_evidence import (
     SECTION,
     Reveal,
@@ -140,8 +139,7 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any], parts: PartContras
     setting_radio("Hold fixed", "mode", labels=throughput.Mode.label_of)
     st.selectbox("Larger pool", track.pools, format_func=track.pool_label, **persistent(SECTION, "pool"))
     return Reveal(
-        key=("scaling.A", track.key, contrast.mode, settings["pool"]),
-        chart=lambda: charts.efficiency_chart(throughput.scaling_rows(contrast.sweeps)),
+        chart=part_chart("A", parts, settings),
         description=lessons.sentence(
             "scaling", "part_a_chart", **narrative.efficiency_chart_figures(contrast)
         ),
@@ -162,7 +160,7 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any], parts: PartContras
 def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part B: the 70B capacity case on part A's larger pool, replicated state against a ZeRO stage and a
     recomputation choice."""
-    cases, fleet = load_scaling().cases, track.fleet
+    cases = load_scaling().cases
     contrast = parts.b
     st.markdown(
         lessons.sentence(
@@ -180,13 +178,7 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrast
     setting_radio("Activation recomputation", "recompute", labels=Recomputation.label_of)
     plans = (contrast.baseline, contrast.result)
     return Reveal(
-        key=("scaling.B", track.key, settings["pool"], settings["zero_stage"], settings["recompute"]),
-        chart=lambda: budget_chart(
-            [(plan.label, plan.terms) for plan in plans],
-            device_gb=fleet.card.memory_gb,
-            device_label=f"{fleet.card.name} HBM",
-            title="Memory per GPU against HBM",
-        ),
+        chart=part_chart("B", parts, settings),
         description=lessons.sentence("scaling", "part_b_chart", **narrative.memory_chart_figures(contrast)),
         rows=capacity.plan_rows(plans),
         formats=capacity.PLAN_FORMATS,
@@ -247,8 +239,7 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContr
     model_parallel_note(track)
     setting_radio("Alternative layout", "layout", labels=contrast.layout_label)
     return Reveal(
-        key=("scaling.C", track.key, settings["layout"]),
-        chart=lambda: charts.overhead_chart(layout.overhead_rows(contrast.timings)),
+        chart=part_chart("C", parts, settings),
         description=lessons.sentence("scaling", "part_c_chart"),
         rows=layout.layout_rows(contrast.timings),
         formats=MS_FORMATS,
@@ -276,8 +267,7 @@ def _layout_summary(contrast: layout.LayoutContrast) -> str:
 
 def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part D: more fixed-size micro-batches shrink the bubble but fill the first stage's memory."""
-    cases, fleet = load_scaling().cases, track.fleet
-    case = cases.pipeline
+    case = load_scaling().cases.pipeline
     contrast = parts.d
     st.markdown(
         lessons.sentence(
@@ -296,10 +286,7 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContra
     model_parallel_note(track)
     setting_slider("Micro-batches per step", "micro_batches")
     return Reveal(
-        key=("scaling.D", track.key, settings["micro_batches"]),
-        chart=lambda: charts.pipeline_chart(
-            pipeline.pipeline_rows(contrast.sweep), hbm_gb=fleet.card.memory_gb
-        ),
+        chart=part_chart("D", parts, settings),
         description=lessons.sentence("scaling", "part_d_chart", device_gb=contrast.result.verdict.device_gb),
         rows=pipeline.pipeline_rows((contrast.baseline, contrast.result)),
         formats=PIPELINE_FORMATS,
@@ -334,8 +321,7 @@ def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) 
     )
     rows, table = quality.quality_rows(comparison), quality.quality_table(comparison)
     return Reveal(
-        key=("scaling.E", track.key, settings["mode"], settings["pool"]),
-        chart=lambda: charts.time_to_target_chart(rows),
+        chart=part_chart("E", parts, settings),
         description=lessons.sentence("scaling", "part_e_chart", unit=rows[0]["Unit"]),
         rows=table,
         formats={name: "%d" if name in WHOLE_NUMBERS else "%.3g" for name in table[0]},

@@ -4,11 +4,10 @@ result it hid, whether the prediction held, and a snapshot of the evidence."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import altair as alt
 import streamlit as st
 
 from core import lessons
@@ -17,7 +16,7 @@ from core.scaling.outcomes import graded_outcomes
 from core.scaling.scenarios import load_scaling, track_label
 from core.settings_schema import section
 from ui import state
-from ui.charts import draw
+from ui.charts import ChartRecipe, draw
 from ui.lock import lock_form
 from ui.settings import persistent
 from ui.tables import arrow_rows, stacked
@@ -30,8 +29,7 @@ class Reveal:
     """What one part shows once its prediction is locked: a chart and table, the outcome the prediction
     is held against, and the figures its snapshot keeps."""
 
-    key: tuple[Hashable, ...]  # every input the chart depends on
-    chart: Callable[[], alt.TopLevelMixin]
+    chart: ChartRecipe  # its key (every input it depends on) and builder: `ui.scaling_charts.part_chart`
     description: str
     rows: Sequence[Mapping[str, Any]]
     formats: Mapping[str, str]
@@ -120,7 +118,7 @@ def prediction_gate(part: str, settings: Mapping[str, Any]) -> bool:
 
 def reveal(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
     """The chart with its description, the table, the verdict on the prediction, then the capture form."""
-    draw(shown.key, shown.chart, description=shown.description)
+    draw(*shown.chart, description=shown.description)
     st.caption(shown.description)
     st.table(
         arrow_rows(stacked(shown.rows, by=shown.columns_by, header=shown.header, formats=shown.formats)),
