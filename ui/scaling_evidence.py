@@ -93,7 +93,8 @@ def prediction_track(part: str, settings: Mapping[str, Any]) -> str:
 
 
 def prediction_gate(part: str, settings: Mapping[str, Any]) -> bool:
-    """The prediction form until a prediction is locked; True once it is (show the result)."""
+    """The prediction form until a prediction is locked; True once it is (show the result). After the
+    hand-in a part never predicted opens too, ungraded: the hand-in locks answers, not the tools."""
     text = load_scaling().parts[part]
     locked = locked_prediction(part)
     if locked is not None:
@@ -105,6 +106,9 @@ def prediction_gate(part: str, settings: Mapping[str, Any]) -> bool:
                 track=track_label(prediction_track(part, settings)),
             )
         )
+        return True
+    if state.read_only():
+        st.caption(lessons.sentence("scaling", "not_predicted"))
         return True
     lock_form(
         f"scaling.predict.{part}",
@@ -131,8 +135,11 @@ def reveal(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
 
 
 def _verdict(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
-    """Whether the locked prediction held, graded on the numbers of the track it was locked on."""
+    """Whether the locked prediction held, graded on the numbers of the track it was locked on; nothing for
+    a part handed in without one."""
     text, locked = load_scaling().parts[part], locked_prediction(part)
+    if locked is None:
+        return
     locked_on = prediction_track(part, settings)
     if locked_on == settings["track"]:
         if locked == shown.outcome:
