@@ -162,9 +162,11 @@ def test_after_hand_in_no_prediction_decision_or_synthesis_can_change():
     at = open_page(PAGE)
     at.session_state["handed_in_at"] = "2026-01-01T00:00:00+00:00"  # as `state.hand_in` stores it, in UTC
     at.run()
-    assert at.button(key="scaling.predict.A.lock").disabled
+    # A part never predicted opens ungraded (tests/app/test_hand_in_opens_results.py): no form to lock.
+    assert not [b for b in at.button if b.key == "scaling.predict.A.lock"]
+    assert at.button(key="scaling.capture.A").disabled
     assert not at.selectbox(key="scaling.track").disabled  # a setting of the tools, not an answer
-    assert _open(at, "B").radio(key="scaling.predict.B").disabled  # the tabs still open, to read
+    assert _open(at, "B").button(key="scaling.capture.B").disabled  # the tabs still open, to read
     assert _open(at, "Synthesis").button(key="scaling.synthesis.save").disabled
 
 
