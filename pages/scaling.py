@@ -4,6 +4,7 @@ Each part draws its setup and controls and returns what it reveals once its pred
 the page loops over the parts in lesson order (ui/scaling_evidence.py draws predict, reveal, capture).
 """
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ from core.scaling.scenarios import load_scaling, track, track_label
 from core.scaling.tracks import Track
 from core.scaling.wording import PARTS
 from core.settings_schema import section
+from core.units import count_label, fixed_label, significant
 from ui import state
 from ui.frame import lesson_page, lesson_section
 from ui.links import share_box
@@ -38,29 +40,39 @@ from ui.scaling_evidence import (
     setting_slider,
 )
 from ui.settings import persistent
-from ui.tables import arrow_rows
+from ui.tables import Format, arrow_rows
 
 PART_TABS = "scaling.part"  # which tab is open: a part's label, or "Synthesis"
 ASSUMPTIONS_OPEN = "scaling.assumptions_open"
 
-# Number formats of each part's table, by column.
-SCALING_FORMATS = {
-    "Local batch": "%.2f",
-    "Global batch": "%d",
-    "Compute (ms)": "%.4g",
-    "Communication (ms)": "%.4g",
-    "Step (ms)": "%.4g",
-    "Speedup (x)": "%.2f",
-    "Parallel efficiency": "%.3f",
+# How each part's table writes its figures, by column: counts whole with thousands separators, times in
+# ms to three significant figures as the sentences beside them, fractions and GB to fixed decimals.
+ONE_DECIMAL = functools.partial(fixed_label, places=1)
+SCALING_FORMATS: dict[str, Format] = {
+    "Local batch": count_label,
+    "Global batch": count_label,
+    "Compute (ms)": significant,
+    "Communication (ms)": significant,
+    "Step (ms)": significant,
+    "Speedup (x)": functools.partial(fixed_label, places=2),
+    "Parallel efficiency": functools.partial(fixed_label, places=3),
 }
-MS_FORMATS = {
-    "Compute (ms)": "%.1f",
-    "DP communication (ms)": "%.1f",
-    "TP communication (ms)": "%.1f",
-    "Pipeline bubble (ms)": "%.1f",
-    "Step (ms)": "%.1f",
+MS_FORMATS: dict[str, Format] = {
+    name: ONE_DECIMAL
+    for name in (
+        "Compute (ms)",
+        "DP communication (ms)",
+        "TP communication (ms)",
+        "Pipeline bubble (ms)",
+        "Step (ms)",
+    )
 }
-PIPELINE_FORMATS = {"Bubble fraction": "%.3f", "Retained activations (GB)": "%.1f", "Memory (GB)": "%.1f"}
+PIPELINE_FORMATS: dict[str, Format] = {
+    "Bubble fraction": functools.partial(fixed_label, places=3),
+    "Retained micro-batches": count_label,
+    "Retained activations (GB)": ONE_DECIMAL,
+    "Memory (GB)": ONE_DECIMAL,
+}
 WHOLE_NUMBERS = ("Global batch", "Steps to target")  # part E's other figures carry three significant digits
 
 
@@ -324,7 +336,7 @@ def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) 
         chart=part_chart("E", parts, settings),
         description=lessons.sentence("scaling", "part_e_chart", unit=rows[0]["Unit"]),
         rows=table,
-        formats={name: "%d" if name in WHOLE_NUMBERS else "%.3g" for name in table[0]},
+        formats={name: count_label if name in WHOLE_NUMBERS else significant for name in table[0]},
         columns_by="Policy",
         outcome=comparison.winner,
         summary=lessons.sentence("scaling", "part_e_summary", **narrative.quality_figures(comparison)),

@@ -19,7 +19,7 @@ from ui import state
 from ui.charts import ChartRecipe, draw
 from ui.lock import lock_form
 from ui.settings import persistent
-from ui.tables import arrow_rows, stacked
+from ui.tables import Format, arrow_rows, stacked
 
 SECTION = "scaling"
 
@@ -32,7 +32,7 @@ class Reveal:
     chart: ChartRecipe  # its key (every input it depends on) and builder: `ui.scaling_charts.part_chart`
     description: str
     rows: Sequence[Mapping[str, Any]]
-    formats: Mapping[str, str]
+    formats: Mapping[str, Format]
     columns_by: str  # the field whose value heads each row's column once the table is stacked
     outcome: str
     summary: str

@@ -1,5 +1,6 @@
 """The Scaling out page: predictions gate results, snapshots go stale, the synthesis gets ready."""
 
+import functools
 import json
 
 from core import lessons
@@ -7,6 +8,7 @@ from core.scaling import narrative
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYNTHESIS, current_settings
 from core.scaling.outcomes import part_contrasts
 from core.scaling.scenarios import load_scaling, track
+from core.units import count_label, fixed_label
 from tests.app.conftest import headings, markdown_blocks, open_page, open_tab
 from ui.tables import stacked
 
@@ -243,11 +245,13 @@ def test_each_parts_table_is_stacked_narrow_with_the_figures_of_its_chart():
 
 def test_stacking_turns_rows_into_columns_with_each_figures_format():
     rows = [
-        {"Workers": 8, "Step (ms)": 12.345, "Mode": "strong"},
-        {"Workers": 32, "Step (ms)": 3.21, "Mode": "strong"},
+        {"Workers": 8, "Step (ms)": 1234.5, "Local batch": 32.0, "Mode": "strong"},
+        {"Workers": 32, "Step (ms)": 3.21, "Local batch": 8.0, "Mode": "strong"},
     ]
-    assert stacked(rows, by="Workers", header="{} GPUs", formats={"Step (ms)": "%.1f"}) == [
-        {"": "Step (ms)", "8 GPUs": "12.3", "32 GPUs": "3.2"},
+    formats = {"Step (ms)": functools.partial(fixed_label, places=1), "Local batch": count_label}
+    assert stacked(rows, by="Workers", header="{} GPUs", formats=formats) == [
+        {"": "Step (ms)", "8 GPUs": "1,234.5", "32 GPUs": "3.2"},
+        {"": "Local batch", "8 GPUs": "32", "32 GPUs": "8"},
         {"": "Mode", "8 GPUs": "strong", "32 GPUs": "strong"},
     ]
 
