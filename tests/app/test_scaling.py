@@ -10,7 +10,7 @@ from core.scaling.outcomes import part_contrasts
 from core.scaling.scenarios import load_scaling, track
 from core.units import count_label, fixed_label
 from tests.app.conftest import headings, markdown_blocks, open_page, open_tab
-from ui.tables import stacked
+from ui.tables import Format, stacked
 
 PAGE = "pages/scaling.py"
 PREDICTIONS_GIVEN = {"A": "below-half", "B": "optimizer", "C": "within", "D": "faster-oom", "E": "strict"}
@@ -248,7 +248,10 @@ def test_stacking_turns_rows_into_columns_with_each_figures_format():
         {"Workers": 8, "Step (ms)": 1234.5, "Local batch": 32.0, "Mode": "strong"},
         {"Workers": 32, "Step (ms)": 3.21, "Local batch": 8.0, "Mode": "strong"},
     ]
-    formats = {"Step (ms)": functools.partial(fixed_label, places=1), "Local batch": count_label}
+    formats: dict[str, Format] = {
+        "Step (ms)": functools.partial(fixed_label, places=1),
+        "Local batch": count_label,
+    }
     assert stacked(rows, by="Workers", header="{} GPUs", formats=formats) == [
         {"": "Step (ms)", "8 GPUs": "1,234.5", "32 GPUs": "3.2"},
         {"": "Local batch", "8 GPUs": "32", "32 GPUs": "8"},

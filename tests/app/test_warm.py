@@ -57,7 +57,7 @@ def test_warming_builds_each_scaling_part_s_chart_as_the_page_draws_it_at_its_de
         at.radio(key=f"scaling.predict.{part}").set_value(option)
         at.button(key=f"scaling.predict.{part}.lock").click().run()
         assert len(at.get("vega_lite_chart")) == 1, part
-    drawn = {key for key in charts._charts if key[0].startswith("scaling.")}
+    drawn = {key for key in charts._charts if str(key[0]).startswith("scaling.")}
     assert len(drawn) == 5 and drawn <= warmed  # every reveal found its chart built already
 
 
