@@ -10,20 +10,13 @@ each pick it reports the process's CPU time over the rerun (AppTest waits while 
 this is the run's CPU and AppTest's small share): AppTest reruns the whole page where a browser reruns only
 the experiments' fragment, so these are whole-page figures. Cold, every
 pick builds its timeline chart; warm, `ui.run_a_charts.warm_run_a_charts` built all ten before the
-first visitor, as `serve.py` does. Figures only: nothing is asserted.
+first visitor, as `serve.py` does. Figures only: nothing is asserted (`bench.first_clicks` runs each mode).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import statistics
-import subprocess
-import sys
-import tempfile
-import time
-from typing import Any
+from bench import first_clicks
+from bench.first_clicks import cpu_ms
 
 EXPERIMENT_PICKS = ("optim", "gpu", "model", "batch")
 
@@ -45,44 +38,16 @@ def picks(*, warm: bool) -> dict[str, list[float]]:
     predict(at, PAIR_PREDICTION, "runs")
     figures: dict[str, list[float]] = {"pairs": [], "experiments": []}
     for pair in pairs()[1:]:  # the first is drawn already
-        figures["pairs"].append(_cpu_ms(at.selectbox(key="run_a.pair").select(pair)))
+        figures["pairs"].append(cpu_ms(at.selectbox(key="run_a.pair").select(pair)))
     for experiment in EXPERIMENT_PICKS:
-        figures["experiments"].append(_cpu_ms(at.radio(key="run_a.experiment").set_value(experiment)))
+        figures["experiments"].append(cpu_ms(at.radio(key="run_a.experiment").set_value(experiment)))
     return figures
 
 
-def _cpu_ms(widget: Any) -> float:
-    """The process's CPU milliseconds over one rerun after a widget change."""
-    start = time.process_time()
-    widget.run()
-    return (time.process_time() - start) * 1000
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    return first_clicks.main(
+        argv, module="bench.run_a_picks", clicks=lambda warm: picks(warm=warm), doc=__doc__
     )
-    parser.add_argument("--only", choices=("cold", "warm"), help="measure one, in this process")
-    args = parser.parse_args(argv)
-    if args.only is not None:
-        os.environ.setdefault("LAB_DATA_DIR", tempfile.mkdtemp(prefix="bench-run-a-picks-"))
-        os.environ.pop("LAB_DATABASE_URL", None)
-        print(json.dumps(picks(warm=args.only == "warm")))
-        return 0
-    for mode in ("cold", "warm"):
-        # A fresh process each, so the cold one finds no chart cached.
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.run_a_picks", "--only", mode],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        figures = json.loads(done.stdout.strip().splitlines()[-1])
-        for what, ms in figures.items():
-            shown = ", ".join(f"{m:.0f}" for m in ms)
-            median = statistics.median(ms)
-            print(f"{mode:>4} first pick of each of the {what}: {shown} ms CPU (median {median:.0f})")
-    return 0
 
 
 if __name__ == "__main__":

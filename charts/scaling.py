@@ -62,7 +62,7 @@ def efficiency_chart(rows: Rows) -> alt.LayerChart:
             tooltip=_tooltips(
                 frame,
                 {
-                    "Local batch": ",.2f",
+                    "Local batch": ",.2~f",  # a count: 32, not 32.00
                     "Global batch": ",.0f",
                     "Compute (ms)": ",.4f",
                     "Communication (ms)": ",.4f",
@@ -206,9 +206,9 @@ def time_to_target_chart(rows: Rows) -> alt.Chart:
                 frame,
                 {
                     "Global batch": ",.0f",
-                    "Step": ",.3g",
+                    "Step": ",.3r",  # three significant figures as the table: 3.30, never 3.3 or 3.29e+3
                     "Steps to target": ",.0f",
-                    "Time to target": ",.3g",
+                    "Time to target": ",.3r",
                 },
             ),
         )

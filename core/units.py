@@ -59,6 +59,21 @@ def significant(value: float) -> str:
     return f"{value:,.{digits}f}"
 
 
+def count_label(value: float) -> str:
+    """A count as a learner reads one: a whole number with thousands separators and no decimals, even when
+    it arrives as a float ('2,400', '32'); a part of one, such as a batch split over more GPUs than it has
+    samples, to three significant figures ('0.500')."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"A count must be a finite number of at least zero, got {value!r}.")
+    return f"{int(value):,}" if float(value).is_integer() else significant(value)
+
+
+def fixed_label(value: float, places: int) -> str:
+    """A figure to `places` decimals with thousands separators, for a column whose figures line up on the
+    point: '2,577.0', '0.467'."""
+    return f"{value:,.{places}f}"
+
+
 BYTES_PER_GIB = 2**30
 BYTES_PER_GB = 1e9
 

@@ -62,8 +62,9 @@ def choice(widget, label: str, name: str, format_func, **extra) -> None:
     widget(label, fields.field(name).choices, format_func=format_func, **extra, **persistent(SECTION, name))
 
 
-def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> None:
-    """The budget bar, its verdict and sums, the bytes-per-parameter card, then the sweep over the guess."""
+def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str | None) -> None:
+    """The budget bar, its verdict and sums, the bytes-per-parameter card, then the sweep over the guess
+    (None: handed in without one)."""
     verdict = view.verdict
     st.metric("Parameters", f"{view.parameter_count:,}")
     bars = [(ESTIMATE_LABELS[view.estimate], view.terms)]
@@ -112,7 +113,11 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
     choice(st.radio, "Grow", "sweep_axis", SweepAxis.label_of, horizontal=True)
     sweep = view.sweep
     # The guess is a sequence length, so it is drawn only on the sequence-length sweep.
-    guess = int(guessed_break) if guessed_break.isdigit() and settings["sweep_axis"] == "seq_len" else None
+    guess = (
+        int(guessed_break)
+        if guessed_break is not None and guessed_break.isdigit() and settings["sweep_axis"] == "seq_len"
+        else None
+    )
     draw_chart(
         ("memory.sweep", *sweep_shape(sweep, guessed=guess is not None)),
         lambda: sweep_chart(

@@ -4,13 +4,12 @@ Each part draws its setup and controls and returns what it reveals once its pred
 the page loops over the parts in lesson order (ui/scaling_evidence.py draws predict, reveal, capture).
 """
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
 
-from charts import scaling as charts
-from charts.memory import budget_chart, budget_description
 from core import lessons
 from core.gpus import bytes_per_value, peak_tflops
 from core.kernel_times import small_kernel_floor_us
@@ -23,11 +22,13 @@ from core.scaling.scenarios import load_scaling, track, track_label
 from core.scaling.tracks import Track
 from core.scaling.wording import PARTS
 from core.settings_schema import section
+from core.units import count_label, fixed_label, significant
 from ui import state
 from ui.frame import lesson_page, lesson_section
 from ui.links import share_box
 from ui.nav import next_link
 from ui.prose import SUBHEADER, TITLE, heading, prose
+from ui.scaling_charts import part_chart, part_description
 from ui.scaling_evidence import (
     SECTION,
     Reveal,
@@ -39,29 +40,39 @@ from ui.scaling_evidence import (
     setting_slider,
 )
 from ui.settings import persistent
-from ui.tables import arrow_rows
+from ui.tables import Format, arrow_rows
 
 PART_TABS = "scaling.part"  # which tab is open: a part's label, or "Synthesis"
 ASSUMPTIONS_OPEN = "scaling.assumptions_open"
 
-# Number formats of each part's table, by column.
-SCALING_FORMATS = {
-    "Local batch": "%.2f",
-    "Global batch": "%d",
-    "Compute (ms)": "%.4g",
-    "Communication (ms)": "%.4g",
-    "Step (ms)": "%.4g",
-    "Speedup (x)": "%.2f",
-    "Parallel efficiency": "%.3f",
+# How each part's table writes its figures, by column: counts whole with thousands separators, times in
+# ms to three significant figures as the sentences beside them, fractions and GB to fixed decimals.
+ONE_DECIMAL = functools.partial(fixed_label, places=1)
+SCALING_FORMATS: dict[str, Format] = {
+    "Local batch": count_label,
+    "Global batch": count_label,
+    "Compute (ms)": significant,
+    "Communication (ms)": significant,
+    "Step (ms)": significant,
+    "Speedup (x)": functools.partial(fixed_label, places=2),
+    "Parallel efficiency": functools.partial(fixed_label, places=3),
 }
-MS_FORMATS = {
-    "Compute (ms)": "%.1f",
-    "DP communication (ms)": "%.1f",
-    "TP communication (ms)": "%.1f",
-    "Pipeline bubble (ms)": "%.1f",
-    "Step (ms)": "%.1f",
+MS_FORMATS: dict[str, Format] = {
+    name: ONE_DECIMAL
+    for name in (
+        "Compute (ms)",
+        "DP communication (ms)",
+        "TP communication (ms)",
+        "Pipeline bubble (ms)",
+        "Step (ms)",
+    )
 }
-PIPELINE_FORMATS = {"Bubble fraction": "%.3f", "Retained activations (GB)": "%.1f", "Memory (GB)": "%.1f"}
+PIPELINE_FORMATS: dict[str, Format] = {
+    "Bubble fraction": functools.partial(fixed_label, places=3),
+    "Retained micro-batches": count_label,
+    "Retained activations (GB)": ONE_DECIMAL,
+    "Memory (GB)": ONE_DECIMAL,
+}
 WHOLE_NUMBERS = ("Global batch", "Steps to target")  # part E's other figures carry three significant digits
 
 
@@ -140,9 +151,8 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any], parts: PartContras
     setting_radio("Hold fixed", "mode", labels=throughput.Mode.label_of)
     st.selectbox("Larger pool", track.pools, format_func=track.pool_label, **persistent(SECTION, "pool"))
     return Reveal(
-        key=("scaling.A", track.key, contrast.mode, settings["pool"]),
-        chart=lambda: charts.efficiency_chart(throughput.scaling_rows(contrast.sweeps)),
-        description=charts.efficiency_description(throughput.scaling_rows(contrast.sweeps)),
+        chart=part_chart("A", parts, settings),
+        description=part_description("A", parts),
         rows=throughput.scaling_rows({contrast.mode: (contrast.baseline, contrast.result)}),
         formats=SCALING_FORMATS,
         columns_by="Workers",
@@ -160,7 +170,7 @@ def strong_vs_weak(track: Track, settings: Mapping[str, Any], parts: PartContras
 def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part B: the 70B capacity case on part A's larger pool, replicated state against a ZeRO stage and a
     recomputation choice."""
-    cases, fleet = load_scaling().cases, track.fleet
+    cases = load_scaling().cases
     contrast = parts.b
     st.markdown(
         lessons.sentence(
@@ -178,18 +188,8 @@ def making_it_fit(track: Track, settings: Mapping[str, Any], parts: PartContrast
     setting_radio("Activation recomputation", "recompute", labels=Recomputation.label_of)
     plans = (contrast.baseline, contrast.result)
     return Reveal(
-        key=("scaling.B", track.key, settings["pool"], settings["zero_stage"], settings["recompute"]),
-        chart=lambda: budget_chart(
-            [(plan.label, plan.terms) for plan in plans],
-            device_gb=fleet.card.memory_gb,
-            device_label=f"{fleet.card.name} HBM",
-            title="Memory per GPU against HBM",
-        ),
-        description=budget_description(
-            [(plan.label, plan.terms) for plan in plans],
-            device_gb=fleet.card.memory_gb,
-            device_label=f"{fleet.card.name} HBM",
-        ),
+        chart=part_chart("B", parts, settings),
+        description=part_description("B", parts),
         rows=capacity.plan_rows(plans),
         formats=capacity.PLAN_FORMATS,
         columns_by="Plan",
@@ -249,9 +249,8 @@ def parallel_layouts(track: Track, settings: Mapping[str, Any], parts: PartContr
     model_parallel_note(track)
     setting_radio("Alternative layout", "layout", labels=contrast.layout_label)
     return Reveal(
-        key=("scaling.C", track.key, settings["layout"]),
-        chart=lambda: charts.overhead_chart(layout.overhead_rows(contrast.timings)),
-        description=charts.overhead_description(layout.overhead_rows(contrast.timings)),
+        chart=part_chart("C", parts, settings),
+        description=part_description("C", parts),
         rows=layout.layout_rows(contrast.timings),
         formats=MS_FORMATS,
         columns_by="Layout",
@@ -278,8 +277,7 @@ def _layout_summary(contrast: layout.LayoutContrast) -> str:
 
 def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContrasts) -> Reveal:
     """Part D: more fixed-size micro-batches shrink the bubble but fill the first stage's memory."""
-    cases, fleet = load_scaling().cases, track.fleet
-    case = cases.pipeline
+    case = load_scaling().cases.pipeline
     contrast = parts.d
     st.markdown(
         lessons.sentence(
@@ -298,13 +296,8 @@ def pipeline_bubble(track: Track, settings: Mapping[str, Any], parts: PartContra
     model_parallel_note(track)
     setting_slider("Micro-batches per step", "micro_batches")
     return Reveal(
-        key=("scaling.D", track.key, settings["micro_batches"]),
-        chart=lambda: charts.pipeline_chart(
-            pipeline.pipeline_rows(contrast.sweep), hbm_gb=fleet.card.memory_gb
-        ),
-        description=charts.pipeline_description(
-            pipeline.pipeline_rows(contrast.sweep), hbm_gb=fleet.card.memory_gb
-        ),
+        chart=part_chart("D", parts, settings),
+        description=part_description("D", parts),
         rows=pipeline.pipeline_rows((contrast.baseline, contrast.result)),
         formats=PIPELINE_FORMATS,
         columns_by="Micro-batches",
@@ -336,13 +329,12 @@ def stragglers(track: Track, settings: Mapping[str, Any], parts: PartContrasts) 
             work_multiplier=straggler.work_multiplier,
         )
     )
-    rows, table = quality.quality_rows(comparison), quality.quality_table(comparison)
+    table = quality.quality_table(comparison)
     return Reveal(
-        key=("scaling.E", track.key, settings["mode"], settings["pool"]),
-        chart=lambda: charts.time_to_target_chart(rows),
-        description=charts.time_to_target_description(rows),
+        chart=part_chart("E", parts, settings),
+        description=part_description("E", parts),
         rows=table,
-        formats={name: "%d" if name in WHOLE_NUMBERS else "%.3g" for name in table[0]},
+        formats={name: count_label if name in WHOLE_NUMBERS else significant for name in table[0]},
         columns_by="Policy",
         outcome=comparison.winner,
         summary=lessons.sentence("scaling", "part_e_summary", **narrative.quality_figures(comparison)),

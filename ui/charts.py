@@ -26,6 +26,7 @@ MAX_SPECS = 512  # a few hundred setting combinations per page covers a whole wo
 MAX_SHARED_DATASETS = 64  # shipped examples x mappings a workshop actually picks
 
 Rows = Sequence[Mapping[str, Any]]
+ChartRecipe = tuple[tuple[Hashable, ...], Callable[[], alt.TopLevelMixin]]  # a chart's key and its builder
 
 
 @dataclass(frozen=True)

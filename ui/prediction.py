@@ -1,20 +1,27 @@
-"""A lesson prediction: asked through the shared lock form, then shown beside what really happened."""
+"""A lesson prediction: asked through the shared lock form, then shown beside what really happened.
+
+The hand-in locks answers, not tools: a prediction never locked before it opens its result ungraded, so
+what it gated (a roofline, a memory budget, a pair of experiments) still works for the learner.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core import predictions
+from core import lessons, predictions
 from core.questions import load_bank
 from ui import state
 from ui.lock import lock_form
 
 
-def lesson_prediction(prediction_id: str, actual: str, *, scale: bool = False) -> tuple[str, str] | None:
+def lesson_prediction(
+    prediction_id: str, actual: str, *, scale: bool = False
+) -> tuple[str | None, str] | None:
     """Ask a lesson prediction whose true answer is `actual` for the current settings.
 
-    Returns (guess, actual at the time it was locked) once locked; until then draws the form and
-    returns None, and the caller keeps the result hidden.
+    Returns (guess, actual at the time it was locked) once locked; after a hand-in without one, (None,
+    actual): the result shows, ungraded, and nothing is stored. Until then draws the form and returns None,
+    and the caller keeps the result hidden.
     """
     prediction = load_bank().prediction(prediction_id)
     name = predictions.record_name(prediction_id)
@@ -37,6 +44,13 @@ def lesson_prediction(prediction_id: str, actual: str, *, scale: bool = False) -
             + moved
         )
         return found
+    if state.read_only():
+        st.caption(
+            lessons.sentence(
+                "marked", "not_predicted", label=prediction.label, answer=prediction.option_text(actual)
+            )
+        )
+        return None, actual
 
     def store(choice: str) -> None:
         record = predictions.lock(prediction, state.record(name), choice=choice, actual=actual)

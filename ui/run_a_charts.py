@@ -8,10 +8,6 @@ burst, and without this the first learner to pick each one paid it inside the cl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-
-import altair as alt
-
 from charts.run_a import timeline_chart
 from core import lessons
 from core.run_a import (
@@ -25,9 +21,7 @@ from core.run_a import (
     run_pair,
     short_label,
 )
-from ui.charts import cached_chart
-
-ChartRecipe = tuple[tuple[Hashable, ...], Callable[[], alt.TopLevelMixin]]
+from ui.charts import ChartRecipe, cached_chart
 
 
 def experiment_chart(outcome: ExperimentOutcome) -> ChartRecipe:

@@ -4,11 +4,10 @@ result it hid, whether the prediction held, and a snapshot of the evidence."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import altair as alt
 import streamlit as st
 
 from core import lessons
@@ -17,10 +16,10 @@ from core.scaling.outcomes import graded_outcomes
 from core.scaling.scenarios import load_scaling, track_label
 from core.settings_schema import section
 from ui import state
-from ui.charts import draw
+from ui.charts import ChartRecipe, draw
 from ui.lock import lock_form
 from ui.settings import persistent
-from ui.tables import arrow_rows, stacked
+from ui.tables import Format, arrow_rows, stacked
 
 SECTION = "scaling"
 
@@ -30,11 +29,10 @@ class Reveal:
     """What one part shows once its prediction is locked: a chart and table, the outcome the prediction
     is held against, and the figures its snapshot keeps."""
 
-    key: tuple[Hashable, ...]  # every input the chart depends on
-    chart: Callable[[], alt.TopLevelMixin]
+    chart: ChartRecipe  # its key (every input it depends on) and builder: `ui.scaling_charts.part_chart`
     description: str
     rows: Sequence[Mapping[str, Any]]
-    formats: Mapping[str, str]
+    formats: Mapping[str, Format]
     columns_by: str  # the field whose value heads each row's column once the table is stacked
     outcome: str
     summary: str
@@ -95,7 +93,8 @@ def prediction_track(part: str, settings: Mapping[str, Any]) -> str:
 
 
 def prediction_gate(part: str, settings: Mapping[str, Any]) -> bool:
-    """The prediction form until a prediction is locked; True once it is (show the result)."""
+    """The prediction form until a prediction is locked; True once it is (show the result). After the
+    hand-in a part never predicted opens too, ungraded: the hand-in locks answers, not the tools."""
     text = load_scaling().parts[part]
     locked = locked_prediction(part)
     if locked is not None:
@@ -107,6 +106,9 @@ def prediction_gate(part: str, settings: Mapping[str, Any]) -> bool:
                 track=track_label(prediction_track(part, settings)),
             )
         )
+        return True
+    if state.read_only():
+        st.caption(lessons.sentence("scaling", "not_predicted"))
         return True
     lock_form(
         f"scaling.predict.{part}",
@@ -120,7 +122,7 @@ def prediction_gate(part: str, settings: Mapping[str, Any]) -> bool:
 
 def reveal(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
     """The chart with its description, the table, the verdict on the prediction, then the capture form."""
-    draw(shown.key, shown.chart, description=shown.description)
+    draw(*shown.chart, description=shown.description)
     st.caption(shown.description)
     st.table(
         arrow_rows(stacked(shown.rows, by=shown.columns_by, header=shown.header, formats=shown.formats)),
@@ -133,8 +135,11 @@ def reveal(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
 
 
 def _verdict(part: str, shown: Reveal, settings: Mapping[str, Any]) -> None:
-    """Whether the locked prediction held, graded on the numbers of the track it was locked on."""
+    """Whether the locked prediction held, graded on the numbers of the track it was locked on; nothing for
+    a part handed in without one."""
     text, locked = load_scaling().parts[part], locked_prediction(part)
+    if locked is None:
+        return
     locked_on = prediction_track(part, settings)
     if locked_on == settings["track"]:
         if locked == shown.outcome:

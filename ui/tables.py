@@ -38,18 +38,21 @@ def arrow_bytes(rows: Iterable[Mapping[str, Any]]) -> bytes:
     return dataframe_util.convert_anything_to_arrow_bytes(arrow_rows(rows))
 
 
-def _shown(value: Any, fmt: str | None) -> str:
+Format = Callable[[float], str]  # how a column's figures read, such as `core.units.count_label`
+
+
+def _shown(value: Any, fmt: Format | None) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
-    return fmt % value if fmt else f"{value:,.4g}"
+    return fmt(value) if fmt else f"{value:,.4g}"
 
 
 def stacked(
-    rows: Sequence[Mapping[str, Any]], *, by: str, header: str, formats: Mapping[str, str]
+    rows: Sequence[Mapping[str, Any]], *, by: str, header: str, formats: Mapping[str, Format]
 ) -> list[dict[str, str]]:
     """The same figures turned on their side: one row per figure, one column per row of `rows`, headed by
-    its `by` value, each value as text in its figure's format. Two or three narrow columns of text that
-    wraps fit a 390 px phone, where a row per plan with a column per figure scrolls sideways."""
+    its `by` value, each value as text in its figure's format (`core.units`). Two or three narrow columns of
+    text that wraps fit a 390 px phone, where a row per plan with a column per figure scrolls sideways."""
     headers = [header.format(row[by]) for row in rows]
     figures = [name for name in (rows[0] if rows else {}) if name != by]
     return [

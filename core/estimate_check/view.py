@@ -42,7 +42,7 @@ def config_label(config_id: str) -> str:
     """A measured configuration in words, for a picker."""
     run = measured_run(config_id)
     return (
-        f"{FAMILY_WORDS[run.spec.name]} · {run.dtype.upper()} · {run.seq_len} tokens × {run.batch} · "
+        f"{FAMILY_WORDS[run.spec.name]} · {run.dtype.upper()} · {run.seq_len:,} tokens × {run.batch:,} · "
         f"{OPTIMIZER_WORDS[run.optimizer]} · {RECOMPUTE_WORDS[run.recompute]} · "
         f"{ATTENTION_WORDS[run.attention]}"
     )

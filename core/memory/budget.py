@@ -223,8 +223,8 @@ def accumulation_steps(*, global_batch: int, micro_batch: int, gpus: int) -> int
     global_batch = check_whole(global_batch, "The global batch")
     require(
         global_batch % per_step == 0,
-        f"A global batch of {global_batch} cannot be split evenly into micro-batches of "
-        f"{micro_batch} on {gpus} GPUs.",
+        f"A global batch of {global_batch:,} cannot be split evenly into micro-batches of "
+        f"{micro_batch:,} on {gpus:,} GPUs.",
     )
     return global_batch // per_step
 

@@ -12,6 +12,7 @@ activation count (Korthikanti et al.) and the same ZeRO rule. What this module a
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 from core.datafiles import require
@@ -32,6 +33,7 @@ from core.memory.setup import TrainingSetup
 from core.models import preset
 from core.scaling.cases import Cases
 from core.scaling.fleets import Fleet
+from core.units import fixed_label
 
 GRADIENT_BUCKET_FRACTION = 0.05
 PIPELINE_BOUNDARY_BUFFERS = 2  # one send and one receive buffer per stage boundary
@@ -210,10 +212,11 @@ def capacity_contrast(
 
 
 # How each number column of `plan_rows` is shown: GB to one decimal, the card's HBM whole.
+_ONE_DECIMAL = functools.partial(fixed_label, places=1)
 PLAN_FORMATS = {
-    **{f"{TERM_LABELS[term]} (GB)": "%.1f" for term in TERMS},
-    "Total (GB)": "%.1f",
-    "HBM (GB)": "%.0f",
+    **{f"{TERM_LABELS[term]} (GB)": _ONE_DECIMAL for term in TERMS},
+    "Total (GB)": _ONE_DECIMAL,
+    "HBM (GB)": functools.partial(fixed_label, places=0),
 }
 
 

@@ -1,5 +1,6 @@
 """The Scaling out page: predictions gate results, snapshots go stale, the synthesis gets ready."""
 
+import functools
 import json
 
 from core import lessons
@@ -7,8 +8,9 @@ from core.scaling import narrative
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYNTHESIS, current_settings
 from core.scaling.outcomes import part_contrasts
 from core.scaling.scenarios import load_scaling, track
+from core.units import count_label, fixed_label
 from tests.app.conftest import headings, markdown_blocks, open_page, open_tab
-from ui.tables import stacked
+from ui.tables import Format, stacked
 
 PAGE = "pages/scaling.py"
 PREDICTIONS_GIVEN = {"A": "below-half", "B": "optimizer", "C": "within", "D": "faster-oom", "E": "strict"}
@@ -162,9 +164,11 @@ def test_after_hand_in_no_prediction_decision_or_synthesis_can_change():
     at = open_page(PAGE)
     at.session_state["handed_in_at"] = "2026-01-01T00:00:00+00:00"  # as `state.hand_in` stores it, in UTC
     at.run()
-    assert at.button(key="scaling.predict.A.lock").disabled
+    # A part never predicted opens ungraded (tests/app/test_hand_in_opens_results.py): no form to lock.
+    assert not [b for b in at.button if b.key == "scaling.predict.A.lock"]
+    assert at.button(key="scaling.capture.A").disabled
     assert not at.selectbox(key="scaling.track").disabled  # a setting of the tools, not an answer
-    assert _open(at, "B").radio(key="scaling.predict.B").disabled  # the tabs still open, to read
+    assert _open(at, "B").button(key="scaling.capture.B").disabled  # the tabs still open, to read
     assert _open(at, "Synthesis").button(key="scaling.synthesis.save").disabled
 
 
@@ -241,11 +245,16 @@ def test_each_parts_table_is_stacked_narrow_with_the_figures_of_its_chart():
 
 def test_stacking_turns_rows_into_columns_with_each_figures_format():
     rows = [
-        {"Workers": 8, "Step (ms)": 12.345, "Mode": "strong"},
-        {"Workers": 32, "Step (ms)": 3.21, "Mode": "strong"},
+        {"Workers": 8, "Step (ms)": 1234.5, "Local batch": 32.0, "Mode": "strong"},
+        {"Workers": 32, "Step (ms)": 3.21, "Local batch": 8.0, "Mode": "strong"},
     ]
-    assert stacked(rows, by="Workers", header="{} GPUs", formats={"Step (ms)": "%.1f"}) == [
-        {"": "Step (ms)", "8 GPUs": "12.3", "32 GPUs": "3.2"},
+    formats: dict[str, Format] = {
+        "Step (ms)": functools.partial(fixed_label, places=1),
+        "Local batch": count_label,
+    }
+    assert stacked(rows, by="Workers", header="{} GPUs", formats=formats) == [
+        {"": "Step (ms)", "8 GPUs": "1,234.5", "32 GPUs": "3.2"},
+        {"": "Local batch", "8 GPUs": "32", "32 GPUs": "8"},
         {"": "Mode", "8 GPUs": "strong", "32 GPUs": "strong"},
     ]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from core.diagnose.reading import _example_reading
 from core.run_a import brief_figures
 from core.scaling.outcomes import _contrasts
+from core.scaling.scenarios import load_scaling
 from server import warm
 
 
@@ -35,6 +36,29 @@ def test_warming_builds_every_run_a_experiment_and_pair_chart_so_no_pick_builds_
     keys = [experiment_chart(run_experiment(e))[0] for e in EXPERIMENTS]
     keys += [pair_chart(run_pair(p))[0] for p in pairs()]
     assert len(keys) == 10 and all(key in charts._charts for key in keys)
+
+
+def test_warming_builds_each_scaling_part_s_chart_as_the_page_draws_it_at_its_defaults(monkeypatch):
+    from tests.app.conftest import open_page, open_tab
+    from ui import charts
+
+    monkeypatch.setattr(charts, "_charts", type(charts._charts)())
+    warm.load_shared_data()
+    warmed = set(charts._charts)
+    at = open_page("pages/scaling.py")
+    for part, option in {
+        "A": "middle",
+        "B": "optimizer",
+        "C": "within",
+        "D": "faster-oom",
+        "E": "strict",
+    }.items():
+        open_tab(at, "scaling.part", load_scaling().parts[part].tab)
+        at.radio(key=f"scaling.predict.{part}").set_value(option)
+        at.button(key=f"scaling.predict.{part}.lock").click().run()
+        assert len(at.get("vega_lite_chart")) == 1, part
+    drawn = {key for key in charts._charts if str(key[0]).startswith("scaling.")}
+    assert len(drawn) == 5 and drawn <= warmed  # every reveal found its chart built already
 
 
 def test_a_failure_while_warming_is_logged_and_the_server_still_starts(monkeypatch, caplog):

@@ -123,6 +123,8 @@ def test_batches_micro_effective_and_accumulation():
     assert accumulation_steps(global_batch=512, micro_batch=4, gpus=16) == 8
     with pytest.raises(ValueError, match="cannot be split evenly into micro-batches of 3 on 4 GPUs"):
         accumulation_steps(global_batch=100, micro_batch=3, gpus=4)
+    with pytest.raises(ValueError, match="A global batch of 4,098 cannot"):  # with its separator
+        accumulation_steps(global_batch=4098, micro_batch=4, gpus=1)
     with pytest.raises(ValueError, match="micro-batch must be a whole number"):
         effective_batch(micro_batch=0, accumulation_steps=1, gpus=1)
 

@@ -1,8 +1,17 @@
 """One way to write a duration: the largest unit that keeps it at 1 or more, three significant figures."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from core.units import capacity_label, duration_label, duration_unit, indefinite_article
+from core.units import (
+    capacity_label,
+    count_label,
+    duration_label,
+    duration_unit,
+    fixed_label,
+    indefinite_article,
+)
 
 
 @pytest.mark.parametrize(
@@ -72,3 +81,31 @@ def test_a_capacity_must_be_a_positive_whole_number_of_bytes(bad):
 )
 def test_the_article_follows_the_number_as_it_is_read(number, article):
     assert indefinite_article(number) == article
+
+
+@pytest.mark.parametrize(
+    ("value", "label"),
+    [(32.0, "32"), (2400, "2,400"), (34_875.0, "34,875"), (0, "0"), (0.5, "0.500"), (10 + 2 / 3, "10.7")],
+)
+def test_a_count_is_whole_with_thousands_separators_and_a_part_of_one_has_three_figures(value, label):
+    assert count_label(value) == label
+
+
+@given(st.integers(min_value=0, max_value=10**12))
+def test_a_whole_count_reads_back_as_itself_whatever_type_it_arrives_in(count):
+    assert int(count_label(count).replace(",", "")) == count
+    assert count_label(float(count)) == count_label(count) == f"{count:,}"
+
+
+@pytest.mark.parametrize("bad", [-1, float("nan"), float("inf"), True, "32"])
+def test_what_is_not_a_count_is_refused(bad):
+    with pytest.raises(ValueError, match="count"):
+        count_label(bad)
+
+
+def test_a_fixed_figure_keeps_its_decimals_and_separates_thousands():
+    assert [fixed_label(2577.0, 1), fixed_label(0.4666, 3), fixed_label(85.9, 0)] == [
+        "2,577.0",
+        "0.467",
+        "86",
+    ]
