@@ -23,6 +23,7 @@ from server.backend_url import BackendBaseUrl
 from server.changes import Refused, install
 from server.message_rate import MessageCap
 from server.stream_frames import StreamFrames
+from server.uploads import check_runtime
 from server.warm import freeze_loaded, warm_caches
 
 try:
@@ -33,6 +34,7 @@ except Refused as refused:
 
 @asynccontextmanager
 async def _warm_first(_app: Any) -> AsyncIterator[None]:
+    check_runtime()  # the upload guard wrapped the manager class this server really uses
     warm_caches()
     freeze_loaded()  # after warming, so the shared data is out of the garbage collector's scans too
     yield

@@ -198,8 +198,7 @@ def _start_sweeper() -> None:
 
 def install() -> None:
     """Wrap the upload manager and the message handler once per process (later calls do nothing).
-    server/changes.py checks NEEDS first; raises RuntimeError where this server keeps uploads in a manager
-    of another kind, so the server does not start unguarded."""
+    server/changes.py checks NEEDS first."""
     manager_class = private.MemoryUploadedFileManager
     runtime_class = private.Runtime
     with _install_lock:
@@ -212,7 +211,15 @@ def install() -> None:
             manager_class.uploads_bounded = True  # marks the class
         if not getattr(runtime_class.handle_backmsg, "claims_uploads", False):
             runtime_class.handle_backmsg = _wrap_handle_backmsg(runtime_class.handle_backmsg)
-    if runtime_class.exists() and not isinstance(runtime_class.instance().uploaded_file_mgr, manager_class):
+
+
+def check_runtime() -> None:
+    """Raise RuntimeError where the running server keeps uploads in a manager of another kind than the one
+    `install` wrapped, so that it does not serve unguarded. serve.py's startup hook calls it, once the
+    server's runtime exists (under AppTest the runtime is a stand-in with no upload route)."""
+    manager = private.Runtime.instance().uploaded_file_mgr
+    if not isinstance(manager, private.MemoryUploadedFileManager):
         raise RuntimeError(
-            "This server stores uploads in another kind of manager, which server/uploads.py cannot bound."
+            f"The lab will not start: this server stores uploads in a {type(manager).__name__}, which "
+            "server/uploads.py cannot bound."
         )

@@ -16,7 +16,7 @@ from streamlit.runtime.app_session import AppSession
 from streamlit.testing.v1 import AppTest
 
 import serve
-from server import changes, runner_handover
+from server import changes, runner_handover, uploads
 from server import streamlit_private as private
 from server.changes import CHANGES, Change, Kind, Refused
 
@@ -32,6 +32,7 @@ def test_importing_serve_puts_every_change_in():
 
 def test_the_startup_hook_warms_then_freezes_then_serves(monkeypatch):
     calls: list[str] = []
+    monkeypatch.setattr(serve, "check_runtime", lambda: calls.append("check"))
     monkeypatch.setattr(serve, "warm_caches", lambda: calls.append("warm"))
     monkeypatch.setattr(serve, "freeze_loaded", lambda: calls.append("freeze"))
 
@@ -40,7 +41,27 @@ def test_the_startup_hook_warms_then_freezes_then_serves(monkeypatch):
             calls.append("serving")
 
     asyncio.run(start_then_serve())  # browser tests, whose event loop would refuse it, run last
-    assert calls == ["warm", "freeze", "serving"]
+    assert calls == ["check", "warm", "freeze", "serving"]
+
+
+@pytest.mark.parametrize("kept_in", ["memory", "elsewhere"])
+def test_the_startup_hook_refuses_a_server_whose_uploads_the_guard_did_not_wrap(monkeypatch, kept_in):
+    manager = private.MemoryUploadedFileManager("/upload") if kept_in == "memory" else object()
+
+    class Running:
+        uploaded_file_mgr = manager
+
+    class RuntimeNow:
+        @staticmethod
+        def instance() -> Running:
+            return Running()
+
+    monkeypatch.setattr(private, "Runtime", RuntimeNow)
+    if kept_in == "memory":
+        uploads.check_runtime()
+    else:
+        with pytest.raises(RuntimeError, match="^The lab will not start: .* object, which server/uploads.py"):
+            uploads.check_runtime()
 
 
 def test_the_pinned_streamlit_has_every_name_each_change_needs():
