@@ -251,7 +251,11 @@ def draw() -> None:
         )
 
     decision = state.record(DECISION_RECORD)
-    if decision is None:
+    if decision is None and state.read_only():
+        # Handed in without a decision: the hand-in locks answers, not the experiments.
+        st.info(lessons.sentence("run_a", "no_decision_handed_in"), icon=":material/science:")
+        lesson_section(run_them)
+    elif decision is None:
         st.info(lessons.sentence("run_a", "no_decision"), icon=":material/science:")
     else:
         st.markdown(lessons.sentence("run_a", "you_chose", choice=FIRST_EXPERIMENTS[decision["choice"]]))

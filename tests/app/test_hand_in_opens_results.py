@@ -83,6 +83,15 @@ def test_run_a_s_pairs_open_ungraded():
     assert not _prediction_forms(at) and not _stored_predictions(at)
 
 
+def test_run_a_s_experiments_open_for_a_learner_who_handed_in_without_a_decision():
+    at = _handed_in("pages/run_a.py")
+    assert not at.exception
+    assert lessons.sentence("run_a", "no_decision_handed_in") in [i.value for i in at.info]
+    assert [r.key for r in at.radio if r.key == "run_a.experiment"] == ["run_a.experiment"]
+    assert [s.key for s in at.selectbox if s.key == "run_a.pair"] == ["run_a.pair"]
+    assert "run_a.decision" not in at.session_state["records"]  # nothing is stored for it
+
+
 def test_every_scaling_part_opens_ungraded_with_no_verdict_and_nothing_stored():
     at = _handed_in("pages/scaling.py")
     for part, text in load_scaling().parts.items():
