@@ -32,7 +32,7 @@ from server import message_rate
 from store import LearnerStore
 from store.engine import default_url
 from store.guards import SIGNING_KEY, GuardStore
-from tests.harness.load_client import LOOPBACK, Session, SessionError
+from tests.harness.load_client import LOOPBACK, Session, SessionError, menu_paths
 from tests.harness.page_model import PageModel, widget_state
 from tests.harness.paths import REPO_ROOT
 from tests.harness.server import StreamlitServer
@@ -113,20 +113,8 @@ def _fetch(port: int, url: str) -> bytes:
         return reply.read()
 
 
-def _pages(port: int) -> list[str]:
-    async def read() -> list[str]:
-        session = Session(port=port, marker="bench-s901-prot", timeout_s=60)
-        try:
-            await session.connect("")
-            return [page.url_path for page in session.model.pages]
-        finally:
-            await session.close()
-
-    return asyncio.run(read())
-
-
 def test_hostile_values_on_every_page_raise_nothing_and_store_nothing_outside_the_schema(server):
-    pages = _pages(server.port)
+    pages = menu_paths(server.port, "bench-s901-prot")
     assert len(pages) >= 8
     key = GuardStore(LearnerStore.open(default_url())).installation_secret(SIGNING_KEY)
     for url_path in pages:

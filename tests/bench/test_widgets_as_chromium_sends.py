@@ -25,7 +25,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.NumberInput_pb2 import NumberInput
 
-from tests.harness.load_client import Session
+from tests.harness.load_client import Session, menu_paths
 from tests.harness.page_model import PageModel, WidgetInfo, widget_state
 from tests.harness.paths import REPO_ROOT
 from tests.harness.server import StreamlitServer
@@ -154,25 +154,13 @@ async def _send_a_wrong_kind(port: int) -> None:
         await session.close()
 
 
-def _pages(port: int) -> list[str]:
-    async def read() -> list[str]:
-        session = Session(port=port, marker="bench-s952-chrome", timeout_s=60)
-        try:
-            await session.connect("")
-            return [page.url_path for page in session.model.pages]
-        finally:
-            await session.close()
-
-    return asyncio.run(read())
-
-
 def _dropped_lines(server: StreamlitServer) -> int:
     return sum(DROPPED in line for line in server.log_path.read_text(errors="replace").splitlines())
 
 
 def test_every_widget_on_every_page_is_taken_as_chromium_sends_it(server):
     kinds: set[str] = set()
-    for url_path in _pages(server.port):
+    for url_path in menu_paths(server.port, "bench-s952-chrome"):
         changed, exceptions = asyncio.run(_change_every_widget(server.port, url_path))
         assert exceptions == [], url_path
         kinds |= changed

@@ -314,3 +314,17 @@ async def open_root_once(port: int, *, timeout_s: float = 120.0) -> None:
         await session.connect()
     finally:
         await session.close()
+
+
+def menu_paths(port: int, marker: str) -> list[str]:
+    """The URL path of every page in the app's menu, as one fresh session reads it ("" is the home page)."""
+
+    async def read() -> list[str]:
+        session = Session(port=port, marker=marker, timeout_s=60)
+        try:
+            await session.connect("")
+            return [page.url_path for page in session.model.pages]
+        finally:
+            await session.close()
+
+    return asyncio.run(read())
