@@ -117,7 +117,7 @@ fields = section("linear")
 
 def draw() -> None:
     """The page's body: the layer's cost and placements, then the roofline, measurements and fusion."""
-    prose(heading("What a linear layer costs", TITLE), lessons.text("linear", "intro"))
+    prose(heading(lessons.sentence("linear", "title"), TITLE), lessons.text("linear", "intro"))
 
     sizes, hardware = st.columns(2)
     with sizes:
