@@ -16,6 +16,14 @@ LOCK_ANSWER = lessons.sentence("marked", "lock_answer")
 LOCK_PREDICTION = lessons.sentence("marked", "lock_prediction")
 
 
+def says(page: str, key: str, **figures: object) -> str:
+    """The sentence `key` of lessons/`page` up to its first figure not given here, the given ones filled in:
+    what a test can look for when the rest depends on figures it does not compute."""
+    template = lessons.sentences(page)[key]
+    cuts = [template.text.index("{" + name) for name in template.names - figures.keys()]
+    return template.text[: min(cuts, default=len(template.text))].format_map(figures)
+
+
 def open_page(page: str | None = None, *, at: AppTest | None = None) -> AppTest:
     """A fresh learner session (or `at`) on `page` (a path like "pages/four_runs.py"), run once; a session
     that has not run yet runs Home first, keeping its query string for `page` (a share link)."""

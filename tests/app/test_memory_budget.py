@@ -11,7 +11,7 @@ from core.estimate_check.view import check_view, config_label
 from core.measured import measured_ids
 from core.memory.view import SECTION, budget_view, bytes_per_parameter, said
 from core.settings_schema import section
-from tests.app.conftest import HOME, answer, chart_rows, open_page, sketch_budget
+from tests.app.conftest import HOME, answer, chart_rows, open_page, says, sketch_budget
 
 PAGE = "pages/memory_budget.py"
 
@@ -328,12 +328,15 @@ def test_two_failure_points_on_one_screen_each_say_which_question_they_answer():
     # time, in iteration 2's forward pass, once Adam's state is resident. Both are true; each is named.
     at = _open()
     at.radio(key=f"{SECTION}.phase_attention").set_value("eager").run()
-    [oom] = [e.value for e in at.error if e.value.startswith("Out of memory: one step's largest moment")]
-    assert "loss.backward()" in oom and "where a run of two iterations first fails" in oom
+    [oom] = [e.value for e in at.error if e.value.startswith(says("memory", "phase_oom"))]
+    # It ends by naming which question the figure answers (the sentence after its last figure).
+    assert "loss.backward()" in oom and oom.endswith(
+        lessons.sentences("memory")["phase_oom"].text.rsplit("}", 1)[1]
+    )
     careful = at.table[1].value.to_dict("records")[1]
     assert careful["Verdict"].startswith("a run first fails in the forward pass of iteration 2")
     notes = " ".join(m.value for m in at.markdown)
-    assert "tensors only" in notes and "the verdict is where a run of two iterations first fails" in notes
+    assert says("memory", "why_careful") in notes
 
 
 def test_a_locked_guess_says_when_the_settings_it_was_graded_on_have_changed():

@@ -10,7 +10,7 @@ import pytest
 from core import lessons
 from core.memory.reference import measured_steps, run_a_measurements
 from core.oom import parse_oom_message
-from tests.app.conftest import headings, open_page
+from tests.app.conftest import headings, open_page, says
 
 PAGE = "pages/your_oom.py"
 RUN_A_MESSAGE = next(
@@ -29,13 +29,6 @@ TRACEBACK = (
 
 # Where Run A died, as the phase model names the phase (core.memory.phases' words, a figure here).
 WHERE = "loss.backward() of step 1"
-
-
-def _says(key: str, **figures: object) -> str:
-    """The page's sentence `key` up to its first figure not given here, with the given ones filled in."""
-    text = lessons.sentences("your_oom")[key].text
-    missing = [text.index("{" + name) for name in lessons.sentences("your_oom")[key].names - figures.keys()]
-    return text[: min(missing, default=len(text))].format_map(figures)
 
 
 def _markdown(at) -> str:
@@ -64,7 +57,7 @@ def test_run_a_message_died_in_backward_of_step_1_and_the_estimate_agrees():
     assert at.selectbox(key="your_oom.gpu").value == "H200"  # 139.80 GiB total capacity
     text = _markdown(at)
     assert lessons.sentence("your_oom", "died_traceback", where=WHERE) in text
-    assert _says("agrees", where=WHERE) in text
+    assert says("your_oom", "agrees", where=WHERE) in text
     assert "1 × 1,536 × 50,257 vocabulary × 4 bytes = 294.47 MiB" in text and "296.00 MiB" in text
     assert len(at.get("vega_lite_chart")) == 1
     terms = at.table[0].value
@@ -73,7 +66,7 @@ def test_run_a_message_died_in_backward_of_step_1_and_the_estimate_agrees():
 
 def test_the_message_alone_is_placed_by_its_block():
     at = _paste(RUN_A_MESSAGE)
-    assert _says("died_block", where=WHERE, tried="296.00 MiB") in _markdown(at)
+    assert says("your_oom", "died_block", where=WHERE, tried="296.00 MiB") in _markdown(at)
 
 
 def test_halving_the_tokens_moves_the_failure_into_the_optimizer_step():
@@ -89,7 +82,7 @@ def test_halving_the_tokens_moves_the_failure_into_the_optimizer_step():
         "Applied: Half the tokens" in s.value and "optimizer.step() of step 1" in s.value for s in at.success
     )
     # the message is still read against the run it came from; the change is drawn as its own chart
-    assert _says("died_block", where=WHERE) in _markdown(at)
+    assert says("your_oom", "died_block", where=WHERE) in _markdown(at)
     assert len(at.get("vega_lite_chart")) == 2
     at.button[2].click().run()  # back to the run the message came from
     assert at.number_input(key="your_oom.seq").value == 1536 and not at.success
@@ -128,7 +121,7 @@ def test_a_measurement_pasted_back_is_compared_and_a_bad_one_refused():
     assert list(measured["Step"]) == [2, 2, 2]
     assert all(abs(int(v.rstrip("%"))) < 10 for v in measured["Off by"])
     at.text_area(key="your_oom.measured").input('{"step_1": 5}').run()
-    assert any(_says("measure_refused") in e.value.replace("\\", "") for e in at.error)
+    assert any(says("your_oom", "measure_refused") in e.value.replace("\\", "") for e in at.error)
     assert len(at.table) == 2  # the refused paste shows no comparison
 
 
@@ -137,4 +130,4 @@ def test_a_config_json_that_is_not_json_is_one_sentence():
     at.selectbox(key="your_oom.model").select("My config.json").run()
     at.text_area(key="your_oom.config").input("{not json").run()
     assert not at.exception
-    assert any(_says("config_refused") in e.value.replace("\\", "") for e in at.error)
+    assert any(says("your_oom", "config_refused") in e.value.replace("\\", "") for e in at.error)
