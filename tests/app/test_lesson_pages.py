@@ -5,6 +5,8 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from core import lessons
+from core.settings_schema import section
+from core.share_links import read_link
 from core.stack import load_stack
 from core.telemetry import recorded
 from tests.app.conftest import HOME, answer, headings, open_box, open_page, open_tab, sort_four_runs
@@ -100,4 +102,5 @@ def test_a_bad_share_link_shows_a_note_and_the_default():
     open_page("pages/execution_stack.py", at=at)
     assert not at.exception
     assert at.radio(key="stack.symptom").value == "oom"
-    assert any("Ignored from the link" in w.value for w in at.warning)
+    reading = read_link(section("stack"), {"symptom": ["<script>alert(1)</script>"]})
+    assert len(reading.notes) == 1 and any(reading.notes[0] in w.value for w in at.warning)

@@ -7,7 +7,7 @@ from core.scaling import narrative
 from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYNTHESIS, current_settings
 from core.scaling.outcomes import part_contrasts
 from core.scaling.scenarios import load_scaling, track
-from tests.app.conftest import headings, markdown_blocks, open_page, open_tab
+from tests.app.conftest import headings, markdown_blocks, open_page, open_tab, says
 from ui.tables import stacked
 
 PAGE = "pages/scaling.py"
@@ -79,7 +79,7 @@ def test_locking_without_choosing_says_so_and_stores_nothing():
     at = _open(open_page(PAGE), "B")
     at.button(key="scaling.predict.B.lock").click()
     at.run()
-    assert any("Pick one of the options" in i.value for i in at.info)
+    assert lessons.sentence("marked", "pick_prediction") in [i.value for i in at.info]
     assert PREDICTIONS not in at.session_state["records"]
 
 
@@ -212,7 +212,7 @@ def test_part_e_answer_follows_the_track_and_a_prediction_is_graded_where_it_was
     at.selectbox(key="scaling.track").set_value("tinyml").run()
     _lock(at, "E", "drop")  # TinyML's 2.3 ms steps: waiting 2 ms a step for the slowest GPU costs more
     assert at.session_state["records"][PREDICTION_TRACKS] == {"E": "tinyml"}
-    assert any(s.value.startswith("**Your prediction held.**") for s in at.success)
+    assert any(s.value.startswith(says("scaling", "prediction_held")) for s in at.success)
     at.selectbox(key="scaling.track").set_value("cloud").run()
     assert not at.exception
     held = [s.value for s in at.success if s.value.startswith("**Your prediction held.**")]
