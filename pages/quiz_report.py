@@ -125,7 +125,9 @@ def draw() -> None:
         if line.page:
             st.page_link(
                 page_for(line.page),
-                label=f"Back to {title_of(line.page)}: {line.label}",
+                label=lessons.sentence(
+                    "quiz_report", "back_to", page_title=title_of(line.page), question=line.label
+                ),
                 icon=":material/undo:",
             )
     st.subheader("Your predictions")
