@@ -259,7 +259,7 @@ def draw() -> None:
     prose(
         heading("What the roofline leaves out", SUBHEADER),
         _what_it_leaves_out(),
-        heading("Fusion: same arithmetic, fewer bytes"),
+        heading(lessons.sentence("linear", "fusion_heading")),
         lessons.text(
             "linear",
             "fusion",

@@ -182,7 +182,7 @@ def draw() -> None:
     st.header("One training step, moment by moment")
     draw_chart(
         ("run_a.timeline",),
-        lambda: timeline_chart(run_a, title="Run A: memory in use through the first step"),
+        lambda: timeline_chart(run_a, title=lessons.sentence("run_a", "timeline_title")),
         description=(
             "Stacked area of memory terms through Run A's first step, rising to the device limit in backward."
         ),
@@ -237,7 +237,7 @@ def draw() -> None:
             disabled=locked,
         )
         submit_button(
-            "Save my decision",
+            lessons.sentence("run_a", "save_decision"),
             DECISION_RECORD,
             decision_record,
             locked=locked,
@@ -308,7 +308,7 @@ def draw() -> None:
             disabled=locked,
         )
         submit_button(
-            "Submit my answer",
+            lessons.sentence("run_a", "submit_answer"),
             REFLECTION_RECORD,
             reflection_record,
             locked=locked,

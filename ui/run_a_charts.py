@@ -36,7 +36,9 @@ def experiment_chart(outcome: ExperimentOutcome) -> ChartRecipe:
         ("run_a.experiment", outcome.label),
         lambda: timeline_chart(
             outcome.timeline,
-            title=f"{short_label(outcome.experiment)}: memory in use",
+            title=lessons.sentence(
+                "run_a", "experiment_chart_title", experiment=short_label(outcome.experiment)
+            ),
             before=run_a_timeline(),
         ),
     )
@@ -57,7 +59,7 @@ def pair_chart(pair: PairOutcome) -> ChartRecipe:
         ("run_a.pair", pair.together.experiment),
         lambda: timeline_chart(
             pair.together.timeline,
-            title="Both changes: memory in use",
+            title=lessons.sentence("run_a", "pair_chart_title"),
             before=compared.timeline if compared else run_a_timeline(),
             before_note=compared_note(pair),
         ),

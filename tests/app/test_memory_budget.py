@@ -66,7 +66,7 @@ def assert_verdict_matches_core(at):
     assert f"{verdict.largest_gb:.1f} GB" in text and f"({verdict.largest_share_percent:.0f}%" in text
     assert verdict.lever in text and view.device_label in text
     budget = at.get("vega_lite_chart")[0]
-    assert json.loads(budget.proto.spec)["title"] == "Peak training memory per GPU"
+    assert json.loads(budget.proto.spec)["title"] == lessons.sentence("memory", "budget_chart_title")
     assert sum(row["gb"] for row in chart_rows(budget, "terms")) == pytest.approx(verdict.total_gb)
     assert chart_rows(budget, "device") == [{"gb": verdict.device_gb, "label": view.device_label}]
     assert parameters_shown(at) == f"{view.parameter_count:,}"
@@ -215,7 +215,7 @@ def assert_check_shown(at, config_id):
     assert view.gap_text in [m.value for m in at.markdown]
     assert view.setup_text in [c.value for c in at.caption]
     chart = json.loads(at.get("vega_lite_chart")[3].proto.spec)
-    assert chart["title"] == "Estimate and PyTorch, term by term (bytes)"
+    assert chart["title"] == lessons.sentence("memory", "check_chart_title")
 
 
 def test_how_close_is_this_estimate_follows_the_picked_run_and_keeps_it():

@@ -49,7 +49,9 @@ def _example_charts(at) -> list:
 def test_the_page_opens_on_the_question_with_a_bare_chart_and_the_healthy_example():
     at = open_page(PAGE)
     assert not at.exception
-    assert headings(at, 2) == ["Classify one first", "Read a log"]
+    assert headings(at, 2) == [
+        lessons.sentence("your_run", key) for key in ("classify_heading", "read_heading")
+    ]
     charts = at.get("vega_lite_chart")
     assert _dataset_names(charts[:QUESTION_PANELS]) == {"loss", "memory"}  # no evidence before the answer
     assert all(len(chart.proto.datasets) == 1 for chart in charts[:QUESTION_PANELS])
