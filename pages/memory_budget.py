@@ -139,7 +139,7 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str) -> No
 
 def phase_section() -> None:
     """Draw the phase-by-phase count with its own controls."""
-    prose(heading("Phase by phase: the careful count"), lessons.text("memory", "phases"))
+    prose(heading(lessons.sentence("memory", "phases_heading")), lessons.text("memory", "phases"))
     left, right = st.columns(2)
     with left:
         choice(st.radio, "Implementation stack", "stack", phase_choices.Stack.label_of)

@@ -95,7 +95,7 @@ def run_them() -> None:
     """The experiments the decision leads to: each one's timeline, all four side by side, then two at once."""
     prose(heading("Now run them"), lessons.sentence("run_a", "run_them"))
     st.radio(
-        "Timeline to show",
+        lessons.sentence("run_a", "timeline_pick"),
         section("run_a").field("experiment").choices,
         format_func=FIRST_EXPERIMENTS.__getitem__,
         horizontal=True,
@@ -111,7 +111,10 @@ def run_them() -> None:
     st.caption(lessons.sentence("run_a", "experiment_caption"))
     experiment_tables([run_experiment(e) for e in EXPERIMENTS], "The four experiments")
 
-    prose(heading("Two changes at once", SUBHEADER), lessons.sentence("run_a", "two_changes_intro"))
+    prose(
+        heading(lessons.sentence("run_a", "two_changes_heading"), SUBHEADER),
+        lessons.sentence("run_a", "two_changes_intro"),
+    )
     if lesson_prediction(PAIR_PREDICTION, reach(run_pair(PREDICTED_PAIR).together.timeline)) is not None:
         st.selectbox(
             "Two experiments to combine", pairs(), format_func=pair_label, **persistent("run_a", "pair")

@@ -177,7 +177,7 @@ def finding_card(finding: Finding) -> None:
             st.markdown(lessons.sentence("your_run", "measure_next", measurement=finding.next_step))
             st.page_link(
                 page_for(finding.page),
-                label=f"Learn it: {finding.page_title}",
+                label=lessons.sentence("your_run", "learn_it", page_title=finding.page_title),
                 icon=":material/arrow_forward:",
             )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
+from core import lessons
 from core.memory.settings import Recompute
 from core.progress import check_ids, quiz_ids
 from core.questions import load_bank
@@ -137,7 +138,7 @@ def test_run_a_s_experiment_picker_reruns_the_experiments_alone(learner):
     assert learner.runs.fragments[-1] not in ("", body), (
         "the experiment picker reran more than the experiments"
     )
-    picker = page.get_by_role("radiogroup", name="Timeline to show", exact=True)
+    picker = page.get_by_role("radiogroup", name=lessons.sentence("run_a", "timeline_pick"), exact=True)
     expect(picker.get_by_role("radio", name=FIRST_EXPERIMENTS["optim"])).to_be_checked()
     # The saved decision above the experiments is still drawn, and not twice.
     assert reasoning.count() == shown
