@@ -17,7 +17,9 @@ def draw() -> None:
     """The page's body: the layers, the check question and the symptom tracer."""
     stack = load_stack()
 
-    prose(heading("The execution stack", TITLE), lessons.text("execution_stack", "intro"))
+    prose(
+        heading(lessons.sentence("execution_stack", "title"), TITLE), lessons.text("execution_stack", "intro")
+    )
 
     # One card of five paragraphs, not a grid: drawn again on every click on this page, a row of columns
     # per layer cost 30 elements where this costs 2.

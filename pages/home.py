@@ -21,7 +21,7 @@ def draw() -> None:
 
     brief = brief_figures()
     prose(
-        heading("Reading a Training Run", TITLE),
+        heading(lessons.sentence("home", "title"), TITLE),
         lessons.text(
             "home",
             "intro",

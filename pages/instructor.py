@@ -115,7 +115,7 @@ def class_view(code: str) -> None:
     )
     found = distributions(bank, works)
     wrong = common_wrong_answers(found)
-    st.markdown("**Most common wrong answers**")
+    st.markdown(lessons.sentence("instructor", "wrong_answers_heading"))
     if wrong:
         st.table(
             arrow_rows([{"Question": w.label, "Wrong answer": w.text, "Learners": w.count} for w in wrong]),
@@ -137,7 +137,7 @@ def class_view(code: str) -> None:
                 )
             )
             st.toggle(
-                "Reveal to learners who answered",
+                lessons.sentence("instructor", "reveal_toggle"),
                 value=dist.question_id in revealed,
                 key=f"instructor.reveal.{dist.question_id}",
                 on_change=_reveal,
@@ -162,7 +162,7 @@ def class_view(code: str) -> None:
             alt=predictions_description(rows, part, text.title),
         )
     st.download_button(
-        "Download the room as CSV",
+        lessons.sentence("instructor", "download_room"),
         functools.partial(_room_csv, bank, works),
         file_name=f"room-{code}.csv",
         mime="text/csv",

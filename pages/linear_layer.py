@@ -117,7 +117,7 @@ fields = section("linear")
 
 def draw() -> None:
     """The page's body: the layer's cost and placements, then the roofline, measurements and fusion."""
-    prose(heading("What a linear layer costs", TITLE), lessons.text("linear", "intro"))
+    prose(heading(lessons.sentence("linear", "title"), TITLE), lessons.text("linear", "intro"))
 
     sizes, hardware = st.columns(2)
     with sizes:
@@ -257,7 +257,7 @@ def draw() -> None:
     prose(
         heading("What the roofline leaves out", SUBHEADER),
         _what_it_leaves_out(),
-        heading("Fusion: same arithmetic, fewer bytes"),
+        heading(lessons.sentence("linear", "fusion_heading")),
         lessons.text(
             "linear",
             "fusion",

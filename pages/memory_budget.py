@@ -74,7 +74,7 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str | None
             bars,
             device_gb=verdict.device_gb,
             device_label=view.device_label,
-            title="Peak training memory per GPU",
+            title=lessons.sentence("memory", "budget_chart_title"),
             gb_legend=True,
         ),
         datasets=budget_datasets(bars, device_gb=verdict.device_gb, device_label=view.device_label),
@@ -144,7 +144,7 @@ def budget_and_sweep(view: BudgetView, settings: dict, guessed_break: str | None
 
 def phase_section() -> None:
     """Draw the phase-by-phase count with its own controls."""
-    prose(heading("Phase by phase: the careful count"), lessons.text("memory", "phases"))
+    prose(heading(lessons.sentence("memory", "phases_heading")), lessons.text("memory", "phases"))
     left, right = st.columns(2)
     with left:
         choice(st.radio, "Implementation stack", "stack", phase_choices.Stack.label_of)
@@ -225,7 +225,7 @@ def estimate_check_section() -> None:
     st.table(arrow_rows(view.table), hide_index=True)
     draw_chart(
         ("estimate_check", chosen),
-        lambda: estimate_check_chart(view.check, title="Estimate and PyTorch, term by term (bytes)"),
+        lambda: estimate_check_chart(view.check, title=lessons.sentence("memory", "check_chart_title")),
         description=view.chart_description,
     )
     st.caption(view.chart_description)

@@ -125,7 +125,9 @@ def draw() -> None:
         if line.page:
             st.page_link(
                 page_for(line.page),
-                label=f"Back to {title_of(line.page)}: {line.label}",
+                label=lessons.sentence(
+                    "quiz_report", "back_to", page_title=title_of(line.page), question=line.label
+                ),
                 icon=":material/undo:",
             )
     st.subheader("Your predictions")
@@ -168,7 +170,7 @@ def draw() -> None:
     # are written when clicked, not on every run of the page.
     left, right = st.columns(2)
     left.download_button(
-        "Download the report (Markdown)",
+        lessons.sentence("quiz_report", "download_report"),
         functools.partial(render_markdown, report),
         file_name=progress_file.REPORT_FILE_NAME,
         mime="text/markdown",
@@ -177,7 +179,7 @@ def draw() -> None:
         key="download.report",
     )
     right.download_button(
-        "Download my progress (JSON)",
+        lessons.sentence("quiz_report", "download_progress"),
         functools.partial(_progress_file, state.snapshot(), key),
         file_name=progress_file.PROGRESS_FILE_NAME,
         mime="application/json",
@@ -191,10 +193,10 @@ def draw() -> None:
 
     st.subheader("Restore progress")
     st.file_uploader(
-        "A progress file you downloaded earlier", type="json", key="restore.file", disabled=locked
+        lessons.sentence("quiz_report", "restore_file"), type="json", key="restore.file", disabled=locked
     )
     st.button(
-        "Restore from this file",
+        lessons.sentence("quiz_report", "restore_button"),
         on_click=_restore,
         args=(key,),
         key="restore.go",
@@ -220,11 +222,9 @@ def draw() -> None:
                 lessons.sentence("quiz_report", "answer_quiz_first", questions="; ".join(missing)),
                 icon=":material/pending:",
             )
-        confirmed = st.checkbox(
-            "I have read my report and know it cannot be changed after this.", key="handin.confirm"
-        )
+        confirmed = st.checkbox(lessons.sentence("quiz_report", "hand_in_confirm"), key="handin.confirm")
         st.button(
-            "Hand in my lab",
+            lessons.sentence("quiz_report", "hand_in_button"),
             type="primary",
             on_click=_hand_in,
             disabled=bool(missing) or not confirmed,

@@ -41,7 +41,6 @@ from core.run_a import (
     run_experiment,
     run_pair,
     saved_choice_index,
-    short_label,
     stored_text,
 )
 from core.settings_schema import section
@@ -52,7 +51,13 @@ from ui.links import share_box
 from ui.nav import next_link
 from ui.prediction import lesson_prediction
 from ui.prose import SUBHEADER, TITLE, heading, prose
-from ui.run_a_charts import compared_note, experiment_chart, pair_chart
+from ui.run_a_charts import (
+    compared_note,
+    experiment_chart,
+    experiment_description,
+    pair_chart,
+    pair_description,
+)
 from ui.settings import persistent
 from ui.tables import arrow_rows, shared_table, table_with_notes
 
@@ -103,7 +108,7 @@ def run_them() -> None:
     """The experiments the decision leads to: each one's timeline, all four side by side, then two at once."""
     prose(heading("Now run them"), lessons.sentence("run_a", "run_them"))
     st.radio(
-        "Timeline to show",
+        lessons.sentence("run_a", "timeline_pick"),
         section("run_a").field("experiment").choices,
         format_func=FIRST_EXPERIMENTS.__getitem__,
         horizontal=True,
@@ -114,14 +119,15 @@ def run_them() -> None:
     st.markdown(f"**{outcome.change_title}.** {outcome.summary}")
     draw_chart(
         *experiment_chart(outcome),
-        description=timeline_description(
-            outcome.timeline, f"{short_label(outcome.experiment)}: memory in use"
-        ),
+        description=experiment_description(outcome),
     )
     st.caption(lessons.sentence("run_a", "experiment_caption"))
     experiment_tables([run_experiment(e) for e in EXPERIMENTS], "The four experiments")
 
-    prose(heading("Two changes at once", SUBHEADER), lessons.sentence("run_a", "two_changes_intro"))
+    prose(
+        heading(lessons.sentence("run_a", "two_changes_heading"), SUBHEADER),
+        lessons.sentence("run_a", "two_changes_intro"),
+    )
     if lesson_prediction(PAIR_PREDICTION, reach(run_pair(PREDICTED_PAIR).together.timeline)) is not None:
         st.selectbox(
             "Two experiments to combine", pairs(), format_func=pair_label, **persistent("run_a", "pair")
@@ -130,7 +136,7 @@ def run_them() -> None:
         st.markdown(f"**{pair.together.change_title}.** {pair.verdict}")
         draw_chart(
             *pair_chart(pair),
-            description=timeline_description(pair.together.timeline, "Both changes: memory in use"),
+            description=pair_description(pair),
         )
         st.caption(lessons.sentence("run_a", "pair_caption", compared=compared_note(pair)))
         experiment_tables(
@@ -192,8 +198,8 @@ def draw() -> None:
     st.header("One training step, moment by moment")
     draw_chart(
         ("run_a.timeline",),
-        lambda: timeline_chart(run_a, title="Run A: memory in use through the first step"),
-        description=timeline_description(run_a, "Run A: memory in use through the first step"),
+        lambda: timeline_chart(run_a, title=lessons.sentence("run_a", "timeline_title")),
+        description=timeline_description(run_a, lessons.sentence("run_a", "timeline_title")),
     )
     st.caption(lessons.sentence("run_a", "timeline_caption", failure_where=brief.failure_where))
     st.table(
@@ -242,7 +248,7 @@ def draw() -> None:
             disabled=locked,
         )
         submit_button(
-            "Save my decision",
+            lessons.sentence("run_a", "save_decision"),
             DECISION_RECORD,
             decision_record,
             locked=locked,
@@ -313,7 +319,7 @@ def draw() -> None:
             disabled=locked,
         )
         submit_button(
-            "Submit my answer",
+            lessons.sentence("run_a", "submit_answer"),
             REFLECTION_RECORD,
             reflection_record,
             locked=locked,

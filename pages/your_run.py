@@ -183,7 +183,7 @@ def finding_card(finding: Finding) -> None:
             st.markdown(lessons.sentence("your_run", "measure_next", measurement=finding.next_step))
             st.page_link(
                 page_for(finding.page),
-                label=f"Learn it: {finding.page_title}",
+                label=lessons.sentence("your_run", "learn_it", page_title=finding.page_title),
                 icon=":material/arrow_forward:",
             )
 
@@ -217,7 +217,7 @@ def draw() -> None:
     prose(
         heading("Your run", TITLE),
         lessons.text("your_run", "intro"),
-        heading("Classify one first"),
+        heading(lessons.sentence("your_run", "classify_heading")),
         f"**{quiz.title}**",
     )
     quiz_table = example_table(quiz.file)
@@ -227,7 +227,7 @@ def draw() -> None:
     show_run(quiz_reading, title=quiz.title, marked=False)
     marked_questions(QUESTION_ID, page_reads_it=True)  # the log below waits for the answer
 
-    st.header("Read a log")
+    st.header(lessons.sentence("your_run", "read_heading"))
     # The log's controls rerun only the reading below them, not the example above.
     lesson_section(read_a_log)
     next_link("pages/your_run.py")

@@ -19,6 +19,7 @@ from typing import Any
 
 import streamlit as st
 
+from core import lessons
 from server.run_slots import in_a_run_slot
 from store import StoreUnavailable
 from store.ids import is_learner_id, new_learner_id, show_code
@@ -174,16 +175,11 @@ def saved_indicator() -> None:
         return
     with slot:
         if status == "opening":
-            st.caption(":material/hourglass_empty: Opening your saved work…")
+            st.caption(lessons.sentence("identity", "opening"))
         elif status == "unsaved":
-            st.warning(
-                "**Not saved.** The lab's store cannot be reached right now. Your work stays in this "
-                "tab and is saved as soon as the store is back (the app tries again each time you "
-                "click). To be safe, download your progress on *Quiz and report*.",
-                icon=":material/cloud_off:",
-            )
+            st.warning(lessons.sentence("identity", "not_saved"), icon=":material/cloud_off:")
         else:
-            st.caption(":material/cloud_done: Saved: your work is stored as you go.")
+            st.caption(lessons.sentence("identity", "saved"))
 
 
 def _switch_to(learner: str) -> None:
@@ -197,14 +193,14 @@ def _resume() -> None:
     try:
         found = learner_store().learner_for_code(typed)
     except StoreUnavailable:
-        st.session_state[FLASH] = ("error", "The store cannot be reached right now; try again in a moment.")
+        st.session_state[FLASH] = ("error", lessons.sentence("identity", "store_down"))
         return
     if found is None:
         # The same words whatever the code was: nobody learns which codes exist.
-        st.session_state[FLASH] = ("error", "That code did not open any work. Check it and try again.")
+        st.session_state[FLASH] = ("error", lessons.sentence("identity", "code_refused"))
         return
     _switch_to(found)
-    st.session_state[FLASH] = ("success", "Your saved work is open on this device.")
+    st.session_state[FLASH] = ("success", lessons.sentence("identity", "work_opened"))
     rerun_whole_app()  # the page shows the opened work
 
 
@@ -212,7 +208,7 @@ def _start_over() -> None:
     if st.session_state.get("identity.start_over.confirm"):
         st.session_state["identity.start_over.confirm"] = False
         _switch_to(new_learner_id())
-        st.session_state[FLASH] = ("success", "A fresh lab: nothing answered yet.")
+        st.session_state[FLASH] = ("success", lessons.sentence("identity", "fresh_lab"))
         rerun_whole_app()
 
 
@@ -222,18 +218,23 @@ def saved_work_box() -> None:
     if FLASH in st.session_state:  # the outcome of a click in the box is read in the box
         st.session_state[SAVED_WORK_OPEN] = True
     # Built only while open: closed, as it nearly always is, it sends nothing on a page switch.
-    box = st.expander("Your saved work", icon=":material/badge:", key=SAVED_WORK_OPEN, on_change="rerun")
+    box = st.expander(
+        lessons.sentence("identity", "box_title"),
+        icon=":material/badge:",
+        key=SAVED_WORK_OPEN,
+        on_change="rerun",
+    )
     if not box.open:
         return
     with box:
         code = state.resume_code()
         if code is not None:
             # Plain Markdown is safe here: a code is made of our own letters and digits only.
-            st.markdown(f"Resume code: **{show_code(code)}**")
-            st.caption("Type it on another device to continue there; keep it to yourself.")
+            st.markdown(lessons.sentence("identity", "resume_code", code=show_code(code)))
+            st.caption(lessons.sentence("identity", "resume_code_hint"))
         # Not a form or a code block, so a page's own forms and code stay the only ones it has.
-        st.text_input("Continue from a resume code", key="identity.code")
-        st.button("Continue", on_click=_resume, key="identity.resume")
+        st.text_input(lessons.sentence("identity", "continue_from"), key="identity.code")
+        st.button(lessons.sentence("identity", "continue_button"), on_click=_resume, key="identity.resume")
         if flash := st.session_state.pop(FLASH, None):
             kind, message = flash
             (st.error if kind == "error" else st.success)(message)
@@ -241,13 +242,10 @@ def saved_work_box() -> None:
                 # The browser is yet to store the opened work's id; its report is one more run, and
                 # the message must outlast it.
                 st.session_state[FLASH] = flash
-        st.caption(
-            "Start over gives this browser a fresh lab. Your current work stays stored, locked as it "
-            "is, and opens again with its resume code."
-        )
-        st.checkbox("Yes, start a fresh lab", key="identity.start_over.confirm")
+        st.caption(lessons.sentence("identity", "start_over_note"))
+        st.checkbox(lessons.sentence("identity", "start_over_confirm"), key="identity.start_over.confirm")
         st.button(
-            "Start over",
+            lessons.sentence("identity", "start_over_button"),
             on_click=_start_over,
             key="identity.start_over",
             disabled=not st.session_state.get("identity.start_over.confirm"),

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 
 import streamlit as st
 
+from core import lessons
 from ui import state
 
 
@@ -33,8 +34,8 @@ def lock_form(
     options: Mapping[str, str],
     store: Callable[[str], object],
     *,
-    button: str = "Lock prediction",
-    reminder: str = "Pick one of the options first, then lock it.",
+    button: str | None = None,
+    reminder: str | None = None,
     scale: bool = False,
     note: str | None = None,
 ) -> None:
@@ -44,7 +45,10 @@ def lock_form(
     list it starts with nothing chosen, so no starting position can sit near the answer and count as a
     guess, and a phone's finger picks one stop, not four (a slider must start somewhere).
     `reminder` is shown when the button is pressed with nothing chosen; `note`, a caption, heads the form.
+    The button and the reminder default to a prediction's words.
     """
+    button = lessons.sentence("marked", "lock_prediction") if button is None else button
+    reminder = lessons.sentence("marked", "pick_prediction") if reminder is None else reminder
     read_only = state.read_only()  # read once: each read takes the session's lock
     with st.form(key=f"{key}.form"):
         if note is not None:

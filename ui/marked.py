@@ -90,7 +90,7 @@ def _question(question_id: str, shown_by: str, page_reads_all: tuple[str, ...]) 
             question.prompt,
             {o.id: o.text for o in question.options},
             functools.partial(_lock, question.id, shown_by, page_reads_all),
-            button="Lock in my answer",
+            button=lessons.sentence("marked", "lock_answer"),
             reminder=lessons.sentence("marked", "pick_first"),
             note=lessons.sentence("marked", "locked_once"),
         )

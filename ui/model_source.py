@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import lessons
 from core.config_record import CONFIG_RECORD, kept_config_text
 from core.model_config import FAMILIES, decode_config_file, load_config_text
 from core.model_spec import ModelSpec
@@ -37,7 +38,7 @@ def _keep(text: str | None) -> None:
     if state.read_only():
         st.session_state[CONFIG_KEY] = text
     elif not state.store_record(CONFIG_RECORD, text):
-        st.session_state[REFUSAL_KEY] = "Your saved work has no room left for this config."
+        st.session_state[REFUSAL_KEY] = lessons.sentence("memory", "config_no_room")
 
 
 def _use_config() -> None:
@@ -71,32 +72,37 @@ def _config_model(text: str) -> ModelSpec:
 
 
 def _in_use_line(model: ModelSpec) -> str:
-    line = f"In use: {NAME} ({FAMILIES[model.model_type].label}), {parameter_count(model):,} parameters"
-    if model.is_moe:
-        routed = f"{model.active_experts} of {model.experts} experts"
-        line += f", {active_parameter_count(model):,} active per token ({routed})"
-    return line + ". The Model picker above is set aside until you stop using it."
+    family, parameters = FAMILIES[model.model_type].label, parameter_count(model)
+    if not model.is_moe:
+        return lessons.sentence("memory", "config_in_use", name=NAME, family=family, parameters=parameters)
+    return lessons.sentence(
+        "memory",
+        "config_in_use_moe",
+        name=NAME,
+        family=family,
+        parameters=parameters,
+        active_parameters=active_parameter_count(model),
+        active_experts=model.active_experts,
+        experts=model.experts,
+    )
 
 
 def chosen_model(section: str) -> ModelSpec:
     """Draw the config.json box; the learner's config if one is in use, else the picked preset or shape."""
     text = _config_in_use()
-    with st.expander("Paste or upload your config.json", expanded=text is not None):
-        st.caption(
-            "The config.json a Hugging Face model ships describes its architecture. "
-            f"Supported model_type values: {', '.join(FAMILIES)}. Fields we do not need are ignored."
-        )
-        st.text_area("config.json text", key=PASTE_KEY, height=150)
-        st.file_uploader("or upload the file", type="json", key=UPLOAD_KEY)
-        st.button("Use this config", on_click=_use_config)
+    with st.expander(lessons.sentence("memory", "config_box"), expanded=text is not None):
+        st.caption(lessons.sentence("memory", "config_help", model_types=", ".join(FAMILIES)))
+        st.text_area(lessons.sentence("memory", "config_text"), key=PASTE_KEY, height=150)
+        st.file_uploader(lessons.sentence("memory", "config_upload"), type="json", key=UPLOAD_KEY)
+        st.button(lessons.sentence("memory", "config_use"), on_click=_use_config)
         refusal = st.session_state.get(REFUSAL_KEY)
         if refusal:
-            st.error("That config was not used; the model stays as it was.", icon=":material/error:")
+            st.error(lessons.sentence("memory", "config_refused"), icon=":material/error:")
             st.text(refusal)
     if text is None:
         settings = state.section_settings(section)
         return resolve_model(settings["model"], hidden=settings["hidden"], layers=settings["layers"])
     model = _config_model(text)
     st.text(_in_use_line(model))
-    st.button("Stop using my config.json", on_click=_stop_using)
+    st.button(lessons.sentence("memory", "config_stop"), on_click=_stop_using)
     return model

@@ -8,7 +8,7 @@ burst, and without this the first learner to pick each one paid it inside the cl
 
 from __future__ import annotations
 
-from charts.run_a import timeline_chart
+from charts.run_a import timeline_chart, timeline_description
 from core import lessons
 from core.run_a import (
     EXPERIMENTS,
@@ -24,16 +24,21 @@ from core.run_a import (
 from ui.charts import ChartRecipe, cached_chart
 
 
+def _experiment_title(outcome: ExperimentOutcome) -> str:
+    return lessons.sentence("run_a", "experiment_chart_title", experiment=short_label(outcome.experiment))
+
+
 def experiment_chart(outcome: ExperimentOutcome) -> ChartRecipe:
     """The key and builder of one experiment's timeline, drawn over Run A as briefed."""
     return (
         ("run_a.experiment", outcome.label),
-        lambda: timeline_chart(
-            outcome.timeline,
-            title=f"{short_label(outcome.experiment)}: memory in use",
-            before=run_a_timeline(),
-        ),
+        lambda: timeline_chart(outcome.timeline, title=_experiment_title(outcome), before=run_a_timeline()),
     )
+
+
+def experiment_description(outcome: ExperimentOutcome) -> str:
+    """What `experiment_chart` shows, for a screen reader."""
+    return timeline_description(outcome.timeline, _experiment_title(outcome))
 
 
 def compared_note(pair: PairOutcome) -> str:
@@ -51,11 +56,16 @@ def pair_chart(pair: PairOutcome) -> ChartRecipe:
         ("run_a.pair", pair.together.experiment),
         lambda: timeline_chart(
             pair.together.timeline,
-            title="Both changes: memory in use",
+            title=lessons.sentence("run_a", "pair_chart_title"),
             before=compared.timeline if compared else run_a_timeline(),
             before_note=compared_note(pair),
         ),
     )
+
+
+def pair_description(pair: PairOutcome) -> str:
+    """What `pair_chart` shows, for a screen reader."""
+    return timeline_description(pair.together.timeline, lessons.sentence("run_a", "pair_chart_title"))
 
 
 def warm_run_a_charts() -> int:

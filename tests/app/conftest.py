@@ -8,7 +8,20 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import lessons
+
 HOME = Path(__file__).resolve().parents[2] / "Home.py"
+# The buttons that lock a marked answer and a prediction, as the lesson text names them.
+LOCK_ANSWER = lessons.sentence("marked", "lock_answer")
+LOCK_PREDICTION = lessons.sentence("marked", "lock_prediction")
+
+
+def says(page: str, key: str, **figures: object) -> str:
+    """The sentence `key` of lessons/`page` up to its first figure not given here, the given ones filled in:
+    what a test can look for when the rest depends on figures it does not compute."""
+    template = lessons.sentences(page)[key]
+    cuts = [template.text.index("{" + name) for name in template.names - figures.keys()]
+    return template.text[: min(cuts, default=len(template.text))].format_map(figures)
 
 
 def open_page(page: str | None = None, *, at: AppTest | None = None) -> AppTest:
@@ -90,7 +103,7 @@ def lock_answer(at: AppTest, question_id: str, option_id: str) -> AppTest:
     """Pick an option of a marked question and lock it in; the tree then holds what that click's run drew
     (on most pages the question and the progress summary alone, as the browser's rerun draws them)."""
     at.radio(key=f"marked.{question_id}.choice").set_value(option_id)
-    form_buttons = [b for b in at.button if b.label == "Lock in my answer"]
+    form_buttons = [b for b in at.button if b.label == LOCK_ANSWER]
     index = [r.key for r in at.radio if r.key and r.key.endswith(".choice")].index(
         f"marked.{question_id}.choice"
     )

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.predictions import record_name
 from core.questions import load_bank
-from tests.app.conftest import HOME, drawn, open_page
+from tests.app.conftest import HOME, LOCK_ANSWER, drawn, open_page
 from ui.nav import PAGES
 
 BUDGET_FILE = Path(__file__).with_name("element_budget.toml")
@@ -44,7 +44,7 @@ def _visit_every_page(state: str) -> dict[str, Counter[str]]:
         at = open_page(f"pages/{entry.file}", at=at)
         assert not at.exception, f"{entry.file} raised: {at.exception}"
         if state == "done":  # the seeded work took: nothing is left to lock
-            still_open = [b.label for b in at.button if b.label == "Lock in my answer" or _locks_a_guess(b)]
+            still_open = [b.label for b in at.button if b.label == LOCK_ANSWER or _locks_a_guess(b)]
             assert still_open == [], f"{entry.file} still asks: {still_open}"
         counts[entry.file] = drawn(at)
     return counts

@@ -3,7 +3,7 @@
 from streamlit.testing.v1 import AppTest
 
 from core import lessons
-from tests.app.conftest import HOME, answer, headings, open_page
+from tests.app.conftest import HOME, LOCK_ANSWER, answer, headings, open_page
 from ui.nav import PAGES
 
 ROOT = HOME.parent
@@ -39,7 +39,7 @@ def test_the_sidebar_summary_is_drawn_by_the_frame(fresh):
 
 def test_home_shows_objectives_progress_and_links(fresh):
     assert not fresh.exception
-    assert headings(fresh, 1)[0] == "Reading a Training Run"
+    assert headings(fresh, 1)[0] == lessons.sentence("home", "title")
     assert [m.value for m in fresh.metric][:3] == ["0/9", "0/3", "0/12"]
     progress = fresh.table[0].value
     assert "Four runs" in progress["Part"].tolist() and set(progress["Done"]) == {"no"}
@@ -106,7 +106,7 @@ def test_after_hand_in_marked_questions_cannot_be_answered():
     at.session_state["handed_in_at"] = "2026-11-30T10:00:00+00:00"
     at.run()
     assert at.radio(key="marked.r1.choice").disabled
-    assert all(b.disabled for b in at.button if b.label == "Lock in my answer")
+    assert all(b.disabled for b in at.button if b.label == LOCK_ANSWER)
 
 
 def test_a_setting_the_schema_refuses_is_never_stored():

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from core import lessons
 from core.attempts import ProcessTally
 from core.rooms import ROOM_CODE_ALPHABET
+from core.signing import MAKE_A_KEY
 from store.guard_schema import failed_attempts
 from store.ids import new_learner_id
 from tests.app.conftest import HOME, answer, chart_rows, open_box
@@ -191,11 +192,16 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> _Clock:
 @pytest.mark.parametrize(
     "weak", ["teach", "workshop2026" * 4, "0123456789" * 7, "e2e-instructor-key-0123456789abcdef"]
 )
-def test_a_weak_instructor_key_opens_nothing_and_says_how_to_make_one(weak: str) -> None:
+def test_a_weak_instructor_key_opens_nothing_and_says_how_to_make_one(
+    weak: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     at = _instructor(secret=weak)
     assert not at.exception
     [error] = at.error
-    assert "64 hex or 43 base64 characters" in error.value and "secrets.token_hex(32)" in error.value
+    monkeypatch.setenv(KEY_ENV, weak)  # the same key, read as the page reads it, outside a page run
+    with pytest.raises(ValueError) as refused:
+        instructor.instructor_key()
+    assert str(refused.value) in error.value and MAKE_A_KEY in error.value  # core's sentence: how to make one
     assert weak not in error.value
     assert not [b for b in at.button if b.label in ("Sign in", "Create a room")]
 

@@ -10,12 +10,13 @@ from collections.abc import Callable
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import lessons
 from core.progress_file import export_progress
 from core.questions import load_bank
 from core.scaling.evidence import PREDICTIONS
 from core.scaling.scenarios import load_scaling
 from store.ids import new_learner_id, show_code
-from tests.app.conftest import HOME, answer, installation_key, open_box
+from tests.app.conftest import HOME, LOCK_PREDICTION, answer, installation_key, open_box
 from tests.harness.server import free_port
 from ui import state
 from ui.database import learner_store
@@ -37,15 +38,22 @@ def _session_of(learner: str | None, page: str = QUIZ, **link: str) -> AppTest:
     return at.run().switch_page(page).run()
 
 
-def _saved_note(at: AppTest) -> str:
-    return " ".join(str(e.value) for e in [*at.caption, *at.warning])
+def _saved_note(at: AppTest) -> list[str]:
+    """Which of the saved indicator's sentences the page shows: "opening", "not_saved" or "saved"."""
+    notes = {lessons.sentence("identity", key): key for key in ("opening", "not_saved", "saved")}
+    return [notes[e.value] for e in [*at.caption, *at.warning] if e.value in notes]
+
+
+def _said(key: str) -> list[str]:
+    """The saved-work box's message `key`, as the one message in its place."""
+    return [lessons.sentence("identity", key)]
 
 
 def test_answers_persist_into_a_new_session_of_the_same_learner():
     learner, right = new_learner_id(), load_bank().question("q1").correct
     first = _session_of(learner)
     answer(first, "q1", right)
-    assert "Saved" in _saved_note(first)
+    assert "saved" in _saved_note(first)
     again = _session_of(learner)
     assert not again.exception
     assert again.session_state["answers"] == {"q1": right}
@@ -55,7 +63,7 @@ def test_answers_persist_into_a_new_session_of_the_same_learner():
 
 def test_a_session_the_browser_never_names_is_saved_under_its_own_fresh_id():
     at = AppTest.from_file(str(HOME), default_timeout=30).run()
-    assert "Opening your saved work" in _saved_note(at) and at.session_state[state.LEARNER_ID] is None
+    assert "opening" in _saved_note(at) and at.session_state[state.LEARNER_ID] is None
     at.switch_page(QUIZ).run()  # the browser still has not answered: the session's fresh id is used
     answer(at, "q2", "c")
     learner = at.session_state[state.LEARNER_ID]
@@ -94,7 +102,8 @@ def test_a_resume_code_opens_the_work_in_another_session():
     elsewhere.button(key="identity.resume").click().run()
     assert elsewhere.session_state[state.LEARNER_ID] == learner
     assert elsewhere.session_state["answers"] == {"q3": "b"}
-    assert f"Resume code: **{show_code(code)}**" in [m.value for m in elsewhere.markdown]
+    resume_code = lessons.sentence("identity", "resume_code", code=show_code(code))
+    assert resume_code in [m.value for m in elsewhere.markdown]
 
 
 def test_a_wrong_resume_code_is_refused_without_saying_more():
@@ -106,7 +115,7 @@ def test_a_wrong_resume_code_is_refused_without_saying_more():
         at.text_input(key="identity.code").input(typed)
         at.button(key="identity.resume").click().run()
         messages.append([e.value for e in at.error])
-    assert messages[0] == messages[1] == ["That code did not open any work. Check it and try again."]
+    assert messages[0] == messages[1] == _said("code_refused")
     assert at.session_state["answers"] == {}
 
 
@@ -127,10 +136,10 @@ def test_a_resume_code_that_opens_work_reruns_the_whole_app_and_still_says_so():
     at = open_box(_session_of(None), SAVED_WORK_OPEN)
     at.text_input(key="identity.code").input("0000-0000-0000-0000")
     assert _full_runs(at, at.button(key="identity.resume").click) == 1
-    assert [e.value for e in at.sidebar.error] == ["That code did not open any work. Check it and try again."]
+    assert [e.value for e in at.sidebar.error] == _said("code_refused")
     at.text_input(key="identity.code").input(code)
     assert _full_runs(at, at.button(key="identity.resume").click) == 2
-    assert [s.value for s in at.sidebar.success] == ["Your saved work is open on this device."]
+    assert [s.value for s in at.sidebar.success] == _said("work_opened")
     assert at.radio(key="marked.q3.locked").disabled  # the page shows the opened work
 
 
@@ -140,7 +149,7 @@ def test_start_over_reruns_the_whole_app_and_ticking_the_box_does_not():
     open_box(at, SAVED_WORK_OPEN)
     assert _full_runs(at, at.checkbox(key="identity.start_over.confirm").check) == 1
     assert _full_runs(at, at.button(key="identity.start_over").click) == 2
-    assert [s.value for s in at.sidebar.success] == ["A fresh lab: nothing answered yet."]
+    assert [s.value for s in at.sidebar.success] == _said("fresh_lab")
     assert at.session_state["answers"] == {} and not at.radio(key="marked.q1.choice").disabled
 
 
@@ -168,11 +177,11 @@ def test_an_unreachable_store_is_said_plainly_and_the_work_is_saved_when_it_is_b
     assert not at.exception
     answer(at, "q1", "a")
     assert at.session_state["answers"] == {"q1": "a"}  # the lab keeps working in memory
-    assert "Not saved" in _saved_note(at)
+    assert "not_saved" in _saved_note(at)
     assert "download.progress" in [d.key for d in at.get("download_button")]  # still available
     monkeypatch.delenv("LAB_DATABASE_URL")
     at.run()  # any click: the app tries again
-    assert "Saved" in _saved_note(at)
+    assert "saved" in _saved_note(at)
     assert learner_store().load(learner)["answers"] == {"q1": "a"}
 
 
@@ -191,7 +200,7 @@ def test_a_locked_prediction_persists_and_a_restore_cannot_replace_it():
     first, second = list(load_scaling().parts["A"].options)[:2]
     at = _session_of(learner, SCALING)
     at.radio(key="scaling.predict.A").set_value(first)
-    at.button[[b.label for b in at.button].index("Lock prediction")].click().run()
+    at.button[[b.label for b in at.button].index(LOCK_PREDICTION)].click().run()
     again = _session_of(learner)
     assert again.session_state["records"][PREDICTIONS] == {"A": first}
     snapshot = {"answers": {}, "settings": {}, "records": {PREDICTIONS: {"A": second}}, "handed_in_at": None}

@@ -5,6 +5,8 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from core import lessons
+from core.settings_schema import section
+from core.share_links import read_link
 from core.stack import load_stack
 from core.telemetry import recorded
 from tests.app.conftest import HOME, answer, headings, open_box, open_page, open_tab, sort_four_runs
@@ -51,7 +53,9 @@ def test_picking_a_symptom_changes_the_layers_that_light_up():
     at = open_page("pages/execution_stack.py")
     assert len(at.error) == 4  # out of memory: model, operations, tensors, hardware
     at.radio(key="stack.symptom").set_value("low_util").run()
-    assert [e.value.split("**")[1] for e in at.error] == ["Host and input pipeline", "Model", "Kernels"]
+    stack = load_stack()  # low utilisation: the host's input pipeline, the model or the kernels
+    layers = [p.name for p in stack.places() if p.id in stack.symptom("low_util").layer_ids()]
+    assert [e.value.split("**")[1] for e in at.error] == layers
     assert "torch.profiler" in at.info[0].value
 
 
@@ -100,4 +104,5 @@ def test_a_bad_share_link_shows_a_note_and_the_default():
     open_page("pages/execution_stack.py", at=at)
     assert not at.exception
     assert at.radio(key="stack.symptom").value == "oom"
-    assert any("Ignored from the link" in w.value for w in at.warning)
+    reading = read_link(section("stack"), {"symptom": ["<script>alert(1)</script>"]})
+    assert len(reading.notes) == 1 and any(reading.notes[0] in w.value for w in at.warning)

@@ -168,9 +168,10 @@ def test_on_the_h200_the_measured_kernels_sit_under_the_roof():
 
 def test_nn_linear_is_wx_plus_b_with_no_activation():
     at = open_page(PAGE)
-    assert headings(at, 1) == ["What a linear layer costs"]
+    title = lessons.sentence("linear", "title")
+    assert headings(at, 1) == [title]
     prose = lessons.text("linear", "intro")
-    assert at.markdown[0].value == f"# What a linear layer costs\n\n{prose}"  # the title, the intro under it
+    assert at.markdown[0].value == f"# {title}\n\n{prose}"  # the title, the intro under it
     assert "$y = Wx + b$" in prose and "sigma" not in prose
 
 
@@ -210,6 +211,10 @@ def test_a_small_layer_reads_in_mflops_and_the_weight_tile_leads_with_the_chosen
     # 2 × 8,192 × 256 = 4,194,304 FLOPs; (8,192 × 256 + 256) weights × 2 bytes = 4.19 MB in BF16.
     assert tiles["FLOPs (forward)"] == "4.19 MFLOPs" and tiles["Weight memory"] == "4.19 MB"
     captions = [c.value for c in at.caption]
-    assert "At 2 bytes a value, as BF16 keeps them; 8.39 MB at 4 bytes." in captions
+    # The same weights at FP32's 4 bytes a value: 8.39 MB.
+    weights = lessons.sentence(
+        "linear", "tile_weights", value_bytes=2, dtype="BF16", other_mb="8.39", other_bytes=4
+    )
+    assert weights in captions
     shown = " ".join(i.value for i in at.info)
     assert "0.00" not in shown and "**4.19 MFLOPs**" in shown

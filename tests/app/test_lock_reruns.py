@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import lessons
 from core.questions import load_bank
 from tests.app.conftest import headings, lock_answer, open_page
 from tests.app.test_learner_record import _saved_note
@@ -80,19 +81,24 @@ def test_a_lock_the_store_missed_reruns_the_whole_app_and_says_not_saved(monkeyp
     assert not at.exception
     assert headings(at, 1) == [title]  # more than the question ran
     assert at.radio(key="marked.r1.locked").disabled  # the tab keeps the answer meanwhile
-    assert "Not saved" in _saved_note(at)
+    assert "not_saved" in _saved_note(at)
 
 
 def _parts(at: AppTest) -> list[str]:
     return [bar.proto.text for bar in at.sidebar.get("progress")]
 
 
+def _complete(done: int) -> list[str]:
+    """The progress summary with `done` of the lab's 7 parts complete."""
+    return [lessons.sentence("frame", "parts_complete", done=done, total=7)]
+
+
 def test_run_a_s_two_records_complete_its_part_in_the_summary_and_redraw_the_body():
     at = open_page(PAGE)
-    assert _parts(at) == ["0 of 7 parts complete"]
+    assert _parts(at) == _complete(0)
     submit_decision(at, "batch", "Activations scale with the tokens.")
-    assert _parts(at) == ["0 of 7 parts complete"]  # the part asks for the reflection as well
+    assert _parts(at) == _complete(0)  # the part asks for the reflection as well
     submit_reflection(at, "Data-loader wait per step.")
     assert not at.exception
-    assert _parts(at) == ["1 of 7 parts complete"]
+    assert _parts(at) == _complete(1)
     assert headings(at, 1) == ["Run A, properly"]  # the body drew the stored reflection

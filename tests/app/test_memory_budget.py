@@ -11,7 +11,7 @@ from core.estimate_check.view import check_view, config_label
 from core.measured import measured_ids
 from core.memory.view import SECTION, budget_view, bytes_per_parameter, said
 from core.settings_schema import section
-from tests.app.conftest import HOME, answer, chart_rows, open_page, sketch_budget
+from tests.app.conftest import HOME, answer, chart_rows, open_page, says, sketch_budget
 
 PAGE = "pages/memory_budget.py"
 
@@ -66,7 +66,7 @@ def assert_verdict_matches_core(at):
     assert f"{verdict.largest_gb:.1f} GB" in text and f"({verdict.largest_share_percent:.0f}%" in text
     assert verdict.lever in text and view.device_label in text
     budget = at.get("vega_lite_chart")[0]
-    assert json.loads(budget.proto.spec)["title"] == "Peak training memory per GPU"
+    assert json.loads(budget.proto.spec)["title"] == lessons.sentence("memory", "budget_chart_title")
     assert sum(row["gb"] for row in chart_rows(budget, "terms")) == pytest.approx(verdict.total_gb)
     assert chart_rows(budget, "device") == [{"gb": verdict.device_gb, "label": view.device_label}]
     assert parameters_shown(at) == f"{view.parameter_count:,}"
@@ -215,7 +215,7 @@ def assert_check_shown(at, config_id):
     assert view.gap_text in [m.value for m in at.markdown]
     assert view.setup_text in [c.value for c in at.caption]
     chart = json.loads(at.get("vega_lite_chart")[3].proto.spec)
-    assert chart["title"] == "Estimate and PyTorch, term by term (bytes)"
+    assert chart["title"] == lessons.sentence("memory", "check_chart_title")
 
 
 def test_how_close_is_this_estimate_follows_the_picked_run_and_keeps_it():
@@ -328,12 +328,15 @@ def test_two_failure_points_on_one_screen_each_say_which_question_they_answer():
     # time, in iteration 2's forward pass, once Adam's state is resident. Both are true; each is named.
     at = _open()
     at.radio(key=f"{SECTION}.phase_attention").set_value("eager").run()
-    [oom] = [e.value for e in at.error if e.value.startswith("Out of memory: one step's largest moment")]
-    assert "loss.backward()" in oom and "where a run of two iterations first fails" in oom
+    [oom] = [e.value for e in at.error if e.value.startswith(says("memory", "phase_oom"))]
+    # It ends by naming which question the figure answers (the sentence after its last figure).
+    assert "loss.backward()" in oom and oom.endswith(
+        lessons.sentences("memory")["phase_oom"].text.rsplit("}", 1)[1]
+    )
     careful = at.table[1].value.to_dict("records")[1]
     assert careful["Verdict"].startswith("a run first fails in the forward pass of iteration 2")
     notes = " ".join(m.value for m in at.markdown)
-    assert "tensors only" in notes and "the verdict is where a run of two iterations first fails" in notes
+    assert says("memory", "why_careful") in notes
 
 
 def test_a_locked_guess_says_when_the_settings_it_was_graded_on_have_changed():

@@ -3,12 +3,13 @@ sentence."""
 
 import json
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import lessons
-from core.config_record import CONFIG_RECORD
+from core.config_record import CONFIG_RECORD, kept_config_text
 from core.datafiles import DATA_DIR
-from core.model_config import load_config_text
+from core.model_config import FAMILIES, load_config_text
 from core.model_spec import ModelSpec
 from store.ids import new_learner_id
 from tests.app.conftest import HOME, open_page, sketch_budget
@@ -25,7 +26,7 @@ def parameters_shown(at):
 
 def paste(at, text):
     at.text_area(key="model_source.paste").input(text).run()
-    [button] = [b for b in at.button if b.label == "Use this config"]
+    [button] = [b for b in at.button if b.label == lessons.sentence("memory", "config_use")]
     return button.click().run()
 
 
@@ -41,7 +42,17 @@ def test_a_pasted_config_is_sized_and_stays_until_the_learner_stops_using_it():
     assert not at.exception
     assert parameters_shown(at) == "46,702,792,704"
     texts = [t.value for t in at.text]
-    assert any("12,879,925,248 active per token (2 of 8 experts)" in t for t in texts)
+    in_use = lessons.sentence(
+        "memory",
+        "config_in_use_moe",
+        name=model_source.NAME,
+        family=FAMILIES["mixtral"].label,
+        parameters=46_702_792_704,
+        active_parameters=12_879_925_248,  # 2 of 8 experts routed per token
+        active_experts=2,
+        experts=8,
+    )
+    assert in_use in texts
     # The line under the count is the lesson's MoE sentence with Mixtral's figures: 8 experts held, 2 used.
     moe = lessons.sentence(
         "memory",
@@ -53,7 +64,7 @@ def test_a_pasted_config_is_sized_and_stays_until_the_learner_stops_using_it():
         active_experts=2,
     )
     assert any(moe in line.value for line in at.markdown)
-    [stop] = [b for b in at.button if b.label == "Stop using my config.json"]
+    [stop] = [b for b in at.button if b.label == lessons.sentence("memory", "config_stop")]
     at = stop.click().run()
     assert parameters_shown(at) == default_count
 
@@ -62,12 +73,15 @@ def test_a_refused_config_names_the_field_and_keeps_the_previous_model():
     at = paste(detailed_page(), MIXTRAL)
     at = paste(at, json.dumps({**json.loads(MIXTRAL), "hidden_size": -1}))
     assert not at.exception
-    assert [e.value for e in at.error][0] == "That config was not used; the model stays as it was."
+    assert [e.value for e in at.error][0] == lessons.sentence("memory", "config_refused")
     # The refusal names the field, its bounds and the value sent.
     assert any("hidden_size" in t.value and "65,536" in t.value and "-1" in t.value for t in at.text)
     assert parameters_shown(at) == "46,702,792,704"
-    at = paste(at, '{"model_type": "t5"}')
-    assert any("model_type 't5' is not one we can count; supported: gpt2" in t.value for t in at.text)
+    t5 = '{"model_type": "t5"}'
+    at = paste(at, t5)
+    with pytest.raises(ValueError) as refused:
+        kept_config_text(t5)
+    assert str(refused.value) in [t.value for t in at.text]  # core's sentence, as it said it
     assert parameters_shown(at) == "46,702,792,704"
 
 
@@ -111,7 +125,7 @@ def test_a_pasted_config_is_still_in_use_after_a_reload_and_stopping_is_kept_too
     # Kept as the fields the count reads: far less than the file, and the same model.
     kept = learner_store().load(learner)["records"][CONFIG_RECORD]
     assert len(kept) < len(MIXTRAL) and load_config_text(kept) == load_config_text(MIXTRAL)
-    [stop] = [b for b in again.button if b.label == "Stop using my config.json"]
+    [stop] = [b for b in again.button if b.label == lessons.sentence("memory", "config_stop")]
     stop.click().run()
     assert parameters_shown(_reload(learner)) == default_count
 

@@ -68,7 +68,7 @@ def test_linear_layer_cost_waits_for_its_placements_without_a_stop(stops: list[s
     at = open_page("pages/linear_layer.py")
     assert not at.exception
     assert lessons.sentence("linear", "locked") in [info.value for info in at.info]
-    assert "Fusion: same arithmetic, fewer bytes" not in headings(at, 2)  # what it waits to show
+    assert lessons.sentence("linear", "fusion_heading") not in headings(at, 2)  # what it waits to show
     assert stops == []
 
 

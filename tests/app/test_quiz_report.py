@@ -10,7 +10,9 @@ from core.progress_file import export_progress
 from core.questions import load_bank
 from core.report.moments import readable_time
 from core.run_a.experiments import FIRST_EXPERIMENTS
+from core.signing import Verdict
 from tests.app.conftest import HOME, answer, headings, installation_key, markdown_blocks, open_page, predict
+from ui.nav import title_of
 
 PAGE = "pages/quiz_report.py"
 STRONG_KEY = "4ec95ee19181d0f48693fc19ecfb16e7ecd43bd3bdb50a7da49c23b776cc3aff"  # secrets.token_hex(32)
@@ -63,7 +65,13 @@ def test_the_answers_table_shows_every_row_the_right_answer_and_a_link_back():
     assert wrong["Right answer"].startswith("Resource")
     assert load_bank().question("r1").misconception("num") in wrong["What it suggests"]
     links = [(link.proto.label, link.proto.page) for link in at.get("page_link")]
-    assert any(label == "Back to Four runs: Run A: out of memory in backward" for label, _ in links)
+    back = lessons.sentence(
+        "quiz_report",
+        "back_to",
+        page_title=title_of("pages/four_runs.py"),
+        question=load_bank().question("r1").label,
+    )
+    assert back in [label for label, _ in links]
     predictions = at.table[1].value.to_dict("records")
     assert [p["Mark"] for p in predictions] == ["not made", "not made", "held"] + ["not made"] * 3
     assert [m.value for m in at.main.metric][3] == "1/6"
@@ -189,7 +197,12 @@ def test_without_a_configured_key_the_export_is_signed_with_the_installation_s_o
     assert lessons.sentence("quiz_report", "signed") in [c.value for c in at.caption]
     assert any(u.key == "verify.file" for u in at.file_uploader)
     _upload(at, "verify.file", _progress({"q1": "b"}))
-    assert any(s.value.startswith("**Signed and intact.**") for s in at.success)
+    assert any(s.value.startswith(_verdict(Verdict.INTACT)) for s in at.success)
+
+
+def _verdict(verdict: Verdict) -> str:
+    """How the page heads what it found in an uploaded file: core's verdict, as a bold sentence."""
+    return f"**{verdict.value.capitalize()}.**"
 
 
 def _metric(at, label):
@@ -235,13 +248,13 @@ def test_with_a_key_an_instructor_can_tell_intact_from_edited():
     assert lessons.sentence("quiz_report", "signed") in [c.value for c in at.caption]
     signed = _progress({"q1": "b"}, key=STRONG_KEY)
     _upload(at, "verify.file", signed)
-    assert any(s.value.startswith("**Signed and intact.**") and "quiz 1/3" in s.value for s in at.success)
+    assert any(s.value.startswith(_verdict(Verdict.INTACT)) and "quiz 1/3" in s.value for s in at.success)
     edited = json.loads(signed)
     edited["state"]["answers"]["q2"] = "c"
     at.file_uploader(key="verify.file").set_value(
         ("progress.json", json.dumps(edited).encode(), "application/json")
     ).run()
-    assert any(e.value.startswith("**Signed, but edited") for e in at.error)
+    assert any(e.value.startswith(_verdict(Verdict.EDITED)) for e in at.error)
 
 
 def test_a_weak_signing_key_stops_the_app_and_says_how_to_make_one():

@@ -28,13 +28,13 @@ def submit_decision(at, choice, why):
     if choice is not None:
         at.radio(key="run_a.decision.choice").set_value(choice)
     at.text_area(key="run_a.decision.why").input(why)
-    next(b for b in at.button if b.label == "Save my decision").click()
+    next(b for b in at.button if b.label == lessons.sentence("run_a", "save_decision")).click()
     return at.run()
 
 
 def submit_reflection(at, text):
     at.text_area(key="run_a.reflection.text").input(text)
-    next(b for b in at.button if b.label == "Submit my answer").click()
+    next(b for b in at.button if b.label == lessons.sentence("run_a", "submit_answer")).click()
     return at.run()
 
 
@@ -62,7 +62,7 @@ def test_the_brief_is_computed_and_experiments_wait_for_a_decision():
     assert "run_a.experiment" not in [r.key for r in at.radio]
     assert any("Save a decision" in i.value for i in at.info)
     timeline = json.loads(at.get("vega_lite_chart")[0].proto.spec)
-    assert timeline["title"] == "Run A: memory in use through the first step"
+    assert timeline["title"] == lessons.sentence("run_a", "timeline_title")
     assert len(at.table) == 2  # three answers and the phases; measure rather than guess is a list
     answers = at.table[0].value
     assert list(answers["Answer"])[0] == "The lesson's rough rule"
@@ -134,7 +134,8 @@ def test_each_experiment_shows_its_computed_outcome(experiment):
     outcome = run_experiment(experiment)
     assert f"**{outcome.change_title}.** {outcome.summary}" in markdown_text(at)
     charts = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
-    assert f"{short_label(experiment)}: memory in use" in [c.get("title") for c in charts]
+    title = lessons.sentence("run_a", "experiment_chart_title", experiment=short_label(experiment))
+    assert title in [c.get("title") for c in charts]
     table = at.table[2].value
     assert list(table["Experiment"]) == [run_experiment(e).label for e in EXPERIMENTS]
     assert list(at.table[3].value["Experiment"]) == [short_label(e) for e in EXPERIMENTS]
@@ -156,7 +157,11 @@ def test_after_hand_in_the_forms_are_closed():
     assert at.radio(key="run_a.decision.choice").disabled and at.text_area(key="run_a.decision.why").disabled
     assert at.text_area(key="run_a.reflection.text").disabled
     assert not at.radio(key="run_a.experiment").disabled  # which timeline to show: a view, not an answer
-    assert all(b.disabled for b in at.button if b.label in ("Save my decision", "Submit my answer"))
+    assert all(
+        b.disabled
+        for b in at.button
+        if b.label in (lessons.sentence("run_a", "save_decision"), lessons.sentence("run_a", "submit_answer"))
+    )
     assert lessons.sentence("run_a", "handed_in") in [c.value for c in at.caption]
 
 
@@ -200,7 +205,7 @@ def test_two_experiments_together_show_the_second_wall_on_one_timeline_and_table
     text = markdown_text(at)
     assert f"**{pair.together.change_title}.** {pair.verdict}" in text
     titles = [json.loads(c.proto.spec).get("title") for c in at.get("vega_lite_chart")]
-    assert titles.count("Both changes: memory in use") == 1
+    assert titles.count(lessons.sentence("run_a", "pair_chart_title")) == 1
     # The comparison line is half the tokens alone: it climbs to 39.73 GB in the first optimizer step.
     compared = lessons.sentence("run_a", "compared_alone", experiment="half the tokens")
     assert lessons.sentence("run_a", "pair_caption", compared=compared) in [c.value for c in at.caption]

@@ -9,7 +9,7 @@ from core.scaling.evidence import PREDICTION_TRACKS, PREDICTIONS, SNAPSHOTS, SYN
 from core.scaling.outcomes import part_contrasts
 from core.scaling.scenarios import load_scaling, track
 from core.units import count_label, fixed_label
-from tests.app.conftest import headings, markdown_blocks, open_page, open_tab
+from tests.app.conftest import headings, markdown_blocks, open_page, open_tab, says
 from ui.tables import Format, stacked
 
 PAGE = "pages/scaling.py"
@@ -81,7 +81,7 @@ def test_locking_without_choosing_says_so_and_stores_nothing():
     at = _open(open_page(PAGE), "B")
     at.button(key="scaling.predict.B.lock").click()
     at.run()
-    assert any("Pick one of the options" in i.value for i in at.info)
+    assert lessons.sentence("marked", "pick_prediction") in [i.value for i in at.info]
     assert PREDICTIONS not in at.session_state["records"]
 
 
@@ -101,9 +101,10 @@ def test_each_locked_part_shows_its_chart_and_the_prediction_survives_a_page_swi
 def test_only_the_open_tab_is_built():
     at = open_page(PAGE)
     assert at.session_state["scaling.part"] == "A Scaling"
-    assert headings(at, 3)[-2:] == ["A · Strong or weak scaling", "Three things to keep"]
+    *_, part, closing = headings(at, 3)  # the open part's title, then the page's closing section
+    assert part == load_scaling().parts["A"].title
     at = _open(at, "D")
-    assert headings(at, 3)[-2:] == ["D · The pipeline bubble", "Three things to keep"]
+    assert headings(at, 3)[-2:] == [load_scaling().parts["D"].title, closing]
     assert not [r for r in at.radio if r.key == "scaling.predict.A"]
     assert [r.key for r in at.radio if r.key == "scaling.predict.D"] == ["scaling.predict.D"]
 
@@ -216,7 +217,7 @@ def test_part_e_answer_follows_the_track_and_a_prediction_is_graded_where_it_was
     at.selectbox(key="scaling.track").set_value("tinyml").run()
     _lock(at, "E", "drop")  # TinyML's 2.3 ms steps: waiting 2 ms a step for the slowest GPU costs more
     assert at.session_state["records"][PREDICTION_TRACKS] == {"E": "tinyml"}
-    assert any(s.value.startswith("**Your prediction held.**") for s in at.success)
+    assert any(s.value.startswith(says("scaling", "prediction_held")) for s in at.success)
     at.selectbox(key="scaling.track").set_value("cloud").run()
     assert not at.exception
     held = [s.value for s in at.success if s.value.startswith("**Your prediction held.**")]

@@ -29,10 +29,10 @@ def test_work_done_offline_never_replaces_what_another_tab_locked_meanwhile(
     predict(at.switch_page(LINEAR).run(), "linear.gelu", "compute-bound")
     assert at.session_state["answers"] == {"q1": "b"}  # the tab kept working in memory
     assert at.session_state["records"][GELU]["choice"] == "compute-bound"
-    assert "Not saved" in _saved_note(at)
+    assert "not_saved" in _saved_note(at)
     monkeypatch.delenv("LAB_DATABASE_URL")
     at.run()  # any click: the app tries again
-    assert "Saved" in _saved_note(at)
+    assert "saved" in _saved_note(at)
     stored = learner_store().load(learner)
     assert stored["answers"] == {"q1": "a"} and stored["records"][GELU] == HELD
     assert at.session_state["answers"] == {"q1": "a"}  # the tab now shows what the store kept

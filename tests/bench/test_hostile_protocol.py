@@ -24,6 +24,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import ConnectionClosed
 
+from core import lessons
 from core.progress_file import restore
 from core.questions import load_bank
 from core.settings_schema import load_schema
@@ -51,7 +52,7 @@ HOSTILE: tuple[tuple[str, Any], ...] = (
     ("string_array_value", ["a", "b", "c"]),
     ("trigger_value", True),
 )
-PROGRESS_BUTTON = "Download my progress (JSON)"
+PROGRESS_BUTTON = lessons.sentence("quiz_report", "download_progress")
 FLOOD_CONNECTIONS = 20
 EMPTY: dict[str, Any] = {"answers": {}, "settings": {}, "records": {}, "handed_in_at": None}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
+from core import lessons
 from tests.harness.browser import Browser, identify, rerun_here
 from tests.harness.load_client import Session, open_root_once
 from tests.harness.page_model import PageModel, WidgetInfo
@@ -31,15 +32,17 @@ async def _start_over_with_a_late_choice(port: int) -> tuple[list[str], str, str
         await session.connect("execution-stack")
         await identify(session, Browser())
         model = session.model
-        model.set_value(_widget(model, "expander", "Your saved work").id, True)
+        model.set_value(_widget(model, "expander", lessons.sentence("identity", "box_title")).id, True)
         await rerun_here(session)
-        model.set_value(_widget(model, "checkbox", "Yes, start a fresh lab").id, True)
+        model.set_value(
+            _widget(model, "checkbox", lessons.sentence("identity", "start_over_confirm")).id, True
+        )
         await rerun_here(session)
         symptom = _widget(model, "radio", SYMPTOM)
         shown = str(model.values.get(symptom.id, symptom.pushed_value))
         late = next(option for option in symptom.options if option != shown)
         model.values[symptom.id] = late  # changed in the browser, not yet answered by the server
-        start_over = _widget(model, "button", "Start over").id
+        start_over = _widget(model, "button", lessons.sentence("identity", "start_over_button")).id
         model.click(start_over)
         msg = model.rerun_message(page_hash=model.current_page)
         # Streamlit runs the callbacks in the order the browser lists the widgets: Start over's first.

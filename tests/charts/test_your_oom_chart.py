@@ -17,4 +17,4 @@ def test_run_a_steps_against_its_cap():
     assert forward["Step 2"] - forward["Step 1"] > 14
     spec = steps_chart(peaks, line_bytes=24 * 2**30, title="Run A").to_dict()
     assert spec["title"] == "Run A"
-    assert spec["layer"][0]["encoding"]["y"]["title"] == "Memory needed (GiB)"
+    assert spec["layer"][0]["encoding"]["y"]["title"].endswith("(GiB)")  # binary units, as PyTorch reports

@@ -56,6 +56,17 @@ BASE_PATH_PROBE = re.compile(r"/[^/]+/_stcore/(host-config|health)$")
 NOT_FOUND = "the server responded with a status of 404"
 INSTRUCTOR_KEY = "9ced80a831aa76c038dd42a4d15ce1033e2a53f999023ab8a3c6b4b3a9143983"  # as $LAB_INSTRUCTOR_KEY
 MAX_SCREENSHOT_PX = 12_000  # keeps a capture of a very long page to a reviewable size
+
+
+def shown(markdown: str) -> str:
+    """What a browser shows of a lesson sentence written in Markdown: no icon, no emphasis marks."""
+    return re.sub(r":material/\w+:\s*", "", markdown).replace("*", "")
+
+
+# The words a test finds its way by, read from the lesson text as the app reads them.
+LOCK_ANSWER = lessons.sentence("marked", "lock_answer")
+LOCK_PREDICTION = lessons.sentence("marked", "lock_prediction")
+SAVED = shown(lessons.sentence("identity", "saved"))
 # After an action, how long its handlers may take to send their rerun request (a React effect runs
 # within a frame or two), and how long the page may take to draw what the finished run sent.
 ACTION_SENT_MS = 100
@@ -317,11 +328,11 @@ class Learner:
         """Wait until the browser has told the app whose work this is and the record is loaded."""
         self.settle()
         try:
-            self.saved_note().filter(has_text="Saved:").wait_for(timeout=60_000)
+            self.saved_note().filter(has_text=SAVED).wait_for(timeout=60_000)
         except PlaywrightTimeoutError as error:  # say what the page shows instead, for a flake read later
             note = self.saved_note().all_inner_texts()
             raise AssertionError(
-                f"no 'Saved:' within 60 s; the saved note shows {note}; runs asked for "
+                f"no {SAVED!r} within 60 s; the saved note shows {note}; runs asked for "
                 f"{self._runs.asked}, finished {self._runs.finished}; exceptions {self.exceptions()}; "
                 f"console {self.console_errors}"
             ) from error
@@ -397,10 +408,10 @@ class Learner:
         """Pick an option of the first open marked question that offers it and lock it in (a locked one
         still lists its options, greyed out)."""
         option = self.page.get_by_text(option_text, exact=True)
-        locks = self.page.get_by_role("button", name="Lock in my answer")
+        locks = self.page.get_by_role("button", name=LOCK_ANSWER)
         form = self.page.locator('[data-testid="stForm"]').filter(has=locks).filter(has=option).first
         form.get_by_text(option_text, exact=True).click()
-        self.lock(form, "Lock in my answer")
+        self.lock(form, LOCK_ANSWER)
 
     def sort_four_runs(self) -> None:
         """On the Four runs page, sort all four runs rightly, which opens their dashboards."""
@@ -414,7 +425,7 @@ class Learner:
         at a time, so what the predictions hide is drawn."""
         for _ in range(10):
             forms = self.page.locator('[data-testid="stForm"]:visible').filter(
-                has=self.page.get_by_role("button", name="Lock prediction")
+                has=self.page.get_by_role("button", name=LOCK_PREDICTION)
             )
             if forms.count() == 0:
                 return
@@ -425,7 +436,7 @@ class Learner:
             else:  # a long ordered scale is a menu that starts with nothing chosen
                 form.get_by_role("combobox").first.click()
                 self.page.get_by_role("option").first.click()
-            self.lock(form, "Lock prediction")
+            self.lock(form, LOCK_PREDICTION)
         raise AssertionError("predictions kept appearing after ten were locked")
 
     def exceptions(self) -> list[str]:
@@ -589,7 +600,7 @@ class Learner:
         """Follow a room's join link and join it from the sidebar, under `name` if one is given."""
         self.page.goto(link)
         self.settle()
-        expect(self.page.get_by_text("Saved: your work is stored as you go.")).to_be_visible(timeout=30_000)
+        expect(self.page.get_by_text(SAVED)).to_be_visible(timeout=30_000)
         sidebar = self.page.get_by_test_id("stSidebar")
         # The link opens the "Workshop room" box by itself. A click on its header here would race the
         # box's first drawing, and a click on an open box closes it, form and all.

@@ -13,7 +13,11 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.NewSession_pb2 import CustomThemeConfig
 
-from tests.e2e.conftest import ARTIFACTS, ROOT, pytest_runtest_makereport
+from core import lessons
+from core.settings_schema import section
+from core.share_links import read_link
+from core.stack import load_stack
+from tests.e2e.conftest import ARTIFACTS, LOCK_ANSWER, ROOT, pytest_runtest_makereport
 from ui.frame import FAVICON_URL
 
 pytestmark = pytest.mark.e2e
@@ -86,13 +90,13 @@ def _late(route: Route) -> None:
 
 def test_home_loads_and_the_menu_reaches_the_first_lesson_pages(learner):
     page = learner.open()
-    expect(page.get_by_role("heading", name="Reading a Training Run")).to_be_visible()
+    expect(page.get_by_role("heading", name=lessons.sentence("home", "title"))).to_be_visible()
     # The favicon goes out as a data: URL, which the browser shows without asking the server.
     assert page.locator("link[rel~=icon]").first.get_attribute("href") == FAVICON_URL
     learner.nav("Four runs")
     assert "four-runs" in page.url
     learner.nav("Execution stack")
-    expect(page.get_by_role("heading", name="The execution stack")).to_be_visible()
+    expect(page.get_by_role("heading", name=lessons.sentence("execution_stack", "title"))).to_be_visible()
     assert learner.exceptions() == []
     assert learner.console_errors == []
 
@@ -104,16 +108,17 @@ def test_a_locked_answer_survives_moving_away_and_back(learner):
     learner.nav("Execution stack")
     learner.nav("Four runs")
     expect(page.get_by_text("Right.", exact=False).first).to_be_visible()
-    expect(page.get_by_role("button", name="Lock in my answer")).to_have_count(3)
+    expect(page.get_by_role("button", name=LOCK_ANSWER)).to_have_count(3)
     learner.screenshot("four-runs-answered")
 
 
 def test_a_shared_link_opens_with_its_settings_and_a_bad_one_with_a_note(learner, second_learner):
     page = learner.open("execution-stack?symptom=nan")
-    expect(page.get_by_role("radio", name="Loss becomes nan")).to_be_checked()
+    expect(page.get_by_role("radio", name=load_stack().symptom_label("nan"))).to_be_checked()
     bad = second_learner.open("execution-stack?symptom=%3Cb%3Ebold%3C%2Fb%3E")
-    expect(bad.get_by_text("Ignored from the link", exact=False)).to_be_visible()
-    expect(bad.get_by_role("radio", name="Out of memory")).to_be_checked()
+    [ignored] = read_link(section("stack"), {"symptom": ["<b>bold</b>"]}).notes  # core's note on the value
+    expect(bad.get_by_text(ignored, exact=False)).to_be_visible()
+    expect(bad.get_by_role("radio", name=load_stack().symptom_label("oom"))).to_be_checked()
     assert second_learner.exceptions() == []
     learner.screenshot("execution-stack-linked")
 
@@ -125,7 +130,7 @@ def test_a_settings_page_adds_one_history_entry_for_its_whole_setup(learner):
     assert urlparse(page.url).query == ""
     page.go_back()
     learner.settle()
-    expect(page.get_by_role("heading", name="Reading a Training Run")).to_be_visible()
+    expect(page.get_by_role("heading", name=lessons.sentence("home", "title"))).to_be_visible()
     learner.nav("Memory budget")
     learner.slide("Layers")
     learner.slide("Batch (B)")
@@ -140,7 +145,7 @@ def test_a_settings_page_adds_one_history_entry_for_its_whole_setup(learner):
 
 def test_a_deep_link_opens_its_page_without_a_not_found_dialog(learner):
     page = learner.open("linear-layer?n_in=1024")
-    expect(page.get_by_role("heading", name="What a linear layer costs")).to_be_visible()
+    expect(page.get_by_role("heading", name=lessons.sentence("linear", "title"))).to_be_visible()
     expect(page.get_by_text("Page not found")).to_have_count(0)
     assert learner.console_errors == []
 
@@ -184,13 +189,13 @@ def _pick_and_submit(learner) -> None:
     """Pick r1's right answer and press its lock button through `submit`, which waits for the press to
     leave and then settles, and for nothing else."""
     learner.page.get_by_text(RIGHT_R1, exact=True).first.click()
-    learner.submit(learner.page.get_by_role("button", name="Lock in my answer").first)
+    learner.submit(learner.page.get_by_role("button", name=LOCK_ANSWER).first)
 
 
 def _assert_locked_at_once(learner) -> None:
     """What the lock changed, counted at once, without a retrying assertion, as the next helper would find
     it: one open question fewer, and its verdict."""
-    assert learner.page.get_by_role("button", name="Lock in my answer").count() == 3
+    assert learner.page.get_by_role("button", name=LOCK_ANSWER).count() == 3
     assert learner.page.get_by_text("Right.", exact=False).count() == 1
     assert learner.exceptions() == [] and learner.console_errors == []
 

@@ -14,8 +14,10 @@ from PIL import Image
 from playwright.sync_api import expect
 
 from charts.memory import TERM_COLOURS
+from core import lessons
 from core.questions import load_bank
 from core.run_a import FIRST_EXPERIMENTS
+from tests.e2e.conftest import shown
 
 pytestmark = pytest.mark.e2e
 
@@ -107,7 +109,7 @@ def assert_everything_fits(learner, path: str, *, width_px: int, height_px: int)
         learner.sort_four_runs()
     if path == "run-a":  # a saved decision opens the experiments: two more timelines and their tables
         learner.submit_form(0, "Only activations grow with the tokens.", option=FIRST_EXPERIMENTS["batch"])
-        learner.page.get_by_role("heading", name="Two changes at once").wait_for()
+        learner.page.get_by_role("heading", name=lessons.sentence("run_a", "two_changes_heading")).wait_for()
         learner.predict_all()  # the pair's guess, which the pair's timeline and table wait for
     open_every_expander(learner)
     expected_charts = {"run-a": 6}.get(path, 1 if path in WITH_CHARTS else 0)
@@ -133,7 +135,7 @@ def test_the_instructor_view_fits_a_phone(learner, second_learner):
     second_learner.nav("Four runs")
     second_learner.answer(load_bank().question("r1").option_text("speed"))  # a wrong answer, on purpose
     learner.page.set_viewport_size({"width": 390, "height": 844})
-    learner.page.get_by_text("Most common wrong answers").wait_for()
+    learner.page.get_by_text(shown(lessons.sentence("instructor", "wrong_answers_heading"))).wait_for()
     expect(learner.page.locator(TABLES)).to_have_count(3, timeout=15_000)  # the view refreshes every 5 s
     assert_shown_fits(learner, "instructor", expected_charts=1)
 

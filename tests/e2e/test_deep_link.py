@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import Browser
 
+from core import lessons
 from tests.e2e.conftest import BASE_PATH_PROBE, IDLE, LearnerMaker, serving
 
 LESSON = "four-runs"
@@ -71,5 +72,5 @@ def test_the_menu_and_a_reload_keep_a_lessons_url_on_the_served_app(
     learner.page.reload()
     learner.settle_loaded()
     assert urlparse(learner.page.url).path == "/linear-layer"
-    assert learner.page.locator(TITLE).first.inner_text() == "What a linear layer costs"
+    assert learner.page.locator(TITLE).first.inner_text() == lessons.sentence("linear", "title")
     assert learner.exceptions() == [] and learner.console_errors == []

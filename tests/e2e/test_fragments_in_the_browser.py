@@ -9,14 +9,17 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
+from core import lessons
 from core.memory.settings import Recompute
 from core.progress import check_ids, quiz_ids
 from core.questions import load_bank
 from core.run_a.experiments import FIRST_EXPERIMENTS
+from core.stack import load_stack
+from tests.e2e.conftest import LOCK_ANSWER
 
 pytestmark = pytest.mark.e2e
 
-LOCK = "Lock in my answer"
+
 CHARTS = '[data-testid="stVegaLiteChart"]'
 
 
@@ -48,8 +51,9 @@ def test_a_click_in_a_lesson_reruns_its_body_and_the_summary_follows_a_locked_an
     page = learner.open("execution-stack")
     assert _summaries(page) == 1 and _sidebar_metric(page, "Checks") == f"0/{_checks_total()}"
 
-    learner.pick("Symptom", "Loss becomes nan")
-    expect(page.get_by_role("radio", name="Loss becomes nan")).to_be_checked()
+    nan = load_stack().symptom_label("nan")
+    learner.pick("Symptom", nan)
+    expect(page.get_by_role("radio", name=nan)).to_be_checked()
     assert learner.runs.fragments and learner.runs.fragments[-1] != "", (
         "the symptom radio reran the whole app"
     )
@@ -62,7 +66,7 @@ def test_a_click_in_a_lesson_reruns_its_body_and_the_summary_follows_a_locked_an
 
 def test_a_locked_answer_sends_the_question_and_the_summary_and_leaves_the_page_be(learner):
     page = learner.open("four-runs")
-    locks = page.get_by_role("button", name=LOCK)
+    locks = page.get_by_role("button", name=LOCK_ANSWER)
     open_questions = locks.count()
     page_sent = max(count for _, count in learner.runs.started)  # the page drawn, to measure the lock against
 
@@ -134,7 +138,7 @@ def test_run_a_s_experiment_picker_reruns_the_experiments_alone(learner):
     assert learner.runs.fragments[-1] not in ("", body), (
         "the experiment picker reran more than the experiments"
     )
-    picker = page.get_by_role("radiogroup", name="Timeline to show", exact=True)
+    picker = page.get_by_role("radiogroup", name=lessons.sentence("run_a", "timeline_pick"), exact=True)
     expect(picker.get_by_role("radio", name=FIRST_EXPERIMENTS["optim"])).to_be_checked()
     # The saved decision above the experiments is still drawn, and not twice.
     assert reasoning.count() == shown
@@ -148,7 +152,7 @@ def test_home_shows_the_summary_and_its_links_leave_for_the_lesson(learner):
     learner.settle()
     expect(page.get_by_role("heading", level=1)).to_be_visible()
     assert "four-runs" in page.url
-    expect(page.get_by_role("button", name=LOCK).first).to_be_visible()  # Four runs' own questions
+    expect(page.get_by_role("button", name=LOCK_ANSWER).first).to_be_visible()  # Four runs' own questions
 
 
 def test_linear_layer_settings_reach_the_address_bar_before_and_after_the_reveal(learner):

@@ -11,7 +11,10 @@ from datetime import UTC, datetime
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from core import lessons
+from core.report.markdown import REPORT_TITLE
 from core.report.moments import utc_timestamp
+from tests.e2e.conftest import LOCK_ANSWER, shown
 
 pytestmark = pytest.mark.e2e
 
@@ -73,8 +76,20 @@ def metric(page: Page, label: str) -> str:
     return tile.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
+def _parts_complete(done: str) -> re.Pattern[str]:
+    """The sidebar's progress summary with `done` (a regular expression) parts complete, of any total."""
+    words = re.escape(lessons.sentences("frame")["parts_complete"].text)
+    return re.compile("^" + words.replace(r"\{done\}", done).replace(r"\{total\}", r"\d+") + "$")
+
+
+def _budget_caption_end(device: str) -> str:
+    """The budget chart's caption from after its total to the device it names."""
+    caption = lessons.sentences("memory")["budget_caption"].text
+    return (caption.split("{total_gb:.1f}")[1].split("{device}")[0] + device).strip()
+
+
 def lock_buttons(page: Page) -> Locator:
-    return page.get_by_role("button", name="Lock in my answer")
+    return page.get_by_role("button", name=LOCK_ANSWER)
 
 
 def assert_clean(learner) -> None:
@@ -109,7 +124,7 @@ def change_linear(learner) -> None:
     learner.slide("Batch (B)")
     expect(learner.slider("Batch (B)")).to_have_value("33")
     assert metric(page, "MACs (forward)") == "553,648,128"
-    roof = page.get_by_text("The card reaches at most", exact=False)
+    roof = page.get_by_text(shown(lessons.section("linear", "roof").text.split("{")[0]), exact=False)
     fp32_roof = roof.inner_text()
     learner.choose("Number format", "bf16")
     expect(page.get_by_role("combobox", name="Number format")).to_have_value("bf16")
@@ -124,9 +139,7 @@ def change_memory(learner) -> None:
     learner.slide("Hidden size (H)")
     assert metric(page, "Parameters") == "1,811,939,328"
     learner.pick("Device memory", "80 GiB (85.90 GB)")
-    expect(
-        page.get_by_text("with a dashed line at the 80 GiB (85.90 GB) device", exact=False)
-    ).to_be_visible()
+    expect(page.get_by_text(_budget_caption_end("80 GiB (85.90 GB) device"), exact=False)).to_be_visible()
 
 
 def change_stack(learner) -> None:
@@ -146,10 +159,10 @@ def decide_run_a(learner) -> None:
     # The page's two forms in page order (their labels are prose that may be reworded); the reflection
     # first, since a saved decision adds the pair's prediction form between them.
     expect(learner.main_forms()).to_have_count(2)
-    parts = page.locator('[data-testid="stSidebar"]').get_by_text(re.compile(r"^\d+ of \d+ parts complete$"))
+    parts = page.locator('[data-testid="stSidebar"]').get_by_text(_parts_complete(r"\d+"))
     done = int(parts.inner_text().split()[0])
     learner.submit_form(1, reflection)
-    expect(parts).to_have_text(re.compile(rf"^{done} of "))
+    expect(parts).to_have_text(_parts_complete(str(done)))
     learner.submit_form(0, why, option="Halve the tokens per step (batch × sequence) and run it again")
     expect(page.get_by_test_id("stText")).to_have_text([why, reflection])
     # The two records complete the part, and the summary drawn at the top of the page's run counts it.
@@ -185,13 +198,15 @@ SETTINGS = {
 
 def hand_in(learner) -> None:
     page = learner.page
-    hand_in_button = page.get_by_role("button", name="Hand in my lab")
+    hand_in_button = page.get_by_role("button", name=lessons.sentence("quiz_report", "hand_in_button"))
     expect(hand_in_button).to_be_disabled()  # not before the confirmation is ticked
-    page.get_by_text("I have read my report and know it cannot be changed after this.", exact=True).click()
+    page.get_by_text(lessons.sentence("quiz_report", "hand_in_confirm"), exact=True).click()
     learner.settle()
     hand_in_button.click()
     learner.settle()
-    expect(page.get_by_text("is now locked", exact=False)).to_be_visible()
+    # The sentence after when it was handed in: everything is now locked.
+    locked = lessons.sentences("quiz_report")["read_only_now"].text.removeprefix("{handed_in}").split(".")[0]
+    expect(page.get_by_text(locked.strip(), exact=False)).to_be_visible()
 
 
 def download(learner, button: str) -> str:
@@ -202,7 +217,7 @@ def download(learner, button: str) -> str:
 
 
 def download_report(learner) -> str:
-    return download(learner, "Download the report (Markdown)")
+    return download(learner, lessons.sentence("quiz_report", "download_report"))
 
 
 INSTRUCTOR = "Instructor"  # in the menu, but not a lesson page: a learner's hand-in does not lock it
@@ -257,7 +272,7 @@ def test_a_learner_walks_the_whole_lab_answers_hands_in_and_downloads_the_report
     learner.nav("Quiz and report")
     hand_in(learner)
     report = download_report(learner)
-    assert report.startswith("# Reading a Training Run: my report")
+    assert report.startswith(f"# {REPORT_TITLE}\n")
     for line in (f"| Marked checks | {CHECKS} |", f"| Quiz | {QUIZ_SCORE} |", f"| Overall | {OVERALL} |"):
         assert line in report
     # The layer left on the Linear page: 4096 → 4096 at batch 33 is 2 × 553,648,128 FLOPs = 1.11 GFLOPs.
@@ -266,12 +281,12 @@ def test_a_learner_walks_the_whole_lab_answers_hands_in_and_downloads_the_report
     # (85.90 GB) device.
     assert all(figure in report for figure in ("1.81B", "80 GiB (85.90 GB) device"))
     assert "```text\nOnly the activations grow with the batch.\n```" in report
-    assert "Handed in on" in report
+    assert lessons.sentences("quiz_report")["handed_in"].text.split("{")[0] in report
     # The progress file is written on the click, not on the page's last run: a second later, its time is
     # the click's (timestamps are kept to the second).
     time.sleep(1.1)
     clicked_at = utc_timestamp(datetime.now(UTC))
-    progress = json.loads(download(learner, "Download my progress (JSON)"))
+    progress = json.loads(download(learner, lessons.sentence("quiz_report", "download_progress")))
     assert progress["exported_at"] >= clicked_at
     assert progress["state"]["handed_in_at"] is not None
     assert len(progress["state"]["answers"]) == len(MARKED) + len(QUIZ)
@@ -287,7 +302,9 @@ def test_a_learner_walks_the_whole_lab_answers_hands_in_and_downloads_the_report
     expect(learner.slider("Batch (B)")).to_have_value("35")
     learner.nav("Quiz and report")
     assert "batch 33" in download_report(learner)
-    expect(page.get_by_role("button", name="Download the report (Markdown)")).to_be_enabled()
+    expect(
+        page.get_by_role("button", name=lessons.sentence("quiz_report", "download_report"))
+    ).to_be_enabled()
     learner.screenshot_whole("walk-quiz-and-report-read-only")
 
 

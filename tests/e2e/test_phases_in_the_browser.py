@@ -22,7 +22,7 @@ def _answers(page) -> str:
 def test_memory_budget_stack_picker_and_three_answers(learner):
     page = learner.open("memory-budget")
     learner.predict_all()  # the budget and the phase count show once the page's guesses are locked
-    expect(page.get_by_role("heading", name="Phase by phase: the careful count")).to_be_visible()
+    expect(page.get_by_role("heading", name=lessons.sentence("memory", "phases_heading"))).to_be_visible()
     defaults = page_settings({})
     # The lesson's own model (custom, H 2,048, 16 blocks) on its own 24 GiB card.
     model = resolve_model(defaults["phase_model"], hidden=defaults["hidden"], layers=defaults["layers"])

@@ -56,7 +56,7 @@ def test_answers_reach_the_instructor_and_a_reveal_waits_for_each_learners_answe
     first.settle_loaded()  # the record comes back from the store after the browser says who it is
     assert first.page.get_by_text(shown(2)).count() == 0
 
-    instructor.page.get_by_text("Reveal to learners who answered").first.click()
+    instructor.page.get_by_text(lessons.sentence("instructor", "reveal_toggle")).first.click()
     instructor.settle()
     first.page.reload()
     first.settle_loaded()  # the record comes back from the store after the browser says who it is
@@ -74,7 +74,7 @@ def test_answers_reach_the_instructor_and_a_reveal_waits_for_each_learners_answe
     # still reach the button of the refresh before, and its file holds the two answers it read.
     instructor.settle()
     with instructor.page.expect_download() as saved:
-        instructor.page.get_by_role("button", name="Download the room as CSV").click()
+        instructor.page.get_by_role("button", name=lessons.sentence("instructor", "download_room")).click()
     rows = list(csv.DictReader(io.StringIO(saved.value.path().read_text(encoding="utf-8"))))
     assert sorted(r["answer"] for r in rows if r["question"] == "r1") == sorted(["speed", R1.correct, "num"])
     assert {r["display_name"] for r in rows} == {"Ada <i>", ""}

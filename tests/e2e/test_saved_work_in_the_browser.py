@@ -12,11 +12,22 @@ from dataclasses import dataclass
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
+from core import lessons
 from core.questions import load_bank
 from core.stack import load_stack
 from store.ids import is_learner_id
 from tests.conftest import PostgresServer
-from tests.e2e.conftest import Learner, LearnerMaker, _free_port, ready, start_app, stop_app
+from tests.e2e.conftest import (
+    LOCK_ANSWER,
+    SAVED,
+    Learner,
+    LearnerMaker,
+    _free_port,
+    ready,
+    shown,
+    start_app,
+    stop_app,
+)
 from ui.identity import COOKIE, STORAGE_KEY
 
 pytestmark = pytest.mark.e2e
@@ -26,6 +37,11 @@ Q1, Q2 = BANK.question("q1"), BANK.question("q2")
 WRONG_Q1 = next(o.text for o in Q1.options if o.id != Q1.correct)
 RIGHT_Q2 = Q2.option_text(Q2.correct)
 PAGE = "quiz-report"
+
+
+def _said(key: str) -> str:
+    """What the browser shows of the saved-work sentence `key`."""
+    return shown(lessons.sentence("identity", key))
 
 
 @dataclass
@@ -84,20 +100,24 @@ def _assert_kept(page: Page) -> None:
         chosen = page.get_by_role("radio", name=option, exact=True, checked=True)
         expect(chosen).to_have_count(1)
         expect(chosen).to_be_disabled()
-    expect(page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
+    expect(page.get_by_role("button", name=LOCK_ANSWER)).to_have_count(1)
     assert _sidebar_metric(page, "Quiz") == "1/3"
 
 
 def _open_saved_work(learner: Learner) -> Locator:
     """Open the sidebar's "Your saved work" box (`Learner.open_box`); returns the sidebar."""
     sidebar = learner.page.locator('[data-testid="stSidebar"]')
-    learner.open_box(sidebar, "Your saved work")
+    learner.open_box(sidebar, _said("box_title"))
     return sidebar
 
 
 def _resume_code(learner: Learner) -> str:
     sidebar = _open_saved_work(learner)
-    code = sidebar.locator('[data-testid="stMarkdown"]').filter(has_text="Resume code:").locator("strong")
+    code = (
+        sidebar.locator('[data-testid="stMarkdown"]')
+        .filter(has_text=shown(lessons.sentences("identity")["resume_code"].text.split("{")[0]))
+        .locator("strong")
+    )
     code.wait_for(state="visible")
     return code.inner_text().strip()
 
@@ -153,18 +173,18 @@ def test_a_second_browser_starts_empty_and_a_resume_code_moves_the_work(
     assert re.fullmatch(r"[0-9A-Z]{4}(-[0-9A-Z]{4}){3}", code)
 
     bo.open(PAGE)
-    expect(bo.page.get_by_role("button", name="Lock in my answer")).to_have_count(3)
+    expect(bo.page.get_by_role("button", name=LOCK_ANSWER)).to_have_count(3)
     assert _sidebar_metric(bo.page, "Quiz") == "0/3"
     assert _stored_id(bo.page) != _stored_id(ada.page)
 
     ada_elsewhere.open(PAGE)
     sidebar = _open_saved_work(ada_elsewhere)
-    sidebar.get_by_label("Continue from a resume code").fill("0000-0000-0000-0000")
-    sidebar.get_by_role("button", name="Continue").click()
+    sidebar.get_by_label(_said("continue_from")).fill("0000-0000-0000-0000")
+    sidebar.get_by_role("button", name=_said("continue_button"), exact=True).click()
     ada_elsewhere.settle()
-    expect(sidebar.get_by_text("That code did not open any work.", exact=False)).to_be_visible()
-    sidebar.get_by_label("Continue from a resume code").fill(code.lower())
-    sidebar.get_by_role("button", name="Continue").click()
+    expect(sidebar.get_by_text(_said("code_refused"))).to_be_visible()
+    sidebar.get_by_label(_said("continue_from")).fill(code.lower())
+    sidebar.get_by_role("button", name=_said("continue_button"), exact=True).click()
     ada_elsewhere.settle()
     _assert_kept(ada_elsewhere.page)
     # This device keeps the resumed identity: a reload stays on Ada's work.
@@ -185,24 +205,24 @@ def test_start_over_opens_a_fresh_lab_on_the_page_and_a_reload_keeps_it(
     assert _sidebar_metric(ada.page, "Checks") == "1/9"
     old_id = _stored_id(ada.page)
     sidebar = _open_saved_work(ada)
-    start_over = sidebar.get_by_role("button", name="Start over")
+    start_over = sidebar.get_by_role("button", name=_said("start_over_button"))
     expect(start_over).to_be_disabled()
-    sidebar.get_by_text("Yes, start a fresh lab", exact=True).click()
+    sidebar.get_by_text(_said("start_over_confirm"), exact=True).click()
     ada.settle()
     expect(start_over).to_be_enabled()
     start_over.click()
     ada.settle()
-    expect(sidebar.get_by_text("A fresh lab: nothing answered yet.")).to_be_visible()
-    expect(ada.page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
+    expect(sidebar.get_by_text(_said("fresh_lab"))).to_be_visible()
+    expect(ada.page.get_by_role("button", name=LOCK_ANSWER)).to_have_count(1)
     assert _sidebar_metric(ada.page, "Checks") == "0/9"
     ada.page.wait_for_function(f"localStorage.getItem('{STORAGE_KEY}') !== '{old_id}'")
     ada.settle()
     ada.nav("Four runs")  # the box stays open, and says nothing more
-    expect(sidebar.get_by_text("A fresh lab: nothing answered yet.")).to_have_count(0)
+    expect(sidebar.get_by_text(_said("fresh_lab"))).to_have_count(0)
     ada.nav("Execution stack")
     ada.page.reload()
     ada.settle_loaded()
-    expect(ada.page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
+    expect(ada.page.get_by_role("button", name=LOCK_ANSWER)).to_have_count(1)
     assert ada.exceptions() == []
 
 
@@ -258,10 +278,10 @@ def test_a_click_on_a_lesson_page_that_cannot_be_saved_says_so_and_the_next_clic
         postgres.psql(f"ALTER DATABASE {database} WITH ALLOW_CONNECTIONS false")
         postgres.psql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{database}'")
         ada.pick("Symptom", first)
-        expect(ada.saved_note()).to_contain_text("Not saved")
+        expect(ada.saved_note()).to_contain_text(_said("not_saved"))
         postgres.psql(f"ALTER DATABASE {database} WITH ALLOW_CONNECTIONS true")
         ada.pick("Symptom", second)
-        expect(ada.saved_note()).to_contain_text("Saved: your work is stored as you go.")
+        expect(ada.saved_note()).to_contain_text(SAVED)
         expect(ada.saved_note().locator('[data-testid="stElementContainer"]')).to_have_count(1)
         assert ada.exceptions() == []
     finally:

@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from core import lessons
 from core.questions import load_bank
-from tests.e2e.conftest import Learner
+from tests.e2e.conftest import LOCK_ANSWER, Learner
 
 pytestmark = pytest.mark.e2e
 BANK = load_bank()
@@ -29,7 +29,7 @@ def _sidebar_metric(page: Page, label: str) -> str:
 
 def _download_progress(learner: Learner, folder: Path) -> dict:
     with learner.page.expect_download() as download:
-        learner.page.get_by_role("button", name="Download my progress (JSON)").click()
+        learner.page.get_by_role("button", name=lessons.sentence("quiz_report", "download_progress")).click()
     path = folder / "progress.json"
     download.value.save_as(path)
     return json.loads(path.read_text(encoding="utf-8"))
@@ -40,7 +40,7 @@ def _restore(learner: Learner, document: dict, folder: Path, name: str) -> None:
     path.write_text(json.dumps(document, indent=2), encoding="utf-8")
     learner.page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
     learner.settle()
-    restore = learner.page.get_by_role("button", name="Restore from this file")
+    restore = learner.page.get_by_role("button", name=lessons.sentence("quiz_report", "restore_button"))
     expect(restore).to_be_enabled()
     learner.submit(restore)
     learner.settle()
@@ -64,10 +64,10 @@ def test_a_hand_edited_file_restores_no_marks_and_the_signed_one_restores_them(
         second_learner.page.get_by_text(lessons.sentence("quiz_report", "restored_edited"))
     ).to_be_visible()
     # Nothing locked: both questions still offer "Lock in my answer", and the quiz counts none.
-    expect(second_learner.page.get_by_role("button", name="Lock in my answer")).to_have_count(3)
+    expect(second_learner.page.get_by_role("button", name=LOCK_ANSWER)).to_have_count(3)
     assert _sidebar_metric(second_learner.page, "Quiz") == "0/3"
 
     _restore(second_learner, signed, tmp_path, "signed.json")
-    expect(second_learner.page.get_by_role("button", name="Lock in my answer")).to_have_count(1)
+    expect(second_learner.page.get_by_role("button", name=LOCK_ANSWER)).to_have_count(1)
     assert _sidebar_metric(second_learner.page, "Quiz") == "1/3"
     assert learner.exceptions() == [] and second_learner.exceptions() == []

@@ -9,8 +9,10 @@ from urllib.parse import parse_qs, quote, urlsplit
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from core import lessons
 from core.memory import BudgetOptimizer
 from core.settings_schema import section
+from tests.e2e.conftest import LOCK_ANSWER
 
 pytestmark = pytest.mark.e2e
 
@@ -92,8 +94,8 @@ def test_a_shared_setup_link_opens_the_same_settings_in_a_fresh_browser(learner,
     ).to_be_visible()  # the page's own alerts are drawn...
     expect(note_boxes(second_learner.page)).to_have_count(0)  # ...and none is about the link
     assert second_learner.shared_link() == link
-    expect(second_learner.page.get_by_role("button", name="Lock in my answer")).to_have_count(
-        learner.page.get_by_role("button", name="Lock in my answer").count() + 1
+    expect(second_learner.page.get_by_role("button", name=LOCK_ANSWER)).to_have_count(
+        learner.page.get_by_role("button", name=LOCK_ANSWER).count() + 1
     )
     assert_clean(second_learner)
     second_learner.page.get_by_test_id("stCode").scroll_into_view_if_needed()
@@ -237,7 +239,7 @@ def test_markup_typed_by_a_learner_shows_literally_everywhere(learner):
     assert_inert(page)
     learner.screenshot_whole("markup-quiz-and-report")
     with page.expect_download() as download:
-        page.get_by_role("button", name="Download the report (Markdown)").click()
+        page.get_by_role("button", name=lessons.sentence("quiz_report", "download_report")).click()
     report = download.value.path().read_text(encoding="utf-8")
     # Each piece of learner text sits in a fenced block, where Markdown shows it exactly as typed.
     for text in (MARKUP, f"{MARKUP} again", f"{MARKUP} plan"):

@@ -6,6 +6,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from core import lessons
 from core.memory.reference import run_a_measurements
 
 pytestmark = pytest.mark.e2e
@@ -15,6 +16,15 @@ RUN_A_MESSAGE = next(
     for r in run_a_measurements()
     if (r.batch, r.seq, r.attn, r.optim, r.cap_gib) == (1, 1536, "eager", "adam", 24.0)
 )
+# Where Run A died, in the phase model's words (a figure here, not prose).
+WHERE = "loss.backward() of step 1"
+
+
+def _before_figures(key: str) -> str:
+    """The page's sentence `key` up to its first figure."""
+    return lessons.sentences("your_oom")[key].text.split("{")[0]
+
+
 TRACEBACK = (
     "Traceback (most recent call last):\n"
     '  File "train.py", line 41, in <module>\n'
@@ -38,8 +48,10 @@ def test_paste_name_read_the_verdict_and_apply_a_change(learner):
     paste(learner, TRACEBACK)
     # named from the message: the 24 GiB cap and the H200's 139.80 GiB
     expect(page.get_by_label("Memory cap in GiB (0: none)")).to_have_value("24.00")
-    expect(page.get_by_text("It died in loss.backward() of step 1", exact=False)).to_be_visible()
-    expect(page.get_by_text("The estimate agrees", exact=False)).to_be_visible()
+    expect(
+        page.get_by_text(lessons.sentence("your_oom", "died_traceback", where=WHERE), exact=False)
+    ).to_be_visible()
+    expect(page.get_by_text(_before_figures("agrees"), exact=False)).to_be_visible()
     expect(page.get_by_text("= 294.47 MiB", exact=False)).to_be_visible()
     assert page.locator('[data-testid="stVegaLiteChart"]').count() == 1
     # the chart is described for a screen reader, naming the first phase over the line
@@ -49,10 +61,16 @@ def test_paste_name_read_the_verdict_and_apply_a_change(learner):
     page.get_by_role("button", name="Apply", exact=True).click()
     learner.settle()
     expect(page.get_by_label("Sequence length")).to_have_value("768")
-    expect(page.get_by_text("first fails in optimizer.step() of step 1", exact=False).first).to_be_visible()
-    expect(page.locator('[data-testid="stAlert"]').filter(has_text="Applied: Half the tokens")).to_have_count(
-        1
-    )
+    expect(
+        page.get_by_text(
+            lessons.sentence("your_oom", "change_fails", where="optimizer.step() of step 1"), exact=False
+        ).first
+    ).to_be_visible()
+    expect(
+        page.locator('[data-testid="stAlert"]').filter(
+            has_text=_before_figures("applied") + "Half the tokens"
+        )
+    ).to_have_count(1)
     assert page.locator('[data-testid="stVegaLiteChart"]').count() == 2
     assert learner.exceptions() == []
     assert learner.console_errors == []

@@ -5,6 +5,11 @@ from playwright.sync_api import expect
 
 from bench.hostile_logs import HOSTILE
 from core import lessons
+from core.diagnose import formats
+from core.diagnose.columns import guess_mapping
+from core.diagnose.detectors import RunContext
+from core.diagnose.diagnosis import mapped_run
+from ui.nav import title_of
 
 pytestmark = pytest.mark.e2e
 
@@ -31,15 +36,22 @@ def test_upload_then_map_a_column_then_read_the_verdict(learner):
     page = learner.open("your-run")
     expect(page.get_by_role("heading", name="Your run")).to_be_visible()
     upload(learner, "odd.csv", ODD_LOG)
-    expect(
-        page.get_by_text("None of this log's columns is one the diagnosis reads", exact=False)
-    ).to_be_visible()
+    table = formats.read_log(ODD_LOG, "odd.csv")
+    with pytest.raises(ValueError) as unmapped:
+        mapped_run(table, guess_mapping(table.columns), RunContext())
+    # core's refusal, up to the list of kinds it reads
+    expect(page.get_by_text(str(unmapped.value).split(" (")[0], exact=False)).to_be_visible()
     learner.choose("Training loss", "objective")
     expect(page.get_by_role("heading", name="Numerical: likely")).to_be_visible()
     first_nan = lessons.sentence("diagnose", "first_nan", column="objective", step=25)
     # The finding's evidence is one plain-text block, a line each.
     expect(page.get_by_text(f"• {first_nan}", exact=False)).to_be_visible()
-    expect(page.get_by_role("link", name="Learn it: Execution stack")).to_be_visible()
+    expect(
+        page.get_by_role(
+            "link",
+            name=lessons.sentence("your_run", "learn_it", page_title=title_of("pages/execution_stack.py")),
+        )
+    ).to_be_visible()
     # One chart a panel: the question's run (loss, memory) and this log's loss.
     assert page.locator('[data-testid="stVegaLiteChart"]').count() == 3
     assert learner.exceptions() == []
