@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import os
 import secrets
 import threading
@@ -78,8 +77,9 @@ TRUSTED_PROXIES = frozenset(
 )
 # The close code a connection gets for sending too much: 1008, policy violation.
 CLOSE_CODE = 1008
-# The status a penalised client's websocket upgrade gets (server/reconnect_penalty.py).
-REFUSED_STATUS = 429
+# The status a penalised client's websocket upgrade gets (server/reconnect_penalty.py): uvicorn's answer
+# to a close before accept.
+REFUSED_STATUS = 403
 _STREAM = "/_stcore/stream"
 # The header MessageCap adds to a connection it counts, with a value made once per process.
 _MARK = "x-lab-message-cap"
@@ -188,7 +188,7 @@ class MessageCap:
         cookie = standing_cookie(headers)
         decision = RECONNECTS.admit(address, cookie, time.monotonic())
         if decision.retry_after_s > 0:
-            await _refuse(scope, receive, send, decision.retry_after_s)
+            await _refuse(receive, send)
             return
         connection = _Key()
 
@@ -215,25 +215,12 @@ class MessageCap:
         await self.app({**scope, "headers": marked}, capped, handing_standing)
 
 
-async def _refuse(scope: Scope, receive: Receive, send: Send, retry_after_s: float) -> None:
-    """Answer an upgrade with 429 and when to come back, or, where the server cannot send a response to
-    an upgrade (ASGI's websocket.http.response extension), close it before accepting it."""
+async def _refuse(receive: Receive, send: Send) -> None:
+    """Close an upgrade before accepting it: uvicorn answers 403 and logs nothing above info. (An HTTP 429
+    through ASGI's denial-response extension would say more, but uvicorn's websockets-sansio logs an error
+    line for each, and a refused client retries many times a second; a browser cannot read the status.)"""
     await receive()  # the websocket.connect that opens every ASGI websocket
-    if "websocket.http.response" not in scope.get("extensions", {}):
-        await send({"type": "websocket.close", "code": CLOSE_CODE})
-        return
-    body = b"Too many connections from this address were closed for flooding; try again later.\n"
-    await send(
-        {
-            "type": "websocket.http.response.start",
-            "status": REFUSED_STATUS,
-            "headers": [
-                (b"retry-after", str(math.ceil(retry_after_s)).encode()),
-                (b"content-type", b"text/plain; charset=utf-8"),
-            ],
-        }
-    )
-    await send({"type": "websocket.http.response.body", "body": body})
+    await send({"type": "websocket.close", "code": CLOSE_CODE})
 
 
 class _Key:

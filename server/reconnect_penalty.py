@@ -5,8 +5,8 @@ Closing a flooding connection (server/message_rate.py) was not enough: the flood
 once, and each new websocket is a new session whose first run draws a whole page. Through HAProxy on two
 replicas, a 20-connection flood that reconnected after every close left another learner's p95 eight
 times a quiet run's. So `message_rate.MessageCap` asks this module before it lets an upgrade reach
-Streamlit, and a refused one gets an HTTP 429 (or, where the server lacks ASGI's denial-response
-extension, a close before accept, which uvicorn answers with 403): no session, no page run.
+Streamlit, and a refused one is closed before it is accepted (uvicorn answers the upgrade with 403): no
+session, no page run.
 
 Whom to refuse. The address alone will not do: a workshop room shares one address behind its NAT, and
 refusing it would lock out sixty learners because one floods. A cookie the client writes will not do
@@ -29,7 +29,7 @@ What it does not stop: standing earned before the flood. A client that opens cle
 holds an unrevoked cookie for each; each costs a session of its own, and each is revoked by the first
 flood on it, so it buys one flooding connection per clean session, under HAProxy's 240 websocket opens a
 minute per address. HAProxy cannot help here: its counters key on the address (a room), so counting the
-429s there would lock the room out. The standing is per process (a replica); after a failover a learner
+refusals there would lock the room out. The standing is per process (a replica); after a failover a learner
 is a newcomer on the other replica, and refused only where that replica penalises its address.
 
 The tables belong to addresses and cookies, not learners: at most `MAX_ADDRESSES` addresses and
