@@ -18,7 +18,11 @@ standing this process signed and has not revoked: the learners of a room, whose 
 connected, keep reloading and reconnecting as before; a fresh or revoked cookie (every flooder's
 reconnect) is a newcomer. Newcomers from a penalised address wait out the penalty and then get in
 one at a time (one per `PROBATION_S` while the address's level stays up), so a flooder gets one new
-session every so often, and a learner who joins late behind the same NAT waits at most `MAX_PENALTY_S`.
+session every so often. The cost falls on a learner who opens the lab for the first time, behind the
+flooder's NAT, while the flood goes on: a newcomer like the flooder, it waits out the penalty and then
+races the flooder's retries for a slot (and HAProxy, which counts the flooder's retries against the
+address's 240 websocket opens a minute, may refuse it first). Tabs that have been connected, the
+class's, are not touched.
 
 The penalty grows while the flooding goes on and decays after it stops: each closure for flooding adds
 one to the address's level, which halves every `HALF_LIFE_S`, and refuses newcomers for
