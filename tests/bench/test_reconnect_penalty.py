@@ -9,18 +9,17 @@ The room is a loopback address of its own, so the penalty it earns touches no ot
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from websockets.exceptions import ConnectionClosed
 
 from bench.proxy import workshop_proxy
 from server import message_rate
 from server.reconnect_penalty import COOKIE
-from tests.harness.load_client import Session, SessionError
+from tests.harness.flooding import flood_until_closed, try_connect
+from tests.harness.load_client import Session
 from tests.harness.paths import REPO_ROOT
 from tests.harness.server import StreamlitServer
 
@@ -38,31 +37,8 @@ class Outcome:
     learner_reload_exceptions: tuple[str, ...]
 
 
-async def _flood_until_closed(session: Session, raw: bytes, seconds: float) -> int | None:
-    """Send `raw` as fast as the socket takes it for up to `seconds`; the code the server closed it with."""
-    assert session._ws is not None
-    deadline = time.monotonic() + seconds
-    try:
-        while time.monotonic() < deadline:
-            await session._ws.send(raw)
-            await asyncio.sleep(0)
-        await asyncio.wait_for(session._ws.wait_closed(), 2.0)
-    except (TimeoutError, ConnectionClosed):
-        pass
-    return session._ws.close_code
-
-
 async def _reconnect(port: int, tls: bool, room: str, cookies: dict[str, str]) -> str:
-    session = Session(
-        port=port, marker="bench-s950-prot", tls=tls, timeout_s=60, source=room, cookies=cookies
-    )
-    try:
-        await session.connect("")
-        return ""
-    except SessionError as error:
-        return str(error)
-    finally:
-        await session.close()
+    return await try_connect(port, marker="bench-s950-prot", tls=tls, source=room, cookies=cookies)
 
 
 async def _flood_from_the_room(port: int, *, tls: bool, room: str) -> Outcome:
@@ -80,7 +56,7 @@ async def _flood_from_the_room(port: int, *, tls: bool, room: str) -> Outcome:
         for session in flood:
             await session.connect("")
         raw = flood[0].model.rerun_message().SerializeToString()
-        closed = await asyncio.gather(*(_flood_until_closed(session, raw, 10.0) for session in flood))
+        closed = await asyncio.gather(*(flood_until_closed(session, raw, 10.0) for session in flood))
         reconnects = [await _reconnect(port, tls, room, {}) for _ in range(3)]
         reconnects += [await _reconnect(port, tls, room, dict(session.cookies)) for session in flood[:3]]
         rerun = (await learner.rerun()).exceptions
