@@ -6,7 +6,7 @@ for every widget the page drew (with every button and form pressed) plus a widge
 never drew. No run may show an exception, and the progress file the Quiz page then offers
 must pass the strict import: nothing outside the schema got into the learner's state. An oversized
 message and a text frame each close their connection with one log line. (A flood from many connections
-of one address: tests/bench/test_reconnect_penalty.py.)
+of one address: tests/bench/test_flood_reconnects.py.)
 """
 
 from __future__ import annotations
