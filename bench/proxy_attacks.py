@@ -1,10 +1,12 @@
 """Attacks through the workshop proxy on two replicas, beside learners: what does another learner wait?
 
 Three runs, each with two fresh `streamlit run serve.py` replicas behind deploy/proxy.sh (Debian's
-HAProxy, HTTPS, deploy/haproxy.cfg): quiet; a message flood over 20 connections (the review's 4,169
-messages a second); a cookie-rotation attack (websocket opens and uploads as fast as they are
-answered, each with a freshly minted XSRF cookie). A few probe learners connect before the attack
-and rerun a lesson page every half second; their rerun latencies are the figures. The learners come
+HAProxy, HTTPS, deploy/haproxy.cfg), trusting its X-Forwarded-For as deploy/start.sh sets them up:
+quiet; a message flood over 20 connections (the review's 4,169 messages a second, each closed
+connection opened again at once; the websockets it opened and the opens refused are counted); a
+cookie-rotation attack (websocket opens and uploads as fast as they are answered, each with a freshly
+minted XSRF cookie). A few probe learners connect before the attack and rerun a lesson page every half
+second; their rerun latencies are the figures. The learners come
 from 127.0.0.1 and the attacker from 127.0.0.2, another address to the proxy and the app
 (`--attacker-from 127.0.0.1` puts the attacker among the class, behind the same NAT). On one machine
 the attacker's own CPU is taken from the replicas too: it is reported. Loopback only; every loop ends
