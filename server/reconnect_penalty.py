@@ -15,7 +15,8 @@ every websocket this process accepts is handed a cookie it signed (`lab_standing
 under a key made at start), and a connection closed for flooding revokes the standing it came with and
 the one it was handed. While an address is penalised, an upgrade from it is let through only with a
 standing this process signed and has not revoked: the learners of a room, whose tabs have been
-connected, keep reloading and reconnecting as before; a fresh or revoked cookie (every flooder's
+connected, keep reloading and reconnecting as before (Chromium keeps a cookie set on the upgrade's answer:
+tests/e2e/test_standing_in_the_browser.py); a fresh or revoked cookie (every flooder's
 reconnect) is a newcomer. Newcomers from a penalised address wait out the penalty and then get in
 one at a time (one per `PROBATION_S` while the address's level stays up), so a flooder gets one new
 session every so often. The cost falls on a learner who opens the lab for the first time, behind the
@@ -30,8 +31,8 @@ one to the address's level, which halves every `HALF_LIFE_S`, and refuses newcom
 address is no longer on probation and newcomers get in as usual.
 
 What it does not stop: standing earned before the flood. A client that opens clean connections first
-holds an unrevoked cookie for each; each costs a session of its own, and each is revoked by the first
-flood on it, so it buys one flooding connection per clean session, under HAProxy's 240 websocket opens a
+holds an unrevoked cookie for each; each cost a session of its own, and buys only the connections opened
+with it before the first of them is closed for flooding, all under HAProxy's 240 websocket opens a
 minute per address. HAProxy cannot help here: its counters key on the address (a room), so counting the
 refusals there would lock the room out. The standing is per process (a replica); after a failover a learner
 is a newcomer on the other replica, and refused only where that replica penalises its address.
