@@ -16,6 +16,7 @@ import asyncio
 import json
 import multiprocessing
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,35 +33,50 @@ from tests.harness.server import ResourceSampler, StreamlitServer
 _MB = 1_000_000
 
 
+@dataclass
+class FloodCount:
+    """What one flooder did: messages sent, websockets it opened, and opens refused (or failed)."""
+
+    sent: int = 0
+    opened: int = 0
+    refused: int = 0
+
+    def __add__(self, other: FloodCount) -> FloodCount:
+        return FloodCount(self.sent + other.sent, self.opened + other.opened, self.refused + other.refused)
+
+
 async def _flood(
     port: int, rate_per_s: float, duration_s: float, tls: bool = True, source: str = LOOPBACK
-) -> int:
+) -> FloodCount:
     """Send reruns at `rate_per_s` through the proxy without waiting for them, reconnecting whenever
-    the connection is closed or refused, as an attacker would, from the loopback address `source`;
-    returns how many were sent."""
-    sent, start = 0, time.monotonic()
+    the connection is closed or refused, as an attacker would, from the loopback address `source`."""
+    count, start = FloodCount(), time.monotonic()
     while time.monotonic() - start < duration_s:
         session = Session(port=port, marker="flood", tls=tls, timeout_s=10, source=source)
         try:
             await session.connect()
+            count.opened += 1
             assert session._ws is not None  # connected above
             message = session.model.rerun_message().SerializeToString()
             # Until the server closes the connection (the app closes a connection that keeps flooding).
             while (elapsed := time.monotonic() - start) < duration_s and session._ws.state is State.OPEN:
-                while sent < elapsed * rate_per_s:
+                while count.sent < elapsed * rate_per_s:
                     await session._ws.send(message)
-                    sent += 1
+                    count.sent += 1
                 await asyncio.sleep(0.005)
-        except (SessionError, ConnectionClosed, OSError):
+        except SessionError:
+            count.refused += 1
+            await asyncio.sleep(0.1)
+        except (ConnectionClosed, OSError):
             await asyncio.sleep(0.1)
         finally:
             await session.close()
-    return sent
+    return count
 
 
 def _flood_process(port: int, rate_per_s: float, duration_s: float, sent: Any, tls: bool = True) -> None:
     """The flooder in its own process, so it never shares the measured learners' event loop."""
-    sent.value = asyncio.run(_flood(port, rate_per_s, duration_s, tls))
+    sent.value = asyncio.run(_flood(port, rate_per_s, duration_s, tls)).sent
 
 
 def run_one(config: LoadConfig, *, rate_per_s: float, cap: bool, log: Path) -> dict[str, Any]:

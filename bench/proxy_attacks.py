@@ -1,10 +1,12 @@
 """Attacks through the workshop proxy on two replicas, beside learners: what does another learner wait?
 
 Three runs, each with two fresh `streamlit run serve.py` replicas behind deploy/proxy.sh (Debian's
-HAProxy, HTTPS, deploy/haproxy.cfg): quiet; a message flood over 20 connections (the review's 4,169
-messages a second); a cookie-rotation attack (websocket opens and uploads as fast as they are
-answered, each with a freshly minted XSRF cookie). A few probe learners connect before the attack
-and rerun a lesson page every half second; their rerun latencies are the figures. The learners come
+HAProxy, HTTPS, deploy/haproxy.cfg), trusting its X-Forwarded-For as deploy/start.sh sets them up:
+quiet; a message flood over 20 connections (the review's 4,169 messages a second, each closed
+connection opened again at once; the websockets it opened and the opens refused are counted); a
+cookie-rotation attack (websocket opens and uploads as fast as they are answered, each with a freshly
+minted XSRF cookie). A few probe learners connect before the attack and rerun a lesson page every half
+second; their rerun latencies are the figures. The learners come
 from 127.0.0.1 and the attacker from 127.0.0.2, another address to the proxy and the app
 (`--attacker-from 127.0.0.1` puts the attacker among the class, behind the same NAT). On one machine
 the attacker's own CPU is taken from the replicas too: it is reported. Loopback only; every loop ends
@@ -28,7 +30,7 @@ from typing import Any
 import psutil
 
 from bench.cookie_rotation import rotate_for, rotate_uploads
-from bench.flood import _flood
+from bench.flood import FloodCount, _flood
 from bench.paths import RESULTS_DIR
 from bench.proxy import workshop_proxy
 from bench.stats import ratio, summarise
@@ -38,6 +40,9 @@ from tests.harness.server import StreamlitServer
 
 PROBE_PAGE = "four-runs"
 ROTATORS = 4  # websocket opens in flight at once during the rotation attack
+# As deploy/start.sh runs a replica: HAProxy on this host names the client's address, so the message cap
+# and the reconnect penalty count the attacker's address, not the proxy's.
+REPLICA_ENV = {"LAB_TRUSTED_PROXIES": "127.0.0.1"}
 
 
 async def _probe(port: int, index: int, start_at: float, end_at: float) -> tuple[list[float], list[str]]:
@@ -70,12 +75,14 @@ async def _probes(port: int, probes: int, settle_s: float, duration_s: float) ->
     return {"rerun_ms": summarise(latencies).as_dict(), "errors": errors}
 
 
-async def _flood_many(port: int, connections: int, rate_per_s: float, duration_s: float, source: str) -> int:
+async def _flood_many(
+    port: int, connections: int, rate_per_s: float, duration_s: float, source: str
+) -> FloodCount:
     """`connections` flooders at once, `rate_per_s` messages a second among them."""
-    sent = await asyncio.gather(
+    counts = await asyncio.gather(
         *(_flood(port, rate_per_s / connections, duration_s, True, source) for _ in range(connections))
     )
-    return sum(sent)
+    return sum(counts, FloodCount())
 
 
 async def _rotate(port: int, duration_s: float, source: str) -> dict[str, Any]:
@@ -138,8 +145,13 @@ def _attack_process(kind: str, port: int, duration_s: float, args: argparse.Name
     """The attacker in its own process, so it never shares the probes' event loop."""
     source = args.attacker_from
     if kind == "flood":
-        sent = asyncio.run(_flood_many(port, args.connections, args.rate, duration_s, source))
-        result: dict[str, Any] = {"messages_sent": sent}
+        count = asyncio.run(_flood_many(port, args.connections, args.rate, duration_s, source))
+        # Opened: websockets a replica accepted (each a session); refused: by HAProxy or a replica.
+        result: dict[str, Any] = {
+            "messages_sent": count.sent,
+            "websockets_opened": count.opened,
+            "opens_refused": count.refused,
+        }
     else:
         result = asyncio.run(_rotate(port, duration_s, source))
     # On one machine the attacker's own CPU is taken from the replicas too: say how much it was.
@@ -152,7 +164,10 @@ def run_one(kind: str, args: argparse.Namespace, logs: Path) -> dict[str, Any]:
         servers = [
             stack.enter_context(
                 StreamlitServer(
-                    REPO_ROOT / "serve.py", post_script_gc=False, log_path=logs / f"{kind}-app{i}.log"
+                    REPO_ROOT / "serve.py",
+                    post_script_gc=False,
+                    log_path=logs / f"{kind}-app{i}.log",
+                    env=REPLICA_ENV,
                 )
             )
             for i in (1, 2)

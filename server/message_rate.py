@@ -17,9 +17,11 @@ it does, and the address table keeps at most `MAX_ADDRESSES`, forgetting the lea
 
 Under `streamlit run serve.py` the cap is taken by `MessageCap`, ASGI middleware in front of Streamlit's
 websocket endpoint, so a dropped frame is never decoded, and a connection out of strikes gets a proper
-close. Under `streamlit run Home.py` there is no middleware, and the wrapper of Streamlit's message
-handler takes it after Streamlit has decoded the message; that wrapper is the guard `install` puts in,
-and it lets through a connection the middleware counted already.
+close; the same middleware refuses the reconnects of a client whose connections keep being closed, before
+Streamlit makes a session for them (server/reconnect_penalty.py). Under `streamlit run Home.py` there is
+no middleware, and the wrapper of Streamlit's message handler takes the cap after Streamlit has decoded
+the message (and nothing refuses a reconnect); that wrapper is the guard `install` puts in, and it lets
+through a connection the middleware counted already.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from core.rate_limit import TokenBucket
 from server import streamlit_private as private
+from server.reconnect_penalty import ReconnectGuard, set_cookie, standing_cookie
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -74,6 +77,9 @@ TRUSTED_PROXIES = frozenset(
 )
 # The close code a connection gets for sending too much: 1008, policy violation.
 CLOSE_CODE = 1008
+# The status a penalised client's websocket upgrade gets (server/reconnect_penalty.py): uvicorn's answer
+# to a close before accept.
+REFUSED_STATUS = 403
 _STREAM = "/_stcore/stream"
 # The header MessageCap adds to a connection it counts, with a value made once per process.
 _MARK = "x-lab-message-cap"
@@ -162,13 +168,15 @@ def _closing_line(address: str) -> None:
 class MessageCap:
     """ASGI middleware for `st.App` (serve.py): the cap on the frames of Streamlit's websocket, taken
     before Streamlit decodes them. A dropped frame never reaches Streamlit; a connection out of strikes
-    is closed with 1008."""
+    is closed with 1008, and the reconnects of its client are refused for a while before Streamlit sees
+    them (server/reconnect_penalty.py)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Pass everything through; count the frames of Streamlit's websocket."""
+        """Pass everything through; refuse a penalised client's upgrade; count the frames of Streamlit's
+        websocket."""
         if scope["type"] != "websocket" or not scope["path"].endswith(_STREAM) or MESSAGES_PER_S <= 0:
             await self.app(scope, receive, send)
             return
@@ -177,6 +185,11 @@ class MessageCap:
         address = address_of(
             peer, [(name.decode("latin-1"), value.decode("latin-1")) for name, value in headers]
         )
+        cookie = standing_cookie(headers)
+        decision = RECONNECTS.admit(address, cookie, time.monotonic())
+        if decision.retry_after_s > 0:
+            await _refuse(receive, send)
+            return
         connection = _Key()
 
         async def capped() -> Message:
@@ -189,11 +202,25 @@ class MessageCap:
                     return message
                 if admitted is None:
                     _closing_line(address)
+                    RECONNECTS.flooded(address, {cookie, decision.standing} - {""}, time.monotonic())
                     await send({"type": "websocket.close", "code": CLOSE_CODE})
                     return {"type": "websocket.disconnect", "code": CLOSE_CODE}
 
+        async def handing_standing(message: Message) -> None:
+            if message["type"] == "websocket.accept" and decision.standing != cookie:
+                message = {**message, "headers": [*message.get("headers", []), set_cookie(decision.standing)]}
+            await send(message)
+
         marked = [*headers, (_MARK.encode(), _MARK_VALUE.encode())]
-        await self.app({**scope, "headers": marked}, capped, send)
+        await self.app({**scope, "headers": marked}, capped, handing_standing)
+
+
+async def _refuse(receive: Receive, send: Send) -> None:
+    """Close an upgrade before accepting it: uvicorn answers 403 and logs nothing above info. (An HTTP 429
+    through ASGI's denial-response extension would say more, but uvicorn's websockets-sansio logs an error
+    line for each, and a refused client retries many times a second; a browser cannot read the status.)"""
+    await receive()  # the websocket.connect that opens every ASGI websocket
+    await send({"type": "websocket.close", "code": CLOSE_CODE})
 
 
 class _Key:
@@ -201,6 +228,7 @@ class _Key:
 
 
 RATES = MessageRate()
+RECONNECTS = ReconnectGuard()
 
 
 def install() -> None:

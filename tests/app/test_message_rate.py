@@ -15,6 +15,13 @@ from streamlit.runtime import Runtime
 
 from server import changes, message_rate, widget_types
 from server.message_rate import ADDRESS_BURST, BURST, STRIKES, MessageCap, MessageRate, client_address
+from server.reconnect_penalty import ReconnectGuard
+
+
+@pytest.fixture(autouse=True)
+def _no_penalties(monkeypatch):
+    """Each test starts with no address penalised for connections an earlier one closed."""
+    monkeypatch.setattr(message_rate, "RECONNECTS", ReconnectGuard())
 
 
 class _Client:

@@ -183,6 +183,9 @@ class Session:
             )
         except (TimeoutError, OSError, ConnectionClosed, InvalidHandshake, ValueError) as error:
             raise SessionError("connect", f"{type(error).__name__}: {error}") from error
+        # A browser keeps the cookies of the upgrade's answer too (the lab's standing cookie).
+        assert self._ws.response is not None  # the handshake succeeded
+        self.cookies.update(set_cookies({"set-cookie": self._ws.response.headers.get_all("Set-Cookie")}))
         self._reader = asyncio.create_task(self._read_forever())
         return await self._request(self.model.rerun_message(page_name=url_path), start)
 
