@@ -41,31 +41,29 @@ PAGES = (
 LESSONS = tuple(entry for entry in PAGES if entry.lesson)
 
 
-MENU = "nav.menu"  # this session's st.Page objects
+def _page(entry: PageEntry) -> st.Page:
+    return st.Page(
+        PAGES_DIR / entry.file,
+        title=entry.title,
+        icon=entry.icon,
+        url_path=entry.url_path,
+        default=entry.url_path is None,
+    )
 
 
 def menu() -> list[st.Page]:
-    """Every page as `st.navigation` takes it, Home first and the default. Built once per session, not
-    per run (building them is most of the menu's cost), and never shared: st.navigation marks the page
-    it returns as the one this run may call."""
-    if MENU not in st.session_state:
-        st.session_state[MENU] = [
-            st.Page(
-                PAGES_DIR / p.file,
-                title=p.title,
-                icon=p.icon,
-                url_path=p.url_path,
-                default=p.url_path is None,
-            )
-            for p in PAGES
-        ]
-    return st.session_state[MENU]
+    """Every page as `st.navigation` takes it, Home first and the default. Built afresh on every run
+    (about 0.2 ms): st.navigation marks the page it returns as the one this run may call, and a page object
+    kept across runs is shared by two runs of one session when a rerun starts a new script thread before
+    the stopped one has finished (Streamlit's `runner.fastReruns`): the newer run's call then unmarks the
+    page the older one was about to call, which refuses it."""
+    return [_page(entry) for entry in PAGES]
 
 
 def page_for(page: str) -> st.Page:
-    """This session's menu page for "pages/<file>.py", for `st.page_link`: linking a page object skips
-    the file-path lookup Streamlit does for a link given as a path, on every run."""
-    return menu()[PAGES.index(_entry(page))]
+    """A page object for "pages/<file>.py", for `st.page_link`: linking a page object skips the
+    file-path lookup Streamlit does for a link given as a path."""
+    return _page(_entry(page))
 
 
 def title_of(page: str) -> str:

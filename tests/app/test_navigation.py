@@ -3,7 +3,7 @@
 import pytest
 
 from tests.app.conftest import open_page
-from ui.nav import LESSONS, title_of
+from ui.nav import LESSONS, menu, title_of
 
 
 def _links(at) -> list[tuple[str, str]]:
@@ -34,3 +34,12 @@ def test_home_sets_out_the_four_quiet_failures_before_we_start():
     prose = " ".join(m.value for m in open_page("pages/home.py").markdown)
     for fragment in ("an eighth of the card", "200 tokens", "overflow FP16", "learning nothing"):
         assert fragment in prose
+
+
+def test_no_two_runs_share_a_page_object():
+    # Under runner.fastReruns a rerun starts a new script thread before the stopped one has finished, so
+    # two runs of one session can overlap; st.navigation marks the page object it returns as callable and
+    # page.run() unmarks it, so a shared object lets the newer run refuse the older one's page.run().
+    first, second = menu(), menu()
+    assert [p.url_path for p in first] == [p.url_path for p in second]
+    assert not {id(p) for p in first} & {id(p) for p in second}
