@@ -41,5 +41,5 @@ def test_no_two_runs_share_a_page_object():
     # two runs of one session can overlap; st.navigation marks the page object it returns as callable and
     # page.run() unmarks it, so a shared object lets the newer run refuse the older one's page.run().
     first, second = menu(), menu()
-    assert [p.url_path for p in first] == [p.url_path for p in second]
+    assert [p.title for p in first] == [p.title for p in second]
     assert not {id(p) for p in first} & {id(p) for p in second}
