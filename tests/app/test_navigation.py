@@ -1,9 +1,10 @@
 """Every page ends with a "Next →" link in menu order, and Home's links read like the menu."""
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import open_page
-from ui.nav import LESSONS, menu, title_of
+from ui.nav import LESSONS, title_of
 
 
 def _links(at) -> list[tuple[str, str]]:
@@ -36,10 +37,20 @@ def test_home_sets_out_the_four_quiet_failures_before_we_start():
         assert fragment in prose
 
 
+def _two_menus() -> None:
+    import streamlit as st
+
+    from ui.nav import menu
+
+    first, second = menu(), menu()
+    st.session_state["same_titles"] = [p.title for p in first] == [p.title for p in second]
+    st.session_state["shared"] = len({id(p) for p in first} & {id(p) for p in second})
+
+
 def test_no_two_runs_share_a_page_object():
     # Under runner.fastReruns a rerun starts a new script thread before the stopped one has finished, so
     # two runs of one session can overlap; st.navigation marks the page object it returns as callable and
     # page.run() unmarks it, so a shared object lets the newer run refuse the older one's page.run().
-    first, second = menu(), menu()
-    assert [p.title for p in first] == [p.title for p in second]
-    assert not {id(p) for p in first} & {id(p) for p in second}
+    at = AppTest.from_function(_two_menus).run()
+    assert not at.exception
+    assert at.session_state["same_titles"] and at.session_state["shared"] == 0
