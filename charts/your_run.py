@@ -351,8 +351,8 @@ def _evidence(marks: Marks, panel_id: str) -> list[str]:
         if marks.plateau_step is not None:
             said.append(lessons.sentence("charts", "mark_plateau", step=figure(marks.plateau_step)))
         if marks.spike_steps:
-            steps = ", ".join(figure(s) for s in marks.spike_steps)
-            said.append(lessons.sentence("charts", "mark_spikes", steps=steps))
+            step_list = ", ".join(figure(s) for s in marks.spike_steps)  # each written by figure()
+            said.append(lessons.sentence("charts", "mark_spikes", step_list=step_list))
     if panel_id == "memory":
         if marks.device_limit_gb is not None:
             said.append(lessons.sentence("charts", "mark_limit", limit_gb=marks.device_limit_gb))

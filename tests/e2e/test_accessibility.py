@@ -12,6 +12,8 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
+from core import lessons
+
 pytestmark = pytest.mark.e2e
 
 # Every page in the menu, by path ("" is Home).
@@ -124,11 +126,12 @@ def test_every_page_handed_in_has_no_serious_violation(learner):
     """After hand-in every widget is disabled; what the learner gave is still readable."""
     page = learner.open("quiz-report")
     lock_everything(learner)  # the lab is handed in once the quiz is answered
-    page.get_by_text("I have read my report and know it cannot be changed after this.", exact=True).click()
+    page.get_by_text(lessons.sentence("quiz_report", "hand_in_confirm"), exact=True).click()
     learner.settle()
-    page.get_by_role("button", name="Hand in my lab").click()
+    page.get_by_role("button", name=lessons.sentence("quiz_report", "hand_in_button")).click()
     learner.settle()
-    expect(page.get_by_text("is now read-only", exact=False)).to_be_visible()
+    locked = lessons.sentence("quiz_report", "read_only_now", handed_in="").split(" The tools")[0].strip()
+    expect(page.get_by_text(locked, exact=False)).to_be_visible()
     found: dict[str, list[str]] = {}
     for path in LESSON_PAGES:
         learner.open(path)
