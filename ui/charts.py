@@ -14,13 +14,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import altair as alt
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from ui.tables import arrow_bytes
+
+if TYPE_CHECKING:  # a type name only: no module of Streamlit's is imported for it at run time
+    from streamlit.delta_generator import DeltaGenerator
 
 MAX_SPECS = 512  # a few hundred setting combinations per page covers a whole workshop
 MAX_SHARED_DATASETS = 64  # shipped examples x mappings a workshop actually picks
