@@ -29,11 +29,11 @@ from typing import Any
 
 import psutil
 
-from bench.cookie_rotation import rotate_for, rotate_uploads
 from bench.flood import FloodCount, _flood
 from bench.paths import RESULTS_DIR
 from bench.proxy import workshop_proxy
 from bench.stats import ratio, summarise
+from tests.harness.cookie_rotation import rotate_for, rotate_uploads
 from tests.harness.load_client import Session, SessionError, open_root_once
 from tests.harness.paths import REPO_ROOT
 from tests.harness.server import StreamlitServer

@@ -3,8 +3,9 @@
 Two `streamlit run serve.py` replicas, as deploy/start.sh serves the lab, behind deploy/proxy.sh
 (Debian's HAProxy, HTTPS, deploy/haproxy.cfg). Every client here comes from 127.0.0.1, which is what
 a workshop room behind one NAT looks like to the proxy. Each test gets a fresh proxy, so its counters
-start at zero. The attacks write themselves a fresh XSRF cookie for every request (bench/cookie_rotation.py):
-before, 30 of 30 websocket opens and 15 of 15 uploads got through that way.
+start at zero. The attacks write themselves a fresh XSRF cookie for every request
+(tests/harness/cookie_rotation.py): before, 30 of 30 websocket opens and 15 of 15 uploads got through
+that way.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import ClientConnection
 
-from bench.cookie_rotation import ACCEPTED, close_all, open_stream, rotate_streams, rotate_uploads
 from bench.proxy import workshop_proxy
+from tests.harness.cookie_rotation import ACCEPTED, close_all, open_stream, rotate_streams, rotate_uploads
 from tests.harness.load_client import LOOPBACK, Session, SessionError, http_get
 from tests.harness.paths import REPO_ROOT
 from tests.harness.server import StreamlitServer
