@@ -21,6 +21,7 @@ from core.memory.sharding import (
 )
 from core.model_config import parse_config
 from core.models import parameter_count
+from tests.core.test_memory_model_state import LLAMA  # the same small Llama, worked by hand there
 
 PAPER = StateBytesPerParameter(weights=2, gradients=2, master_weights=4, optimizer_state=8)
 PSI = 7_500_000_000
@@ -91,17 +92,6 @@ def test_frozen_weights_shard_only_with_the_weights():
 def test_ddp_keeps_its_gradient_buckets_beside_the_gradients():
     assert gradient_bucket_bytes(PSI, 2, "ddp") == 15e9
     assert gradient_bucket_bytes(PSI, 2, "zero1") == 0
-
-
-LLAMA = {
-    "model_type": "llama",
-    "hidden_size": 48,
-    "num_hidden_layers": 3,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "intermediate_size": 80,
-    "vocab_size": 101,
-}
 
 
 def test_fsdp_gathers_one_block_and_prefetches_the_next():

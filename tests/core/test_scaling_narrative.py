@@ -77,18 +77,23 @@ def test_part_b_sentence_says_when_a_plan_does_not_fit():
     assert "51.6 GB of 40 GB" in lessons.sentence("scaling", "part_b_does_not_fit", **figures)
 
 
+def _layout_against(alternative: str) -> layout.LayoutContrast:
+    """The lab cluster's part C baseline set against `alternative`."""
+    return layout.layout_contrast(
+        fleet=LAB,
+        case=CASES.layout,
+        alternative=alternative,
+        efficiency=CASES.compute_efficiency,
+        dtype=CASES.dtype,
+    )
+
+
 def test_part_c_sentence_for_tensor_parallel_across_two_nodes():
     # Llama 3 8B, 256 x 1,024 tokens, 8 micro-batches, ZeRO-3. Compute 399.1 ms in every layout.
     # Within a node: DP 210.8 ms, TP 32 x 8 x 4 x (2 x 7/8 x 33.6 MB / 450 GB/s) = 133.6 ms -> 743.5 ms.
     # TP16 over two nodes: DP 2 x 3/4 x 1.004 GB / 25 GB/s x 1.5 = 90.3 ms, TP 1,024 x (2 x 15/16 x 67.1 MB
     # / 25 GB/s) = 5,154.0 ms -> 5,643.4 ms.
-    contrast = layout.layout_contrast(
-        fleet=LAB,
-        case=CASES.layout,
-        alternative="cross",
-        efficiency=CASES.compute_efficiency,
-        dtype=CASES.dtype,
-    )
+    contrast = _layout_against("cross")
     figures = narrative.layout_figures(contrast)
     assert figures == {
         "layout": "TP16 · PP1 · DP4",
@@ -108,13 +113,7 @@ def test_part_c_sentence_for_two_pipeline_stages_names_the_gradient_traffic_they
     # baseline. Each GPU's gradients: 8.03 G parameters / 16 x 2 bytes = 1.004 GB, half the baseline's 2.008
     # GB, in a ring of 4 instead of 8: 2 x 3/4 x 1.004 GB / 25 GB/s x 1.5 = 90.3 ms against 210.8 ms. Bubble
     # 1/8 of 399.1 ms = 49.9 ms. Step 399.1 + 90.3 + 133.6 + 49.9 = 672.9 ms against 743.5 ms.
-    contrast = layout.layout_contrast(
-        fleet=LAB,
-        case=CASES.layout,
-        alternative="pipeline",
-        efficiency=CASES.compute_efficiency,
-        dtype=CASES.dtype,
-    )
+    contrast = _layout_against("pipeline")
     figures = narrative.two_stage_figures(contrast)
     assert figures == {
         "layout": "TP8 · PP2 · DP4",
@@ -214,13 +213,7 @@ def test_part_e_on_short_steps_reads_seconds_not_thousandths_of_an_hour():
 
 def test_picker_labels_survive_pickling():
     # Session state is pickled (runner.enforceSerializableSessionState), format functions included.
-    contrast = layout.layout_contrast(
-        fleet=LAB,
-        case=CASES.layout,
-        alternative="pipeline",
-        efficiency=CASES.compute_efficiency,
-        dtype=CASES.dtype,
-    )
+    contrast = _layout_against("pipeline")
     labels = [track_label, track("edge").pool_label, contrast.layout_label]
     restored = [pickle.loads(pickle.dumps(label)) for label in labels]
     assert [restored[0]("cloud"), restored[1](2), restored[2]("pipeline")] == [
