@@ -35,10 +35,10 @@ from typing import Any, NoReturn
 from core.memory.count import KIND_LABELS
 from core.memory.finetune import LORA_TARGETS
 from core.memory.first_oom import first_oom
-from core.memory.model_state import METHODS, RunModelState, TrainingMethod, run_model_state
+from core.memory.model_state import RunModelState, run_model_state
 from core.memory.phases import PHASE_LABELS, PHASE_TERM_LABELS, PHASES, StepPhases, step_phases
 from core.memory.settings import PRECISIONS, Attention, Optimizer, OptimizerImpl, Recompute, Stack
-from core.memory.setup import StepSetup
+from core.memory.setup import METHODS, StepSetup, TrainingMethod
 from core.memory.sharding import SHARDINGS
 from core.memory.verdict import capped
 from core.model_config import load_config_text

@@ -14,52 +14,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.datafiles import require
-from core.memory.finetune import LORA_TARGETS, check_lora_rank, lora_parameters, lora_targets
+from core.memory.finetune import lora_parameters, lora_targets
 from core.memory.qlora import stored_bytes
-from core.memory.setup import StepSetup
+from core.memory.setup import ADAPTED, StepSetup, TrainingMethod
 from core.memory.sharding import (
     ModelStatePerGpu,
     StateBytesPerParameter,
     block_bytes,
     block_of,
-    check_sharding,
     gathered_block_bytes,
     gradient_bucket_bytes,
     model_state_per_gpu,
 )
 from core.model_tensors import Tensor, model_tensors
 
-METHODS = ("full", "lora", "qlora")
-ADAPTED = ("lora", "qlora")  # methods that freeze the base and train peft's adapters
 ADAPTER_BYTES = 4  # FP32: peft's cast_adapter_dtype upcasts BF16/FP16 adapters
 
 
 def _base_bytes(tensor: Tensor, setup: StepSetup, method: str) -> float:
     """Bytes a base weight tensor is stored in: NF4 or BF16 for QLoRA, else the convention's bytes."""
     return float(stored_bytes(tensor) if method == "qlora" else tensor.numel * setup.convention.weight_bytes)
-
-
-@dataclass(frozen=True)
-class TrainingMethod:
-    """What is trained and over how many GPUs: the method, LoRA's rank and targets, the sharding."""
-
-    method: str = "full"
-    lora_rank: int = 16
-    lora_targets: str = "attention"
-    gpus: int = 1
-    sharding: str = "none"
-
-    def __post_init__(self) -> None:
-        require(
-            self.method in METHODS, f"The method must be one of {', '.join(METHODS)}, not {self.method!r}."
-        )
-        check_lora_rank(self.lora_rank)
-        require(
-            self.lora_targets in LORA_TARGETS,
-            f"LoRA targets must be one of {', '.join(LORA_TARGETS)}, not {self.lora_targets!r}.",
-        )
-        check_sharding(self.sharding, self.gpus)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from core.datafiles import require
 from core.gpus import bytes_per_value
 from core.memory.budget import Precision, check_choice, check_whole, optimizer_state_values
+from core.memory.finetune import LORA_TARGETS, check_lora_rank
 from core.memory.settings import (
     CONVENTIONS,
     STATE_VALUES,
@@ -23,7 +24,77 @@ from core.memory.settings import (
     Stack,
     precision,
 )
+from core.memory.sharding import check_sharding
 from core.models import ModelSpec, check_spec, parameter_breakdown, parameter_count
+
+METHODS = ("full", "lora", "qlora")
+ADAPTED = ("lora", "qlora")  # methods that freeze the base and train peft's adapters
+
+
+@dataclass(frozen=True)
+class TrainingMethod:
+    """What is trained, and over how many GPUs.
+
+    `method`: every parameter (`full`), or peft's LoRA adapters of `lora_rank` on `lora_targets` over a
+    frozen base (`lora`; `qlora` with the base in NF4). `freeze_blocks`: with full training, the first
+    K blocks and the embeddings stay frozen (the last blocks, the final norm and the output layer train).
+    `gpus` GPUs in all: `tensor_parallel` of them split every block's matrices (Megatron-style, with
+    sequence parallelism), and the `gpus / tensor_parallel` data-parallel replicas share model state
+    as `sharding` says.
+    """
+
+    method: str = "full"
+    lora_rank: int = 16
+    lora_targets: str = "attention"
+    freeze_blocks: int = 0
+    gpus: int = 1
+    sharding: str = "none"
+    tensor_parallel: int = 1
+
+    def __post_init__(self) -> None:
+        require(
+            self.method in METHODS, f"The method must be one of {', '.join(METHODS)}, not {self.method!r}."
+        )
+        check_lora_rank(self.lora_rank)
+        require(
+            self.lora_targets in LORA_TARGETS,
+            f"LoRA targets must be one of {', '.join(LORA_TARGETS)}, not {self.lora_targets!r}.",
+        )
+        require(
+            isinstance(self.freeze_blocks, int)
+            and not isinstance(self.freeze_blocks, bool)
+            and self.freeze_blocks >= 0,
+            f"The number of frozen blocks must be a whole number, 0 or more, not {self.freeze_blocks!r}.",
+        )
+        require(
+            self.freeze_blocks == 0 or self.method == "full",
+            "Freezing blocks is a choice for full training; LoRA and QLoRA already freeze every base weight.",
+        )
+        require(
+            isinstance(self.tensor_parallel, int)
+            and not isinstance(self.tensor_parallel, bool)
+            and self.tensor_parallel >= 1,
+            f"Tensor parallelism must be a whole number of GPUs, 1 or more, not {self.tensor_parallel!r}.",
+        )
+        require(
+            isinstance(self.gpus, int) and not isinstance(self.gpus, bool) and self.gpus >= 1,
+            f"The number of GPUs must be a whole number, 1 or more, not {self.gpus!r}.",
+        )
+        require(
+            self.gpus % self.tensor_parallel == 0,
+            f"{self.gpus} GPUs do not split into tensor-parallel groups of {self.tensor_parallel}.",
+        )
+        check_sharding(self.sharding, self.data_parallel)
+
+    @property
+    def adapted(self) -> bool:
+        """Whether the base is frozen and peft's adapters train (LoRA, QLoRA)."""
+        return self.method in ADAPTED
+
+    @property
+    def data_parallel(self) -> int:
+        """Replicas of the model that share the batch: the GPUs over the tensor-parallel group's size."""
+        return self.gpus // self.tensor_parallel
 
 
 @dataclass(frozen=True)
@@ -44,6 +115,7 @@ class StepSetup:
     optimizer_impl: str = "foreach"
     stack: str = "hf"
     first_step: bool = False
+    training: TrainingMethod = TrainingMethod()
 
     def __post_init__(self) -> None:
         check_spec(self.model)
@@ -59,6 +131,18 @@ class StepSetup:
             self.model.positions == 0 or self.seq_len <= self.model.positions,
             f"{self.model.name} has {self.model.positions:,} learned positions; a sequence of "
             f"{self.seq_len:,} tokens does not fit.",
+        )
+        require(isinstance(self.training, TrainingMethod), "The training method must be a TrainingMethod.")
+        require(
+            self.training.freeze_blocks <= self.model.layers,
+            f"{self.model.name} has {self.model.layers} blocks; "
+            f"{self.training.freeze_blocks} cannot be frozen.",
+        )
+        t = self.training.tensor_parallel
+        require(
+            self.model.heads % t == 0 and (self.model.kv_heads % t == 0 or t % self.model.kv_heads == 0),
+            f"{self.model.name}'s {self.model.heads} attention heads ({self.model.kv_heads} KV heads) do not "
+            f"split over {t} tensor-parallel GPUs.",
         )
 
     @property

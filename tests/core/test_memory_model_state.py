@@ -5,9 +5,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.datafiles import read_json
-from core.memory.model_state import TrainingMethod, run_model_state
+from core.memory.model_state import run_model_state
 from core.memory.qlora import nf4_bytes
-from core.memory.setup import StepSetup
+from core.memory.setup import StepSetup, TrainingMethod
 from core.model_config import parse_config
 
 LLAMA = {
@@ -28,8 +28,14 @@ ADAPTERS_PER_BLOCK = 2 * 8 * 96 + 2 * 8 * 72
 ADAPTERS = 3 * ADAPTERS_PER_BLOCK
 
 
-def setup(precision: str = "bf16") -> StepSetup:
-    return StepSetup(model=parse_config(LLAMA), batch=1, seq_len=16, precision=precision)
+def setup(precision: str = "bf16", training: TrainingMethod | None = None) -> StepSetup:
+    return StepSetup(
+        model=parse_config(LLAMA),
+        batch=1,
+        seq_len=16,
+        precision=precision,
+        training=training or TrainingMethod(),
+    )
 
 
 def llama_1b(precision: str) -> StepSetup:
@@ -81,11 +87,31 @@ def test_ddp_adds_buckets_and_fsdp_gathers_two_blocks():
         ({"method": "lora", "lora_rank": 0}, "LoRA rank must be a whole number"),
         ({"method": "lora", "lora_targets": "mlp"}, "LoRA targets must be one of"),
         ({"gpus": 8}, "8 GPUs need a sharding scheme"),
+        ({"gpus": 8, "tensor_parallel": 8}, None),
+        (
+            {"gpus": 8, "tensor_parallel": 3, "sharding": "fsdp"},
+            "8 GPUs do not split into tensor-parallel groups of 3",
+        ),
+        ({"gpus": 8, "tensor_parallel": 2}, "4 GPUs need a sharding scheme"),
+        ({"gpus": 0}, "number of GPUs must be a whole number"),
+        ({"method": "lora", "freeze_blocks": 2}, "Freezing blocks is a choice for full training"),
+        ({"freeze_blocks": -1}, "frozen blocks must be a whole number"),
     ],
 )
 def test_refuses_what_it_cannot_count(method, message):
+    if message is None:  # one tensor-parallel group of all 8 GPUs: one replica, nothing to shard
+        assert TrainingMethod(**method).data_parallel == 1
+        return
     with pytest.raises(ValueError, match=message):
         TrainingMethod(**method)
+
+
+def test_a_step_refuses_more_frozen_blocks_than_the_model_has_and_heads_that_do_not_split():
+    model = setup("bf16").model
+    with pytest.raises(ValueError, match=f"has {model.layers} blocks; {model.layers + 1} cannot be frozen"):
+        setup("bf16", training=TrainingMethod(freeze_blocks=model.layers + 1))
+    with pytest.raises(ValueError, match="do not split over 3 tensor-parallel GPUs"):
+        setup("bf16", training=TrainingMethod(gpus=3, tensor_parallel=3))
 
 
 @given(

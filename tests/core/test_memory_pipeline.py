@@ -17,10 +17,10 @@ PACKAGE = "core.memory"
 ORDER = (
     "budget",
     "settings",
-    "setup",
     "finetune",
     "qlora",
     "sharding",
+    "setup",
     "model_state",
     "count",
     "lesson",
