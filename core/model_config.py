@@ -192,14 +192,38 @@ def gemma(data: Mapping[str, Any]) -> dict[str, Any]:
     return _gemma(data, kv_default=16)
 
 
+def _softcap(data: Mapping[str, Any], key: str, *, default: bool) -> bool:
+    """Whether a soft-capping field is on: a positive number caps, null turns it off, absent: the default."""
+    if key not in data:
+        return default
+    value = data[key]
+    require(
+        value is None or (isinstance(value, int | float) and not isinstance(value, bool) and value > 0),
+        f"The config's {key} must be a positive number or null, not {_shown(value)}.",
+    )
+    return value is not None
+
+
+def _gemma_softcaps(data: Mapping[str, Any], *, default: bool) -> dict[str, bool]:
+    return {
+        "attention_softcap": _softcap(data, "attn_logit_softcapping", default=default),
+        "logit_softcap": _softcap(data, "final_logit_softcapping", default=default),
+    }
+
+
 def gemma2(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Gemma2Config: Gemma's block with four norms."""
-    return {**_gemma(data, kv_default=4), "norms_per_block": 4}
+    """Gemma2Config: Gemma's block with four norms; scores capped at 50 and logits at 30 by default."""
+    return {**_gemma(data, kv_default=4), "norms_per_block": 4, **_gemma_softcaps(data, default=True)}
 
 
 def gemma3_text(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Gemma3TextConfig: Gemma 2's four norms plus a per-head QK-norm."""
-    return {**_gemma(data, kv_default=4), "norms_per_block": 4, "qk_norm": "per_head"}
+    """Gemma3TextConfig: Gemma 2's four norms plus a per-head QK-norm; no soft-capping by default."""
+    return {
+        **_gemma(data, kv_default=4),
+        "norms_per_block": 4,
+        "qk_norm": "per_head",
+        **_gemma_softcaps(data, default=False),
+    }
 
 
 def phi(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -50,6 +50,8 @@ class ModelSpec:
     expert_intermediate: int = 0  # width of one routed expert's MLP
     shared_expert_intermediate: int = 0  # width of the expert every token also passes through (0: none)
     dense_layers: tuple[int, ...] = ()  # in an MoE model, the layers that keep a dense MLP
+    attention_softcap: bool = False  # tanh soft-capping of the attention scores (Gemma 2's eager attention)
+    logit_softcap: bool = False  # tanh soft-capping of the output logits (Gemma 2)
 
     @property
     def head_dim(self) -> int:

@@ -31,6 +31,11 @@ STAT_BYTES = 4  # one FP32 statistic per token (mean, 1/σ, 1/rms)
 LSE_BYTES = 4  # the flash / memory-efficient kernels' FP32 log-sum-exp, one per head and token
 MASK_BYTES = 1  # a CUDA dropout mask is bool
 ID_BYTES = 8  # int64 token ids and labels
+# GemmaRMSNorm (Gemma, Gemma 2, Gemma 3) multiplies the FP32 normalised tensor by `1 + weight` in FP32 and
+# only then casts back, so it keeps that tensor in FP32 at every precision, and `1 + weight` besides.
+GEMMA_NORM = ("gemma", "gemma2", "gemma3_text")
+# Families whose attention runs an RMSNorm over each head of the queries and keys before RoPE.
+QK_RMS_NORM = ("qwen3", "qwen3_moe", "gemma3_text")
 
 
 def sdpa_kernel(setup: StepSetup) -> str:
@@ -41,22 +46,48 @@ def sdpa_kernel(setup: StepSetup) -> str:
     return "math" if setup.model.kv_heads < setup.model.heads else "efficient"
 
 
+def _normalised_bytes(setup: StepSetup, input_bytes: int) -> int:
+    """Bytes of a value of the normalised tensor an RMSNorm keeps for its weight's product: Llama's code
+    casts it back to the input's dtype first (`input_bytes`), Gemma's keeps it in FP32."""
+    return FP32 if setup.model.model_type in GEMMA_NORM else input_bytes
+
+
 def _norm_bytes(setup: StepSetup) -> float:
     """Per token, one norm: what it keeps (its output is the next layer's input and counted there)."""
     h, compute = setup.model.hidden, setup.convention.compute
+    residual = FP32 if compute in ("fp32", "amp") else 2
     if setup.model.norm == "layernorm":
-        residual = FP32 if compute in ("fp32", "amp") else 2
         return residual * h + 2 * STAT_BYTES
     # RMSNorm: the FP32 input (an upcast copy in BF16), 1/rms, and the normalised tensor the weight multiplies
-    normalised = 2 if compute == "bf16" else FP32
-    return FP32 * h + STAT_BYTES + normalised * h
+    return FP32 * h + STAT_BYTES + _normalised_bytes(setup, residual) * h
+
+
+def _qk_norm_bytes(setup: StepSetup) -> float:
+    """Per token, the per-head RMSNorms on queries and keys (Qwen3, Gemma 3): over the query and key widths
+    an FP32 copy of the projection's output (the output itself in FP32), one 1/rms per head, and the
+    normalised tensor. Their outputs go to RoPE, whose products keep only cos and sin."""
+    m = setup.model
+    if m.model_type not in QK_RMS_NORM:
+        return 0.0
+    width = m.q_width + m.kv_width
+    normalised = _normalised_bytes(setup, COMPUTE_BYTES[setup.convention.compute])
+    return FP32 * width + STAT_BYTES * (m.heads + m.kv_heads) + normalised * width
+
+
+def _gemma_norm_weight_bytes(setup: StepSetup) -> float:
+    """One block's FP32 `1 + weight` tensors, one per GemmaRMSNorm (QK-norms included)."""
+    m = setup.model
+    if m.model_type not in GEMMA_NORM:
+        return 0.0
+    qk = 2 * m.head_dim if m.model_type in QK_RMS_NORM else 0
+    return float(FP32 * (m.norms_per_block * m.hidden + qk))
 
 
 def _attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
     """Per token: (Q, K, V and output kept, scores kept, projection inputs kept or cast)."""
     m, compute = setup.model, setup.convention.compute
     w = COMPUTE_BYTES[compute]
-    q, kv, heads, s = m.hidden, m.kv_width, m.heads, setup.seq_len
+    q, kv, heads, s = m.q_width, m.kv_width, m.heads, setup.seq_len
     gpt2 = m.norm == "layernorm"
     # Inputs of the projections: one shared input, or under autocast one BF16 cast per linear call.
     calls = 1 if gpt2 else 3
@@ -78,7 +109,9 @@ def _attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
     after_softmax = 0 if compute == "fp32" else 2
     if m.dropout:
         after_softmax = (2 if compute == "amp" else w) + MASK_BYTES
-    return kept, (softmax + after_softmax) * heads * s, inputs
+    # Gemma 2's soft-capping (eager only: SDPA is never given the cap) keeps tanh of the scaled scores.
+    softcap = w if m.attention_softcap else 0
+    return kept, (softmax + after_softmax + softcap) * heads * s, inputs
 
 
 def _mlp_bytes(setup: StepSetup) -> tuple[float, float]:
@@ -101,6 +134,23 @@ def _block_weight_copy_bytes(setup: StepSetup) -> float:
     return 2.0 * (setup.block_parameters - 2 * per_norm)
 
 
+def _logit_softcap_bytes(setup: StepSetup) -> int:
+    """Per vocabulary entry and token: Gemma 2's final soft-capping (logits / cap, tanh, × cap) keeps the
+    tanh, in the logits' dtype; dividing and multiplying by a number keep nothing."""
+    if not setup.model.logit_softcap:
+        return 0
+    return FP32 if setup.convention.compute == "fp32" else 2
+
+
+def _gemma_outside_bytes(setup: StepSetup) -> float:
+    """Gemma's final norm's FP32 `1 + weight`, and the √hidden scale of its embeddings, cast to the
+    embedding's dtype and kept by the product (the embedding's output itself is not kept)."""
+    if setup.model.model_type not in GEMMA_NORM:
+        return 0.0
+    embedding = 2 if setup.convention.compute == "bf16" else FP32
+    return float(FP32 * setup.model.hidden + embedding)
+
+
 def hf_count(setup: StepSetup) -> ActivationCount:
     """What Hugging Face's code keeps and briefly holds in one step of `setup`, by kind (bytes)."""
     m, c = setup.model, setup.convention
@@ -110,7 +160,8 @@ def hf_count(setup: StepSetup) -> ActivationCount:
     masks = 2 * MASK_BYTES * m.hidden if m.dropout else 0
     amp = c.compute == "amp"
     block = {
-        "norms": tokens * 2 * _norm_bytes(setup),
+        "norms": tokens * (m.norms_per_block * _norm_bytes(setup) + _qk_norm_bytes(setup))
+        + _gemma_norm_weight_bytes(setup),
         "attention": tokens * (attention + (0 if amp else attention_inputs)),
         "scores": tokens * scores,
         "mlp": tokens * (mlp + (0 if amp else mlp_inputs)),
@@ -121,9 +172,13 @@ def hf_count(setup: StepSetup) -> ActivationCount:
     residual = FP32 if c.compute in ("fp32", "amp") else 2
     head_input = 2 * m.hidden if c.compute == "amp" else w * m.hidden
     embedding_mask = MASK_BYTES * m.hidden if m.dropout else 0
+    # A learned position table's lookup keeps its int64 position ids: one row, shared by the batch.
+    position_ids = ID_BYTES * setup.seq_len if m.positions else 0
     outside = {
-        "loss": float(tokens * FP32 * m.vocab),
-        "other": float(tokens * (_norm_bytes(setup) + head_input + embedding_mask + 2 * ID_BYTES)),
+        "loss": float(tokens * (FP32 + _logit_softcap_bytes(setup)) * m.vocab),
+        "other": float(tokens * (_norm_bytes(setup) + head_input + embedding_mask + 2 * ID_BYTES))
+        + _gemma_outside_bytes(setup)
+        + position_ids,
         "weight_copies": 2.0 * m.vocab * m.hidden if c.compute == "amp" else 0.0,
     }
     logits = tokens * m.vocab * (FP32 if c.compute == "fp32" else 2)

@@ -176,3 +176,27 @@ def test_any_text_gives_a_model_or_a_value_error(text):
         assert str(err).endswith(".")
     else:
         assert spec.model_type in FAMILIES
+
+
+@pytest.mark.parametrize(
+    ("model_type", "change", "caps"),
+    [
+        ("gemma2", {}, (True, True)),  # Gemma2Config caps scores at 50 and logits at 30 by default
+        ("gemma2", {"attn_logit_softcapping": None}, (False, True)),  # null turns a cap off
+        ("gemma2", {"final_logit_softcapping": None}, (True, False)),
+        ("gemma3_text", {}, (False, False)),  # Gemma3TextConfig caps nothing by default
+        ("gemma3_text", {"final_logit_softcapping": 30.0, "attn_logit_softcapping": 50}, (True, True)),
+        ("gemma", {"final_logit_softcapping": 30.0}, (False, False)),  # Gemma (1) has no soft-capping
+    ],
+)
+def test_gemma_soft_capping_follows_the_config_and_its_defaults(model_type, change, caps):
+    spec = parse_config({**LLAMA, "model_type": model_type, "num_key_value_heads": 4, **change})
+    assert (spec.attention_softcap, spec.logit_softcap) == caps
+
+
+@pytest.mark.parametrize("cap", [0, -30.0, "30", True])
+def test_a_soft_cap_that_is_not_a_positive_number_is_refused(cap):
+    with pytest.raises(ValueError, match="final_logit_softcapping must be a positive number or null"):
+        parse_config(
+            {**LLAMA, "model_type": "gemma2", "num_key_value_heads": 4, "final_logit_softcapping": cap}
+        )

@@ -1,0 +1,122 @@
+"""hf_count against what autograd really keeps: transformers 5.17 models built from real configs at their
+real widths (two blocks, a 512-entry vocabulary), measured block by block with saved-tensor hooks on the CPU.
+
+Only runs where the CPU keeps what a CUDA GPU keeps are compared. Eager attention is plain PyTorch on
+both. With SDPA in BF16 and no mask, CUDA's flash kernel and the CPU's flash kernel both keep Q, K, V,
+the output and an FP32 log-sum-exp per head and token. FP32 SDPA is left out: with grouped KV heads CUDA
+falls back to the math kernel (the score matrix) while the CPU still runs its flash kernel; so are
+autocast runs (the CPU's autocast casts other ops than CUDA's) and GPT-2 with SDPA (its dropout makes the
+CPU leave its flash kernel for the math one, while CUDA's flash kernel drops out inside).
+
+GPT-2 keeps two things differently on the CPU, added to the count as `_cpu_extra_bytes` says: the CPU's
+dropout is `input * noise` and keeps its noise in the input's dtype where CUDA's fused dropout keeps a
+1-byte mask, and the CPU's LayerNorm in BF16 keeps BF16 statistics where CUDA's keeps FP32 ones.
+
+What the count leaves out on purpose, and the test adds back: RoPE's cos and sin tables (one pair of
+seq × head_dim values for the whole forward, first kept by block 0), and the loss's FP32 scalar
+normaliser (4 bytes).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.datafiles import DATA_DIR
+from core.memory.hf_stack import hf_count
+from core.memory.setup import StepSetup
+from core.model_config import parse_config
+
+torch = pytest.importorskip("torch", reason="PyTorch is a test-only dependency (requirements-torch.txt).")
+transformers = pytest.importorskip("transformers", reason="transformers is a test-only dependency.")
+
+from tests.harness.saved_tensors import OUTSIDE, saved_bytes  # noqa: E402 (after the torch skip)
+
+pytestmark = pytest.mark.torch
+
+BATCH, SEQ, VOCAB, LAYERS = 2, 16, 512, 2
+LOSS_SCALAR_BYTES = 4  # the FP32 count of labels the loss divides by
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+RUNS = [
+    ("qwen3-0.6b", "bf16", "sdpa"),
+    ("qwen3-0.6b", "bf16", "eager"),
+    ("qwen3-0.6b", "fp32", "eager"),
+    ("gemma-2-2b", "bf16", "sdpa"),
+    ("gemma-2-2b", "bf16", "eager"),
+    ("gemma-2-2b", "fp32", "eager"),
+    ("gemma-3-1b-pt", "bf16", "sdpa"),
+    ("gemma-3-1b-pt", "bf16", "eager"),
+    ("gemma-3-1b-pt", "fp32", "eager"),
+    ("gemma-2b", "bf16", "sdpa"),
+    ("gemma-2b", "fp32", "eager"),
+    ("llama-3.2-1b", "bf16", "sdpa"),
+    ("llama-3.2-1b", "fp32", "eager"),
+    ("gpt2", "fp32", "eager"),
+    ("gpt2", "bf16", "eager"),
+]
+
+
+def _config(file_name: str) -> dict[str, object]:
+    raw = json.loads((DATA_DIR / "models" / f"{file_name}.json").read_text())
+    raw.pop("_preset")
+    return {**raw, "num_hidden_layers": LAYERS, "n_layer": LAYERS, "vocab_size": VOCAB}
+
+
+def _measure(raw: dict[str, object], precision: str, attention: str):
+    config = transformers.AutoConfig.for_model(**raw)
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(
+        config, dtype=DTYPES[precision], attn_implementation=attention
+    )
+    model.train()
+    ids = torch.randint(0, VOCAB, (BATCH, SEQ))
+    body = model.model if hasattr(model, "model") else model.transformer
+    blocks = body.layers if hasattr(body, "layers") else body.h
+    return saved_bytes(model, blocks, lambda: model(input_ids=ids, labels=ids).loss)
+
+
+def _rope_table_bytes(raw: dict[str, object], precision: str) -> int:
+    """cos and sin, one position row per token of the sequence (position ids have batch 1)."""
+    if raw["model_type"] == "gpt2":
+        return 0
+    head_dim = int(raw.get("head_dim") or raw["hidden_size"] // raw["num_attention_heads"])  # type: ignore[operator]
+    return 2 * SEQ * head_dim * DTYPES[precision].itemsize
+
+
+def _cpu_extra_bytes(raw: dict[str, object], precision: str, *, block: bool) -> int:
+    """What the CPU keeps beyond CUDA, per block (`block`) or outside the blocks: GPT-2's dropout noise in
+    its input's dtype rather than 1-byte masks, and in BF16 two-byte LayerNorm statistics (mean, 1/σ)."""
+    if raw["model_type"] != "gpt2":
+        return 0
+    size = DTYPES[precision].itemsize
+    hidden, heads = int(raw["n_embd"]), int(raw["n_head"])  # type: ignore[call-overload]
+    # per token: a block drops out the attention output, the MLP output and every score; the
+    # embeddings drop out once. Each block has two LayerNorms, the model one more.
+    dropped = 2 * hidden + heads * SEQ if block else hidden
+    stats_bytes = 2 * (4 - size) * (2 if block else 1) if precision == "bf16" else 0
+    return BATCH * SEQ * ((size - 1) * dropped - stats_bytes)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small tensors; the host is shared
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize(("file_name", "precision", "attention"), RUNS, ids=["-".join(run) for run in RUNS])
+def test_the_count_is_what_autograd_keeps(file_name: str, precision: str, attention: str) -> None:
+    raw = _config(file_name)
+    spec = parse_config(raw, name=file_name)
+    count = hf_count(
+        StepSetup(model=spec, batch=BATCH, seq_len=SEQ, precision=precision, attention=attention)
+    )
+    measured = _measure(raw, precision, attention)
+    block = count.block_bytes + _cpu_extra_bytes(raw, precision, block=True)
+    outside = count.outside_bytes + _cpu_extra_bytes(raw, precision, block=False)
+    assert measured.block_bytes(1) == block
+    assert measured.block_bytes(0) == block + _rope_table_bytes(raw, precision)
+    assert measured.block_bytes(OUTSIDE) == outside + LOSS_SCALAR_BYTES
