@@ -211,18 +211,54 @@ def _gemma_softcaps(data: Mapping[str, Any], *, default: bool) -> dict[str, bool
     }
 
 
+def _sliding(data: Mapping[str, Any], layers: int, *, pattern: int) -> dict[str, int]:
+    """The sliding window and how many layers use it: `layer_types` when the config lists them, else
+    every layer but each `pattern`-th, as Gemma2Config (2) and Gemma3TextConfig (6) fill `layer_types`."""
+    window = data.get("sliding_window")
+    require(
+        window is None or (isinstance(window, int) and not isinstance(window, bool) and window >= 1),
+        f"The config's sliding_window must be a whole number, 1 or more, or null, not {_shown(window)}.",
+    )
+    types = data.get("layer_types")
+    if types is None:
+        sliding = layers - layers // pattern
+    else:
+        require(
+            isinstance(types, list)
+            and len(types) == layers
+            and all(t in ("sliding_attention", "full_attention") for t in types),
+            f"The config's layer_types must list sliding_attention or full_attention for each of its "
+            f"{layers} layers.",
+        )
+        sliding = types.count("sliding_attention")
+    return {"sliding_window": window or 0, "sliding_layers": sliding if window else 0}
+
+
 def gemma2(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Gemma2Config: Gemma's block with four norms; scores capped at 50 and logits at 30 by default."""
-    return {**_gemma(data, kv_default=4), "norms_per_block": 4, **_gemma_softcaps(data, default=True)}
+    """Gemma2Config: Gemma's block with four norms; scores capped at 50 and logits at 30 by default;
+    every other layer (the first, third, ...) attends through a 4,096-token window by default."""
+    spec = _gemma(data, kv_default=4)
+    window = {"sliding_window": 4096, **data}
+    return {
+        **spec,
+        "norms_per_block": 4,
+        **_gemma_softcaps(data, default=True),
+        **_sliding(window, spec["layers"], pattern=2),
+    }
 
 
 def gemma3_text(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Gemma3TextConfig: Gemma 2's four norms plus a per-head QK-norm; no soft-capping by default."""
+    """Gemma3TextConfig: Gemma 2's four norms plus a per-head QK-norm; no soft-capping by default; five
+    layers in six attend through a 4,096-token window unless `sliding_window_pattern` says otherwise."""
+    spec = _gemma(data, kv_default=4)
+    window = {"sliding_window": 4096, **data}
+    pattern = _number(data, "sliding_window_pattern", most=LIMITS["layers"], default=6)
     return {
-        **_gemma(data, kv_default=4),
+        **spec,
         "norms_per_block": 4,
         "qk_norm": "per_head",
         **_gemma_softcaps(data, default=False),
+        **_sliding(window, spec["layers"], pattern=pattern),
     }
 
 

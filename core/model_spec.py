@@ -52,6 +52,8 @@ class ModelSpec:
     dense_layers: tuple[int, ...] = ()  # in an MoE model, the layers that keep a dense MLP
     attention_softcap: bool = False  # tanh soft-capping of the attention scores (Gemma 2's eager attention)
     logit_softcap: bool = False  # tanh soft-capping of the output logits (Gemma 2)
+    sliding_window: int = 0  # keys a sliding-window layer sees (0: no layer has a window)
+    sliding_layers: int = 0  # layers that attend through that window (Gemma 2 and 3 interleave them)
 
     @property
     def head_dim(self) -> int:
@@ -132,6 +134,11 @@ def check_spec(spec: ModelSpec) -> ModelSpec:
     require(spec.norm in NORMS, f"{where}: norm must be one of {', '.join(NORMS)}.")
     require(spec.qk_norm in QK_NORMS, f"{where}: qk_norm must be one of {', '.join(QK_NORMS)}.")
     require(_whole(spec.norms_per_block, least=0), f"{where}: norms_per_block must be 0 or more.")
+    require(_whole(spec.sliding_window, least=0), f"{where}: sliding_window must be 0 or more.")
+    require(
+        _whole(spec.sliding_layers, least=0) and spec.sliding_layers <= spec.layers,
+        f"{where}: sliding_layers must be between 0 and its {spec.layers} layers.",
+    )
     if spec.is_moe:
         require(
             1 <= spec.active_experts <= spec.experts,

@@ -1,12 +1,17 @@
 """Saved activations and transients of a training step as PyTorch + Hugging Face transformers 5.x run it
-on a CUDA GPU, derived from the modeling code of GPT-2 (`modeling_gpt2.py`) and Llama, Mistral and
-Qwen2 (`modeling_llama.py` and its copies), and from what each autograd node saves.
+on a CUDA GPU, derived from the modeling code of GPT-2 (`modeling_gpt2.py`), Llama, Mistral and Qwen2
+(`modeling_llama.py` and its copies), Qwen3 and Gemma 1, 2 and 3, and from what each autograd node saves
+(checked block by block with saved-tensor hooks: tests/core/test_hf_stack_saved_tensors.py).
 
 Per token, in bytes; w is the bytes of a matmul output (4 in FP32, 2 in BF16 and under autocast),
 r the bytes of the residual stream (FP32 under autocast, where the embeddings stay FP32):
 
 - LayerNorm keeps its input and two FP32 statistics; Hugging Face's RMSNorm upcasts to FP32 and keeps
   that copy, 1/rms, and the normalised tensor before the weight (FP32, or its BF16 cast).
+- Gemma's RMSNorm multiplies by `1 + weight` in FP32 before casting back, so it keeps the normalised
+  tensor in FP32 at every precision (and `1 + weight`); Gemma 2 and 3 have four norms a block.
+- Qwen3 and Gemma 3 run an RMSNorm over each head of Q and K (an FP32 copy, 1/rms per head, the
+  normalised tensor); RoPE's products keep only cos and sin.
 - A linear layer keeps its input. Under `torch.autocast` every linear call keeps its own BF16 cast of
   its input (q, k and v each cast the norm's output) and the BF16 copy of its weight.
 - GPT-2's `gelu_new` is written in Python: `pow`, `tanh` and two products keep four I-wide tensors
@@ -15,9 +20,12 @@ r the bytes of the residual stream (FP32 under autocast, where the embeddings st
 - SDPA on a CUDA GPU runs a flash kernel (BF16) or the memory-efficient kernel (FP32) that keep Q, K,
   V, the output and a log-sum-exp per head; grouped KV heads in FP32 fall back to the math kernel,
   which keeps the FP32 score matrix. Eager attention keeps the softmax (FP32 under autocast and in
-  Llama's code) and the copy the next matmul reads; GPT-2 adds dropout's 1-byte mask and output.
+  Llama's code) and the copy the next matmul reads; GPT-2 adds dropout's 1-byte mask and output, Gemma 2
+  the tanh of its soft-capped scores (SDPA is never given the cap). Sliding-window layers (Gemma 2, 3)
+  under SDPA, once the sequence reaches the window, keep their mask and K, V repeated to every head.
 - The loss upcasts the logits to FP32 and keeps their log-softmax (4 bytes per vocabulary entry per
-  token); backward starts with two more tensors of that size.
+  token); backward starts with two more tensors of that size. Gemma 2's final soft-capping keeps the
+  tanh of the logits besides, in the logits' dtype.
 """
 
 from __future__ import annotations
@@ -134,6 +142,38 @@ def _block_weight_copy_bytes(setup: StepSetup) -> float:
     return 2.0 * (setup.block_parameters - 2 * per_norm)
 
 
+def _windowed(setup: StepSetup) -> bool:
+    """Whether transformers builds a sliding-window mask for SDPA: some layers have a window, and the
+    sequence reaches it (below it the window hides nothing and SDPA runs causal, with no mask)."""
+    m = setup.model
+    return setup.attention == "sdpa" and m.sliding_layers > 0 and setup.seq_len >= m.sliding_window
+
+
+def _sliding_window_bytes(setup: StepSetup) -> float:
+    """A block's share of what its sliding-window layers keep beyond a causal layer under SDPA (whole
+    batch). Each such layer hands SDPA the mask, which SDPA converts to the queries' dtype and the kernel
+    keeps (flash kernels take no mask, so CUDA runs the memory-efficient one, keeping the same Q, K, V,
+    output and log-sum-exp); transformers then repeats grouped KV heads to every head itself, a copy of
+    K and V at the query width (with one KV head the repeat is a view)."""
+    m = setup.model
+    if not _windowed(setup) or sdpa_kernel(setup) == "math":
+        return 0.0
+    w = COMPUTE_BYTES[setup.convention.compute]
+    mask = setup.batch * setup.seq_len**2 * w
+    repeated = 2 * w * (m.q_width - m.kv_width) * setup.tokens if m.kv_heads > 1 else 0
+    return m.sliding_layers / m.layers * (mask + repeated)
+
+
+def _shared_mask_bytes(setup: StepSetup) -> float:
+    """Masks held through the forward: eager attention's additive causal mask (Gemma 2 and 3 build a
+    sliding-window one beside it), or under SDPA the boolean sliding-window mask once it is needed."""
+    m, s = setup.model, setup.seq_len
+    if setup.attention == "eager":
+        masks = 2 if m.sliding_window else 1
+        return masks * setup.batch * s**2 * (2 if setup.convention.compute == "bf16" else FP32)
+    return float(setup.batch * s**2) if _windowed(setup) else 0.0
+
+
 def _logit_softcap_bytes(setup: StepSetup) -> int:
     """Per vocabulary entry and token: Gemma 2's final soft-capping (logits / cap, tanh, × cap) keeps the
     tanh, in the logits' dtype; dividing and multiplying by a number keep nothing."""
@@ -162,7 +202,7 @@ def hf_count(setup: StepSetup) -> ActivationCount:
     block = {
         "norms": tokens * (m.norms_per_block * _norm_bytes(setup) + _qk_norm_bytes(setup))
         + _gemma_norm_weight_bytes(setup),
-        "attention": tokens * (attention + (0 if amp else attention_inputs)),
+        "attention": tokens * (attention + (0 if amp else attention_inputs)) + _sliding_window_bytes(setup),
         "scores": tokens * scores,
         "mlp": tokens * (mlp + (0 if amp else mlp_inputs)),
         "masks": float(tokens * masks),
@@ -186,13 +226,12 @@ def hf_count(setup: StepSetup) -> ActivationCount:
     eager = setup.attention == "eager" or sdpa_kernel(setup) == "math"
     score_bytes = tokens * m.heads * setup.seq_len * (FP32 if c.compute != "bf16" else 2)
     mlp_transient = 2 * tokens * w * m.intermediate
-    causal_mask = setup.batch * setup.seq_len**2 * (2 if c.compute == "bf16" else FP32)
     return ActivationCount(
         block=block,
         block_input_bytes=float(tokens * residual * m.hidden),
         outside=outside,
         forward_block_transient_bytes=float(max(2 * score_bytes if eager else 0, mlp_transient)),
-        forward_shared_bytes=float(causal_mask if setup.attention == "eager" else 0),
+        forward_shared_bytes=_shared_mask_bytes(setup),
         loss_forward_transient_bytes=float(logits + upcast),
         loss_backward_transient_bytes=float(2 * tokens * FP32 * m.vocab),
         backward_block_transient_bytes=float(

@@ -20,6 +20,7 @@ normaliser (4 bytes).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -58,10 +59,10 @@ RUNS = [
 ]
 
 
-def _config(file_name: str) -> dict[str, object]:
+def _config(file_name: str, **change: object) -> dict[str, object]:
     raw = json.loads((DATA_DIR / "models" / f"{file_name}.json").read_text())
     raw.pop("_preset")
-    return {**raw, "num_hidden_layers": LAYERS, "n_layer": LAYERS, "vocab_size": VOCAB}
+    return {**raw, "num_hidden_layers": LAYERS, "n_layer": LAYERS, "vocab_size": VOCAB, **change}
 
 
 def _measure(raw: dict[str, object], precision: str, attention: str):
@@ -120,3 +121,21 @@ def test_the_count_is_what_autograd_keeps(file_name: str, precision: str, attent
     assert measured.block_bytes(1) == block
     assert measured.block_bytes(0) == block + _rope_table_bytes(raw, precision)
     assert measured.block_bytes(OUTSIDE) == outside + LOSS_SCALAR_BYTES
+
+
+@pytest.mark.parametrize("file_name", ["gemma-2-2b", "gemma-3-1b-pt"])
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_sliding_window_layers_keep_their_mask_and_repeated_heads(file_name: str, attention: str) -> None:
+    # A window shorter than the sequence makes transformers build the mask. Under SDPA, Gemma 2's first
+    # layer slides and its second does not, and it has 4 KV heads (repeated: copied); both of Gemma 3's
+    # layers slide, and its one KV head repeats as a view. The count spreads the sliding layers' share
+    # over every block. Eager attention adds the mask to the scores and keeps nothing more.
+    raw = _config(file_name, sliding_window=SEQ // 2)
+    spec = parse_config(raw, name=file_name)
+    setup = StepSetup(model=spec, batch=BATCH, seq_len=SEQ, precision="bf16", attention=attention)
+    count, causal = hf_count(setup), hf_count(replace(setup, model=replace(spec, sliding_layers=0)))
+    assert (count.block_bytes > causal.block_bytes) == (attention == "sdpa")
+    measured = _measure(raw, "bf16", attention)
+    blocks = sum(measured.block_bytes(block) for block in range(LAYERS))
+    assert blocks == LAYERS * count.block_bytes + _rope_table_bytes(raw, "bf16")
+    assert measured.block_bytes(OUTSIDE) == count.outside_bytes + LOSS_SCALAR_BYTES

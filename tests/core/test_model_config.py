@@ -200,3 +200,36 @@ def test_a_soft_cap_that_is_not_a_positive_number_is_refused(cap):
         parse_config(
             {**LLAMA, "model_type": "gemma2", "num_key_value_heads": 4, "final_logit_softcapping": cap}
         )
+
+
+@pytest.mark.parametrize(
+    ("model_type", "change", "window"),
+    [
+        ("gemma2", {"num_hidden_layers": 5}, (4096, 3)),  # layers 1, 3, 5 (counting from 1) slide
+        ("gemma3_text", {"num_hidden_layers": 13}, (4096, 11)),  # every sixth layer is global
+        ("gemma3_text", {"num_hidden_layers": 13, "sliding_window_pattern": 2}, (4096, 7)),
+        (
+            "gemma3_text",
+            {"layer_types": ["full_attention", "sliding_attention"], "sliding_window": 512},
+            (512, 1),
+        ),
+        ("gemma2", {"sliding_window": None}, (0, 0)),  # no window: no layer slides
+        ("gemma", {"sliding_window": 512}, (0, 0)),  # Gemma (1) has no sliding layers
+    ],
+)
+def test_sliding_layers_follow_layer_types_or_the_family_pattern(model_type, change, window):
+    spec = parse_config({**LLAMA, "model_type": model_type, "num_key_value_heads": 4, **change})
+    assert (spec.sliding_window, spec.sliding_layers) == window
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"sliding_window": 0}, "sliding_window must be a whole number, 1 or more, or null"),
+        ({"layer_types": ["full_attention"]}, "layer_types must list sliding_attention or full_attention"),
+        ({"layer_types": ["full_attention", "chunked"]}, "layer_types must list"),
+    ],
+)
+def test_bad_sliding_fields_are_refused(change, message):
+    with pytest.raises(ValueError, match=message):
+        parse_config({**LLAMA, "model_type": "gemma2", "num_key_value_heads": 4, **change})
