@@ -4,9 +4,12 @@ real widths (two blocks, a 512-entry vocabulary), measured block by block with s
 Only runs where the CPU keeps what a CUDA GPU keeps are compared. Eager attention is plain PyTorch on
 both. With SDPA in BF16 and no mask, CUDA's flash kernel and the CPU's flash kernel both keep Q, K, V,
 the output and an FP32 log-sum-exp per head and token. FP32 SDPA is left out: with grouped KV heads CUDA
-falls back to the math kernel (the score matrix) while the CPU still runs its flash kernel; so are
-autocast runs (the CPU's autocast casts other ops than CUDA's) and GPT-2 with SDPA (its dropout makes the
-CPU leave its flash kernel for the math one, while CUDA's flash kernel drops out inside).
+falls back to the math kernel (the score matrix) while the CPU still runs its flash kernel; so is GPT-2
+with SDPA (its dropout makes the CPU leave its flash kernel for the math one, while CUDA's flash kernel
+drops out inside). Autocast ("amp") runs on the CPU's autocast: for these models it lowers what CUDA's
+does (linear layers, matmuls, SDPA), and the ops CUDA's keeps in FP32 already run in FP32 (the norms'
+arithmetic, the softmax, the loss); GPT-2 is left out, as CUDA's autocast runs its gelu_new `pow` in FP32
+and the CPU's does not.
 
 GPT-2 keeps two things differently on the CPU, added to the count as `_cpu_extra_bytes` says: the CPU's
 dropout is `input * noise` and keeps its noise in the input's dtype where CUDA's fused dropout keeps a
@@ -38,22 +41,28 @@ pytestmark = pytest.mark.torch
 
 BATCH, SEQ, VOCAB, LAYERS = 2, 16, 512, 2
 LOSS_SCALAR_BYTES = 4  # the FP32 count of labels the loss divides by
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "amp": torch.float32}  # amp: FP32 model, autocast
 
 RUNS = [
     ("qwen3-0.6b", "bf16", "sdpa"),
     ("qwen3-0.6b", "bf16", "eager"),
     ("qwen3-0.6b", "fp32", "eager"),
+    ("qwen3-0.6b", "amp", "sdpa"),
+    ("qwen3-0.6b", "amp", "eager"),
     ("gemma-2-2b", "bf16", "sdpa"),
     ("gemma-2-2b", "bf16", "eager"),
     ("gemma-2-2b", "fp32", "eager"),
+    ("gemma-2-2b", "amp", "sdpa"),
+    ("gemma-2-2b", "amp", "eager"),
     ("gemma-3-1b-pt", "bf16", "sdpa"),
     ("gemma-3-1b-pt", "bf16", "eager"),
     ("gemma-3-1b-pt", "fp32", "eager"),
+    ("gemma-3-1b-pt", "amp", "sdpa"),
     ("gemma-2b", "bf16", "sdpa"),
     ("gemma-2b", "fp32", "eager"),
     ("llama-3.2-1b", "bf16", "sdpa"),
     ("llama-3.2-1b", "fp32", "eager"),
+    ("llama-3.2-1b", "amp", "sdpa"),
     ("gpt2", "fp32", "eager"),
     ("gpt2", "bf16", "eager"),
 ]
@@ -75,7 +84,12 @@ def _measure(raw: dict[str, object], precision: str, attention: str):
     ids = torch.randint(0, VOCAB, (BATCH, SEQ))
     body = model.model if hasattr(model, "model") else model.transformer
     blocks = body.layers if hasattr(body, "layers") else body.h
-    return saved_bytes(model, blocks, lambda: model(input_ids=ids, labels=ids).loss)
+
+    def loss() -> torch.Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "amp"):
+            return model(input_ids=ids, labels=ids).loss
+
+    return saved_bytes(model, blocks, loss)
 
 
 def _rope_table_bytes(raw: dict[str, object], precision: str) -> int:
