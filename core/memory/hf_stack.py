@@ -166,12 +166,13 @@ def _sliding_window_bytes(setup: StepSetup) -> float:
 
 def _shared_mask_bytes(setup: StepSetup) -> float:
     """Masks held through the forward: eager attention's additive causal mask (Gemma 2 and 3 build a
-    sliding-window one beside it), or under SDPA the boolean sliding-window mask once it is needed."""
+    sliding-window one beside it), or under SDPA the boolean sliding-window mask once it is needed (one
+    sequence's, broadcast over the batch)."""
     m, s = setup.model, setup.seq_len
     if setup.attention == "eager":
         masks = 2 if m.sliding_window else 1
         return masks * setup.batch * s**2 * (2 if setup.convention.compute == "bf16" else FP32)
-    return float(setup.batch * s**2) if _windowed(setup) else 0.0
+    return float(s**2) if _windowed(setup) else 0.0
 
 
 def _logit_softcap_bytes(setup: StepSetup) -> int:

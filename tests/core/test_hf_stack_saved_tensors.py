@@ -153,3 +153,38 @@ def test_sliding_window_layers_keep_their_mask_and_repeated_heads(file_name: str
     blocks = sum(measured.block_bytes(block) for block in range(LAYERS))
     assert blocks == LAYERS * count.block_bytes + _rope_table_bytes(raw, "bf16")
     assert measured.block_bytes(OUTSIDE) == count.outside_bytes + LOSS_SCALAR_BYTES
+
+
+@pytest.mark.parametrize("file_name", ["gemma-2-2b", "gemma-3-1b-pt", "llama-3.2-1b"])
+@pytest.mark.parametrize(("precision", "attention"), [("bf16", "eager"), ("fp32", "eager"), ("bf16", "sdpa")])
+def test_the_masks_held_through_the_forward_are_the_ones_transformers_builds(
+    file_name: str, precision: str, attention: str
+) -> None:
+    # Gemma 2 and 3 build a causal and a sliding-window mask for every forward (Llama only the causal
+    # one): eager ones in the model's dtype; under SDPA none while causal is enough, and a boolean
+    # sliding-window mask once the sequence reaches the window.
+    from transformers.masking_utils import create_causal_mask, create_sliding_window_causal_mask
+
+    raw = _config(file_name, sliding_window=SEQ // 2)
+    config = transformers.AutoConfig.for_model(**raw)
+    config._attn_implementation = attention
+    arguments = {
+        "config": config,
+        "inputs_embeds": torch.zeros(BATCH, SEQ, 1, dtype=DTYPES[precision]),
+        "attention_mask": None,
+        "past_key_values": None,
+        "position_ids": torch.arange(SEQ)[None],
+    }
+    builders = [create_causal_mask]
+    if raw["model_type"] != "llama":
+        builders.append(create_sliding_window_causal_mask)
+    masks = [build(**arguments) for build in builders]
+    built = sum(mask.untyped_storage().nbytes() for mask in masks if mask is not None)
+    setup = StepSetup(
+        model=parse_config(raw, name=file_name),
+        batch=BATCH,
+        seq_len=SEQ,
+        precision=precision,
+        attention=attention,
+    )
+    assert hf_count(setup).forward_shared_bytes == built
