@@ -154,7 +154,8 @@ def _sliding_window_bytes(setup: StepSetup) -> float:
     batch). Each such layer hands SDPA the mask, which SDPA converts to the queries' dtype and the kernel
     keeps (flash kernels take no mask, so CUDA runs the memory-efficient one, keeping the same Q, K, V,
     output and log-sum-exp); transformers then repeats grouped KV heads to every head itself, a copy of
-    K and V at the query width (with one KV head the repeat is a view)."""
+    K and V at the query width (with one KV head the repeat is a view). FP32 with grouped KV heads is
+    counted as the math kernel in every layer, which keeps the whole score matrix already."""
     m = setup.model
     if not _windowed(setup) or sdpa_kernel(setup) == "math":
         return 0.0
