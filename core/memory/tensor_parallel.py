@@ -16,11 +16,12 @@ section 4.2.2). Weights, per GPU:
 - KV heads split like the query heads when t divides them; with fewer KV heads than GPUs each GPU
   keeps one KV head's projections (as vLLM's `QKVParallelLinear` does; Megatron itself refuses).
 
-The split of every linear layer must be even: Megatron's `divide` asserts it, and so does
-`check_tensor_parallel`. LoRA adapters follow peft's `LoraParallelLinear` (`peft/tuners/lora/
-tp_layer.py`): on a row-parallel layer `lora_A` is row-parallel too and `lora_B` whole, on a
-column-parallel one `lora_A` is whole and `lora_B` column-parallel, so each splits where its layer
-does. Model state is then the state of that shard, shared out by ZeRO or FSDP over the
+transformers 5.17's tensor-parallel plans (`base_model_tp_plan`) split every layer they name the
+same way (tests/core/test_memory_tensor_parallel_code.py checks it). Every linear layer must split
+evenly: Megatron's `divide` asserts it, and so does `check_tensor_parallel`. LoRA adapters follow
+peft's `LoraParallelLinear` (`peft/tuners/lora/tp_layer.py`): on a row-parallel layer `lora_A` is
+row-parallel too and `lora_B` whole, on a column-parallel one `lora_A` is whole and `lora_B`
+column-parallel, so each splits where its layer does. Model state is then the state of that shard, shared out by ZeRO or FSDP over the
 `gpus / t` data-parallel replicas (`tensor_parallel_model_state`); FSDP gathers a shard's block.
 
 Saved activations, per GPU (`tensor_parallel_count`): with sequence parallelism every tensor a block
