@@ -21,8 +21,9 @@ same way (tests/core/test_memory_tensor_parallel_code.py checks it). Every linea
 evenly: Megatron's `divide` asserts it, and so does `check_tensor_parallel`. LoRA adapters follow
 peft's `LoraParallelLinear` (`peft/tuners/lora/tp_layer.py`): on a row-parallel layer `lora_A` is
 row-parallel too and `lora_B` whole, on a column-parallel one `lora_A` is whole and `lora_B`
-column-parallel, so each splits where its layer does. Model state is then the state of that shard, shared out by ZeRO or FSDP over the
-`gpus / t` data-parallel replicas (`tensor_parallel_model_state`); FSDP gathers a shard's block.
+column-parallel, so each splits where its layer does. Model state is then the state of that shard,
+shared out by ZeRO or FSDP over the `gpus / t` data-parallel replicas (`tensor_parallel_model_state`);
+FSDP gathers a shard's block (`per_gpu_bytes_of`).
 
 Saved activations, per GPU (`tensor_parallel_count`): with sequence parallelism every tensor a block
 keeps is divided by t (section 4.2.2: the norms and dropouts run on s/t of the sequence, attention
