@@ -56,7 +56,13 @@ from core.memory.finetune import LoraTarget, lora_targets
 from core.memory.hf_stack import ID_BYTES, sdpa_kernel
 from core.memory.settings import COMPUTE_BYTES
 from core.memory.setup import StepSetup, TrainingMethod
-from core.memory.sharding import ModelStatePerGpu, StateBytesPerParameter, block_of, model_state_per_gpu
+from core.memory.sharding import (
+    ModelStatePerGpu,
+    StateBytesPerParameter,
+    block_bytes,
+    block_of,
+    model_state_per_gpu,
+)
 from core.model_spec import ModelSpec
 from core.model_tensors import Tensor, model_tensors
 
@@ -206,6 +212,21 @@ def tensor_parallel_lora_parameters(spec: ModelSpec, rank: int, targets: str, t:
     return sum(_lora_target_parameters(target, rank, spec, t) for target in lora_targets(spec, targets))
 
 
+def tensor_parallel_block_bytes(
+    spec: ModelSpec, method: TrainingMethod, *, base_bytes_of: Callable[[Tensor], float], adapter_bytes: int
+) -> dict[int, float]:
+    """Each block's weights on one GPU, by block number, as FSDP gathers them (`gathered_block_bytes`): the
+    shard of its base weights as `base_bytes_of` stores them, and with LoRA the shard of its adapters."""
+    t = method.tensor_parallel
+    blocks = block_bytes(spec, per_gpu_bytes_of(spec, t, base_bytes_of))
+    if method.adapted:
+        for target in lora_targets(spec, method.lora_targets):
+            block = block_of(target.tensor.name)
+            if block is not None:
+                blocks[block] += _lora_target_parameters(target, method.lora_rank, spec, t) * adapter_bytes
+    return blocks
+
+
 def tensor_parallel_model_state(
     spec: ModelSpec,
     method: TrainingMethod,
@@ -272,6 +293,13 @@ def _outside(count: ActivationCount, setup: StepSetup) -> dict[str, float]:
     return {kind: per_kind[kind](kept) for kind, kept in count.outside.items()}
 
 
+def all_gather_buffer_bytes(count: ActivationCount, setup: StepSetup) -> float:
+    """Megatron's all-gather buffer under sequence parallelism: one whole block input (what a column-parallel
+    layer gathers from the GPUs' s/t shards), live while any such layer runs; none on one GPU. `count` is
+    the whole-model count."""
+    return count.block_input_bytes if setup.training.tensor_parallel > 1 else 0.0
+
+
 def tensor_parallel_count(count: ActivationCount, setup: StepSetup) -> ActivationCount:
     """One GPU's saved activations and transients of `count` (a whole-model count of `setup`'s stack) with
     tensor and sequence parallelism over `setup.training.tensor_parallel` GPUs; the module docstring says
@@ -285,7 +313,7 @@ def tensor_parallel_count(count: ActivationCount, setup: StepSetup) -> Activatio
     kv_kind = "attention" if "attention" in block else "activations"
     block[kv_kind] += replicated_kv_bytes(setup)
     vocab_share = vocab_rows(m.vocab, t) / m.vocab
-    gathered = count.block_input_bytes if t > 1 else 0.0  # the all-gather buffer: one whole block input
+    gathered = all_gather_buffer_bytes(count, setup)
     return ActivationCount(
         block=block,
         block_input_bytes=count.block_input_bytes / t,

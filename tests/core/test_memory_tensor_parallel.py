@@ -11,7 +11,7 @@ from core.memory.count import ActivationCount
 from core.memory.detailed import layer_activation_bytes
 from core.memory.fused_stack import fused_count
 from core.memory.hf_stack import hf_count
-from core.memory.model_state import run_model_state
+from core.memory.model_state import ADAPTER_BYTES, run_model_state
 from core.memory.qlora import stored_bytes
 from core.memory.setup import StepSetup, TrainingMethod, TrainingSetup
 from core.memory.sharding import StateBytesPerParameter, block_bytes, gathered_block_bytes
@@ -22,6 +22,7 @@ from core.memory.tensor_parallel import (
     shard,
     sharded_tensors,
     split_of,
+    tensor_parallel_block_bytes,
     tensor_parallel_count,
     tensor_parallel_lora_parameters,
     tensor_parallel_model_state,
@@ -146,6 +147,14 @@ def test_gpt2_conv1d_layers_split_on_their_own_axes():
     assert shards["transformer.h.0.ln_1.bias"] == (32,)
 
 
+def test_autocast_copies_each_gpus_own_shard_of_a_blocks_matrices():
+    # GPT-2 block, t = 4: c_attn 32·96 + 96, attention c_proj 32·32, c_fc 32·128 + 128, MLP c_proj 128·32
+    # split four ways (12,512 / 4 = 3,128); the two c_proj biases (32 each) whole: 3,192 BF16 values.
+    setup = step(GPT2, 4, precision="amp")
+    assert hf_count(setup).block["weight_copies"] == 2 * 12_576
+    assert tensor_parallel_count(hf_count(setup), setup).block["weight_copies"] == pytest.approx(2 * 3192)
+
+
 def test_experts_split_each_experts_width_and_the_router_stays_whole():
     mixtral = parse_config(
         {
@@ -236,6 +245,26 @@ def test_fsdp_gathers_a_tensor_parallel_shards_block():
     # BF16: FSDP's running and prefetched block, each the t = 2 shard's 9,312 parameters.
     per_gpu = block_bytes(SPEC, per_gpu_bytes_of(SPEC, 2, lambda tensor: 2 * tensor.numel))
     assert gathered_block_bytes(per_gpu, "fsdp") == 2 * 2 * 9312
+
+
+@pytest.mark.parametrize("method", ["full", "lora", "qlora"])
+def test_fsdp_on_one_tensor_parallel_gpu_gathers_what_the_model_state_count_gathers(method):
+    training = TrainingMethod(method=method, gpus=4, sharding="fsdp", lora_rank=8)
+    setup = StepSetup(model=SPEC, batch=1, seq_len=16, precision="bf16", training=training)
+    base = stored_bytes if method == "qlora" else (lambda tensor: 2 * tensor.numel)
+    blocks = tensor_parallel_block_bytes(SPEC, training, base_bytes_of=base, adapter_bytes=ADAPTER_BYTES)
+    assert gathered_block_bytes(blocks, "fsdp") == run_model_state(setup, training).gathered_block_bytes
+
+
+def test_fsdp_gathers_a_shards_base_block_and_its_adapters():
+    # 8 GPUs, t = 2, LoRA rank 8 on attention: a block's BF16 base shard (9,312 parameters) and its FP32
+    # adapters' shard (576 + 2·480 + 576 = 2,112), for the running and the prefetched block.
+    training = TrainingMethod(method="lora", gpus=8, sharding="fsdp", tensor_parallel=2, lora_rank=8)
+    blocks = tensor_parallel_block_bytes(
+        SPEC, training, base_bytes_of=lambda tensor: 2 * tensor.numel, adapter_bytes=ADAPTER_BYTES
+    )
+    assert blocks == {0: 2 * 9312 + 4 * 2112, 1: 2 * 9312 + 4 * 2112, 2: 2 * 9312 + 4 * 2112}
+    assert gathered_block_bytes(blocks, "fsdp") == 2 * (2 * 9312 + 4 * 2112)
 
 
 def test_fewer_kv_heads_than_gpus_keep_a_whole_kv_head_each():
