@@ -118,10 +118,8 @@ def split_of(tensor: Tensor) -> str:
         return "vocab"
     if module in COLUMN_PARALLEL:
         return "column"
-    if module in ROW_PARALLEL:
-        return (
-            "replicated" if tensor.name.endswith(".bias") else "row"
-        )  # the bias is added after the all-reduce
+    if module in ROW_PARALLEL:  # its bias is added after the all-reduce, so every GPU keeps all of it
+        return "replicated" if tensor.name.endswith(".bias") else "row"
     return "replicated"
 
 
@@ -161,7 +159,7 @@ def _axes(tensor: Tensor) -> tuple[int, int]:
 def shard(tensor: Tensor, spec: ModelSpec, t: int) -> Tensor:
     """The part of `tensor` one of t tensor-parallel GPUs holds (the tensor itself where it is replicated)."""
     split = split_of(tensor)
-    if t == 1 or split == "replicated":
+    if split == "replicated":
         return tensor
     shape = list(tensor.shape)
     out_axis, in_axis = _axes(tensor)
@@ -200,9 +198,9 @@ def tensor_parallel_parameters(spec: ModelSpec, t: int) -> int:
 def _lora_target_parameters(target: LoraTarget, rank: int, spec: ModelSpec, t: int) -> int:
     """One GPU's lora_A and lora_B for `target`: each splits on the side its layer splits."""
     split, in_features, out_features = split_of(target.tensor), target.in_features, target.out_features
-    if t > 1 and split == "column":
+    if split == "column":
         out_features = _column_rows(target.tensor, out_features, spec, t)
-    elif t > 1 and split == "row":
+    elif split == "row":
         in_features = _even(in_features, t, target.tensor, spec)
     return target.rank_multiple * rank * target.copies * (in_features + out_features)
 
