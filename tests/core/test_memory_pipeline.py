@@ -27,6 +27,7 @@ ORDER = (
     "detailed",
     "hf_stack",
     "fused_stack",
+    "tensor_parallel",  # one GPU's share of a stack's count
     "phases",
     "allocator",
     "verdict",
