@@ -17,6 +17,7 @@ which the phase model does not count, so it runs only when asked and the CSV say
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping
 from typing import Any
 
@@ -76,7 +77,7 @@ def nf4_model(raw: Mapping[str, Any], device: torch.device, attn: str) -> torch.
         bnb_4bit_use_double_quant=True,
         bnb_4bit_compute_dtype=torch.bfloat16,
     )
-    return type(dense).from_pretrained(
+    model = type(dense).from_pretrained(
         None,
         config=config,
         state_dict=dense.state_dict(),
@@ -85,6 +86,9 @@ def nf4_model(raw: Mapping[str, Any], device: torch.device, attn: str) -> torch.
         dtype=torch.bfloat16,
         attn_implementation=attn,
     )
+    del dense
+    gc.collect()  # the BF16 copy must be gone before the weights are read
+    return model
 
 
 def prepare_for_kbit(model: torch.nn.Module) -> torch.nn.Module:

@@ -24,11 +24,11 @@ from core.memory.setup import TrainingMethod  # noqa: E402
 from core.model_config import parse_config  # noqa: E402
 from core.model_tensors import model_tensors  # noqa: E402
 from core.models import parameter_count  # noqa: E402
+from tests.tools.test_measure_gpu import counting_readers  # noqa: E402
 from tools.finetune_csv import FINETUNE_COLUMNS, MODEL_CONFIGS  # noqa: E402
 from tools.finetune_model import make_optimizer, parameter_counts  # noqa: E402
 from tools.measure_gpu import (  # noqa: E402
     GpuSetup,
-    Readers,
     build_model,
     finetune_plan,
     main,
@@ -217,14 +217,7 @@ def test_adamw8bit_keeps_one_byte_a_state_value_and_an_fp32_absmax_per_256():
 
 
 def test_a_dry_run_writes_each_row_as_measured_and_reports_a_failure_in_one_line(tmp_path):
-    ticks = iter(range(10_000_000))
-    readers = Readers(
-        allocated=lambda: next(ticks),  # stand-ins: the CPU has no allocator statistics
-        peak=lambda: 0,
-        reserved_peak=lambda: 0,
-        reset_peak=lambda: None,
-        synchronize=lambda: None,
-    )
+    readers = counting_readers()
     setups = (
         setup("Qwen2.5-0.5B", TrainingMethod("lora", 4, "attention")),
         setup("GPT-2 small", TrainingMethod(freeze_blocks=5)),  # the narrow GPT-2 has two blocks

@@ -36,15 +36,20 @@ def test_the_reference_setups_are_the_committed_rows():
     )
 
 
-def test_one_step_runs_end_to_end_and_fills_every_column():
-    ticks = iter(range(10_000))
-    readers = Readers(
-        allocated=lambda: next(ticks),  # stand-ins: the CPU has no allocator statistics
+def counting_readers() -> Readers:
+    """Stand-ins for a dry run: the CPU has no allocator statistics, so each reading is the next number."""
+    ticks = iter(range(10_000_000))
+    return Readers(
+        allocated=lambda: next(ticks),
         peak=lambda: 0,
         reserved_peak=lambda: 0,
         reset_peak=lambda: None,
         synchronize=lambda: None,
     )
+
+
+def test_one_step_runs_end_to_end_and_fills_every_column():
+    readers = counting_readers()
     # GPT-2 small's published config, narrowed so that a shared CPU runs it in a moment.
     small = {**published_config("GPT-2 small"), "n_embd": 64, "n_head": 2, "n_layer": 2, "vocab_size": 512}
     setup = GpuSetup("GPT-2 small", 1, 8, "amp", "sdpa", "full", "foreach")
