@@ -103,11 +103,12 @@ def frozen_names(spec: ModelSpec, blocks: int) -> set[str]:
     (none when no block is: full training)."""
     if blocks == 0:
         return set()
-    return {
-        t.name
-        for t in model_tensors(spec)
-        if t.part == "embeddings" or (block_of(t.name) is not None and block_of(t.name) < blocks)
-    }
+    return {t.name for t in model_tensors(spec) if t.part == "embeddings" or _in_first(t.name, blocks)}
+
+
+def _in_first(tensor_name: str, blocks: int) -> bool:
+    block = block_of(tensor_name)
+    return block is not None and block < blocks
 
 
 def freeze(model: torch.nn.Module, names: set[str]) -> None:

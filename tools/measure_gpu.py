@@ -130,6 +130,7 @@ def build_model(setup: GpuSetup, device: torch.device, raw: Mapping[str, Any]) -
         training.freeze_blocks <= spec.layers,
         f"{setup.model} has {spec.layers} blocks; {training.freeze_blocks} cannot be frozen.",
     )
+    model: Any  # a transformers model, then peft's wrapper of it
     if training.method == "qlora":
         model = nf4_model(raw, device, setup.attn)
     else:
