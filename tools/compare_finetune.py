@@ -25,7 +25,7 @@ from typing import Any
 
 from core import estimate
 from core.datafiles import data_path, require
-from tools.finetune_csv import FINETUNE_COLUMNS, MODEL_CONFIGS
+from tools.finetune_csv import FINETUNE_COLUMNS, MODEL_CONFIGS, row_label
 
 PHASE_COLUMNS = {"forward": "peak_forward", "backward": "peak_backward", "optimizer_step": "peak_step"}
 
@@ -51,20 +51,6 @@ class RowComparison:
     label: str
     checks: tuple[Check, ...]
     note: str  # the estimate's refusal, or what it does not give for this setup; "" when all is compared
-
-
-def row_label(row: Mapping[str, str]) -> str:
-    """The row's setup in a few words, e.g. 'Llama-3.2-1B 2×2048 bf16 sdpa qlora r16 all-linear'."""
-    words = [row["model"], f"{row['batch']}×{row['seq']}", row["mode"], row["attn"], row["method"]]
-    if row["lora_rank"]:
-        words += [f"r{row['lora_rank']}", row["lora_targets"]]
-    if row["freeze_blocks"] not in ("", "0"):
-        words.append(f"first {row['freeze_blocks']} blocks frozen")
-    if row["optim"] != "adamw":
-        words.append(row["optim"])
-    if row["prepare_kbit"] == "yes":
-        words.append("prepare_model_for_kbit_training")
-    return " ".join(words)
 
 
 def estimate_argv(row: Mapping[str, str]) -> list[str]:

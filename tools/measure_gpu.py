@@ -45,7 +45,7 @@ from core.memory.finetune import LORA_TARGETS
 from core.memory.reference import COLUMNS, FOLDER, SETUP_COLUMNS
 from core.memory.setup import METHODS, TrainingMethod
 from core.model_config import parse_config
-from tools.finetune_csv import FINETUNE_COLUMNS, MODEL_CONFIGS
+from tools.finetune_csv import FINETUNE_COLUMNS, MODEL_CONFIGS, row_label
 from tools.finetune_model import (
     OPTIMIZERS,
     freeze,
@@ -246,6 +246,11 @@ def measure_setup(
     return row
 
 
+def describe(setup: GpuSetup) -> str:
+    """The setup in a few words, as its CSV row would be labelled."""
+    return row_label({**{n: str(getattr(setup, n)) for n in SETUP_COLUMNS}, **training_columns(setup)})
+
+
 def training_columns(setup: GpuSetup) -> dict[str, str]:
     """The fine-tuning setup's columns (LoRA's rank and targets blank for full training)."""
     t = setup.training
@@ -310,12 +315,12 @@ def measure_setups(
                 with _fresh_device(readers):
                     row = measure_setup(setup, device=device, readers=readers, config=config)
             except Exception as error:  # one broken setup must not cost the others their device time
-                failures.append(f"{setup}: {type(error).__name__}: {str(error).splitlines()[0]}")
+                failures.append(f"{describe(setup)}: {type(error).__name__}: {str(error).splitlines()[0]}")
                 print(failures[-1], file=sys.stderr, flush=True)
                 continue
             writer.writerow(row)
             handle.flush()
-            print(f"{setup}: peak {int(row['peak_step']):,} bytes", flush=True)
+            print(f"{describe(setup)}: peak {int(row['peak_step']) / GIB:.2f} GiB", flush=True)
     return failures
 
 

@@ -19,8 +19,8 @@ from core.memory.model_state import run_model_state
 from core.memory.phases import step_phases
 from core.memory.reference import FOLDER, MeasuredStep, measured_steps, reference_model, setup_of
 from core.memory.setup import TrainingMethod
-from tools.compare_finetune import compare_row, main, read_rows, row_label, run_estimate
-from tools.finetune_csv import FINETUNE_COLUMNS
+from tools.compare_finetune import compare_row, main, read_rows, run_estimate
+from tools.finetune_csv import FINETUNE_COLUMNS, row_label
 
 FULL = {"method": "full", "lora_rank": "", "lora_targets": "", "freeze_blocks": "0", "optim": "adamw"}
 INVENTED = {  # round numbers, not measurements
