@@ -19,8 +19,9 @@ bnb = pytest.importorskip(
 )
 
 from core.memory.finetune import LORA_TARGETS, lora_parameters, lora_targets  # noqa: E402
+from core.memory.model_state import run_model_state  # noqa: E402
 from core.memory.qlora import quantized  # noqa: E402
-from core.memory.setup import TrainingMethod  # noqa: E402
+from core.memory.setup import StepSetup, TrainingMethod  # noqa: E402
 from core.model_config import parse_config  # noqa: E402
 from core.model_tensors import model_tensors  # noqa: E402
 from core.models import parameter_count  # noqa: E402
@@ -184,6 +185,29 @@ def test_qlora_stores_in_nf4_exactly_the_weights_core_quantizes(model):
     rest = {p.dtype for n, p in built.named_parameters() if not p.requires_grad and "lora" not in n}
     assert rest == {torch.uint8, torch.bfloat16}  # NF4 codes, and BF16 embeddings and norms
     assert parameter_counts(built) == (parameter_count(spec), lora_parameters(spec, 4, "all-linear"))
+
+
+def held_bytes(model) -> int:
+    """Bytes of every storage the model holds: parameters, and each NF4 layer's quantization state."""
+    tensors = list(model.parameters())
+    for layer in model.modules():
+        if isinstance(layer, bnb.nn.Linear4bit):
+            state = layer.weight.quant_state
+            tensors += [state.absmax, state.code, state.offset, state.state2.absmax, state.state2.code]
+    storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in tensors}
+    return sum(storages.values())
+
+
+@pytest.mark.parametrize("method", ("lora", "qlora"))
+@pytest.mark.parametrize("model", ("GPT-2 small", "Qwen3-0.6B"))
+def test_the_built_model_holds_the_weights_the_estimate_counts(model, method):
+    # What memory_allocated() reads after building on a GPU, less the allocator's rounding to 512 bytes:
+    # the base in BF16 (QLoRA: NF4 with its statistics and BF16 for the rest) and FP32 adapters.
+    config = narrow(model)
+    training = TrainingMethod(method, 4, "all-linear")
+    built = build_model(setup(model, training), CPU, config)
+    step = StepSetup(model=parse_config(config), batch=1, seq_len=8, precision="bf16")
+    assert held_bytes(built) == run_model_state(step, training).per_gpu.weights
 
 
 def test_prepare_for_kbit_training_upcasts_what_is_not_nf4():
