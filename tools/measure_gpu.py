@@ -469,7 +469,8 @@ def measure_run_a(output: Path, setups: tuple[RunASetup, ...] | None = None) -> 
 
 
 # --plan finetune: LoRA and QLoRA beside full training on the same card, four models at two shapes each,
-# in BF16 with SDPA (how people fine-tune); about three minutes on an H100 (tools/measure_finetune.sh).
+# in BF16 with SDPA (how people fine-tune). Sized for one device call (tools/measure_finetune.sh); not yet
+# run on a GPU: the whole plan narrowed to width 64 runs on a shared 2-core CPU in under four minutes.
 # The first shape of each reference model is one memory.csv measured, so full training checks the card.
 PLAN_SHAPES = {
     "GPT-2 small": ((4, 1024), (2, 512)),  # 1,024 learned positions
