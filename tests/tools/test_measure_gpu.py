@@ -12,8 +12,8 @@ pytest.importorskip("transformers", reason="transformers is a test-only dependen
 from core.model_config import parse_config  # noqa: E402
 from core.models import parameter_count  # noqa: E402
 from core.oom import parse_oom_message  # noqa: E402
+from tools.finetune_csv import FINETUNE_COLUMNS  # noqa: E402
 from tools.measure_gpu import (  # noqa: E402
-    COLUMNS,
     RUN_A_COLUMNS,
     GpuSetup,
     Readers,
@@ -36,22 +36,29 @@ def test_the_reference_setups_are_the_committed_rows():
     )
 
 
-def test_one_step_runs_end_to_end_and_fills_every_column():
-    ticks = iter(range(10_000))
-    readers = Readers(
-        allocated=lambda: next(ticks),  # stand-ins: the CPU has no allocator statistics
+def counting_readers() -> Readers:
+    """Stand-ins for a dry run: the CPU has no allocator statistics, so each reading is the next number."""
+    ticks = iter(range(10_000_000))
+    return Readers(
+        allocated=lambda: next(ticks),
         peak=lambda: 0,
         reserved_peak=lambda: 0,
         reset_peak=lambda: None,
         synchronize=lambda: None,
     )
+
+
+def test_one_step_runs_end_to_end_and_fills_every_column():
+    readers = counting_readers()
     # GPT-2 small's published config, narrowed so that a shared CPU runs it in a moment.
     small = {**published_config("GPT-2 small"), "n_embd": 64, "n_head": 2, "n_layer": 2, "vocab_size": 512}
     setup = GpuSetup("GPT-2 small", 1, 8, "amp", "sdpa", "full", "foreach")
     row = measure_setup(setup, device=torch.device("cpu"), readers=readers, config=small)
-    assert tuple(row) == COLUMNS
+    assert tuple(row) == FINETUNE_COLUMNS
     assert int(row["n_params"]) == parameter_count(parse_config(small))  # HF's model is the one we count
-    assert row["model"] == "GPT-2 small" and row["mode"] == "amp"
+    assert row["trainable_params"] == row["n_params"]  # full training trains every parameter
+    assert row["model"] == "GPT-2 small" and row["mode"] == "amp" and row["method"] == "full"
+    assert (row["lora_rank"], row["lora_targets"], row["optim"]) == ("", "", "adamw")
 
 
 def _stand_ins() -> Readers:
