@@ -27,6 +27,7 @@ ORDER = (
     "detailed",
     "hf_stack",
     "fused_stack",
+    "adapted",
     "phases",
     "allocator",
     "verdict",
