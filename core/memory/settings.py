@@ -40,17 +40,17 @@ class Optimizer(Labelled):
 
     ADAMW = "adamw", "AdamW (two moments per parameter)"
     ADAM = "adam", "Adam (two moments per parameter)"
-    ADAMW8BIT = "adamw8bit", "bitsandbytes AdamW8bit (two 8-bit moments with block statistics)"
     SGD_MOMENTUM = "sgd_momentum", "SGD with momentum (one buffer per parameter)"
     SGD = "sgd", "SGD without momentum (no state)"
+    ADAMW8BIT = "adamw8bit", "bitsandbytes AdamW8bit (two 8-bit moments with block statistics)"
 
 
 STATE_VALUES: dict[str, int] = {
     Optimizer.ADAMW: 2,
     Optimizer.ADAM: 2,
-    Optimizer.ADAMW8BIT: 2,
     Optimizer.SGD_MOMENTUM: 1,
     Optimizer.SGD: 0,
+    Optimizer.ADAMW8BIT: 2,
 }
 
 
