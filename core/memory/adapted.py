@@ -16,6 +16,9 @@ only if the gradient that reads it is wanted). So, per token:
   the layer's input to the adapter's FP32 (`_cast_input_dtype`: a new FP32 copy, 4 bytes per input
   feature, unless the input is FP32 already), and `lora_A` keeps that copy, `lora_B` the rank-r FP32
   output of `lora_A` (dropout 0 is `nn.Identity`; the scaling and the sum keep nothing).
+- While it adds the branch to the base output, a LoRA layer holds the base output, `lora_B`'s FP32
+  output times the scaling and their FP32 sum (QLoRA's `Linear4bit`: the base output's clone, `lora_B`'s
+  output and its scaled copy): w + 8 bytes per output feature, a forward transient.
 - QLoRA's base layer (`bitsandbytes/autograd/_functions.py`, `MatMul4Bit`) keeps no activation (its
   `ctx.tensors` holds the packed weight only); it dequantizes the weight to BF16 for the matmul on a
   GPU (past the small-batch kernel, in forward) and again in backward (`dequantize_4bit`): a transient
@@ -179,6 +182,16 @@ def _outside(setup: StepSetup, full: ActivationCount, head_trains: bool) -> dict
     return {**full.outside, "other": full.outside["other"] - setup.tokens * drop}
 
 
+def _forward_transient(setup: StepSetup, full: ActivationCount) -> float:
+    """A block's briefest tensors in forward: Hugging Face's, or a LoRA layer adding its branch."""
+    t = setup.training
+    if not t.adapted:
+        return full.forward_block_transient_bytes
+    w = COMPUTE_BYTES[setup.convention.compute]
+    widest = max(target.out_features for target in lora_targets(setup.model, t.lora_targets))
+    return max(full.forward_block_transient_bytes, float(setup.tokens * (w + 2 * ADAPTER_BYTES) * widest))
+
+
 def _dequantized_weight_bytes(setup: StepSetup) -> float:
     if setup.training.method != "qlora":
         return 0.0
@@ -215,7 +228,12 @@ def method_count(setup: StepSetup, *, head_trains: bool) -> MethodCount:
     if t.method == "full" and t.freeze_blocks == 0:
         return MethodCount.uniform(full, setup.model.layers)
     blocks = list(_block_sequence(setup, full))
-    count = replace(full, block=blocks[-1], outside=_outside(setup, full, head_trains))
+    count = replace(
+        full,
+        block=blocks[-1],
+        outside=_outside(setup, full, head_trains),
+        forward_block_transient_bytes=_forward_transient(setup, full),
+    )
     return MethodCount(
         count=count,
         saved_by_block=tuple(float(sum(kinds.values())) for kinds in blocks),

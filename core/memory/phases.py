@@ -1,4 +1,4 @@
-"""One training step in three phases, each with the memory live at its peak, term by term.
+"""One training step in three phases, each with the memory live at its peak on one GPU, term by term.
 
 - Forward: the weights (and, after the first step, the optimizer state) plus every block's saved
   activations; its peak is while the loss holds the logits and their FP32 copy, or the last block's
@@ -7,7 +7,14 @@
   walks the blocks from last to first, each creating its weight gradients as its saved tensors go.
 - Optimizer step: weights, gradients and optimizer state, plus the implementation's own temporaries
   (`foreach` AdamW allocates one more copy of the state-sized tensors for √v; `fused` nothing; the
-  for-loop two temporaries of its largest tensor).
+  for-loop two temporaries of its largest tensor; bitsandbytes' 8-bit step nothing).
+
+The training method and sharding decide the terms: the model state one GPU holds comes from
+`core.memory.model_state` (full training, frozen blocks, LoRA, QLoRA; DDP, ZeRO, FSDP), what each block
+saves from `core.memory.adapted` (backward stops below the first block that trains). Transients have
+names of their own: DDP's `gradient_buckets` (allocated with the wrapper, so live throughout), FSDP's
+and ZeRO-3's `gathered_block` and QLoRA's `dequantized_weight` (while a block runs, in forward and
+backward).
 
 `phases` are read as the reference reads them: `torch.cuda.max_memory_allocated()` at the end of each
 phase, with the peak reset at the start of the step, so each is at least the one before it.

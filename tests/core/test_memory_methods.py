@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.datafiles import DATA_DIR, read_json
-from core.memory.first_oom import first_oom
+from core.memory.first_oom import first_oom, step_peaks
 from core.memory.model_state import adamw8bit_state_bytes, run_model_state
-from core.memory.phases import step_inputs, step_moments, step_phases
+from core.memory.phases import PHASE_TERM_LABELS, step_inputs, step_moments, step_phases
 from core.memory.setup import StepSetup, TrainingMethod
+from core.memory.timeline import chart_terms
 from core.memory.verdict import capped
 from core.model_config import parse_config
 
@@ -56,6 +57,15 @@ def test_lora_on_all_linear_adds_the_mlp_adapters() -> None:
     adapters = 4 * (4 * H + 4 * R) + 2 * (4 * H + 4 * R) + 4 * FFN + 4 * R
     saved = step_inputs(llama(method="lora", lora_targets="all-linear"))[0].saved_by_block
     assert saved[1] == 512 * (FROZEN + adapters)
+
+
+def test_lora_adding_its_branch_is_the_forward_transient() -> None:
+    # gate_proj's BF16 output (2 bytes), lora_B's scaled FP32 output and the FP32 sum (4 + 4), 8,192 wide,
+    # beside Hugging Face's own: SwiGLU's two 2·I tensors.
+    lora = step_inputs(llama(method="lora", lora_targets="all-linear"))[0].count
+    full = step_inputs(llama())[0].count
+    assert full.forward_block_transient_bytes == 512 * 2 * 2 * FFN
+    assert lora.forward_block_transient_bytes == 512 * (2 + 8) * FFN
 
 
 def test_qlora_saves_as_lora_and_dequantizes_the_widest_layer() -> None:
@@ -100,6 +110,32 @@ def test_zero3_gathers_as_fsdp_and_zero2_does_not() -> None:
 def test_ddp_buckets_live_at_every_moment() -> None:
     moments = step_moments(llama(gpus=2, sharding="ddp"))
     assert {m.terms["gradient_buckets"] for m in moments} == {2 * 1_235_814_400}
+
+
+def test_every_phase_term_has_a_place_on_the_chart() -> None:
+    for term in PHASE_TERM_LABELS:
+        assert chart_terms({term: 1e9}, overhead_bytes=0).total_gb == 1.0, term
+
+
+@pytest.mark.parametrize(
+    "training",
+    [
+        {"gpus": 2, "sharding": "ddp"},
+        {"gpus": 8, "sharding": "fsdp"},
+        {"method": "qlora", "gpus": 4, "sharding": "zero3"},
+    ],
+)
+def test_the_timeline_draws_every_sharded_run(training) -> None:
+    peaks = step_peaks(llama(**training), capped(80))
+    assert peaks[(2, "optimizer_step")] > 0 and len(peaks) == 6
+
+
+@settings(max_examples=20, deadline=None)
+@given(frozen=st.integers(0, 15), more=st.integers(1, 16), first_step=st.booleans())
+def test_freezing_more_blocks_never_needs_more(frozen, more, first_step) -> None:
+    fewer = replace(llama(freeze_blocks=frozen), first_step=first_step)
+    deeper = replace(llama(freeze_blocks=min(16, frozen + more)), first_step=first_step)
+    assert step_phases(deeper).peak_bytes < step_phases(fewer).peak_bytes
 
 
 def test_tensor_parallelism_is_refused_in_one_place() -> None:
