@@ -99,6 +99,8 @@ class RunModelState:
     per_gpu: ModelStatePerGpu
     gradient_buckets_bytes: float  # DDP's flat copies of the gradients
     gathered_block_bytes: float  # FSDP's (and ZeRO-3's) full weights of the running and the next block
+    gathered_root_bytes: float  # FSDP: the root module's weights (embeddings, final norm, output layer)
+    reduce_scatter_bytes: float  # FSDP: a block's full gradients and the reduce-scatter input they fill
     trainable_by_block: Mapping[int, int]  # trainable values in each block (0 = nearest the input)
     head_trains: bool  # whether the output layer (or the embedding tied to it) has a gradient
     largest_trainable_parameters: int  # values of the largest trainable tensor
@@ -123,6 +125,28 @@ def _block_weight_bytes(setup: StepSetup, method: TrainingMethod) -> dict[int, f
             if block is not None:
                 blocks[block] += target.parameters(method.lora_rank) * ADAPTER_BYTES
     return blocks
+
+
+def _gathered_root_bytes(setup: StepSetup, method: TrainingMethod) -> float:
+    """FSDP2's root module (what no block holds) stays gathered from its forward to its backward:
+    `fully_shard` leaves the root unsharded after forward (`_fsdp_state.py`, `_lazy_init`)."""
+    if method.sharding != "fsdp":
+        return 0.0
+    return float(
+        sum(
+            _base_bytes(t, setup, method.method)
+            for t in model_tensors(setup.model)
+            if block_of(t.name) is None
+        )
+    )
+
+
+def _reduce_scatter_bytes(by_block: Mapping[int, int], gradient_bytes: int, sharding: str) -> float:
+    """FSDP2's `foreach_reduce` (`_fsdp_collectives.py`) copies a block's full gradients into the
+    reduce-scatter input before it frees them: twice the largest block's gradients, for a moment."""
+    if sharding not in ("fsdp", "shard_grad_op"):
+        return 0.0
+    return float(2 * max(by_block.values(), default=0) * gradient_bytes)
 
 
 def _frozen_weight_bytes(setup: StepSetup, method: TrainingMethod) -> float:
@@ -166,6 +190,8 @@ def run_model_state(setup: StepSetup, method: TrainingMethod) -> RunModelState:
         per_gpu=replace(per_gpu, optimizer_state=state),
         gradient_buckets_bytes=gradient_bucket_bytes(trainable, per_parameter.gradients, method.sharding),
         gathered_block_bytes=gathered_block_bytes(_block_weight_bytes(setup, method), method.sharding),
+        gathered_root_bytes=_gathered_root_bytes(setup, method),
+        reduce_scatter_bytes=_reduce_scatter_bytes(by_block, per_parameter.gradients, method.sharding),
         trainable_by_block=by_block,
         head_trains=_head_trains(setup, method),
         largest_trainable_parameters=max(sizes, default=0),

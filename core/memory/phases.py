@@ -14,6 +14,7 @@ The training method and sharding decide the terms: the model state one GPU holds
 saves from `core.memory.adapted` (backward stops below the first block that trains). Transients have
 names of their own: DDP's `gradient_buckets` (allocated with the wrapper, so live throughout), FSDP's
 and ZeRO-3's `gathered_block` and QLoRA's `dequantized_weight` (while a block runs, in forward and
+backward), FSDP's `gathered_root` (forward and backward) and `gradient_reduce_scatter` (a block's
 backward).
 
 `phases` are read as the reference reads them: `torch.cuda.max_memory_allocated()` at the end of each
@@ -52,6 +53,8 @@ PHASE_TERM_LABELS = {
     "optimizer_transient": "Optimizer step temporaries",
     "gradient_buckets": "DDP gradient buckets",
     "gathered_block": "FSDP / ZeRO-3 gathered blocks (running and prefetched)",
+    "gathered_root": "FSDP: the root's gathered weights (embeddings, output layer)",
+    "gradient_reduce_scatter": "FSDP: a block's gradients and their reduce-scatter copy",
     "dequantized_weight": "QLoRA: one layer's weight dequantized to BF16",
 }
 
@@ -147,10 +150,21 @@ def _named(transients: Mapping[str, float]) -> dict[str, float]:
     return {term: float(size) for term, size in transients.items() if size}
 
 
-def _block_transients(count: MethodCount, state: RunModelState) -> dict[str, float]:
-    """What a block holds beside its own tensors: FSDP's gathered blocks, QLoRA's dequantized weight."""
+def _gathered_root(state: RunModelState) -> dict[str, float]:
+    """FSDP's root weights, gathered from the forward's start to the backward's end."""
+    return _named({"gathered_root": state.gathered_root_bytes})
+
+
+def _block_transients(count: MethodCount, state: RunModelState, *, backward: bool) -> dict[str, float]:
+    """What a block holds beside its own tensors: FSDP's gathered root and blocks, QLoRA's dequantized
+    weight, and in backward FSDP's reduce-scatter of the block's gradients."""
     return _named(
-        {"gathered_block": state.gathered_block_bytes, "dequantized_weight": count.dequantized_weight_bytes}
+        {
+            "gathered_root": state.gathered_root_bytes,
+            "gathered_block": state.gathered_block_bytes,
+            "dequantized_weight": count.dequantized_weight_bytes,
+            "gradient_reduce_scatter": state.reduce_scatter_bytes if backward else 0.0,
+        }
     )
 
 
@@ -195,7 +209,7 @@ def _forward(
                 **base,
                 "activations": _activations(method, setup, block, loss=False),
                 "workspace": busy,
-                **_block_transients(method, state),
+                **_block_transients(method, state, backward=False),
             },
         )
         for block in range(1, layers + 1)
@@ -206,7 +220,12 @@ def _forward(
             "forward",
             None,
             "in the loss: logits, their FP32 copy and its log-softmax",
-            {**base, "activations": _activations(method, setup, layers, loss=True), "loss": loss},
+            {
+                **base,
+                "activations": _activations(method, setup, layers, loss=True),
+                "loss": loss,
+                **_gathered_root(state),
+            },
         )
     )
     return moments
@@ -237,6 +256,7 @@ def _backward(
                 **base,
                 "activations": _activations(method, setup, layers, loss=True),
                 "loss": saved + count.loss_backward_transient_bytes,
+                **_gathered_root(state),
             },
         )
     ]
@@ -252,7 +272,7 @@ def _backward(
                 "gradients": _gradients_made(setup, state, block),
                 "activations": _activations(method, setup, block, loss=False) + redo,
                 "workspace": count.backward_block_transient_bytes,
-                **_block_transients(method, state),
+                **_block_transients(method, state, backward=True),
             },
         )
         for block in range(layers, last_reached, -1)

@@ -36,6 +36,8 @@ _CHART_TERM = {
     "optimizer_transient": "workspace",
     "gradient_buckets": "gradients",
     "gathered_block": "parameters",
+    "gathered_root": "parameters",
+    "gradient_reduce_scatter": "gradients",
     "dequantized_weight": "workspace",
 }
 

@@ -95,9 +95,14 @@ def test_fsdp_over_8_gpus_per_gpu_terms() -> None:
     parameters = 1_235_814_400
     assert step["weights"] == 2 * parameters / 8 and step["gradients"] == 2 * parameters / 8
     assert step["master_weights"] == 4 * parameters / 8 and step["optimizer_state"] == 8 * parameters / 8
-    # In backward at block 16 only the output layer's gradient exists, sharded like the rest.
+    # In backward at block 16 only the output layer's gradient exists, sharded like the rest; the block's
+    # own full gradients are copied into the reduce-scatter input before they are freed.
     first = next(m for m in moments if m.phase == "backward" and m.block == 16)
     assert first.terms["gradients"] == 2 * 128_256 * H / 8
+    assert first.terms["gradient_reduce_scatter"] == 2 * 2 * BLOCK
+    # The root (the tied embedding and the final norm) stays gathered from forward to backward's end.
+    root = [m.terms.get("gathered_root") for m in moments if m.phase in ("forward", "backward")]
+    assert root[:-1] == [2 * (128_256 * H + H)] * (len(root) - 1) and root[-1] is None
 
 
 def test_zero3_gathers_as_fsdp_and_zero2_does_not() -> None:
