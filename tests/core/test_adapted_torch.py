@@ -5,6 +5,10 @@ bitsandbytes' AdamW8bit state, created on the CPU, against core.memory.model_sta
 Each block's count equals the measurement exactly, but for one shared pair of tensors: RoPE's cos and
 sin tables (2 × tokens × head width, BF16) are computed once outside the blocks and first saved by the
 first block that saves anything, so that block's measurement holds them too.
+
+GPT-2 (LayerNorm, Conv1D, dropout) at its real width in FP32: what each method saves less than full
+training, block by block, equals the measurement exactly. The absolute count is the CUDA one (1-byte
+dropout masks), checked against the H200 reference in test_memory_phases; the CPU keeps other masks.
 """
 
 from dataclasses import replace
@@ -98,6 +102,57 @@ def test_saved_activations_equal_the_hooks(training) -> None:
     for block, size in enumerate(counted):
         rope = ROPE_TABLES if block == first_saving else 0
         assert measured.block_bytes(block) == size + rope, block
+
+
+GPT2 = {**read_json("configs/gpt2-small.json"), "n_layer": 2, "vocab_size": 1000}
+
+
+def _gpt2_saved(training: TrainingMethod) -> list[int]:
+    torch.manual_seed(0)
+    config = transformers.AutoConfig.for_model(**GPT2)
+    config._attn_implementation = "eager"
+    model = transformers.AutoModelForCausalLM.from_config(config)
+    if training.adapted:
+        targets = ["c_attn", "attn.c_proj"] if training.lora_targets == "attention" else "all-linear"
+        model = peft.get_peft_model(model, peft.LoraConfig(r=training.lora_rank, target_modules=targets))
+        blocks = list(model.base_model.model.transformer.h)
+    else:
+        blocks = list(model.transformer.h)
+        for frozen in (model.transformer.wte, model.transformer.wpe, *blocks[: training.freeze_blocks]):
+            frozen.requires_grad_(training.freeze_blocks == 0)
+    model.train()
+    ids = torch.randint(0, GPT2["vocab_size"], (1, TOKENS))
+    measured = saved_bytes(model, blocks, lambda: model(input_ids=ids, labels=ids).loss)
+    return [measured.block_bytes(b) for b in range(len(blocks))]
+
+
+@pytest.mark.parametrize(
+    "training",
+    [
+        TrainingMethod(freeze_blocks=1),
+        TrainingMethod(method="lora"),
+        TrainingMethod(method="lora", lora_targets="all-linear"),
+    ],
+    ids=["freeze-1", "lora-attention", "lora-all-linear"],
+)
+def test_gpt2_saves_less_than_full_training_as_counted(training) -> None:
+    def counted(method: TrainingMethod) -> tuple[float, ...]:
+        setup = StepSetup(
+            model=parse_config(GPT2),
+            batch=1,
+            seq_len=TOKENS,
+            precision="fp32",
+            attention="eager",
+            training=method,
+        )
+        return step_inputs(setup)[0].saved_by_block
+
+    full, method = _gpt2_saved(TrainingMethod()), _gpt2_saved(training)
+    ours = counted(training)
+    expected = [f - m if m else -1 for f, m in zip(counted(TrainingMethod()), ours, strict=True)]
+    # A block below the first that trains keeps nothing at all (-1 marks it).
+    assert [f - m if c else -1 for f, m, c in zip(full, method, ours, strict=True)] == expected
+    assert [m for m, c in zip(method, ours, strict=True) if not c] == [0] * ours.count(0.0)
 
 
 def test_adamw8bit_state_equals_bitsandbytes() -> None:
