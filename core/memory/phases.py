@@ -52,10 +52,10 @@ PHASE_TERM_LABELS = {
     "workspace": "Transient tensors",
     "optimizer_transient": "Optimizer step temporaries",
     "gradient_buckets": "DDP gradient buckets",
-    "gathered_block": "FSDP / ZeRO-3 gathered blocks (running and prefetched)",
-    "gathered_root": "FSDP: the root's gathered weights (embeddings, output layer)",
-    "gradient_reduce_scatter": "FSDP: a block's gradients and their reduce-scatter copy",
-    "dequantized_weight": "QLoRA: one layer's weight dequantized to BF16",
+    "gathered_block": "Gathered blocks (FSDP, ZeRO-3)",
+    "gathered_root": "Gathered root weights (FSDP)",
+    "gradient_reduce_scatter": "Block gradients, reduce-scatter (FSDP)",
+    "dequantized_weight": "Dequantized layer weight (QLoRA)",
 }
 
 
