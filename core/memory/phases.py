@@ -54,7 +54,7 @@ PHASE_TERM_LABELS = {
     "gradient_buckets": "DDP gradient buckets",
     "gathered_block": "Gathered blocks (FSDP, ZeRO-3)",
     "gathered_root": "Gathered root weights (FSDP)",
-    "gradient_reduce_scatter": "Block gradients, reduce-scatter (FSDP)",
+    "gradient_reduce_scatter": "Gradient reduce-scatter (FSDP)",
     "dequantized_weight": "Dequantized layer weight (QLoRA)",
 }
 
