@@ -128,11 +128,6 @@ def step_inputs(setup: StepSetup) -> tuple[MethodCount, RunModelState]:
     return MethodCount.uniform(fused_count(setup), setup.model.layers), state
 
 
-def activation_count(setup: StepSetup) -> ActivationCount:
-    """The saved activations and transients of `setup` on its stack, under its training method."""
-    return step_inputs(setup)[0].count
-
-
 def _state(state: RunModelState, *, state_exists: bool) -> dict[str, float]:
     """What stays resident through the step: weights, FP32 master copy, (if it exists yet) optimizer
     state, and DDP's gradient buckets (allocated with the DDP wrapper, by its Reducer)."""
