@@ -3,6 +3,7 @@
     python -m core.estimate --config FILE --batch B --seq S --precision amp --attention sdpa \
         --recompute none --optimizer-impl foreach [--optimizer adamw] [--stack hf] \
         [--capacity-gib C] [--method full|lora|qlora --lora-rank R --lora-targets attention|all-linear]
+        [--freeze-blocks K] [--optimizer adamw8bit] [--tensor-parallel T]
         [--gpus N --sharding none|ddp|zero1|zero2|shard_grad_op|zero3|fsdp] [--json]
 
 `phases` are what `torch.cuda.max_memory_allocated()` would read at the end of forward, backward and
@@ -16,10 +17,16 @@ The JSON also gives the model state one GPU holds (`core.memory.model_state`): `
 `base_weight_bytes` (the frozen weights as stored: LoRA's base model, QLoRA's in NF4; 0 for full
 training),
 `model_state_per_gpu` (`weights`, `gradients`, `master_weights`, `optimizer_state`),
-`model_state_transients_per_gpu` (`gradient_buckets`: DDP's; `gathered_block`: FSDP's) and, for a
-mixture of experts, `active_parameters`. The phase model counts full training on one GPU only, so
-with `--method lora` or `qlora`, or more than one GPU, the JSON holds these model-state fields and
-no phases, and `--capacity-gib` is refused.
+`model_state_transients_per_gpu` (`gradient_buckets`: DDP's; `gathered_block`: FSDP's and ZeRO-3's)
+and, for a mixture of experts, `active_parameters`.
+
+Every method (full, `--freeze-blocks K`, LoRA, QLoRA) and sharding scheme gets phases and, with
+`--capacity-gib`, `first_oom`, all per GPU: in `terms`, the model state is `weights`, `gradients`,
+`master_weights` and `optimizer_state`, and each transient has a name of its own
+(`gradient_buckets`, `gathered_block`, `dequantized_weight`, `optimizer_transient`, `workspace`,
+`loss`). Where the phase model does not count a run (tensor parallelism, which `--tensor-parallel`
+passes on; LoRA under autocast or on the fused stack; LoRA on a mixture of experts) the error
+says so and the exit status is 2.
 """
 
 from __future__ import annotations
@@ -81,7 +88,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--method", default="full", choices=METHODS, help="what is trained")
     parser.add_argument("--lora-rank", type=int, help="LoRA's rank r (--method lora or qlora; default 16)")
     parser.add_argument("--lora-targets", choices=LORA_TARGETS, help="layers LoRA adapts (default attention)")
-    parser.add_argument("--gpus", default=1, type=int, help="data-parallel GPUs")
+    parser.add_argument(
+        "--freeze-blocks",
+        default=0,
+        type=int,
+        help="full training: freeze the embeddings and the first K blocks",
+    )
+    parser.add_argument("--gpus", default=1, type=int, help="GPUs in all")
+    parser.add_argument(
+        "--tensor-parallel", default=1, type=int, help="GPUs that split each block's matrices"
+    )
     parser.add_argument(
         "--sharding", default="none", choices=SHARDINGS, help="how the GPUs share model state"
     )
@@ -97,7 +113,9 @@ def _training_method(args: argparse.Namespace) -> TrainingMethod:
         method=args.method,
         lora_rank=16 if args.lora_rank is None else args.lora_rank,
         lora_targets=args.lora_targets or "attention",
+        freeze_blocks=args.freeze_blocks,
         gpus=args.gpus,
+        tensor_parallel=args.tensor_parallel,
         sharding=args.sharding,
     )
 
@@ -190,28 +208,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             optimizer=args.optimizer,
             optimizer_impl=args.optimizer_impl,
             stack=args.stack,
+            training=_training_method(args),
         )
         capacity = None if args.capacity_gib is None else capped(_capacity_gib(args.capacity_gib))
-        method = _training_method(args)
-        if method != TrainingMethod() and capacity is not None:
-            raise ValueError("--capacity-gib works for full training on one GPU for now.")
+        phases = step_phases(setup)
+        failure = None if capacity is None else first_oom(setup, capacity)
     except ValueError as err:
         _fail(str(err))
-    state = run_model_state(setup, method)
-    if method != TrainingMethod():
-        if args.json:
-            print(json.dumps(model_state_json(state, setup.model), indent=2))
-        else:
-            print(model_state_table(state, method))
-        return 0
-    phases = step_phases(setup)
-    failure = None if capacity is None else first_oom(setup, capacity)
+    state = run_model_state(setup, setup.training)
     if args.json:
         result = {**estimate_json(phases), **model_state_json(state, setup.model)}
         if capacity is not None:
             result["first_oom"] = None if failure is None else failure.as_json()
         print(json.dumps(result, indent=2))
     else:
+        if setup.training != TrainingMethod():
+            print(model_state_table(state, setup.training))
         print(estimate_table(phases))
         if capacity is not None:
             fate = "runs two steps" if failure is None else f"first fails in {failure.where}"

@@ -20,6 +20,7 @@ KIND_LABELS = {
     "masks": "Dropout masks",
     "casts": "BF16 copies autocast makes of activations",
     "weight_copies": "BF16 copies autocast makes of the weights",
+    "adapters": "LoRA: FP32 input copies, rank-r outputs",
     "loss": "Loss: the logits' FP32 log-softmax",
     "other": "Embeddings, final norm, token ids",
 }

@@ -27,7 +27,9 @@ PHASE_WORDS = {
     "backward": "loss.backward()",
     "optimizer_step": "optimizer.step()",
 }
-_FROM_TIMELINE = {"forward": "forward", "backward": "backward", "step": "optimizer_step"}
+# A run that cannot even hold its weights and state at the start fails before step 1's forward runs;
+# the contract names no earlier phase, so that failure is step 1's forward.
+_FROM_TIMELINE = {"start": "forward", "forward": "forward", "backward": "backward", "step": "optimizer_step"}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""One training step in three phases, each with the memory live at its peak, term by term.
+"""One training step in three phases, each with the memory live at its peak on one GPU, term by term.
 
 - Forward: the weights (and, after the first step, the optimizer state) plus every block's saved
   activations; its peak is while the loss holds the logits and their FP32 copy, or the last block's
@@ -7,7 +7,15 @@
   walks the blocks from last to first, each creating its weight gradients as its saved tensors go.
 - Optimizer step: weights, gradients and optimizer state, plus the implementation's own temporaries
   (`foreach` AdamW allocates one more copy of the state-sized tensors for √v; `fused` nothing; the
-  for-loop two temporaries of its largest tensor).
+  for-loop two temporaries of its largest tensor; bitsandbytes' 8-bit step nothing).
+
+The training method and sharding decide the terms: the model state one GPU holds comes from
+`core.memory.model_state` (full training, frozen blocks, LoRA, QLoRA; DDP, ZeRO, FSDP), what each block
+saves from `core.memory.adapted` (backward stops below the first block that trains). Transients have
+names of their own: DDP's `gradient_buckets` (allocated with the wrapper, so live throughout), FSDP's
+and ZeRO-3's `gathered_block` and QLoRA's `dequantized_weight` (while a block runs, in forward and
+backward), FSDP's `gathered_root` (forward and backward) and `gradient_reduce_scatter` (a block's
+backward).
 
 `phases` are read as the reference reads them: `torch.cuda.max_memory_allocated()` at the end of each
 phase, with the peak reset at the start of the step, so each is at least the one before it.
@@ -19,9 +27,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from core.memory.adapted import MethodCount, check_counted, method_count
 from core.memory.count import ActivationCount
 from core.memory.fused_stack import fused_count
-from core.memory.hf_stack import hf_count
+from core.memory.model_state import RunModelState, run_model_state
 from core.memory.setup import StepSetup
 
 PHASES = ("forward", "backward", "optimizer_step")
@@ -42,6 +51,11 @@ PHASE_TERM_LABELS = {
     "loss": "Loss: FP32 logits and log-softmax",
     "workspace": "Transient tensors",
     "optimizer_transient": "Optimizer step temporaries",
+    "gradient_buckets": "DDP gradient buckets",
+    "gathered_block": "Gathered blocks (FSDP, ZeRO-3)",
+    "gathered_root": "Gathered root weights (FSDP)",
+    "gradient_reduce_scatter": "Gradient reduce-scatter (FSDP)",
+    "dequantized_weight": "Dequantized layer weight (QLoRA)",
 }
 
 
@@ -101,26 +115,63 @@ class StepPhases:
         return max(PHASES, key=lambda p: self.own(p).peak_bytes)
 
 
-def activation_count(setup: StepSetup) -> ActivationCount:
-    """The saved activations and transients of `setup` on its stack."""
-    return hf_count(setup) if setup.stack == "hf" else fused_count(setup)
+@lru_cache(maxsize=STEP_CACHE_SIZE)
+def step_inputs(setup: StepSetup) -> tuple[MethodCount, RunModelState]:
+    """What a step of `setup` keeps and its model state on one GPU: the phase model's one entry."""
+    # TENSOR PARALLELISM: core.memory.tensor_parallel counts it; at merge, wire it in here (and only here).
+    if setup.training.tensor_parallel > 1:
+        raise ValueError("Tensor parallelism is counted in core.memory.tensor_parallel, not here yet.")
+    state = run_model_state(setup, setup.training)
+    if setup.stack == "hf":
+        return method_count(setup, head_trains=state.head_trains), state
+    check_counted(setup)
+    return MethodCount.uniform(fused_count(setup), setup.model.layers), state
 
 
-def _state(setup: StepSetup, *, state_exists: bool) -> dict[str, float]:
-    """Weights, FP32 master copy and (if it exists yet) optimizer state."""
-    p, c = setup.parameters, setup.convention
-    return {
-        "weights": float(p * c.weight_bytes),
-        "master_weights": float(p * c.master_bytes),
-        "optimizer_state": float(p * c.state_bytes * setup.state_values) if state_exists else 0.0,
+def _state(state: RunModelState, *, state_exists: bool) -> dict[str, float]:
+    """What stays resident through the step: weights, FP32 master copy, (if it exists yet) optimizer
+    state, and DDP's gradient buckets (allocated with the DDP wrapper, by its Reducer)."""
+    per_gpu = state.per_gpu
+    terms = {
+        "weights": per_gpu.weights,
+        "master_weights": per_gpu.master_weights,
+        "optimizer_state": per_gpu.optimizer_state if state_exists else 0.0,
     }
+    return terms | _named({"gradient_buckets": state.gradient_buckets_bytes})
 
 
-def _activations(count: ActivationCount, setup: StepSetup, blocks_kept: int, *, loss: bool) -> float:
-    """Saved activations with `blocks_kept` blocks' worth still held, outside the loss."""
-    per_block = count.block_input_bytes if setup.recompute == "full" else count.block_bytes
-    outside = count.outside_bytes - count.outside.get("loss", 0.0)
-    return blocks_kept * per_block + (outside if loss else 0.0)
+def _named(transients: Mapping[str, float]) -> dict[str, float]:
+    """Transients that exist for this run, each under its own term name."""
+    return {term: float(size) for term, size in transients.items() if size}
+
+
+def _gathered_root(state: RunModelState) -> dict[str, float]:
+    """FSDP's root weights, gathered from the forward's start to the backward's end."""
+    return _named({"gathered_root": state.gathered_root_bytes})
+
+
+def _block_transients(count: MethodCount, state: RunModelState, *, backward: bool) -> dict[str, float]:
+    """What a block holds beside its own tensors: FSDP's gathered root and blocks, QLoRA's dequantized
+    weight, and in backward FSDP's reduce-scatter of the block's gradients."""
+    return _named(
+        {
+            "gathered_root": state.gathered_root_bytes,
+            "gathered_block": state.gathered_block_bytes,
+            "dequantized_weight": count.dequantized_weight_bytes,
+            "gradient_reduce_scatter": state.reduce_scatter_bytes if backward else 0.0,
+        }
+    )
+
+
+def _activations(count: MethodCount, setup: StepSetup, blocks_kept: int, *, loss: bool) -> float:
+    """Saved activations with the first `blocks_kept` blocks' worth still held, outside the loss."""
+    if setup.recompute == "full":  # a checkpointed block keeps its input, if backward reaches it
+        skipped = setup.model.layers - count.backward_blocks
+        blocks = max(0, blocks_kept - skipped) * count.count.block_input_bytes
+    else:
+        blocks = sum(count.saved_by_block[:blocks_kept])
+    outside = count.count.outside_bytes - count.count.outside.get("loss", 0.0)
+    return blocks + (outside if loss else 0.0)
 
 
 @dataclass(frozen=True)
@@ -138,8 +189,10 @@ class Moment:
         return float(sum(self.terms.values()))
 
 
-def _forward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) -> list[Moment]:
-    layers = setup.model.layers
+def _forward(
+    setup: StepSetup, method: MethodCount, state: RunModelState, base: dict[str, float]
+) -> list[Moment]:
+    count, layers = method.count, setup.model.layers
     redo = count.block_bytes - count.block_input_bytes if setup.recompute == "full" else 0.0
     busy = count.forward_block_transient_bytes + count.forward_shared_bytes + redo
     moments = [
@@ -147,7 +200,12 @@ def _forward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) -
             "forward",
             block,
             f"in block {block} of {layers}",
-            {**base, "activations": _activations(count, setup, block, loss=False), "workspace": busy},
+            {
+                **base,
+                "activations": _activations(method, setup, block, loss=False),
+                "workspace": busy,
+                **_block_transients(method, state, backward=False),
+            },
         )
         for block in range(1, layers + 1)
     ]
@@ -157,18 +215,32 @@ def _forward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) -
             "forward",
             None,
             "in the loss: logits, their FP32 copy and its log-softmax",
-            {**base, "activations": _activations(count, setup, layers, loss=True), "loss": loss},
+            {
+                **base,
+                "activations": _activations(method, setup, layers, loss=True),
+                "loss": loss,
+                **_gathered_root(state),
+            },
         )
     )
     return moments
 
 
-def _backward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) -> list[Moment]:
-    m, c = setup.model, setup.convention
+def _gradients_made(setup: StepSetup, state: RunModelState, block: int) -> float:
+    """Gradient bytes one GPU holds in backward at block `block` (1-based): the output layer's and those
+    of every block after it, as a share of all its gradients (sharded ones shrink with the rest)."""
+    m = setup.model
+    made = (m.vocab * m.hidden if state.head_trains else 0) + sum(
+        values for b, values in state.trainable_by_block.items() if b >= block
+    )
+    return state.per_gpu.gradients * made / state.trainable_parameters
+
+
+def _backward(
+    setup: StepSetup, method: MethodCount, state: RunModelState, base: dict[str, float]
+) -> list[Moment]:
+    m, count = setup.model, method.count
     layers = m.layers
-    block_grads = setup.block_parameters * c.gradient_bytes
-    all_grads = setup.parameters * c.gradient_bytes
-    head_grads = m.vocab * m.hidden * c.gradient_bytes  # the output layer's (tied: the embedding's) gradient
     saved = count.outside.get("loss", 0.0)
     moments = [
         Moment(
@@ -177,12 +249,14 @@ def _backward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) 
             "at its start: the loss's gradients beside everything forward kept",
             {
                 **base,
-                "activations": _activations(count, setup, layers, loss=True),
+                "activations": _activations(method, setup, layers, loss=True),
                 "loss": saved + count.loss_backward_transient_bytes,
+                **_gathered_root(state),
             },
         )
     ]
     redo = count.block_bytes - count.block_input_bytes if setup.recompute == "full" else 0.0
+    last_reached = layers - method.backward_blocks
     moments += [
         Moment(
             "backward",
@@ -190,43 +264,44 @@ def _backward(setup: StepSetup, count: ActivationCount, base: dict[str, float]) 
             f"in block {block} of {layers} (backward runs from the last block)",
             {
                 **base,
-                "gradients": float(head_grads + (layers - block) * block_grads),
-                "activations": _activations(count, setup, block, loss=False) + redo,
+                "gradients": _gradients_made(setup, state, block),
+                "activations": _activations(method, setup, block, loss=False) + redo,
                 "workspace": count.backward_block_transient_bytes,
+                **_block_transients(method, state, backward=True),
             },
         )
-        for block in range(layers, 0, -1)
+        for block in range(layers, last_reached, -1)
     ]
     # The embedding's gradient comes last; tied to the output layer, it is made apart and then added in.
+    embedding_trains = setup.training.method == "full" and setup.training.freeze_blocks == 0
+    tied = m.tied_embeddings and embedding_trains
     moments.append(
         Moment(
             "backward",
             None,
-            "at its end: every gradient"
-            + (", and the embedding's being added in" if m.tied_embeddings else ""),
+            "at its end: every gradient" + (", and the embedding's being added in" if tied else ""),
             {
                 **base,
-                "gradients": float(all_grads),
-                "workspace": float(head_grads if m.tied_embeddings else 0),
+                "gradients": state.per_gpu.gradients,
+                "workspace": float(m.vocab * m.hidden * setup.convention.gradient_bytes if tied else 0),
             },
         )
     )
     return moments
 
 
-def _optimizer_transient(setup: StepSetup) -> float:
-    """Bytes the optimizer's step allocates for a moment, by implementation."""
+def _optimizer_transient(setup: StepSetup, state: RunModelState) -> float:
+    """Bytes the optimizer's step allocates for a moment, by implementation (bitsandbytes' 8-bit step
+    updates in place)."""
     if setup.optimizer not in ("adam", "adamw") or setup.optimizer_impl == "fused":
         return 0.0
-    state_bytes = setup.convention.state_bytes
-    if (
-        setup.optimizer_impl == "foreach"
-    ):  # torch._foreach_sqrt(exp_avg_sqs): one state-sized copy of everything
-        return float(setup.parameters * state_bytes)
-    return float(2 * setup.largest_tensor_parameters * state_bytes)  # sqrt, then the division, of one tensor
+    if setup.optimizer_impl == "foreach":  # torch._foreach_sqrt(exp_avg_sqs): a copy of one moment
+        return state.per_gpu.optimizer_state / setup.state_values
+    # sqrt, then the division, of one tensor
+    return float(2 * state.largest_trainable_parameters * state.state_value_bytes)
 
 
-def _optimizer_step(setup: StepSetup) -> list[Moment]:
+def _optimizer_step(setup: StepSetup, state: RunModelState) -> list[Moment]:
     moment = "while it creates the optimizer state" if setup.first_step else "updating the weights"
     return [
         Moment(
@@ -234,9 +309,9 @@ def _optimizer_step(setup: StepSetup) -> list[Moment]:
             None,
             moment,
             {
-                **_state(setup, state_exists=True),
-                "gradients": float(setup.parameters * setup.convention.gradient_bytes),
-                "optimizer_transient": _optimizer_transient(setup),
+                **_state(state, state_exists=True),
+                "gradients": state.per_gpu.gradients,
+                "optimizer_transient": _optimizer_transient(setup, state),
             },
         )
     ]
@@ -245,10 +320,14 @@ def _optimizer_step(setup: StepSetup) -> list[Moment]:
 @lru_cache(maxsize=STEP_CACHE_SIZE)
 def step_moments(setup: StepSetup) -> tuple[Moment, ...]:
     """Every moment of one step of `setup` in order: each forward block and the loss, backward from the loss
-    through the blocks to the embedding, then the optimizer step."""
-    count = activation_count(setup)
-    base = _state(setup, state_exists=not setup.first_step)
-    return tuple(_forward(setup, count, base) + _backward(setup, count, base) + _optimizer_step(setup))
+    through the blocks it reaches to the embedding, then the optimizer step."""
+    method, state = step_inputs(setup)
+    base = _state(state, state_exists=not setup.first_step)
+    return tuple(
+        _forward(setup, method, state, base)
+        + _backward(setup, method, state, base)
+        + _optimizer_step(setup, state)
+    )
 
 
 def _peak(moments: tuple[Moment, ...], phase: str) -> PhasePeak:
@@ -259,10 +338,11 @@ def _peak(moments: tuple[Moment, ...], phase: str) -> PhasePeak:
 @lru_cache(maxsize=STEP_CACHE_SIZE)
 def step_phases(setup: StepSetup) -> StepPhases:
     """The phase model of one training step of `setup`: each phase's peak is its busiest moment."""
-    count = activation_count(setup)
+    method, state = step_inputs(setup)
+    count = method.count
     moments = step_moments(setup)
-    base = _state(setup, state_exists=not setup.first_step)
-    after_forward = sum(base.values()) + _activations(count, setup, setup.model.layers, loss=True)
+    base = _state(state, state_exists=not setup.first_step)
+    after_forward = sum(base.values()) + _activations(method, setup, setup.model.layers, loss=True)
     after_forward += count.outside.get("loss", 0.0)
     if setup.recompute == "full":
         after_forward -= count.outside.get("weight_copies", 0.0)

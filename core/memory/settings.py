@@ -42,6 +42,7 @@ class Optimizer(Labelled):
     ADAM = "adam", "Adam (two moments per parameter)"
     SGD_MOMENTUM = "sgd_momentum", "SGD with momentum (one buffer per parameter)"
     SGD = "sgd", "SGD without momentum (no state)"
+    ADAMW8BIT = "adamw8bit", "bitsandbytes AdamW8bit (two 8-bit moments with block statistics)"
 
 
 STATE_VALUES: dict[str, int] = {
@@ -49,6 +50,7 @@ STATE_VALUES: dict[str, int] = {
     Optimizer.ADAM: 2,
     Optimizer.SGD_MOMENTUM: 1,
     Optimizer.SGD: 0,
+    Optimizer.ADAMW8BIT: 2,
 }
 
 

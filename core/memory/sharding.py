@@ -12,7 +12,8 @@ with N GPUs divides some of them by N:
 - `zero2` (P_os+g) and FSDP's `shard_grad_op`: gradients sharded too;
 - `zero3` (P_os+g+p) and FSDP's `fsdp` (FULL_SHARD): weights sharded too. FSDP gathers a block's
   full weights just before it runs and prefetches the next block's meanwhile, so two blocks' full
-  weights are live beside the shards: `gathered_block`, a transient.
+  weights are live beside the shards: `gathered_block`, a transient. DeepSpeed's ZeRO-3 also gathers
+  each module's weights before it runs and prefetches the next ones; it is counted as FSDP's two blocks.
 
 Frozen weights (LoRA's base model) are weights with no gradient, master copy or state; they shard
 only where the weights do.
@@ -138,8 +139,9 @@ def block_bytes(spec: ModelSpec, bytes_of: Callable[[Tensor], float]) -> dict[in
 
 
 def gathered_block_bytes(block_bytes: Mapping[int, float], sharding: str) -> float:
-    """FSDP FULL_SHARD's transient: the running and the prefetched block's full weights (0 otherwise),
-    from each block's full weight bytes; the largest block counts, as the step's peak would see it."""
-    if sharding != "fsdp":
+    """FSDP FULL_SHARD's and ZeRO-3's transient: the running and the prefetched block's full weights (0
+    otherwise), from each block's full weight bytes; the largest block counts, as the step's peak would
+    see it."""
+    if sharding not in ("zero3", "fsdp"):
         return 0.0
     return float(GATHERED_BLOCKS * max(block_bytes.values()))

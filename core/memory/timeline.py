@@ -23,7 +23,8 @@ PHASE_LABELS = {
 }
 ITERATIONS = 2
 _TIMELINE_PHASE = {"forward": "forward", "backward": "backward", "optimizer_step": "step"}
-# The phase model's terms as the chart's memory terms: the loss and every temporary are workspace.
+# The phase model's terms as the chart's memory terms: the loss and every temporary are workspace, FSDP's
+# gathered blocks are weights, DDP's buckets are gradients.
 _CHART_TERM = {
     "weights": "parameters",
     "master_weights": "master_weights",
@@ -33,6 +34,11 @@ _CHART_TERM = {
     "loss": "activations",
     "workspace": "workspace",
     "optimizer_transient": "workspace",
+    "gradient_buckets": "gradients",
+    "gathered_block": "parameters",
+    "gathered_root": "parameters",
+    "gradient_reduce_scatter": "gradients",
+    "dequantized_weight": "workspace",
 }
 
 
@@ -138,7 +144,9 @@ def _iteration_moments(
     first = replace(setup, first_step=iteration == 1)
     moments: tuple[Moment, ...] = step_moments(first)
     start = {
-        k: v for k, v in moments[0].terms.items() if k in ("weights", "master_weights", "optimizer_state")
+        k: v
+        for k, v in moments[0].terms.items()
+        if k in ("weights", "master_weights", "optimizer_state", "gradient_buckets")
     }
     return [("start", None, "start", start)] + [
         (_TIMELINE_PHASE[m.phase], m.block, m.what, dict(m.terms)) for m in moments

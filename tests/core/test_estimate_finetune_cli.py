@@ -1,4 +1,5 @@
-"""The command-line estimate's fine-tuning and many-GPU flags: model state per GPU in the JSON."""
+"""The command-line estimate's fine-tuning and many-GPU flags: model state per GPU in the JSON, and the
+phases and first failure of every method and sharding scheme."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def test_lora_rank_16_on_attention(capsys) -> None:
         "master_weights": 0,
         "optimizer_state": 8 * adapters,
     }
-    assert "phases" not in result  # the phase model counts full training only, for now
+    assert {t: result["terms"]["optimizer_step"][t] for t in STATE_TERMS} == result["model_state_per_gpu"]
 
 
 def test_fsdp_over_8_gpus_shards_everything_and_gathers_two_blocks(capsys) -> None:
@@ -95,7 +96,9 @@ def test_the_table_shows_the_state_per_gpu(capsys) -> None:
         (("--method", "lora", "--lora-rank", "0"), "LoRA rank must be a whole number"),
         (("--gpus", "8"), "8 GPUs need a sharding scheme"),
         (("--sharding", "zero4"), "invalid choice"),
-        (("--method", "lora", "--capacity-gib", "20"), "--capacity-gib works for full training on one GPU"),
+        (("--tensor-parallel", "2", "--gpus", "2", "--sharding", "ddp"), "Tensor parallelism is counted in"),
+        (("--method", "lora", "--freeze-blocks", "2"), "Freezing blocks is a choice for full training"),
+        (("--method", "lora", "--precision", "amp"), "not under autocast"),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(capsys, args, message) -> None:
@@ -114,3 +117,49 @@ def test_qlora_stores_the_base_in_nf4_and_holds_less_than_lora_and_full(capsys) 
     # 973 M values of linear layers in a little over half a byte each; 262 M of embedding in BF16.
     assert 1.0e9 < qlora["base_weight_bytes"] < 1.05e9
     assert totals["qlora"] < totals["lora"] < totals["full"]
+
+
+# One Llama 3.2 1B block: q and o 2,048², k and v 512 × 2,048, three MLP matrices 2,048 × 8,192, two norms.
+BLOCK = 2 * 2048 * 2048 + 2 * 512 * 2048 + 3 * 2048 * 8192 + 2 * 2048
+EMBEDDING = 128_256 * 2048  # tied to the output layer
+
+
+@pytest.mark.parametrize("method", ["full", "lora", "qlora"])
+def test_every_method_gets_phases_and_a_first_failure(capsys, method) -> None:
+    _, fits, _ = _run(capsys, "--method", method, "--capacity-gib", "1000", "--json")
+    _, fails, _ = _run(capsys, "--method", method, "--capacity-gib", "0.5", "--json")
+    assert isinstance(fits, dict) and isinstance(fails, dict)
+    assert fits["first_oom"] is None
+    # Half a GiB holds no base model of 1.2 B parameters: step 1 fails before its forward gets going.
+    assert fails["first_oom"] == {"step": 1, "phase": "forward"}
+    assert fits["peak_bytes"] == fits["phases"]["optimizer_step"] == fails["peak_bytes"]
+
+
+def test_freezing_four_blocks_freezes_the_tied_embedding_too(capsys) -> None:
+    code, result, _ = _run(capsys, "--freeze-blocks", "4", "--json")
+    assert code == 0 and isinstance(result, dict)
+    frozen = EMBEDDING + 4 * BLOCK
+    assert result["trainable_parameters"] == PARAMETERS - frozen == 729_860_096
+    assert result["base_weight_bytes"] == 2 * frozen
+    assert result["terms"]["optimizer_step"]["optimizer_state"] == 2 * 2 * (PARAMETERS - frozen)
+
+
+def test_adamw8bit_keeps_a_byte_per_moment_and_an_absmax_per_256_values(capsys) -> None:
+    code, result, _ = _run(capsys, "--optimizer", "adamw8bit", "--json")
+    assert code == 0 and isinstance(result, dict)
+    norms = 16 * 2 * 2048 + 2048  # under 4,096 values: two FP32 moments
+    large = PARAMETERS - norms  # every matrix's size is a multiple of 256
+    state = 2 * (large + 4 * large // 256) + 2 * 4 * norms + 2 * 4 * 256  # and the two shared maps
+    assert result["terms"]["optimizer_step"]["optimizer_state"] == state == 2_510_653_440
+    assert result["terms"]["optimizer_step"]["optimizer_transient"] == 0  # updated in place
+
+
+def test_fsdp_and_ddp_terms_are_per_gpu(capsys) -> None:
+    _, fsdp, _ = _run(capsys, "--gpus", "8", "--sharding", "fsdp", "--json")
+    assert isinstance(fsdp, dict)
+    # The forward's peak is in the loss, where no block is gathered; in the blocks it is.
+    assert "gathered_block" not in fsdp["terms"]["forward"]
+    assert fsdp["terms"]["optimizer_step"]["weights"] == 2 * PARAMETERS / 8
+    _, ddp, _ = _run(capsys, "--gpus", "2", "--sharding", "ddp", "--json")
+    assert isinstance(ddp, dict)
+    assert all(ddp["terms"][p]["gradient_buckets"] == 2 * PARAMETERS for p in ddp["terms"])

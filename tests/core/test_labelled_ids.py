@@ -17,7 +17,7 @@ def test_a_member_is_the_id_string_and_carries_its_label():
 
 
 def test_ids_are_plain_strings_in_declaration_order():
-    assert Optimizer.ids() == ("adamw", "adam", "sgd_momentum", "sgd")
+    assert Optimizer.ids() == ("adamw", "adam", "sgd_momentum", "sgd", "adamw8bit")
     assert all(type(i) is str for i in Optimizer.ids())
 
 

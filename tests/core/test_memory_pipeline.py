@@ -27,7 +27,8 @@ ORDER = (
     "detailed",
     "hf_stack",
     "fused_stack",
-    "tensor_parallel",  # one GPU's share of a stack's count
+    "tensor_parallel",
+    "adapted",
     "phases",
     "allocator",
     "verdict",

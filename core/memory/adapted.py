@@ -1,0 +1,242 @@
+"""What autograd keeps when weights are frozen: LoRA, QLoRA and frozen blocks, over Hugging Face's count
+(`core.memory.hf_stack`), block by block.
+
+Autograd saves a tensor only for a gradient someone needs (PyTorch's generated nodes save each input
+only if the gradient that reads it is wanted). So, per token:
+
+- A frozen linear layer (`F.linear`, or GPT-2's `Conv1D` addmm) keeps no input: its input is saved only
+  for its weight's gradient; its input's gradient reads the weight, which is no activation. The input
+  stays saved where another node keeps the same storage (SDPA's flash and memory-efficient kernels
+  keep their output, which is the output projection's input).
+- A frozen RMSNorm drops the normalised tensor its weight multiplies (kept only for the weight's
+  gradient) but keeps its FP32 input and 1/rms while its input needs a gradient; with neither, nothing.
+  LayerNorm's backward is one node for input, weight and bias, so it keeps input and statistics
+  whenever any of them needs a gradient.
+- peft's LoRA (`peft/tuners/lora/layer.py`, `Linear.forward`; `bnb.py`, `Linear4bit.forward`) casts
+  the layer's input to the adapter's FP32 (`_cast_input_dtype`: a new FP32 copy, 4 bytes per input
+  feature, unless the input is FP32 already), and `lora_A` keeps that copy, `lora_B` the rank-r FP32
+  output of `lora_A` (dropout 0 is `nn.Identity`; the scaling and the sum keep nothing).
+- While it adds the branch to the base output, a LoRA layer holds the base output, `lora_B`'s FP32
+  output times the scaling and their FP32 sum (QLoRA's `Linear4bit`: the base output's clone, `lora_B`'s
+  output and its scaled copy): w + 8 bytes per output feature, a forward transient.
+- QLoRA's base layer (`bitsandbytes/autograd/_functions.py`, `MatMul4Bit`) keeps no activation (its
+  `ctx.tensors` holds the packed weight only); it dequantizes the weight to BF16 for the matmul on a
+  GPU (past the small-batch kernel, in forward) and again in backward (`dequantize_4bit`): a transient
+  the size of the layer's BF16 weight, `dequantized_weight`.
+- Nothing needs a gradient below the first block that trains: with the embeddings frozen, a block
+  whose weights are all frozen and whose input needs no gradient keeps nothing and backward never
+  reaches it. Under LoRA the first block's input needs no gradient either, so its first norm keeps
+  nothing; the frozen embedding keeps neither its token ids nor (GPT-2) its dropout mask.
+
+Counted for the PyTorch + Hugging Face stack in BF16 or FP32 (not under autocast) for dense models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from core.datafiles import require
+from core.memory.count import ActivationCount
+from core.memory.finetune import lora_targets
+from core.memory.hf_stack import FP32, ID_BYTES, MASK_BYTES, STAT_BYTES, hf_count, sdpa_kernel
+from core.memory.qlora import BF16_BYTES, quantized
+from core.memory.settings import COMPUTE_BYTES
+from core.memory.setup import StepSetup
+from core.memory.sharding import block_of
+from core.model_tensors import Tensor, model_tensors
+
+ADAPTER_BYTES = 4  # peft keeps adapters, and the input it casts for them, in FP32
+# Leaf names of the layers that write a block's attention or MLP output, in the families we count.
+OUTPUT_LEAVES = frozenset({"o_proj", "c_proj", "dense", "out_proj", "down_proj", "dense_4h_to_h", "fc2"})
+
+
+@dataclass(frozen=True)
+class Site:
+    """Linear layers of one block that read the same input, and that input's width."""
+
+    names: tuple[str, ...]
+    in_features: int
+    output: bool  # the attention's or the MLP's output projection
+    part: str  # "attention" or "mlp"
+
+
+@dataclass(frozen=True)
+class BlockTraining:
+    """What one block trains: its base weights or none, which layers carry adapters (rank each), and
+    whether its input needs a gradient."""
+
+    weights_train: bool
+    adapters: dict[str, int]  # tensor name -> LoRA ranks on it
+    input_grad: bool
+
+
+@dataclass(frozen=True)
+class MethodCount:
+    """The saved activations of a step under a training method, block by block."""
+
+    count: ActivationCount  # kinds of the last block, the outside and the transients
+    saved_by_block: tuple[float, ...]  # what each block keeps for backward, the first block first
+    backward_blocks: int  # blocks backward runs through, counted from the last
+    dequantized_weight_bytes: float  # QLoRA: one layer's BF16 weight, in forward and backward
+
+    @classmethod
+    def uniform(cls, count: ActivationCount, layers: int) -> MethodCount:
+        """Full training: every block keeps the same, and backward runs through them all."""
+        return cls(count, (count.block_bytes,) * layers, layers, 0.0)
+
+
+def _leaf(name: str) -> str:
+    return name.rsplit(".", 2)[-2]
+
+
+def _sites(layer_tensors: list[Tensor]) -> list[Site]:
+    """A block's linear layers grouped by the input they read: input and output projections."""
+    sites: dict[tuple[str, bool], list[Tensor]] = {}
+    for tensor in layer_tensors:
+        sites.setdefault((tensor.part, _leaf(tensor.name) in OUTPUT_LEAVES), []).append(tensor)
+    return [
+        Site(tuple(t.name for t in group), group[0].features[0], output, part)
+        for (part, output), group in sites.items()
+    ]
+
+
+def _block_layers(setup: StepSetup) -> dict[int, list[Tensor]]:
+    layers: dict[int, list[Tensor]] = {}
+    for tensor in model_tensors(setup.model):
+        block = block_of(tensor.name)
+        if tensor.layer and block is not None:
+            layers.setdefault(block, []).append(tensor)
+    return layers
+
+
+def _block_training(setup: StepSetup, block: int) -> BlockTraining:
+    t = setup.training
+    if t.adapted:
+        ranks = {
+            target.tensor.name: target.rank_multiple * t.lora_rank
+            for target in lora_targets(setup.model, t.lora_targets)
+            if block_of(target.tensor.name) == block
+        }
+        return BlockTraining(weights_train=False, adapters=ranks, input_grad=block > 0)
+    k = t.freeze_blocks
+    return BlockTraining(weights_train=block >= k, adapters={}, input_grad=k == 0 or block > k)
+
+
+def _norm_drop(setup: StepSetup, training: BlockTraining) -> float:
+    """Per token: what the block's two norms stop keeping."""
+    m = setup.model
+    if m.norm != "rmsnorm":  # LayerNorm keeps everything unless nothing in it needs a gradient
+        residual = FP32 if setup.convention.compute == "fp32" else BF16_BYTES
+        nothing = not training.weights_train and not training.input_grad
+        return residual * m.hidden + 2 * STAT_BYTES if nothing else 0.0
+    upcast = FP32 * m.hidden + STAT_BYTES  # the FP32 input and 1/rms, kept for the input's gradient
+    normalised = COMPUTE_BYTES[setup.convention.compute] * m.hidden  # kept for the weight's gradient
+    drop = 0.0 if training.input_grad else upcast
+    return drop + (0.0 if training.weights_train else 2 * normalised)
+
+
+def _site_bytes(setup: StepSetup, site: Site, training: BlockTraining) -> tuple[float, float]:
+    """Per token: (the site's input no longer kept, what its adapters keep)."""
+    fp32 = setup.convention.compute == "fp32"
+    adapted = [name for name in site.names if name in training.adapters]
+    adapters = sum(
+        (0 if fp32 else ADAPTER_BYTES * site.in_features) + ADAPTER_BYTES * training.adapters[name]
+        for name in adapted
+    )
+    eager = setup.attention == "eager" or sdpa_kernel(setup) == "math"
+    kernel_keeps = site.output and site.part == "attention" and not eager
+    kept = training.weights_train or (fp32 and bool(adapted)) or kernel_keeps
+    width = COMPUTE_BYTES[setup.convention.compute] * site.in_features
+    return (0.0 if kept else float(width)), float(adapters)
+
+
+def _block_kinds(setup: StepSetup, full: ActivationCount, sites: list[Site], block: int) -> dict[str, float]:
+    """What block `block` keeps, by kind (bytes for the micro-batch)."""
+    training = _block_training(setup, block)
+    if not training.weights_train and not training.adapters and not training.input_grad:
+        return {kind: 0.0 for kind in full.block}
+    tokens = setup.tokens
+    kinds = dict(full.block)
+    kinds["norms"] -= tokens * _norm_drop(setup, training)
+    kinds["adapters"] = 0.0
+    for site in sites:
+        dropped, adapters = _site_bytes(setup, site, training)
+        kinds[site.part if site.part in kinds else "mlp"] -= tokens * dropped
+        kinds["adapters"] += tokens * adapters
+    return kinds
+
+
+def _outside(setup: StepSetup, full: ActivationCount, head_trains: bool) -> dict[str, float]:
+    """What the rest of the model stops keeping: a frozen final norm's normalised tensor, a frozen output
+    layer's input, a frozen embedding's token ids and dropout mask."""
+    m, t = setup.model, setup.training
+    w = COMPUTE_BYTES[setup.convention.compute]
+    drop = 0.0
+    if t.adapted and m.norm == "rmsnorm":
+        drop += w * m.hidden
+    if not head_trains:
+        drop += w * m.hidden
+    if t.adapted or t.freeze_blocks:
+        drop += ID_BYTES + (MASK_BYTES * m.hidden if m.dropout else 0)
+    return {**full.outside, "other": full.outside["other"] - setup.tokens * drop}
+
+
+def _forward_transient(setup: StepSetup, full: ActivationCount) -> float:
+    """A block's briefest tensors in forward: Hugging Face's, or a LoRA layer adding its branch."""
+    t = setup.training
+    if not t.adapted:
+        return full.forward_block_transient_bytes
+    w = COMPUTE_BYTES[setup.convention.compute]
+    widest = max(target.out_features for target in lora_targets(setup.model, t.lora_targets))
+    return max(full.forward_block_transient_bytes, float(setup.tokens * (w + 2 * ADAPTER_BYTES) * widest))
+
+
+def _dequantized_weight_bytes(setup: StepSetup) -> float:
+    if setup.training.method != "qlora":
+        return 0.0
+    return float(BF16_BYTES * max(t.numel for t in model_tensors(setup.model) if quantized(t)))
+
+
+def check_counted(setup: StepSetup) -> None:
+    """A ValueError a learner can read unless the phase model counts `setup`'s training method."""
+    t = setup.training
+    if t.method == "full" and t.freeze_blocks == 0:
+        return
+    require(
+        setup.stack == "hf" and setup.convention.compute != "amp",
+        "LoRA, QLoRA and frozen blocks are counted for PyTorch + Hugging Face in BF16 or FP32, "
+        "not under autocast or on the fused stack.",
+    )
+    require(
+        not (t.adapted and setup.model.experts),
+        "LoRA and QLoRA on a mixture of experts are not counted by the phase model yet.",
+    )
+
+
+def _block_sequence(setup: StepSetup, full: ActivationCount) -> Iterator[dict[str, float]]:
+    layers = _block_layers(setup)
+    for block in range(setup.model.layers):
+        yield _block_kinds(setup, full, _sites(layers.get(block, [])), block)
+
+
+def method_count(setup: StepSetup, *, head_trains: bool) -> MethodCount:
+    """The saved activations and transients of one step of `setup` under its training method."""
+    check_counted(setup)
+    full = hf_count(setup)
+    t = setup.training
+    if t.method == "full" and t.freeze_blocks == 0:
+        return MethodCount.uniform(full, setup.model.layers)
+    blocks = list(_block_sequence(setup, full))
+    count = replace(
+        full,
+        block=blocks[-1],
+        outside=_outside(setup, full, head_trains),
+        forward_block_transient_bytes=_forward_transient(setup, full),
+    )
+    return MethodCount(
+        count=count,
+        saved_by_block=tuple(float(sum(kinds.values())) for kinds in blocks),
+        backward_blocks=setup.model.layers - (t.freeze_blocks if t.method == "full" else 0),
+        dequantized_weight_bytes=_dequantized_weight_bytes(setup),
+    )
