@@ -120,9 +120,11 @@ def _training_method(args: argparse.Namespace) -> TrainingMethod:
     )
 
 
-def model_state_json(state: RunModelState, model: ModelSpec) -> dict[str, Any]:
+def model_state_json(state: RunModelState, model: ModelSpec, method: TrainingMethod) -> dict[str, Any]:
     """The model state one GPU holds, as the JSON contract gives it (bytes)."""
     result: dict[str, Any] = {
+        "tensor_parallel": method.tensor_parallel,
+        "data_parallel": method.data_parallel,
         "trainable_parameters": state.trainable_parameters,
         "base_weight_bytes": int(round(state.base_weight_bytes)),
         "model_state_per_gpu": {t: int(round(b)) for t, b in state.per_gpu.as_terms().items()},
@@ -139,7 +141,8 @@ def model_state_json(state: RunModelState, model: ModelSpec) -> dict[str, Any]:
 def model_state_table(state: RunModelState, method: TrainingMethod) -> str:
     """The model state one GPU holds as a readable table, in GB (1e9 bytes)."""
     lines = [
-        f"{method.method} training on {method.gpus} GPU(s), sharding {method.sharding}: "
+        f"{method.method} training on {method.gpus} GPU(s) ({method.tensor_parallel} tensor-parallel × "
+        f"{method.data_parallel} data-parallel), sharding {method.sharding}: "
         f"{state.trainable_parameters:,} trainable parameters",
         f"Frozen base weights (all GPUs together): {state.base_weight_bytes / 1e9:8.2f} GB",
         "Model state on each GPU:",
@@ -217,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(str(err))
     state = run_model_state(setup, setup.training)
     if args.json:
-        result = {**estimate_json(phases), **model_state_json(state, setup.model)}
+        result = {**estimate_json(phases), **model_state_json(state, setup.model, setup.training)}
         if capacity is not None:
             result["first_oom"] = None if failure is None else failure.as_json()
         print(json.dumps(result, indent=2))

@@ -39,7 +39,17 @@ from dataclasses import dataclass, replace
 from core.datafiles import require
 from core.memory.count import ActivationCount
 from core.memory.finetune import lora_targets
-from core.memory.hf_stack import FP32, ID_BYTES, MASK_BYTES, STAT_BYTES, hf_count, sdpa_kernel
+from core.memory.hf_stack import (
+    FP32,
+    GEMMA_NORM,
+    ID_BYTES,
+    MASK_BYTES,
+    QK_RMS_NORM,
+    STAT_BYTES,
+    hf_count,
+    normalised_value_bytes,
+    sdpa_kernel,
+)
 from core.memory.qlora import BF16_BYTES, quantized
 from core.memory.settings import COMPUTE_BYTES
 from core.memory.setup import StepSetup
@@ -124,16 +134,22 @@ def _block_training(setup: StepSetup, block: int) -> BlockTraining:
 
 
 def _norm_drop(setup: StepSetup, training: BlockTraining) -> float:
-    """Per token: what the block's two norms stop keeping."""
+    """Per token: what the block's norms stop keeping (Gemma's four; Qwen3's and Gemma 3's QK-norms)."""
     m = setup.model
     if m.norm != "rmsnorm":  # LayerNorm keeps everything unless nothing in it needs a gradient
         residual = FP32 if setup.convention.compute == "fp32" else BF16_BYTES
         nothing = not training.weights_train and not training.input_grad
         return residual * m.hidden + 2 * STAT_BYTES if nothing else 0.0
-    upcast = FP32 * m.hidden + STAT_BYTES  # the FP32 input and 1/rms, kept for the input's gradient
-    normalised = COMPUTE_BYTES[setup.convention.compute] * m.hidden  # kept for the weight's gradient
+    # The first norm's FP32 input and 1/rms are kept for the block input's gradient only; every other
+    # norm reads a tensor that depends on something trained.
+    upcast = FP32 * m.hidden + STAT_BYTES
+    # The normalised tensor (FP32 in Gemma's code) is kept for the weight's gradient only; Gemma's FP32
+    # `1 + weight` stays, kept for the input's gradient.
+    value = normalised_value_bytes(setup, COMPUTE_BYTES[setup.convention.compute])
+    qk_width = m.q_width + m.kv_width if m.model_type in QK_RMS_NORM else 0
+    normalised = value * (m.norms_per_block * m.hidden + qk_width)
     drop = 0.0 if training.input_grad else upcast
-    return drop + (0.0 if training.weights_train else 2 * normalised)
+    return drop + (0.0 if training.weights_train else normalised)
 
 
 def _site_bytes(setup: StepSetup, site: Site, training: BlockTraining) -> tuple[float, float]:
@@ -159,6 +175,10 @@ def _block_kinds(setup: StepSetup, full: ActivationCount, sites: list[Site], blo
     tokens = setup.tokens
     kinds = dict(full.block)
     kinds["norms"] -= tokens * _norm_drop(setup, training)
+    if not training.input_grad and setup.model.model_type in GEMMA_NORM:
+        kinds["norms"] -= (
+            FP32 * setup.model.hidden
+        )  # the first norm's `1 + weight`, kept for its input's gradient
     kinds["adapters"] = 0.0
     for site in sites:
         dropped, adapters = _site_bytes(setup, site, training)

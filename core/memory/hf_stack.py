@@ -54,7 +54,7 @@ def sdpa_kernel(setup: StepSetup) -> str:
     return "math" if setup.model.kv_heads < setup.model.heads else "efficient"
 
 
-def _normalised_bytes(setup: StepSetup, input_bytes: int) -> int:
+def normalised_value_bytes(setup: StepSetup, input_bytes: int) -> int:
     """Bytes of a value of the normalised tensor an RMSNorm keeps for its weight's product: Llama's code
     casts it back to the input's dtype first (`input_bytes`), Gemma's keeps it in FP32."""
     return FP32 if setup.model.model_type in GEMMA_NORM else input_bytes
@@ -67,7 +67,7 @@ def _norm_bytes(setup: StepSetup) -> float:
     if setup.model.norm == "layernorm":
         return residual * h + 2 * STAT_BYTES
     # RMSNorm: the FP32 input (an upcast copy in BF16), 1/rms, and the normalised tensor the weight multiplies
-    return FP32 * h + STAT_BYTES + _normalised_bytes(setup, residual) * h
+    return FP32 * h + STAT_BYTES + normalised_value_bytes(setup, residual) * h
 
 
 def _qk_norm_bytes(setup: StepSetup) -> float:
@@ -78,7 +78,7 @@ def _qk_norm_bytes(setup: StepSetup) -> float:
     if m.model_type not in QK_RMS_NORM:
         return 0.0
     width = m.q_width + m.kv_width
-    normalised = _normalised_bytes(setup, COMPUTE_BYTES[setup.convention.compute])
+    normalised = normalised_value_bytes(setup, COMPUTE_BYTES[setup.convention.compute])
     return FP32 * width + STAT_BYTES * (m.heads + m.kv_heads) + normalised * width
 
 

@@ -9,8 +9,9 @@ dtype). QLoRA trains the same adapters over a base stored as bitsandbytes' NF4 w
 rest (`core.memory.qlora`; peft's `prepare_model_for_kbit_training` would upcast that rest to FP32,
 which is not counted here). Full training with `freeze_blocks` K > 0 freezes the embeddings (and a
 tied output layer with them) and the first K blocks: frozen weights stay in the convention's bytes
-with no gradient, master copy or state. Sharding then divides these terms among the GPUs
-(`core.memory.sharding`).
+with no gradient, master copy or state. With tensor parallelism each GPU counts its own shard of every
+tensor and adapter (`core.memory.tensor_split`), and sharding then divides these terms among the
+`gpus / tensor_parallel` data-parallel replicas (`core.memory.sharding`).
 
 bitsandbytes' AdamW8bit (`bitsandbytes/optim/optimizer.py`, `Optimizer2State.init_state`) keeps, for
 a tensor of n ≥ `min_8bit_size` (4096) values, two uint8 moments (n bytes each) and one FP32 absmax per
@@ -37,7 +38,8 @@ from core.memory.sharding import (
     gradient_bucket_bytes,
     model_state_per_gpu,
 )
-from core.model_tensors import Tensor, model_tensors
+from core.memory.tensor_split import lora_shard_values, per_gpu_bytes_of, sharded_tensors, vocab_rows
+from core.model_tensors import Tensor
 
 ADAPTER_BYTES = 4  # FP32: peft's cast_adapter_dtype upcasts BF16/FP16 adapters
 FP32_BYTES = 4
@@ -71,16 +73,16 @@ def frozen(tensor: Tensor, method: TrainingMethod) -> bool:
     return tensor.part == "embeddings" if block is None else block < method.freeze_blocks
 
 
-def _trainable_tensors(setup: StepSetup, method: TrainingMethod) -> Iterator[tuple[int | None, int]]:
-    """(block or None, values) of every trainable tensor: the model's, or peft's lora_A and lora_B."""
+def _trainable_tensors(setup: StepSetup, method: TrainingMethod, t: int) -> Iterator[tuple[int | None, int]]:
+    """(block or None, values) of every trainable tensor one GPU of a tensor-parallel group of `t` holds
+    (the whole model's for t = 1): the model's, or peft's lora_A and lora_B."""
     if method.method in ADAPTED:
         for target in lora_targets(setup.model, method.lora_targets):
-            ranks = target.rank_multiple * method.lora_rank * target.copies
             block = block_of(target.tensor.name)
-            yield block, ranks * target.in_features
-            yield block, ranks * target.out_features
+            for values in lora_shard_values(target, method.lora_rank, setup.model, t):
+                yield block, values
         return
-    for tensor in model_tensors(setup.model):
+    for tensor in sharded_tensors(setup.model, t):
         if not frozen(tensor, method):
             yield block_of(tensor.name), tensor.numel
 
@@ -94,7 +96,9 @@ def _base_bytes(tensor: Tensor, setup: StepSetup, method: str) -> float:
 class RunModelState:
     """A run's model state on one GPU: what it trains, what it keeps frozen, and two transients."""
 
-    trainable_parameters: int
+    trainable_parameters: int  # the whole model's, as peft counts them (not one GPU's shard)
+    trainable_per_gpu: int  # one GPU's tensor-parallel shard of them (all of them on one GPU)
+    head_parameters: int  # one GPU's share of the output layer (or the embedding tied to it) if it trains
     base_weight_bytes: float  # the frozen weights as stored, on all GPUs together (0 for full training)
     per_gpu: ModelStatePerGpu
     gradient_buckets_bytes: float  # DDP's flat copies of the gradients
@@ -117,13 +121,19 @@ def _per_parameter(setup: StepSetup, method: str) -> StateBytesPerParameter:
 
 
 def _block_weight_bytes(setup: StepSetup, method: TrainingMethod) -> dict[int, float]:
-    """Each block's full weights as FSDP gathers them: base weights as stored, and adapters in FP32."""
-    blocks = block_bytes(setup.model, lambda tensor: _base_bytes(tensor, setup, method.method))
+    """Each block's full weights as FSDP gathers them (a tensor-parallel shard's block): base weights as
+    stored, and adapters in FP32."""
+    t = method.tensor_parallel
+    blocks = block_bytes(
+        setup.model,
+        per_gpu_bytes_of(setup.model, t, lambda tensor: _base_bytes(tensor, setup, method.method)),
+    )
     if method.method in ADAPTED:
         for target in lora_targets(setup.model, method.lora_targets):
             block = block_of(target.tensor.name)
             if block is not None:
-                blocks[block] += target.parameters(method.lora_rank) * ADAPTER_BYTES
+                values = lora_shard_values(target, method.lora_rank, setup.model, t)
+                blocks[block] += sum(values) * ADAPTER_BYTES
     return blocks
 
 
@@ -135,7 +145,7 @@ def _gathered_root_bytes(setup: StepSetup, method: TrainingMethod) -> float:
     return float(
         sum(
             _base_bytes(t, setup, method.method)
-            for t in model_tensors(setup.model)
+            for t in sharded_tensors(setup.model, method.tensor_parallel)
             if block_of(t.name) is None
         )
     )
@@ -149,12 +159,14 @@ def _reduce_scatter_bytes(by_block: Mapping[int, int], gradient_bytes: int, shar
     return float(2 * max(by_block.values(), default=0) * gradient_bytes)
 
 
-def _frozen_weight_bytes(setup: StepSetup, method: TrainingMethod) -> float:
-    """The frozen weights as stored: the whole base model (LoRA, QLoRA) or the frozen blocks."""
+def _frozen_weight_bytes(setup: StepSetup, method: TrainingMethod, t: int) -> float:
+    """The frozen weights as stored, of the whole model (t = 1) or one GPU's tensor-parallel shard: the
+    whole base model (LoRA, QLoRA) or the frozen blocks."""
+    tensors = sharded_tensors(setup.model, t)
     if method.method in ADAPTED:
-        return float(sum(_base_bytes(t, setup, method.method) for t in model_tensors(setup.model)))
+        return float(sum(_base_bytes(tensor, setup, method.method) for tensor in tensors))
     weight_bytes = setup.convention.weight_bytes
-    return float(sum(t.numel * weight_bytes for t in model_tensors(setup.model) if frozen(t, method)))
+    return float(sum(tensor.numel * weight_bytes for tensor in tensors if frozen(tensor, method)))
 
 
 def _head_trains(setup: StepSetup, method: TrainingMethod) -> bool:
@@ -164,29 +176,34 @@ def _head_trains(setup: StepSetup, method: TrainingMethod) -> bool:
 
 def run_model_state(setup: StepSetup, method: TrainingMethod) -> RunModelState:
     """The model state one GPU holds for `setup` trained by `method`, term by term."""
-    tensors = tuple(_trainable_tensors(setup, method))
+    tensors = tuple(_trainable_tensors(setup, method, method.tensor_parallel))
     sizes = tuple(values for _, values in tensors)
-    trainable = sum(sizes)
+    trainable = sum(sizes)  # on one GPU of a tensor-parallel group
     by_block: dict[int, int] = {}
     for block, values in tensors:
         if block is not None:
             by_block[block] = by_block.get(block, 0) + values
     per_parameter = _per_parameter(setup, method.method)
     value_bytes = ADAPTER_BYTES if method.method in ADAPTED else setup.convention.state_bytes
-    base_bytes = _frozen_weight_bytes(setup, method)
     per_gpu = model_state_per_gpu(
         trainable_parameters=trainable,
         per_parameter=per_parameter,
-        frozen_weight_bytes=base_bytes,
-        gpus=method.gpus,
+        frozen_weight_bytes=_frozen_weight_bytes(setup, method, method.tensor_parallel),
+        gpus=method.data_parallel,
         sharding=method.sharding,
     )
     state = optimizer_state_bytes(setup, sizes, value_bytes)
     if "optimizer_state" in SHARDED_TERMS[method.sharding]:
-        state /= method.gpus
+        state /= method.data_parallel
     return RunModelState(
-        trainable_parameters=trainable,
-        base_weight_bytes=base_bytes,
+        trainable_parameters=sum(values for _, values in _trainable_tensors(setup, method, 1)),
+        trainable_per_gpu=trainable,
+        head_parameters=(
+            vocab_rows(setup.model.vocab, method.tensor_parallel) * setup.model.hidden
+            if _head_trains(setup, method)
+            else 0
+        ),
+        base_weight_bytes=_frozen_weight_bytes(setup, method, 1),
         per_gpu=replace(per_gpu, optimizer_state=state),
         gradient_buckets_bytes=gradient_bucket_bytes(trainable, per_parameter.gradients, method.sharding),
         gathered_block_bytes=gathered_block_bytes(_block_weight_bytes(setup, method), method.sharding),

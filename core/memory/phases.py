@@ -15,7 +15,9 @@ saves from `core.memory.adapted` (backward stops below the first block that trai
 names of their own: DDP's `gradient_buckets` (allocated with the wrapper, so live throughout), FSDP's
 and ZeRO-3's `gathered_block` and QLoRA's `dequantized_weight` (while a block runs, in forward and
 backward), FSDP's `gathered_root` (forward and backward) and `gradient_reduce_scatter` (a block's
-backward).
+backward). With tensor parallelism (full training), one GPU keeps its shard of the weights
+(`core.memory.tensor_split`) and what sequence parallelism leaves it of the activations
+(`core.memory.tensor_parallel`).
 
 `phases` are read as the reference reads them: `torch.cuda.max_memory_allocated()` at the end of each
 phase, with the peak reset at the start of the step, so each is at least the one before it.
@@ -27,11 +29,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from core.datafiles import require
 from core.memory.adapted import MethodCount, check_counted, method_count
 from core.memory.count import ActivationCount
 from core.memory.fused_stack import fused_count
 from core.memory.model_state import RunModelState, run_model_state
 from core.memory.setup import StepSetup
+from core.memory.tensor_parallel import tensor_parallel_count
 
 PHASES = ("forward", "backward", "optimizer_step")
 # Setups worked out and kept per process. A setup is settings only (a model's shape and the choices
@@ -118,14 +122,21 @@ class StepPhases:
 @lru_cache(maxsize=STEP_CACHE_SIZE)
 def step_inputs(setup: StepSetup) -> tuple[MethodCount, RunModelState]:
     """What a step of `setup` keeps and its model state on one GPU: the phase model's one entry."""
-    # TENSOR PARALLELISM: core.memory.tensor_parallel counts it; at merge, wire it in here (and only here).
-    if setup.training.tensor_parallel > 1:
-        raise ValueError("Tensor parallelism is counted in core.memory.tensor_parallel, not here yet.")
     state = run_model_state(setup, setup.training)
     if setup.stack == "hf":
-        return method_count(setup, head_trains=state.head_trains), state
-    check_counted(setup)
-    return MethodCount.uniform(fused_count(setup), setup.model.layers), state
+        method = method_count(setup, head_trains=state.head_trains)
+    else:
+        check_counted(setup)
+        method = MethodCount.uniform(fused_count(setup), setup.model.layers)
+    if setup.training.tensor_parallel == 1:
+        return method, state
+    t = setup.training
+    require(
+        t.method == "full" and t.freeze_blocks == 0,
+        "Tensor parallelism is counted for full training; LoRA, QLoRA and frozen blocks are counted "
+        "data-parallel (DDP, ZeRO or FSDP).",
+    )
+    return MethodCount.uniform(tensor_parallel_count(method.count, setup), setup.model.layers), state
 
 
 def _state(state: RunModelState, *, state_exists: bool) -> dict[str, float]:
@@ -229,11 +240,8 @@ def _forward(
 def _gradients_made(setup: StepSetup, state: RunModelState, block: int) -> float:
     """Gradient bytes one GPU holds in backward at block `block` (1-based): the output layer's and those
     of every block after it, as a share of all its gradients (sharded ones shrink with the rest)."""
-    m = setup.model
-    made = (m.vocab * m.hidden if state.head_trains else 0) + sum(
-        values for b, values in state.trainable_by_block.items() if b >= block
-    )
-    return state.per_gpu.gradients * made / state.trainable_parameters
+    made = state.head_parameters + sum(values for b, values in state.trainable_by_block.items() if b >= block)
+    return state.per_gpu.gradients * made / state.trainable_per_gpu
 
 
 def _backward(
@@ -283,7 +291,7 @@ def _backward(
             {
                 **base,
                 "gradients": state.per_gpu.gradients,
-                "workspace": float(m.vocab * m.hidden * setup.convention.gradient_bytes if tied else 0),
+                "workspace": float(state.head_parameters * setup.convention.gradient_bytes if tied else 0),
             },
         )
     )

@@ -25,6 +25,7 @@ from core.memory.settings import (
     precision,
 )
 from core.memory.sharding import check_sharding
+from core.memory.tensor_split import check_tensor_parallel
 from core.models import ModelSpec, check_spec, parameter_breakdown, parameter_count
 
 METHODS = ("full", "lora", "qlora")
@@ -138,12 +139,7 @@ class StepSetup:
             f"{self.model.name} has {self.model.layers} blocks; "
             f"{self.training.freeze_blocks} cannot be frozen.",
         )
-        t = self.training.tensor_parallel
-        require(
-            self.model.heads % t == 0 and (self.model.kv_heads % t == 0 or t % self.model.kv_heads == 0),
-            f"{self.model.name}'s {self.model.heads} attention heads ({self.model.kv_heads} KV heads) do not "
-            f"split over {t} tensor-parallel GPUs.",
-        )
+        check_tensor_parallel(self.model, self.training.tensor_parallel)
 
     @property
     def convention(self) -> Convention:

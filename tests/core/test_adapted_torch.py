@@ -181,3 +181,43 @@ def test_adamw8bit_state_equals_bitsandbytes() -> None:
         StepSetup(model=parse_config(config), batch=1, seq_len=8, precision="fp32"), optimizer="adamw8bit"
     )
     assert run_model_state(setup, TrainingMethod()).per_gpu.optimizer_state == sum(storages.values())
+
+
+def _preset(file_name: str) -> dict:
+    raw = {**read_json(f"models/{file_name}.json"), "num_hidden_layers": 2, "vocab_size": 1024}
+    raw.pop("_preset")
+    return raw
+
+
+@pytest.mark.parametrize("file_name", ["qwen3-0.6b", "gemma-3-1b-pt", "gemma-2-2b"])
+@pytest.mark.parametrize(
+    "training",
+    [TrainingMethod(freeze_blocks=1), TrainingMethod(method="lora", lora_targets="all-linear")],
+    ids=["freeze-1", "lora-all-linear"],
+)
+def test_qk_norms_and_gemmas_four_norms_drop_what_only_a_weight_gradient_reads(file_name, training) -> None:
+    raw = _preset(file_name)
+    setup = StepSetup(
+        model=parse_config(raw), batch=2, seq_len=TOKENS // 2, attention="eager", training=training
+    )
+    counted = step_inputs(setup)[0].saved_by_block
+    torch.manual_seed(0)
+    config = transformers.AutoConfig.for_model(**raw)
+    model = transformers.AutoModelForCausalLM.from_config(
+        config, dtype=torch.bfloat16, attn_implementation="eager"
+    )
+    if training.adapted:
+        model = peft.get_peft_model(model, peft.LoraConfig(r=training.lora_rank, target_modules="all-linear"))
+        blocks = list(model.base_model.model.model.layers)
+    else:
+        blocks = list(model.model.layers)
+        for frozen in (model.model.embed_tokens, blocks[0]):
+            frozen.requires_grad_(False)
+    model.train()
+    ids = torch.randint(0, raw["vocab_size"], (2, TOKENS // 2))
+    measured = saved_bytes(model, blocks, lambda: model(input_ids=ids, labels=ids).loss)
+    head_dim = raw.get("head_dim") or raw["hidden_size"] // raw["num_attention_heads"]
+    first_saving = next(b for b, size in enumerate(counted) if size)
+    for block, size in enumerate(counted):
+        rope = 2 * (TOKENS // 2) * head_dim * 2 if block == first_saving else 0  # one row per position
+        assert measured.block_bytes(block) == size + rope, block

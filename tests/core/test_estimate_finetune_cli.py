@@ -96,7 +96,11 @@ def test_the_table_shows_the_state_per_gpu(capsys) -> None:
         (("--method", "lora", "--lora-rank", "0"), "LoRA rank must be a whole number"),
         (("--gpus", "8"), "8 GPUs need a sharding scheme"),
         (("--sharding", "zero4"), "invalid choice"),
-        (("--tensor-parallel", "2", "--gpus", "2", "--sharding", "ddp"), "Tensor parallelism is counted in"),
+        (
+            ("--method", "lora", "--tensor-parallel", "2", "--gpus", "2"),
+            "Tensor parallelism is counted for full training",
+        ),
+        (("--tensor-parallel", "3", "--gpus", "3"), "do not split over 3 tensor-parallel GPUs"),
         (("--method", "lora", "--freeze-blocks", "2"), "Freezing blocks is a choice for full training"),
         (("--method", "lora", "--precision", "amp"), "not under autocast"),
     ],
@@ -163,3 +167,17 @@ def test_fsdp_and_ddp_terms_are_per_gpu(capsys) -> None:
     _, ddp, _ = _run(capsys, "--gpus", "2", "--sharding", "ddp", "--json")
     assert isinstance(ddp, dict)
     assert all(ddp["terms"][p]["gradient_buckets"] == 2 * PARAMETERS for p in ddp["terms"])
+
+
+def test_tensor_parallel_over_8_gpus_gives_each_gpu_an_eighth(capsys) -> None:
+    # One tensor-parallel group of 8: each GPU keeps 1/8 of every matrix and of the (tied) embedding's
+    # 128,256 rows, and the norms whole: 16 blocks × 2 + 1 norms of 2,048.
+    code, result, _ = _run(capsys, "--gpus", "8", "--tensor-parallel", "8", "--json")
+    assert code == 0 and isinstance(result, dict)
+    norms = 33 * 2048
+    assert result["tensor_parallel"] == 8 and result["data_parallel"] == 1
+    assert result["model_state_per_gpu"]["weights"] == 2 * ((PARAMETERS - norms) // 8 + norms)
+    assert result["trainable_parameters"] == PARAMETERS
+    _, whole, _ = _run(capsys, "--json")
+    assert isinstance(whole, dict)
+    assert result["peak_bytes"] < whole["peak_bytes"] / 4

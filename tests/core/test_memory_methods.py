@@ -15,6 +15,7 @@ from core.memory.first_oom import first_oom, step_peaks
 from core.memory.model_state import adamw8bit_state_bytes, run_model_state
 from core.memory.phases import PHASE_TERM_LABELS, step_inputs, step_moments, step_phases
 from core.memory.setup import StepSetup, TrainingMethod
+from core.memory.tensor_split import tensor_parallel_weight_bytes
 from core.memory.timeline import chart_terms
 from core.memory.verdict import capped
 from core.model_config import parse_config
@@ -143,9 +144,19 @@ def test_freezing_more_blocks_never_needs_more(frozen, more, first_step) -> None
     assert step_phases(deeper).peak_bytes < step_phases(fewer).peak_bytes
 
 
-def test_tensor_parallelism_is_refused_in_one_place() -> None:
-    with pytest.raises(ValueError, match="Tensor parallelism is counted in core.memory.tensor_parallel"):
-        step_phases(llama(gpus=2, tensor_parallel=2, sharding="ddp"))
+def test_tensor_parallel_full_training_keeps_each_gpus_shard_and_its_share_of_the_activations() -> None:
+    # One tensor-parallel group of 8 GPUs over Llama's 8 KV heads: one replica, nothing to shard.
+    whole, split = step_inputs(llama()), step_inputs(llama(gpus=8, tensor_parallel=8))
+    assert split[1].per_gpu.weights == tensor_parallel_weight_bytes(LLAMA, 8, lambda t: 2 * t.numel)
+    # Sequence parallelism: every block keeps 1/8 of what it kept on one GPU (8 KV heads split evenly).
+    assert split[0].saved_by_block == tuple(b / 8 for b in whole[0].saved_by_block)
+    assert split[1].trainable_parameters == whole[1].trainable_parameters  # the model's, not the shard's
+    assert step_phases(llama(gpus=8, tensor_parallel=8)).peak_bytes < step_phases(llama()).peak_bytes / 4
+
+
+def test_tensor_parallel_fine_tuning_is_refused_in_a_sentence() -> None:
+    with pytest.raises(ValueError, match="Tensor parallelism is counted for full training"):
+        step_phases(llama(method="lora", gpus=2, tensor_parallel=2))
 
 
 @pytest.mark.parametrize(

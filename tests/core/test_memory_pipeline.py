@@ -20,6 +20,7 @@ ORDER = (
     "finetune",
     "qlora",
     "sharding",
+    "tensor_split",
     "setup",
     "model_state",
     "count",

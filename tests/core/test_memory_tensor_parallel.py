@@ -11,21 +11,18 @@ from core.memory.count import ActivationCount
 from core.memory.detailed import layer_activation_bytes
 from core.memory.fused_stack import fused_count
 from core.memory.hf_stack import hf_count
-from core.memory.model_state import ADAPTER_BYTES, run_model_state
+from core.memory.model_state import ADAPTER_BYTES, RunModelState, run_model_state
 from core.memory.qlora import stored_bytes
 from core.memory.setup import StepSetup, TrainingMethod, TrainingSetup
 from core.memory.sharding import StateBytesPerParameter, block_bytes, gathered_block_bytes
-from core.memory.tensor_parallel import (
+from core.memory.tensor_parallel import replicated_kv_bytes, tensor_parallel_count
+from core.memory.tensor_split import (
     check_tensor_parallel,
     per_gpu_bytes_of,
-    replicated_kv_bytes,
     shard,
     sharded_tensors,
     split_of,
-    tensor_parallel_block_bytes,
-    tensor_parallel_count,
     tensor_parallel_lora_parameters,
-    tensor_parallel_model_state,
     tensor_parallel_parameters,
     tensor_parallel_weight_bytes,
 )
@@ -212,59 +209,43 @@ def test_lora_adapters_split_where_their_layer_splits():
     assert tensor_parallel_lora_parameters(SPEC, 8, "attention", 4) == 3 * 4 * 480
 
 
+def state_of(precision: str, **training) -> RunModelState:
+    method = TrainingMethod(**training)
+    return run_model_state(
+        StepSetup(model=SPEC, batch=1, seq_len=16, precision=precision, training=method), method
+    )
+
+
 def test_model_state_is_the_shards_state_sharded_over_data_parallel():
     # 8 GPUs, t = 2: 4 data-parallel replicas. ZeRO-3 divides the shard's 16 bytes a parameter by 4;
     # ZeRO-1 only the master copy and Adam's moments.
-    def state(sharding: str):
-        method = TrainingMethod(gpus=8, sharding=sharding, tensor_parallel=2)
-        return tensor_parallel_model_state(SPEC, method, per_parameter=MIXED16, base_bytes_of=stored_bytes)
-
-    assert state("zero3").total_bytes == 16 * 32_880 / 4
-    assert state("zero1").as_terms() == {
+    assert (
+        state_of("mixed16", gpus=8, sharding="zero3", tensor_parallel=2).per_gpu.total_bytes
+        == 16 * 32_880 / 4
+    )
+    zero1 = state_of("mixed16", gpus=8, sharding="zero1", tensor_parallel=2)
+    assert zero1.per_gpu.as_terms() == {
         "weights": 2 * 32_880,
         "gradients": 2 * 32_880,
         "master_weights": 4 * 32_880 / 4,
         "optimizer_state": 8 * 32_880 / 4,
     }
-
-
-@pytest.mark.parametrize("method", ["full", "lora", "qlora"])
-def test_one_tensor_parallel_gpu_is_the_model_states_own_count(method):
-    training = TrainingMethod(method=method, gpus=4, sharding="zero2", lora_rank=8)
-    setup = StepSetup(model=SPEC, batch=1, seq_len=16, precision="mixed16", training=training)
-    whole = run_model_state(setup, training)
-    adapted = training.adapted
-    per_parameter = StateBytesPerParameter(4, 4, 0, 8) if adapted else MIXED16
-    base = stored_bytes if method == "qlora" else (lambda tensor: 2 * tensor.numel)
-    assert tensor_parallel_model_state(SPEC, training, per_parameter=per_parameter, base_bytes_of=base) == (
-        whole.per_gpu
-    )
+    assert zero1.trainable_parameters == PARAMETERS  # the whole model's, not one GPU's
 
 
 def test_fsdp_gathers_a_tensor_parallel_shards_block():
     # BF16: FSDP's running and prefetched block, each the t = 2 shard's 9,312 parameters.
     per_gpu = block_bytes(SPEC, per_gpu_bytes_of(SPEC, 2, lambda tensor: 2 * tensor.numel))
     assert gathered_block_bytes(per_gpu, "fsdp") == 2 * 2 * 9312
-
-
-@pytest.mark.parametrize("method", ["full", "lora", "qlora"])
-def test_fsdp_on_one_tensor_parallel_gpu_gathers_what_the_model_state_count_gathers(method):
-    training = TrainingMethod(method=method, gpus=4, sharding="fsdp", lora_rank=8)
-    setup = StepSetup(model=SPEC, batch=1, seq_len=16, precision="bf16", training=training)
-    base = stored_bytes if method == "qlora" else (lambda tensor: 2 * tensor.numel)
-    blocks = tensor_parallel_block_bytes(SPEC, training, base_bytes_of=base, adapter_bytes=ADAPTER_BYTES)
-    assert gathered_block_bytes(blocks, "fsdp") == run_model_state(setup, training).gathered_block_bytes
+    assert state_of("bf16", gpus=8, sharding="fsdp", tensor_parallel=2).gathered_block_bytes == 2 * 2 * 9312
 
 
 def test_fsdp_gathers_a_shards_base_block_and_its_adapters():
     # 8 GPUs, t = 2, LoRA rank 8 on attention: a block's BF16 base shard (9,312 parameters) and its FP32
     # adapters' shard (576 + 2·480 + 576 = 2,112), for the running and the prefetched block.
-    training = TrainingMethod(method="lora", gpus=8, sharding="fsdp", tensor_parallel=2, lora_rank=8)
-    blocks = tensor_parallel_block_bytes(
-        SPEC, training, base_bytes_of=lambda tensor: 2 * tensor.numel, adapter_bytes=ADAPTER_BYTES
-    )
-    assert blocks == {0: 2 * 9312 + 4 * 2112, 1: 2 * 9312 + 4 * 2112, 2: 2 * 9312 + 4 * 2112}
-    assert gathered_block_bytes(blocks, "fsdp") == 2 * (2 * 9312 + 4 * 2112)
+    lora = state_of("bf16", method="lora", gpus=8, sharding="fsdp", tensor_parallel=2, lora_rank=8)
+    assert lora.gathered_block_bytes == 2 * (2 * 9312 + ADAPTER_BYTES * 2112)
+    assert lora.per_gpu.gradients == ADAPTER_BYTES * 6336 / 4  # the GPU's adapters, sharded over 4 replicas
 
 
 def test_fewer_kv_heads_than_gpus_keep_a_whole_kv_head_each():

@@ -19,7 +19,7 @@ from torch import nn
 from transformers import CONFIG_MAPPING
 
 from core.memory.finetune import lora_targets
-from core.memory.tensor_parallel import split_of, tensor_parallel_lora_parameters
+from core.memory.tensor_split import split_of, tensor_parallel_lora_parameters
 from core.model_config import parse_config
 from core.model_spec import ModelSpec
 from core.model_tensors import FAMILY_TENSORS, Tensor, model_tensors
