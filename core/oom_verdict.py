@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from core.gpus import Gpu, load_gpus
 from core.memory.allocator import over_the_cap, segment_bytes
 from core.memory.first_oom import PHASE_WORDS, FirstOom, first_oom
+from core.memory.model_state import MIN_8BIT_SIZE
 from core.memory.phases import PHASE_TERM_LABELS, step_moments
 from core.memory.settings import COMPUTE_BYTES, STATE_VALUES
 from core.memory.setup import StepSetup
@@ -115,15 +116,24 @@ def blocks(setup: StepSetup) -> tuple[Block, ...]:
             )
         )
         if STATE_VALUES[setup.optimizer]:
+            state_bytes = _state_value_bytes(setup, numel)
             found.append(
                 Block(
                     f"the optimizer's state for {named}",
-                    f"{numel:,} values × {c.state_bytes} bytes",
-                    numel * c.state_bytes,
+                    f"{numel:,} values × {state_bytes} bytes",
+                    numel * state_bytes,
                     ("optimizer_step",),
                 )
             )
     return tuple(found)
+
+
+def _state_value_bytes(setup: StepSetup, numel: int) -> int:
+    """Bytes of one value of one optimizer-state tensor: bitsandbytes' AdamW8bit keeps a byte (its FP32
+    block statistics are tensors of their own) for tensors of 4,096 values or more, FP32 below."""
+    if setup.optimizer != "adamw8bit":
+        return setup.convention.state_bytes
+    return 1 if numel >= MIN_8BIT_SIZE else FP32
 
 
 def matching_blocks(setup: StepSetup, tried_bytes: int) -> tuple[Block, ...]:

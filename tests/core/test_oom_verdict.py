@@ -157,3 +157,13 @@ def test_blocks_and_sizes():
     assert "the attention scores" not in [b.name for b in blocks(_run_a(attention="sdpa"))]
     assert matching_blocks(_run_a(), 7 * MIB) == ()
     assert size_words(296 * MIB) == "296.00 MiB" and size_words(3 * GIB) == "3.00 GiB"
+
+
+def test_an_8bit_optimizers_state_tensor_is_a_byte_a_value():
+    # Run A's largest tensor, the 50,257 × 3,072 embedding: Adam's FP32 moment is 4 bytes a value,
+    # bitsandbytes' AdamW8bit's a byte (its absmax per 256 values is a tensor of its own).
+    embedding = 50_257 * 3_072
+    adam = {b.name: b for b in blocks(_run_a())}
+    eight = {b.name: b for b in blocks(_run_a(optimizer="adamw8bit"))}
+    name = next(n for n in adam if n.startswith("the optimizer's state for") and "wte" in n)
+    assert adam[name].tensor_bytes == 4 * embedding and eight[name].tensor_bytes == embedding
