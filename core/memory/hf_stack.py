@@ -44,6 +44,10 @@ def sdpa_kernel(setup: StepSetup) -> str:
 def _norm_bytes(setup: StepSetup) -> float:
     """Per token, one norm: what it keeps (its output is the next layer's input and counted there)."""
     h, compute = setup.model.hidden, setup.convention.compute
+    if setup.model.norm == "layernorm_plain":  # OLMo: F.layer_norm on an FP32 copy, no weight to multiply
+        return FP32 * h + 2 * STAT_BYTES
+    if setup.model.norm == "layernorm_no_bias":  # Cohere's LayerNorm in Python, all in FP32: x − mean twice
+        return 3 * FP32 * h + STAT_BYTES  # (for pow and for the product), 1/σ, the normalised tensor
     if setup.model.norm == "layernorm":
         residual = FP32 if compute in ("fp32", "amp") else 2
         return residual * h + 2 * STAT_BYTES
@@ -57,7 +61,7 @@ def _attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
     m, compute = setup.model, setup.convention.compute
     w = COMPUTE_BYTES[compute]
     q, kv, heads, s = m.hidden, m.kv_width, m.heads, setup.seq_len
-    gpt2 = m.norm == "layernorm"
+    gpt2 = m.norm == "layernorm" and m.model_type != "stablelm"  # StableLM has LayerNorms and Llama's q, k, v
     # Inputs of the projections: one shared input, or under autocast one BF16 cast per linear call.
     calls = 1 if gpt2 else 3
     inputs = 2 * m.hidden * calls if compute == "amp" else w * m.hidden
@@ -81,10 +85,56 @@ def _attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
     return kept, (softmax + after_softmax) * heads * s, inputs
 
 
+def _latent_norm_bytes(setup: StepSetup, width: int, stored: int) -> float:
+    """Per token, an RMSNorm over a `width`-wide latent and the up-projection's input: FP32 input (in FP32 the
+    whole `stored`-wide projection output it is a view of), 1/rms, the normalised tensor, its output."""
+    compute, w = setup.convention.compute, COMPUTE_BYTES[setup.convention.compute]
+    normalised = 2 if compute == "bf16" else FP32
+    return FP32 * (stored if compute == "fp32" else width) + STAT_BYTES + normalised * width + w * width
+
+
+def _latent_attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
+    """Per token, DeepSeek's multi-head latent attention (`modeling_deepseek_v3.py`): (kept, scores, input).
+
+    Queries are heads × head_dim wide (no-rope and rotary parts concatenated into a new tensor), keys the
+    same (built by copying into `new_empty`), values are a view of kv_b_proj's heads × (nope + v) output;
+    the output projection reads heads × v_head_dim. Each latent keeps its RMSNorm and the up-projection's
+    input. (V3's interleaved rotary code also keeps a slice of the rotary tables a block: 4 bytes per
+    rotary channel and token, uncounted.)"""
+    m, compute = setup.model, setup.convention.compute
+    w, heads, rope = COMPUTE_BYTES[compute], m.heads, m.qk_rope_head_dim
+    qk, values, out = m.q_width, heads * (m.head_dim - rope + m.v_head_dim), heads * m.v_head_dim
+    latents = _latent_norm_bytes(setup, m.kv_lora_rank, m.kv_lora_rank + rope)
+    if m.q_lora_rank:
+        latents += _latent_norm_bytes(setup, m.q_lora_rank, m.q_lora_rank)
+    inputs = 2 * m.hidden * (3 if m.q_lora_rank else 2) if compute == "amp" else w * m.hidden
+    if setup.attention == "sdpa" and sdpa_kernel(setup) != "math":
+        return w * (2 * qk + values + 2 * out) + LSE_BYTES * heads + latents, 0.0, inputs
+    softmax_copy = 0 if compute == "fp32" else 2
+    return w * (2 * qk + values + out) + latents, (FP32 + softmax_copy) * heads * setup.seq_len, inputs
+
+
+def _moe_token_bytes(setup: StepSetup) -> float:
+    """Per token, what an MoE block keeps (transformers' grouped_mm experts, `integrations/moe.py`): for
+    each of its routed experts the gathered input, gate_up output, SiLU output, their product, the expert's
+    output and routing weight, with three int64 indices and a bool mask; the router's scores and top-k
+    indices; a shared expert's gated MLP."""
+    m, w = setup.model, COMPUTE_BYTES[setup.convention.compute]
+    h, i, k = m.hidden, m.expert_intermediate, m.active_experts
+    routed = k * (w * (2 * h + 4 * i) + FP32 + 3 * ID_BYTES + MASK_BYTES)
+    router = FP32 * m.experts + ID_BYTES * k
+    return routed + router + 4 * w * m.shared_expert_intermediate
+
+
 def _mlp_bytes(setup: StepSetup) -> tuple[float, float]:
-    """Per token: (MLP intermediates kept, MLP inputs kept or cast)."""
+    """Per token: (MLP intermediates kept, MLP inputs kept or cast); for an MoE model the mean over its
+    dense and MoE blocks."""
     m, compute = setup.model, setup.convention.compute
     w, h, i = COMPUTE_BYTES[compute], m.hidden, m.intermediate
+    if m.is_moe:
+        dense = len(m.dense_layers)
+        kept = (dense * 4 * w * i + m.moe_layers * _moe_token_bytes(setup)) / m.layers
+        return kept, 2 * 2 * h if compute == "amp" else w * h
     if m.gated_mlp:
         inputs = 2 * 2 * h if compute == "amp" else w * h
         return 4 * w * i, inputs
@@ -105,15 +155,18 @@ def hf_count(setup: StepSetup) -> ActivationCount:
     """What Hugging Face's code keeps and briefly holds in one step of `setup`, by kind (bytes)."""
     m, c = setup.model, setup.convention
     tokens, w = setup.tokens, COMPUTE_BYTES[c.compute]
-    attention, scores, attention_inputs = _attention_bytes(setup)
+    attention, scores, attention_inputs = (_latent_attention_bytes if m.is_mla else _attention_bytes)(setup)
     mlp, mlp_inputs = _mlp_bytes(setup)
     masks = 2 * MASK_BYTES * m.hidden if m.dropout else 0
     amp = c.compute == "amp"
+    # A parallel block (Phi, Cohere, StableLM's parallel residual) runs one norm whose output attention and
+    # MLP both read: outside autocast the MLP keeps the very tensor attention keeps.
+    parallel = m.norms_per_block == 1
     block = {
-        "norms": tokens * 2 * _norm_bytes(setup),
+        "norms": tokens * (1 if parallel else 2) * _norm_bytes(setup),
         "attention": tokens * (attention + (0 if amp else attention_inputs)),
         "scores": tokens * scores,
-        "mlp": tokens * (mlp + (0 if amp else mlp_inputs)),
+        "mlp": tokens * (mlp + (0 if amp or parallel else mlp_inputs)),
         "masks": float(tokens * masks),
         "casts": tokens * (attention_inputs + mlp_inputs if amp else 0.0),
         "weight_copies": _block_weight_copy_bytes(setup),
