@@ -40,9 +40,7 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else f"{text[:37]}..."
 
 
-def _number(
-    data: Mapping[str, Any], key: str, *, most: int, default: Any = _UNSET, least: int = 1
-) -> int:
+def _number(data: Mapping[str, Any], key: str, *, most: int, default: Any = _UNSET, least: int = 1) -> int:
     value = data.get(key)
     if value is None:
         require(default is not _UNSET, f"The config needs {key}, a whole number.")
@@ -237,7 +235,9 @@ def olmo2(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**_llama_like(data, kv_default=None), "qkv_bias": bias, "o_bias": bias, "qk_norm": "per_layer"}
 
 
-def _experts(data: Mapping[str, Any], *, experts_key: str, experts: int, top_k: Any = _UNSET) -> dict[str, Any]:
+def _experts(
+    data: Mapping[str, Any], *, experts_key: str, experts: int, top_k: Any = _UNSET
+) -> dict[str, Any]:
     count = _number(data, experts_key, most=LIMITS["experts"], default=experts)
     active = _number(data, "num_experts_per_tok", most=count, default=top_k)
     return {"experts": count, "active_experts": active}
@@ -313,7 +313,8 @@ def olmoe(data: Mapping[str, Any]) -> dict[str, Any]:
     require(
         base["explicit_head_dim"] in (None, base["hidden"] // base["heads"])
         and base["hidden"] % base["heads"] == 0,
-        "The config's head_dim must be hidden_size / num_attention_heads: OLMoE's QK-norm is hidden_size wide.",
+        "The config's head_dim must be hidden_size / num_attention_heads: OLMoE's QK-norm is "
+        "hidden_size wide.",
     )
     routed = _experts(data, experts_key="num_experts", experts=64, top_k=8)
     return {**base, **routed, "expert_intermediate": base["intermediate"]}
@@ -392,7 +393,9 @@ def _deepseek(data: Mapping[str, Any], *, defaults: Mapping[str, Any]) -> dict[s
         "qkv_bias": bias,
         "o_bias": bias,
         "dropout": False,
-        **_experts(data, experts_key="n_routed_experts", experts=defaults["experts"], top_k=defaults["top_k"]),
+        **_experts(
+            data, experts_key="n_routed_experts", experts=defaults["experts"], top_k=defaults["top_k"]
+        ),
         "expert_intermediate": width,
         "shared_expert_intermediate": width * shared,
         "dense_layers": tuple(range(min(dense, layers))),

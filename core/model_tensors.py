@@ -110,7 +110,9 @@ def latent_attention(prefix: str, spec: ModelSpec) -> Tensors:
     latent = spec.kv_lora_rank + spec.qk_rope_head_dim
     yield from linear(f"{prefix}kv_a_proj_with_mqa", h, latent, bias=spec.qkv_biased, part="attention")
     yield from norm(f"{prefix}kv_a_layernorm", spec.kv_lora_rank, spec.norm)
-    yield from linear(f"{prefix}kv_b_proj", spec.kv_lora_rank, heads * (nope + v), bias=False, part="attention")
+    yield from linear(
+        f"{prefix}kv_b_proj", spec.kv_lora_rank, heads * (nope + v), bias=False, part="attention"
+    )
     yield from linear(f"{prefix}o_proj", heads * v, h, bias=spec.o_biased, part="attention")
 
 

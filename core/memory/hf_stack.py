@@ -107,7 +107,8 @@ def _latent_attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
     latents = _latent_norm_bytes(setup, m.kv_lora_rank, m.kv_lora_rank + rope)
     if m.q_lora_rank:
         latents += _latent_norm_bytes(setup, m.q_lora_rank, m.q_lora_rank)
-    inputs = 2 * m.hidden * (3 if m.q_lora_rank else 2) if compute == "amp" else w * m.hidden
+    # Under autocast q_a_proj (or q_proj) and kv_a_proj_with_mqa each cast the norm's output to BF16.
+    inputs = 2 * 2 * m.hidden if compute == "amp" else w * m.hidden
     if setup.attention == "sdpa" and sdpa_kernel(setup) != "math":
         return w * (2 * qk + values + 2 * out) + LSE_BYTES * heads + latents, 0.0, inputs
     softmax_copy = 0 if compute == "fp32" else 2
