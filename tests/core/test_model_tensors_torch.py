@@ -26,6 +26,18 @@ from core.models import parameter_count  # noqa: E402
 pytestmark = pytest.mark.torch
 transformers.logging.set_verbosity_error()  # tiny random vocabularies draw warnings about token ids
 
+# DeepSeek's latent attention and experts, every width different: one dense layer, then experts.
+LATENT = {
+    "num_key_value_heads": 4,
+    "kv_lora_rank": 20,
+    "qk_nope_head_dim": 8,
+    "qk_rope_head_dim": 6,
+    "v_head_dim": 10,
+    "n_routed_experts": 4,
+    "num_experts_per_tok": 2,
+    "moe_intermediate_size": 24,
+    "first_k_dense_replace": 1,
+}
 # One small config per family; the shapes make every width different so a swapped one shows.
 SMALL: dict[str, dict[str, Any]] = {
     "gpt2": {"n_embd": 48, "n_layer": 2, "n_head": 4, "n_inner": 80, "n_positions": 40, "vocab_size": 101},
@@ -65,37 +77,16 @@ SMALL: dict[str, dict[str, Any]] = {
     "olmoe": {"num_experts": 4, "num_experts_per_tok": 2, "clip_qkv": 8.0},
     "cohere": {"use_qk_norm": True, "attention_bias": True, "logit_scale": 0.125},
     "stablelm": {"use_qkv_bias": True, "qk_layernorm": True, "use_parallel_residual": True},
-    "deepseek_v2": {  # DeepSeek-V2-Lite's layout: a plain q_proj (no query latent), one dense layer
-        "num_key_value_heads": 4,
+    # DeepSeek-V2-Lite's layout: a plain q_proj (no query latent), two shared experts, biased MLPs.
+    "deepseek_v2": {
+        **LATENT,
         "q_lora_rank": None,
-        "kv_lora_rank": 20,
-        "qk_nope_head_dim": 8,
-        "qk_rope_head_dim": 6,
-        "v_head_dim": 10,
-        "n_routed_experts": 4,
-        "num_experts_per_tok": 2,
-        "moe_intermediate_size": 24,
         "n_shared_experts": 2,
-        "first_k_dense_replace": 1,
         "moe_layer_freq": 1,
         "mlp_bias": True,
     },
-    "deepseek_v3": {  # a query latent, biased latent projections, one dense layer then experts
-        "num_key_value_heads": 4,
-        "q_lora_rank": 28,
-        "kv_lora_rank": 20,
-        "qk_nope_head_dim": 8,
-        "qk_rope_head_dim": 6,
-        "v_head_dim": 10,
-        "n_routed_experts": 4,
-        "num_experts_per_tok": 2,
-        "n_group": 2,
-        "topk_group": 1,
-        "moe_intermediate_size": 24,
-        "n_shared_experts": 1,
-        "first_k_dense_replace": 1,
-        "attention_bias": True,
-    },
+    # V3's: a query latent, biased latent projections, grouped routing.
+    "deepseek_v3": {**LATENT, "q_lora_rank": 28, "n_group": 2, "topk_group": 1, "attention_bias": True},
 }
 LLAMA_STYLE = {
     "hidden_size": 48,
