@@ -115,6 +115,21 @@ def _latent_attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
     return w * (2 * qk + values + out) + latents, (FP32 + softmax_copy) * heads * setup.seq_len, inputs
 
 
+# DeepSeek's routers score in FP32: F.linear(hidden.float(), weight.float()) keeps an FP32 copy of the
+# input and of the router's weight when the model runs in BF16.
+FP32_ROUTERS = ("deepseek_v2", "deepseek_v3")
+
+
+def _fp32_router(setup: StepSetup) -> bool:
+    return setup.model.model_type in FP32_ROUTERS and setup.convention.compute == "bf16"
+
+
+def _router_weight_copy_bytes(setup: StepSetup) -> float:
+    """Per block (the mean over dense and MoE blocks), the FP32 copy of an FP32-scoring router's weight."""
+    m = setup.model
+    return FP32 * m.experts * m.hidden * m.moe_layers / m.layers if _fp32_router(setup) else 0.0
+
+
 def _moe_token_bytes(setup: StepSetup) -> float:
     """Per token, what an MoE block keeps (transformers' grouped_mm experts, `integrations/moe.py`): for
     each of its routed experts the gathered input, gate_up output, SiLU output, their product, the expert's
@@ -123,7 +138,7 @@ def _moe_token_bytes(setup: StepSetup) -> float:
     m, w = setup.model, COMPUTE_BYTES[setup.convention.compute]
     h, i, k = m.hidden, m.expert_intermediate, m.active_experts
     routed = k * (w * (2 * h + 4 * i) + FP32 + 3 * ID_BYTES + MASK_BYTES)
-    router = FP32 * m.experts + ID_BYTES * k
+    router = FP32 * m.experts + ID_BYTES * k + (FP32 * h if _fp32_router(setup) else 0)
     return routed + router + 4 * w * m.shared_expert_intermediate
 
 
@@ -170,7 +185,7 @@ def hf_count(setup: StepSetup) -> ActivationCount:
         "mlp": tokens * (mlp + (0 if amp or parallel else mlp_inputs)),
         "masks": float(tokens * masks),
         "casts": tokens * (attention_inputs + mlp_inputs if amp else 0.0),
-        "weight_copies": _block_weight_copy_bytes(setup),
+        "weight_copies": _block_weight_copy_bytes(setup) + _router_weight_copy_bytes(setup),
     }
     residual = FP32 if c.compute in ("fp32", "amp") else 2
     head_input = 2 * m.hidden if c.compute == "amp" else w * m.hidden

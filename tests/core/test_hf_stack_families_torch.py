@@ -99,18 +99,23 @@ def _config(case: str) -> dict[str, Any]:
     return {**fields, **overrides, "num_hidden_layers": LAYERS, "vocab_size": VOCAB}
 
 
-def measured_bytes(config: dict[str, Any]) -> int:
-    """What autograd keeps in the model's blocks for one forward of `config` in FP32, eager attention."""
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+def measured_bytes(config: dict[str, Any], precision: str = "fp32") -> int:
+    """What autograd keeps in the model's blocks for one forward of `config`, eager attention."""
     torch.manual_seed(0)
     hf_config = transformers.AutoConfig.for_model(**config)
-    model = transformers.AutoModelForCausalLM.from_config(hf_config, attn_implementation="eager").float()
+    model = transformers.AutoModelForCausalLM.from_config(hf_config, attn_implementation="eager")
+    model = model.to(DTYPES[precision])
     ids = torch.randint(0, VOCAB, (1, SEQ))
     got = saved_bytes(model, model.model.layers, lambda: model(input_ids=ids, labels=ids).loss)
     return sum(got.block_bytes(b) for b in range(LAYERS))
 
 
-def counted_bytes(config: dict[str, Any]) -> float:
-    setup = StepSetup(model=parse_config(config), batch=1, seq_len=SEQ, precision="fp32", attention="eager")
+def counted_bytes(config: dict[str, Any], precision: str = "fp32") -> float:
+    spec = parse_config(config)
+    setup = StepSetup(model=spec, batch=1, seq_len=SEQ, precision=precision, attention="eager")
     return LAYERS * hf_count(setup).block_bytes
 
 
@@ -128,3 +133,10 @@ def test_blocks_keep_what_the_count_says(case):
     if not config["model_type"].startswith("deepseek"):
         uncounted += _rotary_cache(config)
     assert measured_bytes(config) == counted_bytes(config) + uncounted
+
+
+def test_deepseek_in_bf16_keeps_its_routers_fp32_copies():
+    # In BF16 DeepSeek's router scores in FP32: it keeps an FP32 copy of its input and of its weight.
+    config = _config("configs/deepseek-v2-lite.json")
+    uncounted = _rotary_table(config) + _expert_offsets(config)
+    assert measured_bytes(config, "bf16") == counted_bytes(config, "bf16") + uncounted
