@@ -18,6 +18,12 @@ r the bytes of the residual stream (FP32 under autocast, where the embeddings st
   Llama's code) and the copy the next matmul reads; GPT-2 adds dropout's 1-byte mask and output.
 - The loss upcasts the logits to FP32 and keeps their log-softmax (4 bytes per vocabulary entry per
   token); backward starts with two more tensors of that size.
+- Families whose blocks differ (their modeling files in transformers 5.17): DeepSeek's latent attention
+  keeps wider queries and keys than values and the latents' norms; MoE blocks (transformers' grouped_mm
+  experts) keep per routed expert what a small gated MLP keeps, plus routing indices; a parallel block
+  (Phi, Cohere, StableLM) runs one norm whose output attention and MLP share; OLMo's LayerNorm has no
+  weight and Cohere's is written in Python. Checked with saved-tensor hooks on the CPU
+  (tests/core/test_hf_stack_families_torch.py).
 """
 
 from __future__ import annotations
