@@ -67,12 +67,12 @@ def _olmoe_qk_norm(config: dict[str, Any]) -> int:
 
 
 CASES: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], int]]] = {
-    "configs/olmo-1b-hf.json": ({}, _none),
+    "models/olmo-1b-hf.json": ({}, _none),
     "configs/aya-23-8b.json": ({}, _none),
     "configs/stablelm-2-1_6b.json": ({}, _none),
     "configs/stablelm-2-1_6b.json+parallel": ({"use_parallel_residual": True}, _none),
     # One dense block, then one MoE block with two shared experts: the count gives their mean.
-    "configs/deepseek-v2-lite.json": (
+    "models/deepseek-v2-lite.json": (
         {"n_routed_experts": 8},
         lambda c: _rotary_table(c) + _expert_offsets(c),
     ),
@@ -88,7 +88,7 @@ CASES: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], int]]] = {
         },
         _v3_routing,
     ),
-    "configs/olmoe-1b-7b-0924.json": ({"num_experts": 16}, _olmoe_qk_norm),
+    "models/olmoe-1b-7b-0924.json": ({"num_experts": 16}, _olmoe_qk_norm),
 }
 
 
@@ -137,6 +137,6 @@ def test_blocks_keep_what_the_count_says(case):
 
 def test_deepseek_in_bf16_keeps_its_routers_fp32_copies():
     # In BF16 DeepSeek's router scores in FP32: it keeps an FP32 copy of its input and of its weight.
-    config = _config("configs/deepseek-v2-lite.json")
+    config = _config("models/deepseek-v2-lite.json")
     uncounted = _rotary_table(config) + _expert_offsets(config)
     assert measured_bytes(config, "bf16") == counted_bytes(config, "bf16") + uncounted

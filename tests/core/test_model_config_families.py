@@ -9,10 +9,10 @@ from core.model_config import parse_config
 from core.model_tensors import model_tensors
 from core.models import active_parameter_count, parameter_breakdown, parameter_count
 
-V2_LITE = read_json("configs/deepseek-v2-lite.json")
+V2_LITE = read_json("models/deepseek-v2-lite.json")
 V3 = read_json("configs/deepseek-v3.json")
-OLMOE = read_json("configs/olmoe-1b-7b-0924.json")
-OLMO = read_json("configs/olmo-1b-hf.json")
+OLMOE = read_json("models/olmoe-1b-7b-0924.json")
+OLMO = read_json("models/olmo-1b-hf.json")
 STABLELM = read_json("configs/stablelm-2-1_6b.json")
 AYA = read_json("configs/aya-23-8b.json")
 

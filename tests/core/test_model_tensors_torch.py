@@ -135,7 +135,16 @@ def test_each_family_lists_the_tensors_transformers_builds(model_type):
 
 # Presets small enough to build at full size quickly; every preset is checked against its
 # published count when it loads (tests/core/test_models.py).
-FULL_SIZE = ("gpt2.json", "pythia-160m.json", "qwen2.5-0.5b.json", "qwen3-0.6b.json", "gemma-3-1b-pt.json")
+FULL_SIZE = (
+    "gpt2.json",
+    "pythia-160m.json",
+    "qwen2.5-0.5b.json",
+    "qwen3-0.6b.json",
+    "gemma-3-1b-pt.json",
+    "olmo-1b-hf.json",
+    "olmoe-1b-7b-0924.json",
+    "deepseek-v2-lite.json",
+)
 
 
 @pytest.mark.parametrize("file_name", FULL_SIZE)
