@@ -40,16 +40,25 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else f"{text[:37]}..."
 
 
-def _number(data: Mapping[str, Any], key: str, *, most: int, default: Any = _UNSET) -> int:
+def _number(data: Mapping[str, Any], key: str, *, most: int, default: Any = _UNSET, least: int = 1) -> int:
     value = data.get(key)
     if value is None:
         require(default is not _UNSET, f"The config needs {key}, a whole number.")
         return int(default)
     require(
-        isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= most,
-        f"The config's {key} must be a whole number from 1 to {most:,}, not {_shown(value)}.",
+        isinstance(value, int) and not isinstance(value, bool) and least <= value <= most,
+        f"The config's {key} must be a whole number from {least} to {most:,}, not {_shown(value)}.",
     )
     return int(value)
+
+
+def _clip(data: Mapping[str, Any], key: str) -> None:
+    """A clamp bound (OLMo's clip_qkv): absent, null or a positive number; no count depends on it."""
+    value = data.get(key)
+    require(
+        value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0),
+        f"The config's {key} must be a positive number or null, not {_shown(value)}.",
+    )
 
 
 def _flag(data: Mapping[str, Any], key: str, default: bool) -> bool:
@@ -66,14 +75,17 @@ def _attention(
     kv_default: int | None,
     head_dim_default: int | None = None,
     grouped: bool = True,
+    own_head_dim: bool = True,
 ) -> dict[str, Any]:
     """Sizes and heads of a config with transformers' field names. `None` defaults mean "as many KV heads
-    as heads" and "hidden // heads"; a family that is not `grouped` reads neither field."""
+    as heads" and "hidden // heads"; a family that is not `grouped` reads neither field, one without an
+    `own_head_dim` (StableLM) reads no head_dim."""
     hidden = _number(data, "hidden_size", most=LIMITS["hidden"])
     heads = _number(data, "num_attention_heads", most=LIMITS["heads"])
     kv_heads, head_dim = heads, None
     if grouped:
         kv_heads = _number(data, "num_key_value_heads", most=heads, default=kv_default or heads)
+    if grouped and own_head_dim:
         head_dim = _number(data, "head_dim", most=LIMITS["head_dim"], default=head_dim_default or 0) or None
     if head_dim is None:
         require(hidden % heads == 0, "The config's hidden_size must split evenly into num_attention_heads.")
@@ -283,7 +295,9 @@ def olmo2(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**_llama_like(data, kv_default=None), "qkv_bias": bias, "o_bias": bias, "qk_norm": "per_layer"}
 
 
-def _experts(data: Mapping[str, Any], *, experts_key: str, experts: int, top_k: int) -> dict[str, Any]:
+def _experts(
+    data: Mapping[str, Any], *, experts_key: str, experts: int, top_k: Any = _UNSET
+) -> dict[str, Any]:
     count = _number(data, experts_key, most=LIMITS["experts"], default=experts)
     active = _number(data, "num_experts_per_tok", most=count, default=top_k)
     return {"experts": count, "active_experts": active}
@@ -342,6 +356,131 @@ def qwen2_moe(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**_qwen_moe(data, base, experts=60, top_k=4, width=1408), "shared_expert_intermediate": shared}
 
 
+def olmo(data: Mapping[str, Any]) -> dict[str, Any]:
+    """OlmoConfig: Llama's block with LayerNorms that have no weight and no bias; clip_qkv clamps q, k, v."""
+    _clip(data, "clip_qkv")
+    bias = _flag(data, "attention_bias", False)
+    return {**_llama_like(data, kv_default=None), "qkv_bias": bias, "o_bias": bias, "norm": "layernorm_plain"}
+
+
+def olmoe(data: Mapping[str, Any]) -> dict[str, Any]:
+    """OlmoeConfig: OLMo 2's QK-norm over the whole width; every layer routes each token to 8 of 64
+    experts intermediate_size wide by default."""
+    _clip(data, "clip_qkv")
+    bias = _flag(data, "attention_bias", False)
+    base = {**_llama_like(data, kv_default=None), "qkv_bias": bias, "o_bias": bias, "qk_norm": "per_layer"}
+    # transformers sizes the QK-norm from hidden_size whatever head_dim says, so only a matching one builds.
+    require(
+        base["explicit_head_dim"] in (None, base["hidden"] // base["heads"])
+        and base["hidden"] % base["heads"] == 0,
+        "The config's head_dim must be hidden_size / num_attention_heads: OLMoE's QK-norm is "
+        "hidden_size wide.",
+    )
+    routed = _experts(data, experts_key="num_experts", experts=64, top_k=8)
+    return {**base, **routed, "expert_intermediate": base["intermediate"]}
+
+
+def cohere(data: Mapping[str, Any]) -> dict[str, Any]:
+    """CohereConfig (Command-R, Aya): attention and MLP in parallel after one bias-free LayerNorm, tied
+    embeddings, and with use_qk_norm a LayerNorm weight for every query and key head."""
+    bias = _flag(data, "attention_bias", False)
+    spec = _rotary(data, _attention(data, kv_default=None), tied_default=True, gated=True)
+    return {
+        **spec,
+        "norm": "layernorm_no_bias",
+        "norms_per_block": 1,
+        "qkv_bias": bias,
+        "o_bias": bias,
+        "qk_norm": "each_head" if _flag(data, "use_qk_norm", False) else "none",
+    }
+
+
+def stablelm(data: Mapping[str, Any]) -> dict[str, Any]:
+    """StableLmConfig: LayerNorms with biases, a gated MLP, biases on q, k and v if use_qkv_bias, one norm a
+    block if use_parallel_residual, and with qk_layernorm a LayerNorm for every query and key head."""
+    sizes = _attention(data, kv_default=32, own_head_dim=False)
+    return {
+        **_rotary(data, sizes, tied_default=False, gated=True),
+        "norm": "layernorm",
+        "qkv_bias": _flag(data, "use_qkv_bias", False),
+        "norms_per_block": 1 if _flag(data, "use_parallel_residual", False) else 2,
+        "qk_norm": "each_head" if _flag(data, "qk_layernorm", False) else "none",
+    }
+
+
+def _q_lora_rank(data: Mapping[str, Any], default: int) -> int:
+    """DeepSeek's query latent: null for a plain q_proj (V2-Lite), absent for the family's default."""
+    if "q_lora_rank" in data and data["q_lora_rank"] is None:
+        return 0
+    return _number(data, "q_lora_rank", most=LIMITS["hidden"], default=default)
+
+
+def _deepseek(data: Mapping[str, Any], *, defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """What DeepSeek-V2 and V3 share: multi-head latent attention, dense MLPs in the first
+    first_k_dense_replace layers, then routed experts plus n_shared_experts shared ones."""
+    heads = _number(data, "num_attention_heads", most=LIMITS["heads"])
+    require(
+        _number(data, "num_key_value_heads", most=heads, default=heads) == heads,
+        "The config's num_key_value_heads must equal num_attention_heads: latent attention expands "
+        "keys and values for every head.",
+    )
+    # transformers builds every layer from first_k_dense_replace on as MoE, whatever moe_layer_freq says.
+    require(
+        data.get("moe_layer_freq") in (None, 1),
+        f"The config's moe_layer_freq is {_shown(data.get('moe_layer_freq'))}; transformers builds an MoE "
+        "block in every layer after the dense ones, so only 1 can be counted.",
+    )
+    layers = _number(data, "num_hidden_layers", most=LIMITS["layers"])
+    dense = _number(data, "first_k_dense_replace", most=LIMITS["layers"], default=defaults["dense"], least=0)
+    rope = _number(data, "qk_rope_head_dim", most=LIMITS["head_dim"], default=64)
+    nope = _number(data, "qk_nope_head_dim", most=LIMITS["head_dim"], default=128)
+    width = _number(data, "moe_intermediate_size", most=LIMITS["intermediate"], default=defaults["width"])
+    shared = _number(data, "n_shared_experts", most=LIMITS["experts"], default=defaults["shared"])
+    bias = _flag(data, "attention_bias", False)
+    return {
+        "hidden": _number(data, "hidden_size", most=LIMITS["hidden"]),
+        "layers": layers,
+        "heads": heads,
+        "kv_heads": heads,
+        "explicit_head_dim": nope + rope,
+        "intermediate": _number(data, "intermediate_size", most=LIMITS["intermediate"]),
+        "vocab": _number(data, "vocab_size", most=LIMITS["vocab"]),
+        "positions": 0,
+        "tied_embeddings": _flag(data, "tie_word_embeddings", False),
+        "gated_mlp": True,
+        "norm": "rmsnorm",
+        "biases": False,
+        "qkv_bias": bias,
+        "o_bias": bias,
+        "dropout": False,
+        **_experts(
+            data, experts_key="n_routed_experts", experts=defaults["experts"], top_k=defaults["top_k"]
+        ),
+        "expert_intermediate": width,
+        "shared_expert_intermediate": width * shared,
+        "dense_layers": tuple(range(min(dense, layers))),
+        "kv_lora_rank": _number(data, "kv_lora_rank", most=LIMITS["hidden"], default=512),
+        "q_lora_rank": _q_lora_rank(data, 1536),
+        "qk_rope_head_dim": rope,
+        "v_head_dim": _number(data, "v_head_dim", most=LIMITS["head_dim"], default=128),
+    }
+
+
+def deepseek_v2(data: Mapping[str, Any]) -> dict[str, Any]:
+    """DeepseekV2Config: by default 64 routed experts 1,407 wide and 2 shared; num_experts_per_tok has no
+    default (transformers leaves it None); mlp_bias for every dense and shared MLP."""
+    defaults = {"dense": 0, "width": 1407, "shared": 2, "experts": 64, "top_k": _UNSET}
+    return {**_deepseek(data, defaults=defaults), "mlp_bias": _flag(data, "mlp_bias", False)}
+
+
+def deepseek_v3(data: Mapping[str, Any]) -> dict[str, Any]:
+    """DeepseekV3Config: by default 3 dense layers, then 256 routed experts 2,048 wide (8 per token) and
+    1 shared; the router's e_score_correction_bias is a buffer, not a parameter; transformers builds no
+    multi-token-prediction layer (num_nextn_predict_layers), so none is counted."""
+    defaults = {"dense": 3, "width": 2048, "shared": 1, "experts": 256, "top_k": 8}
+    return _deepseek(data, defaults=defaults)
+
+
 @dataclass(frozen=True)
 class Family:
     """A model_type we read: the name people know it by and the reader of its config fields."""
@@ -366,6 +505,12 @@ FAMILIES = {
     "phi": Family("Phi-1.5 / Phi-2", phi),
     "phi3": Family("Phi-3", phi3),
     "olmo2": Family("OLMo 2", olmo2),
+    "olmo": Family("OLMo", olmo),
+    "olmoe": Family("OLMoE (mixture of experts)", olmoe),
+    "cohere": Family("Command-R / Aya (Cohere)", cohere),
+    "stablelm": Family("StableLM", stablelm),
+    "deepseek_v2": Family("DeepSeek-V2 (latent attention, mixture of experts)", deepseek_v2),
+    "deepseek_v3": Family("DeepSeek-V3 (latent attention, mixture of experts)", deepseek_v3),
 }
 
 

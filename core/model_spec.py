@@ -11,11 +11,13 @@ from dataclasses import dataclass
 
 from core.datafiles import require
 
-# layernorm: a weight and a bias per channel; layernorm_no_bias: the weight only; rmsnorm: a weight.
-NORMS = ("layernorm", "layernorm_no_bias", "rmsnorm")
+# layernorm: a weight and a bias per channel; layernorm_no_bias: the weight only; rmsnorm: a weight;
+# layernorm_plain: neither (OLMo's non-parametric LayerNorm).
+NORMS = ("layernorm", "layernorm_no_bias", "rmsnorm", "layernorm_plain")
 # QK-norm: none; per_head, one head-wide weight shared by every head (Qwen3, Gemma 3);
-# per_layer, one weight over the whole query (or key) width (OLMo 2).
-QK_NORMS = ("none", "per_head", "per_layer")
+# per_layer, one weight over the whole query (or key) width (OLMo 2); each_head, a head-wide weight
+# of its own for every head (Cohere's heads × head_dim weight, StableLM's LayerNorm per head).
+QK_NORMS = ("none", "per_head", "per_layer", "each_head")
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,14 @@ class ModelSpec:
     logit_softcap: bool = False  # tanh soft-capping of the output logits (Gemma 2)
     sliding_window: int = 0  # keys a sliding-window layer sees (0: no layer has a window)
     sliding_layers: int = 0  # layers that attend through that window (Gemma 2 and 3 interleave them)
+    # Multi-head latent attention (DeepSeek-V2/V3), when kv_lora_rank > 0: keys and values come up from
+    # a kv_lora_rank-wide latent, queries from a q_lora_rank-wide one (0: a plain q_proj); each query
+    # and key head is head_dim wide, of which qk_rope_head_dim carry the rotary part; values are
+    # v_head_dim wide.
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
 
     @property
     def head_dim(self) -> int:
@@ -94,6 +104,11 @@ class ModelSpec:
     def moe_layers(self) -> int:
         """How many layers hold experts (the others keep a dense MLP)."""
         return self.layers - len(self.dense_layers) if self.is_moe else 0
+
+    @property
+    def is_mla(self) -> bool:
+        """Whether attention is multi-head latent attention (keys and values from a compressed latent)."""
+        return self.kv_lora_rank > 0
 
     @property
     def token_mlp_width(self) -> int:
@@ -149,4 +164,11 @@ def check_spec(spec: ModelSpec) -> ModelSpec:
             all(0 <= i < spec.layers for i in spec.dense_layers),
             f"{where}: every dense layer must be one of its {spec.layers} layers.",
         )
+    if spec.is_mla:
+        require(
+            _whole(spec.qk_rope_head_dim, least=1) and spec.qk_rope_head_dim < spec.head_dim,
+            f"{where}: the rotary part of a latent-attention head must be narrower than the head.",
+        )
+        require(_whole(spec.v_head_dim, least=1), f"{where}: v_head_dim must be a positive whole number.")
+        require(_whole(spec.q_lora_rank, least=0), f"{where}: q_lora_rank must be 0 or more.")
     return spec

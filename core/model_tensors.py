@@ -59,8 +59,10 @@ def conv1d(name: str, in_features: int, out_features: int) -> Tensors:
 
 
 def norm(name: str, width: int, kind: str) -> Tensors:
-    """A LayerNorm (weight and bias, or the weight only) or an RMSNorm (a weight) over `width` channels."""
-    yield Tensor(f"{name}.weight", (width,), "norms")
+    """A LayerNorm (weight and bias, or the weight only) or an RMSNorm (a weight) over `width` channels;
+    OLMo's non-parametric LayerNorm holds nothing."""
+    if kind != "layernorm_plain":
+        yield Tensor(f"{name}.weight", (width,), "norms")
     if kind == "layernorm":
         yield Tensor(f"{name}.bias", (width,), "norms")
 
@@ -91,6 +93,27 @@ def attention(prefix: str, spec: ModelSpec) -> Tensors:
     elif spec.qk_norm == "per_layer":
         yield from norm(f"{prefix}q_norm", q, spec.norm)
         yield from norm(f"{prefix}k_norm", kv, spec.norm)
+
+
+def latent_attention(prefix: str, spec: ModelSpec) -> Tensors:
+    """DeepSeek's multi-head latent attention: queries straight from q_proj or up from a q_lora_rank latent
+    (with its RMSNorm); keys and values up from one kv_lora_rank latent (with its RMSNorm), which
+    kv_a_proj_with_mqa makes together with the rotary key part every head shares."""
+    h, heads, v = spec.hidden, spec.heads, spec.v_head_dim
+    nope = spec.head_dim - spec.qk_rope_head_dim
+    if spec.q_lora_rank:
+        yield from linear(f"{prefix}q_a_proj", h, spec.q_lora_rank, bias=spec.qkv_biased, part="attention")
+        yield from norm(f"{prefix}q_a_layernorm", spec.q_lora_rank, spec.norm)
+        yield from linear(f"{prefix}q_b_proj", spec.q_lora_rank, spec.q_width, bias=False, part="attention")
+    else:
+        yield from linear(f"{prefix}q_proj", h, spec.q_width, bias=False, part="attention")
+    latent = spec.kv_lora_rank + spec.qk_rope_head_dim
+    yield from linear(f"{prefix}kv_a_proj_with_mqa", h, latent, bias=spec.qkv_biased, part="attention")
+    yield from norm(f"{prefix}kv_a_layernorm", spec.kv_lora_rank, spec.norm)
+    yield from linear(
+        f"{prefix}kv_b_proj", spec.kv_lora_rank, heads * (nope + v), bias=False, part="attention"
+    )
+    yield from linear(f"{prefix}o_proj", heads * v, h, bias=spec.o_biased, part="attention")
 
 
 def gated_mlp(prefix: str, hidden: int, intermediate: int, *, bias: bool) -> Tensors:
@@ -218,8 +241,65 @@ def phi(spec: ModelSpec) -> Tensors:
     yield from lm_head(spec)
 
 
+def cohere(spec: ModelSpec) -> Tensors:
+    """`CohereForCausalLM` (Command-R, Aya): attention and gated MLP in parallel after one bias-free
+    LayerNorm; with use_qk_norm one LayerNorm weight of heads × head_dim for queries (keys alike)."""
+    h = spec.hidden
+    yield from embedding("model.embed_tokens", spec.vocab, h)
+    for _, p in _layers(spec, "model.layers."):
+        yield from attention(f"{p}self_attn.", spec)
+        if spec.qk_norm == "each_head":
+            yield Tensor(f"{p}self_attn.q_norm.weight", (spec.heads, spec.head_dim), "norms")
+            yield Tensor(f"{p}self_attn.k_norm.weight", (spec.kv_heads, spec.head_dim), "norms")
+        yield from gated_mlp(f"{p}mlp.", h, spec.intermediate, bias=False)
+        yield from norm(f"{p}input_layernorm", h, spec.norm)
+    yield from norm("model.norm", h, spec.norm)
+    yield from lm_head(spec)
+
+
+def _head_layernorms(name: str, heads: int, width: int) -> Tensors:
+    """StableLM's `StableLmLayerNormPerHead`: a bias-free nn.LayerNorm for every head."""
+    for i in range(heads):
+        yield from norm(f"{name}.norms.{i}", width, "layernorm_no_bias")
+
+
+def stablelm(spec: ModelSpec) -> Tensors:
+    """`StableLmForCausalLM`: LayerNorms with biases, a LayerNorm per query and key head with qk_layernorm,
+    and no post-attention norm when attention and MLP run in parallel (use_parallel_residual)."""
+    h = spec.hidden
+    yield from embedding("model.embed_tokens", spec.vocab, h)
+    for _, p in _layers(spec, "model.layers."):
+        yield from attention(f"{p}self_attn.", spec)
+        if spec.qk_norm == "each_head":
+            yield from _head_layernorms(f"{p}self_attn.q_layernorm", spec.heads, spec.head_dim)
+            yield from _head_layernorms(f"{p}self_attn.k_layernorm", spec.kv_heads, spec.head_dim)
+        yield from gated_mlp(f"{p}mlp.", h, spec.intermediate, bias=False)
+        yield from norms(p, LLAMA_NORMS[: spec.norms_per_block], spec)
+    yield from norm("model.norm", h, spec.norm)
+    yield from lm_head(spec)
+
+
+def deepseek(spec: ModelSpec) -> Tensors:
+    """`DeepseekV2ForCausalLM` and `DeepseekV3ForCausalLM`: latent attention; a dense MLP in the first
+    layers, then routed experts, their router and the shared experts every token passes through."""
+    h = spec.hidden
+    yield from embedding("model.embed_tokens", spec.vocab, h)
+    for i, p in _layers(spec, "model.layers."):
+        yield from latent_attention(f"{p}self_attn.", spec)
+        if i in spec.dense_layers:
+            yield from gated_mlp(f"{p}mlp.", h, spec.intermediate, bias=spec.mlp_biased)
+        else:
+            yield from experts(f"{p}mlp.experts.", spec)
+            yield from router(f"{p}mlp.gate", spec)
+            shared = spec.shared_expert_intermediate
+            yield from gated_mlp(f"{p}mlp.shared_experts.", h, shared, bias=spec.mlp_biased)
+        yield from norms(p, LLAMA_NORMS, spec)
+    yield from norm("model.norm", h, spec.norm)
+    yield from lm_head(spec)
+
+
 def mixtral(spec: ModelSpec) -> Tensors:
-    """`MixtralForCausalLM`: Mistral's attention, then a router and the experts in every layer."""
+    """`MixtralForCausalLM` (also OLMoE): the attention, then a router and the experts in every layer."""
     yield from embedding("model.embed_tokens", spec.vocab, spec.hidden)
     for _, p in _layers(spec, "model.layers."):
         yield from attention(f"{p}self_attn.", spec)
@@ -298,6 +378,12 @@ FAMILY_TENSORS: dict[str, Callable[[ModelSpec], Tensors]] = {
     "mixtral": mixtral,
     "qwen2_moe": qwen2_moe,
     "qwen3_moe": qwen3_moe,
+    "olmo": llama,
+    "olmoe": mixtral,
+    "cohere": cohere,
+    "stablelm": stablelm,
+    "deepseek_v2": deepseek,
+    "deepseek_v3": deepseek,
 }
 
 

@@ -44,10 +44,10 @@ from core.memory.hf_stack import (
     GEMMA_NORM,
     ID_BYTES,
     MASK_BYTES,
-    QK_RMS_NORM,
     STAT_BYTES,
     hf_count,
     normalised_value_bytes,
+    qk_rms_norm,
     sdpa_kernel,
 )
 from core.memory.qlora import BF16_BYTES, quantized
@@ -146,7 +146,7 @@ def _norm_drop(setup: StepSetup, training: BlockTraining) -> float:
     # The normalised tensor (FP32 in Gemma's code) is kept for the weight's gradient only; Gemma's FP32
     # `1 + weight` stays, kept for the input's gradient.
     value = normalised_value_bytes(setup, COMPUTE_BYTES[setup.convention.compute])
-    qk_width = m.q_width + m.kv_width if m.model_type in QK_RMS_NORM else 0
+    qk_width = m.q_width + m.kv_width if qk_rms_norm(m) else 0
     normalised = value * (m.norms_per_block * m.hidden + qk_width)
     drop = 0.0 if training.input_grad else upcast
     return drop + (0.0 if training.weights_train else normalised)

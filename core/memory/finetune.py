@@ -11,13 +11,15 @@ r × (in + out) trainable parameters and its own weight is frozen. Two target se
   peft leaves them alone; a shared expert and its gate are linear layers and are targeted.
 
 One exception, read from peft 0.21.2 (`peft/utils/transformers_weight_conversion.py`): for the model
-types whose experts transformers 5 fused (Mixtral, and Qwen3-MoE through Qwen2-MoE's pattern),
+types whose experts transformers 5 fused (Mixtral, and through Qwen2-MoE's pattern Qwen3-MoE, OLMoE
+and DeepSeek-V2/V3),
 peft rewrites `all-linear` as transformers 4 named the layers. The linear layers become leaf names,
 the old expert and router names (`w1`, `w3`, `w2`, `gate` for Mixtral; `gate_proj`, `up_proj`,
 `down_proj`, `gate` for Qwen3-MoE) become target parameters: LoRA on each router's weight (rank r),
 on the fused `gate_up_proj` (rank 2r, one r for each of the two layers fused) and on `down_proj`
 (rank r), each expert with its own adapter. A linear layer whose leaf name is one of those old names
-is no longer targeted: Qwen3-MoE's dense MLP layers (`mlp_only_layers`) get no adapters.
+is no longer targeted: Qwen3-MoE's dense MLP layers (`mlp_only_layers`), DeepSeek's dense first
+layers and its shared experts get no adapters.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ MAX_LORA_RANK = 65_536  # ranks in use are 8 to 256; above a layer's width LoRA 
 CONVERTED_MOE_NAMES = {
     "mixtral": ("w1", "w3", "w2", "gate"),
     "qwen3_moe": ("gate_proj", "up_proj", "down_proj", "gate"),
+    "olmoe": ("gate_proj", "up_proj", "down_proj", "gate"),
+    "deepseek_v2": ("gate_proj", "up_proj", "down_proj", "gate"),
+    "deepseek_v3": ("gate_proj", "up_proj", "down_proj", "gate"),
 }
 # The fused expert tensors: how many transformers 4 layers each holds, so how many ranks its adapter gets.
 FUSED_EXPERT_LAYERS = {"gate_up_proj": 2, "down_proj": 1}

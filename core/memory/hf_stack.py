@@ -26,6 +26,12 @@ r the bytes of the residual stream (FP32 under autocast, where the embeddings st
 - The loss upcasts the logits to FP32 and keeps their log-softmax (4 bytes per vocabulary entry per
   token); backward starts with two more tensors of that size. Gemma 2's final soft-capping keeps the
   tanh of the logits besides, in the logits' dtype.
+- Families whose blocks differ (their modeling files in transformers 5.17): DeepSeek's latent attention
+  keeps wider queries and keys than values and the latents' norms; MoE blocks (transformers' grouped_mm
+  experts) keep per routed expert what a small gated MLP keeps, plus routing indices; a parallel block
+  (Phi, Cohere, StableLM) runs one norm whose output attention and MLP share; OLMo's LayerNorm has no
+  weight and Cohere's is written in Python. Checked with saved-tensor hooks on the CPU
+  (tests/core/test_hf_stack_families_torch.py).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from __future__ import annotations
 from core.memory.count import ActivationCount
 from core.memory.settings import COMPUTE_BYTES
 from core.memory.setup import StepSetup
+from core.model_spec import ModelSpec
 
 FP32 = 4
 STAT_BYTES = 4  # one FP32 statistic per token (mean, 1/σ, 1/rms)
@@ -43,7 +50,9 @@ ID_BYTES = 8  # int64 token ids and labels
 # only then casts back, so it keeps that tensor in FP32 at every precision, and `1 + weight` besides.
 GEMMA_NORM = ("gemma", "gemma2", "gemma3_text")
 # Families whose attention runs an RMSNorm over each head of the queries and keys before RoPE.
-QK_RMS_NORM = ("qwen3", "qwen3_moe", "gemma3_text")
+# Families whose RMSNorm multiplies its weight in FP32 and casts afterwards (Gemma's `1 + weight`, OLMo 2's
+# `(weight * x).to(dtype)`), so the normalised tensor kept for the weight's gradient is FP32.
+FP32_NORMALISED = (*GEMMA_NORM, "olmo2")
 
 
 def sdpa_kernel(setup: StepSetup) -> str:
@@ -57,29 +66,40 @@ def sdpa_kernel(setup: StepSetup) -> str:
 def normalised_value_bytes(setup: StepSetup, input_bytes: int) -> int:
     """Bytes of a value of the normalised tensor an RMSNorm keeps for its weight's product: Llama's code
     casts it back to the input's dtype first (`input_bytes`), Gemma's keeps it in FP32."""
-    return FP32 if setup.model.model_type in GEMMA_NORM else input_bytes
+    return FP32 if setup.model.model_type in FP32_NORMALISED else input_bytes
 
 
 def _norm_bytes(setup: StepSetup) -> float:
     """Per token, one norm: what it keeps (its output is the next layer's input and counted there)."""
     h, compute = setup.model.hidden, setup.convention.compute
     residual = FP32 if compute in ("fp32", "amp") else 2
+    if setup.model.norm == "layernorm_plain":  # OLMo: F.layer_norm on an FP32 copy, no weight to multiply
+        return FP32 * h + 2 * STAT_BYTES
+    if setup.model.norm == "layernorm_no_bias":  # Cohere's LayerNorm in Python, all in FP32: x − mean twice
+        return 3 * FP32 * h + STAT_BYTES  # (for pow and for the product), 1/σ, the normalised tensor
     if setup.model.norm == "layernorm":
         return residual * h + 2 * STAT_BYTES
     # RMSNorm: the FP32 input (an upcast copy in BF16), 1/rms, and the normalised tensor the weight multiplies
     return FP32 * h + STAT_BYTES + normalised_value_bytes(setup, residual) * h
 
 
+def qk_rms_norm(spec: ModelSpec) -> bool:
+    """Whether queries and keys pass an RMSNorm before attention: per head (Qwen3, Gemma 3) or over the whole
+    query and key width (OLMo 2, OLMoE). Phi's, Cohere's and StableLM's QK LayerNorms are not counted."""
+    return spec.norm == "rmsnorm" and spec.qk_norm in ("per_head", "per_layer")
+
+
 def _qk_norm_bytes(setup: StepSetup) -> float:
-    """Per token, the per-head RMSNorms on queries and keys (Qwen3, Gemma 3): over the query and key widths
-    an FP32 copy of the projection's output (the output itself in FP32), one 1/rms per head, and the
-    normalised tensor. Their outputs go to RoPE, whose products keep only cos and sin."""
+    """Per token, the RMSNorms on queries and keys: over the query and key widths an FP32 copy of the
+    projection's output (the output itself in FP32), one 1/rms per head (per_head) or per token (per_layer),
+    and the normalised tensor. Their outputs go to RoPE, whose products keep only cos and sin."""
     m = setup.model
-    if m.model_type not in QK_RMS_NORM:
+    if not qk_rms_norm(m):
         return 0.0
     width = m.q_width + m.kv_width
     normalised = normalised_value_bytes(setup, COMPUTE_BYTES[setup.convention.compute])
-    return FP32 * width + STAT_BYTES * (m.heads + m.kv_heads) + normalised * width
+    statistics = m.heads + m.kv_heads if m.qk_norm == "per_head" else 2
+    return FP32 * width + STAT_BYTES * statistics + normalised * width
 
 
 def _gemma_norm_weight_bytes(setup: StepSetup) -> float:
@@ -87,7 +107,7 @@ def _gemma_norm_weight_bytes(setup: StepSetup) -> float:
     m = setup.model
     if m.model_type not in GEMMA_NORM:
         return 0.0
-    qk = 2 * m.head_dim if m.model_type in QK_RMS_NORM else 0
+    qk = 2 * m.head_dim if qk_rms_norm(m) else 0
     return float(FP32 * (m.norms_per_block * m.hidden + qk))
 
 
@@ -96,7 +116,7 @@ def _attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
     m, compute = setup.model, setup.convention.compute
     w = COMPUTE_BYTES[compute]
     q, kv, heads, s = m.q_width, m.kv_width, m.heads, setup.seq_len
-    gpt2 = m.norm == "layernorm"
+    gpt2 = m.norm == "layernorm" and m.model_type != "stablelm"  # StableLM has LayerNorms and Llama's q, k, v
     # Inputs of the projections: one shared input, or under autocast one BF16 cast per linear call.
     calls = 1 if gpt2 else 3
     inputs = 2 * m.hidden * calls if compute == "amp" else w * m.hidden
@@ -122,10 +142,72 @@ def _attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
     return kept, (softmax + after_softmax + softcap) * heads * s, inputs
 
 
+def _latent_norm_bytes(setup: StepSetup, width: int, stored: int) -> float:
+    """Per token, an RMSNorm over a `width`-wide latent and the up-projection's input: FP32 input (in FP32 the
+    whole `stored`-wide projection output it is a view of), 1/rms, the normalised tensor, its output."""
+    compute, w = setup.convention.compute, COMPUTE_BYTES[setup.convention.compute]
+    normalised = 2 if compute == "bf16" else FP32
+    return FP32 * (stored if compute == "fp32" else width) + STAT_BYTES + normalised * width + w * width
+
+
+def _latent_attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
+    """Per token, DeepSeek's multi-head latent attention (`modeling_deepseek_v3.py`): (kept, scores, input).
+
+    Queries are heads × head_dim wide (no-rope and rotary parts concatenated into a new tensor), keys the
+    same (built by copying into `new_empty`), values are a view of kv_b_proj's heads × (nope + v) output;
+    the output projection reads heads × v_head_dim. Each latent keeps its RMSNorm and the up-projection's
+    input. (V3's interleaved rotary code also keeps a slice of the rotary tables a block: 4 bytes per
+    rotary channel and token, uncounted.)"""
+    m, compute = setup.model, setup.convention.compute
+    w, heads, rope = COMPUTE_BYTES[compute], m.heads, m.qk_rope_head_dim
+    qk, values, out = m.q_width, heads * (m.head_dim - rope + m.v_head_dim), heads * m.v_head_dim
+    latents = _latent_norm_bytes(setup, m.kv_lora_rank, m.kv_lora_rank + rope)
+    if m.q_lora_rank:
+        latents += _latent_norm_bytes(setup, m.q_lora_rank, m.q_lora_rank)
+    # Under autocast q_a_proj (or q_proj) and kv_a_proj_with_mqa each cast the norm's output to BF16.
+    inputs = 2 * 2 * m.hidden if compute == "amp" else w * m.hidden
+    if setup.attention == "sdpa" and sdpa_kernel(setup) != "math":
+        return w * (2 * qk + values + 2 * out) + LSE_BYTES * heads + latents, 0.0, inputs
+    softmax_copy = 0 if compute == "fp32" else 2
+    return w * (2 * qk + values + out) + latents, (FP32 + softmax_copy) * heads * setup.seq_len, inputs
+
+
+# DeepSeek's routers score in FP32: F.linear(hidden.float(), weight.float()) keeps an FP32 copy of the
+# input and of the router's weight when the model runs in BF16.
+FP32_ROUTERS = ("deepseek_v2", "deepseek_v3")
+
+
+def _fp32_router(setup: StepSetup) -> bool:
+    return setup.model.model_type in FP32_ROUTERS and setup.convention.compute == "bf16"
+
+
+def _router_weight_copy_bytes(setup: StepSetup) -> float:
+    """Per block (the mean over dense and MoE blocks), the FP32 copy of an FP32-scoring router's weight."""
+    m = setup.model
+    return FP32 * m.experts * m.hidden * m.moe_layers / m.layers if _fp32_router(setup) else 0.0
+
+
+def _moe_token_bytes(setup: StepSetup) -> float:
+    """Per token, what an MoE block keeps (transformers' grouped_mm experts, `integrations/moe.py`): for
+    each of its routed experts the gathered input, gate_up output, SiLU output, their product, the expert's
+    output and routing weight, with three int64 indices and a bool mask; the router's scores and top-k
+    indices; a shared expert's gated MLP."""
+    m, w = setup.model, COMPUTE_BYTES[setup.convention.compute]
+    h, i, k = m.hidden, m.expert_intermediate, m.active_experts
+    routed = k * (w * (2 * h + 4 * i) + FP32 + 3 * ID_BYTES + MASK_BYTES)
+    router = FP32 * m.experts + ID_BYTES * k + (FP32 * h if _fp32_router(setup) else 0)
+    return routed + router + 4 * w * m.shared_expert_intermediate
+
+
 def _mlp_bytes(setup: StepSetup) -> tuple[float, float]:
-    """Per token: (MLP intermediates kept, MLP inputs kept or cast)."""
+    """Per token: (MLP intermediates kept, MLP inputs kept or cast); for an MoE model the mean over its
+    dense and MoE blocks."""
     m, compute = setup.model, setup.convention.compute
     w, h, i = COMPUTE_BYTES[compute], m.hidden, m.intermediate
+    if m.is_moe:
+        dense = len(m.dense_layers)
+        kept = (dense * 4 * w * i + m.moe_layers * _moe_token_bytes(setup)) / m.layers
+        return kept, 2 * 2 * h if compute == "amp" else w * h
     if m.gated_mlp:
         inputs = 2 * 2 * h if compute == "amp" else w * h
         return 4 * w * i, inputs
@@ -197,19 +279,22 @@ def hf_count(setup: StepSetup) -> ActivationCount:
     """What Hugging Face's code keeps and briefly holds in one step of `setup`, by kind (bytes)."""
     m, c = setup.model, setup.convention
     tokens, w = setup.tokens, COMPUTE_BYTES[c.compute]
-    attention, scores, attention_inputs = _attention_bytes(setup)
+    attention, scores, attention_inputs = (_latent_attention_bytes if m.is_mla else _attention_bytes)(setup)
     mlp, mlp_inputs = _mlp_bytes(setup)
     masks = 2 * MASK_BYTES * m.hidden if m.dropout else 0
     amp = c.compute == "amp"
+    # A parallel block (Phi, Cohere, StableLM's parallel residual) runs one norm whose output attention and
+    # MLP both read: outside autocast the MLP keeps the very tensor attention keeps.
+    parallel = m.norms_per_block == 1
     block = {
         "norms": tokens * (m.norms_per_block * _norm_bytes(setup) + _qk_norm_bytes(setup))
         + _gemma_norm_weight_bytes(setup),
         "attention": tokens * (attention + (0 if amp else attention_inputs)) + _sliding_window_bytes(setup),
         "scores": tokens * scores,
-        "mlp": tokens * (mlp + (0 if amp else mlp_inputs)),
+        "mlp": tokens * (mlp + (0 if amp or parallel else mlp_inputs)),
         "masks": float(tokens * masks),
         "casts": tokens * (attention_inputs + mlp_inputs if amp else 0.0),
-        "weight_copies": _block_weight_copy_bytes(setup),
+        "weight_copies": _block_weight_copy_bytes(setup) + _router_weight_copy_bytes(setup),
     }
     residual = FP32 if c.compute in ("fp32", "amp") else 2
     head_input = 2 * m.hidden if c.compute == "amp" else w * m.hidden

@@ -124,8 +124,15 @@ def _smallest_config_of_each_family() -> list[str]:
     return sorted(name for _, name in smallest.values())
 
 
+# DeepSeek-V3's 58 MoE layers of 256 experts take peft minutes to wrap even on the meta device; its
+# first four layers (three dense, then one MoE) hold every kind of layer it has, at full width.
+DEPTH_CAP = {"configs/deepseek-v3.json": 4}
+
+
 @pytest.mark.parametrize("targets", LORA_TARGETS)
 @pytest.mark.parametrize("file_name", _smallest_config_of_each_family())
 def test_published_configs_at_full_size_train_what_peft_makes_trainable(file_name, targets):
     config = read_json(file_name)
+    if file_name in DEPTH_CAP:
+        config = {**config, "num_hidden_layers": DEPTH_CAP[file_name]}
     assert ours(config, 16, targets) == peft_trainable(config, 16, targets)

@@ -26,6 +26,18 @@ from core.models import parameter_count  # noqa: E402
 pytestmark = pytest.mark.torch
 transformers.logging.set_verbosity_error()  # tiny random vocabularies draw warnings about token ids
 
+# DeepSeek's latent attention and experts, every width different: one dense layer, then experts.
+LATENT = {
+    "num_key_value_heads": 4,
+    "kv_lora_rank": 20,
+    "qk_nope_head_dim": 8,
+    "qk_rope_head_dim": 6,
+    "v_head_dim": 10,
+    "n_routed_experts": 4,
+    "num_experts_per_tok": 2,
+    "moe_intermediate_size": 24,
+    "first_k_dense_replace": 1,
+}
 # One small config per family; the shapes make every width different so a swapped one shows.
 SMALL: dict[str, dict[str, Any]] = {
     "gpt2": {"n_embd": 48, "n_layer": 2, "n_head": 4, "n_inner": 80, "n_positions": 40, "vocab_size": 101},
@@ -61,6 +73,20 @@ SMALL: dict[str, dict[str, Any]] = {
     "phi": {"qk_layernorm": True},
     "phi3": {},
     "olmo2": {"attention_bias": True},
+    "olmo": {"attention_bias": True, "clip_qkv": 8.0},
+    "olmoe": {"num_experts": 4, "num_experts_per_tok": 2, "clip_qkv": 8.0},
+    "cohere": {"use_qk_norm": True, "attention_bias": True, "logit_scale": 0.125},
+    "stablelm": {"use_qkv_bias": True, "qk_layernorm": True, "use_parallel_residual": True},
+    # DeepSeek-V2-Lite's layout: a plain q_proj (no query latent), two shared experts, biased MLPs.
+    "deepseek_v2": {
+        **LATENT,
+        "q_lora_rank": None,
+        "n_shared_experts": 2,
+        "moe_layer_freq": 1,
+        "mlp_bias": True,
+    },
+    # V3's: a query latent, biased latent projections, grouped routing.
+    "deepseek_v3": {**LATENT, "q_lora_rank": 28, "n_group": 2, "topk_group": 1, "attention_bias": True},
 }
 LLAMA_STYLE = {
     "hidden_size": 48,
@@ -109,7 +135,16 @@ def test_each_family_lists_the_tensors_transformers_builds(model_type):
 
 # Presets small enough to build at full size quickly; every preset is checked against its
 # published count when it loads (tests/core/test_models.py).
-FULL_SIZE = ("gpt2.json", "pythia-160m.json", "qwen2.5-0.5b.json", "qwen3-0.6b.json", "gemma-3-1b-pt.json")
+FULL_SIZE = (
+    "gpt2.json",
+    "pythia-160m.json",
+    "qwen2.5-0.5b.json",
+    "qwen3-0.6b.json",
+    "gemma-3-1b-pt.json",
+    "olmo-1b-hf.json",
+    "olmoe-1b-7b-0924.json",
+    "deepseek-v2-lite.json",
+)
 
 
 @pytest.mark.parametrize("file_name", FULL_SIZE)
@@ -138,6 +173,41 @@ def _llama_style(draw, *, head_dim: bool) -> dict:
     return config
 
 
+# The on/off switches each family reads (attention_bias unless named here).
+FLAGS = {
+    "llama": ("attention_bias", "mlp_bias"),
+    "qwen2_moe": ("qkv_bias",),
+    "phi": ("qk_layernorm",),
+    "cohere": ("attention_bias", "use_qk_norm"),
+    "stablelm": ("use_qkv_bias", "qk_layernorm", "use_parallel_residual"),
+    "deepseek_v2": ("attention_bias", "mlp_bias"),
+}
+# Families whose code sizes heads from hidden_size alone (StableLM, OLMoE's QK-norm) or from the latent
+# head fields (DeepSeek), so a config's head_dim is not drawn.
+NO_HEAD_DIM = ("gpt_neox", "stablelm", "olmoe", "deepseek_v2", "deepseek_v3")
+
+
+def _deepseek(draw, config: dict) -> dict:
+    """DeepSeek's latent attention and experts: every head gets keys and values, so KV heads = heads."""
+    layers = config["num_hidden_layers"]
+    experts = draw(st.integers(1, 4))
+    return {
+        "num_key_value_heads": config["num_attention_heads"],
+        "q_lora_rank": draw(st.none() | st.integers(1, 24)),
+        "kv_lora_rank": draw(st.integers(1, 24)),
+        "qk_nope_head_dim": draw(st.integers(1, 8)),
+        "qk_rope_head_dim": draw(st.integers(1, 4)) * 2,
+        "v_head_dim": draw(st.integers(1, 8)),
+        "n_routed_experts": experts,
+        "num_experts_per_tok": draw(st.integers(1, experts)),
+        "n_group": 1,
+        "topk_group": 1,
+        "moe_intermediate_size": draw(st.integers(1, 24)),
+        "n_shared_experts": draw(st.integers(1, 2)),
+        "first_k_dense_replace": draw(st.integers(0, layers + 1)),
+    }
+
+
 @st.composite
 def random_configs(draw, model_type: str) -> dict:
     """A random valid config of `model_type`: small sizes, every option the family reads."""
@@ -153,15 +223,12 @@ def random_configs(draw, model_type: str) -> dict:
             "vocab_size": draw(st.integers(1, 60)),
             "tie_word_embeddings": draw(st.booleans()),
         }
-    config = {"model_type": model_type, **_llama_style(draw, head_dim=model_type != "gpt_neox")}
-    flags = {"gpt_neox": "attention_bias", "qwen2_moe": "qkv_bias", "phi": "qk_layernorm"}
-    for flag in (
-        ("attention_bias", "mlp_bias")
-        if model_type == "llama"
-        else (flags.get(model_type, "attention_bias"),)
-    ):
+    config = {"model_type": model_type, **_llama_style(draw, head_dim=model_type not in NO_HEAD_DIM)}
+    for flag in FLAGS.get(model_type, ("attention_bias",)):
         config[flag] = draw(st.booleans())
-    if model_type in ("mixtral", "qwen2_moe", "qwen3_moe"):
+    if model_type in ("deepseek_v2", "deepseek_v3"):
+        config.update(_deepseek(draw, config))
+    if model_type in ("mixtral", "qwen2_moe", "qwen3_moe", "olmoe"):
         experts = draw(st.integers(1, 4))
         key = "num_local_experts" if model_type == "mixtral" else "num_experts"
         config.update({key: experts, "num_experts_per_tok": draw(st.integers(1, experts))})
