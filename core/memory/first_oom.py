@@ -27,7 +27,9 @@ PHASE_WORDS = {
     "backward": "loss.backward()",
     "optimizer_step": "optimizer.step()",
 }
-_FROM_TIMELINE = {"forward": "forward", "backward": "backward", "step": "optimizer_step"}
+# Weights too large to load fail before the first forward; the CLI's contract has three phases, so that
+# failure is the forward's (as `core.run_a.two_changes` counts it).
+_FROM_TIMELINE = {"start": "forward", "forward": "forward", "backward": "backward", "step": "optimizer_step"}
 
 
 @dataclass(frozen=True)

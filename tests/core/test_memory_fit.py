@@ -39,6 +39,15 @@ def test_model_state_alone_over_the_line_fits_no_token():
     assert fit.limited_by == "memory"
 
 
+def test_weights_over_the_line_fail_before_the_first_forward():
+    # Llama-3.2-1B's BF16 weights, 2 × 1,235,814,400 = 2,471,628,800 bytes, with the allocator's reserve
+    # do not load under a 2 GiB (2,147,483,648-byte) cap.
+    fit = longest_fit(_run("Llama-3.2-1B"), capped(2))
+    assert fit.seq_len == 0 and fit.failure is not None and fit.failure_moment is not None
+    assert (fit.failure.step, fit.failure.phase, fit.failure.what) == (1, "forward", "start")
+    assert fit.failure_moment.terms.parameters_bytes == fit.failure_moment.largest_bytes == 2_471_628_800
+
+
 def test_a_card_exactly_as_large_as_a_run_at_1000_tokens_fits_1000_and_no_more():
     run = _run("Qwen2.5-0.5B")
     probe = capped(80)  # only to read the timeline: the overheads are the same on the card below
