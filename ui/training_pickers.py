@@ -10,6 +10,7 @@ from core.memory.settings import LoraTarget, Method, Sharding
 from core.memory.setup import ADAPTED, TrainingMethod
 from core.settings_schema import section as schema_section
 from ui import state
+from ui.prose import literal
 from ui.settings import persistent
 
 
@@ -68,16 +69,21 @@ def training_method(section: str) -> TrainingMethod:
     )
 
 
-def chosen_words(section: str) -> dict[str, object]:
-    """The training chosen in `section`, as a label names it: the method's short name and the GPUs."""
-    chosen = state.section_settings(section)
-    return {"method": Method.label_of(chosen["method"]).split(" (")[0], "gpus": chosen["run_gpus"]}
-
-
 def training_box(section: str, label: str, *, disabled: bool = False) -> None:
     """The pickers in an expander called `label`, built only while open: most runs a learner names train
-    every parameter on one GPU, and a page pays for every element it draws."""
+    every parameter on one GPU, and a page pays for every element it draws. The label stays the same
+    whatever is picked: Streamlit counts a relabelled expander as a new one, and closes it."""
     box = st.expander(label, key=f"{section}.training_open", on_change="rerun")
     if box.open:
         with box:
             training_pickers(section, disabled=disabled)
+
+
+def checked_training(section: str) -> TrainingMethod | None:
+    """The training `section`'s pickers describe, or None after saying in core's sentence why it cannot
+    run."""
+    try:
+        return training_method(section)
+    except ValueError as err:
+        st.error(literal(str(err)), icon=":material/error:")
+        return None
