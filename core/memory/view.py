@@ -2,7 +2,8 @@
 
 Three estimates of "how much memory does this step need?": the lesson's first-order budget and the
 detailed per-GPU estimate (each with its verdict, sweep and the sums behind it), and the careful phase
-model beside the rough rule and the H200's measurement of the same setup. The page hands over its stored
+model beside the rough rule and the H200's measurement of the same setup; and "Will it fit?", the longest
+sequence each way of training allows on a card (`core.memory.fit`). The page hands over its stored
 settings and renders what comes back: figures, and for each sentence the key of its template in
 `data/lessons/memory/sentences.toml` with the figures it names (`Line`).
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypedDict
 
 from core import lessons
 from core.gpus import Gpu, gpu
@@ -124,6 +125,27 @@ def training_setup(settings: Mapping[str, Any], model: ModelSpec | None = None) 
     )
 
 
+class CarefulChoices(TypedDict):
+    """The careful count's choices besides the shape of the batch, the precision and the training."""
+
+    attention: str
+    recompute: str
+    optimizer: str
+    optimizer_impl: str
+    stack: str
+
+
+def _careful_choices(settings: Mapping[str, Any]) -> CarefulChoices:
+    """The careful count's choices as the page's settings hold them."""
+    return {
+        "attention": settings["phase_attention"],
+        "recompute": settings["phase_recompute"],
+        "optimizer": settings["phase_optimizer"],
+        "optimizer_impl": settings["optimizer_impl"],
+        "stack": settings["stack"],
+    }
+
+
 def phase_setup(settings: Mapping[str, Any], model: ModelSpec) -> StepSetup:
     """The step the memory page's careful-count controls describe, for `model`."""
     return StepSetup(
@@ -131,11 +153,7 @@ def phase_setup(settings: Mapping[str, Any], model: ModelSpec) -> StepSetup:
         batch=settings["batch"],
         seq_len=settings["seq_len"],
         precision=settings["phase_precision"],
-        attention=settings["phase_attention"],
-        recompute=settings["phase_recompute"],
-        optimizer=settings["phase_optimizer"],
-        optimizer_impl=settings["optimizer_impl"],
-        stack=settings["stack"],
+        **_careful_choices(settings),
     )
 
 
@@ -651,12 +669,8 @@ def fit_setup(settings: Mapping[str, Any], model: ModelSpec, training: TrainingM
         batch=settings["fit_batch"],
         seq_len=1,
         precision=settings["fit_precision"],
-        attention=settings["phase_attention"],
-        recompute=settings["phase_recompute"],
-        optimizer=settings["phase_optimizer"],
-        optimizer_impl=settings["optimizer_impl"],
-        stack=settings["stack"],
         training=training,
+        **_careful_choices(settings),
     )
 
 

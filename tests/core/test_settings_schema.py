@@ -6,6 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.memory.finetune import LORA_TARGETS
+from core.memory.setup import METHODS
+from core.memory.sharding import SHARDINGS
 from core.settings_schema import Field, load_schema, parse_field, parse_section
 
 BATCH = Field(name="batch", kind="int", default=32, min=1, max=256, step=1)
@@ -79,10 +82,6 @@ def test_broken_fields_are_refused_at_load(raw):
 
 @pytest.mark.parametrize("page", ["memory", "your_oom"])
 def test_the_training_pickers_offer_exactly_what_the_phase_model_runs(page):
-    from core.memory.finetune import LORA_TARGETS
-    from core.memory.setup import METHODS
-    from core.memory.sharding import SHARDINGS
-
     schema = load_schema()[page]
     assert schema.field("method").choices == METHODS
     assert schema.field("lora_targets").choices == LORA_TARGETS
