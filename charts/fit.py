@@ -12,6 +12,7 @@ import pandas as pd
 from core import lessons
 
 GPU_COLOURS = ("#4c78a8", "#f58518")  # one GPU, eight with FSDP
+LABEL_ROOM = 1.15  # the axis runs this far past the longest bar
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,12 @@ def fit_chart(rows: Sequence[FitRow], *, title: str) -> alt.LayerChart:
     base = alt.Chart(frame).encode(
         y=alt.Y("method:N", title="Method", sort=methods),
         yOffset=alt.YOffset("gpus:N", sort=gpus),
-        x=alt.X("tokens:Q", title="Longest sequence that fits (tokens)"),
+        # Room past the longest bar for its label.
+        x=alt.X(
+            "tokens:Q",
+            title="Longest sequence that fits (tokens)",
+            scale=alt.Scale(domainMax=LABEL_ROOM * max((r.tokens for r in rows), default=0) or 1),
+        ),
         tooltip=[
             alt.Tooltip("method:N", title="Method"),
             alt.Tooltip("gpus:N", title="GPUs"),

@@ -18,6 +18,7 @@ from core.memory.settings import Method
 from core.memory.setup import StepSetup, TrainingMethod
 from core.memory.verdict import whole_card
 from core.model_config import load_config_text
+from tests.e2e.test_accessibility import violations
 
 pytestmark = pytest.mark.e2e
 
@@ -68,6 +69,7 @@ def test_paste_a_config_pick_qlora_on_a_24_gb_card_and_read_the_longest_sequence
     described = fit_box.locator(f'[aria-label*="QLoRA on 1 GPU, {fit.seq_len:,} tokens"]')
     expect(described.first).to_be_visible()
     assert fit_box.locator('[data-testid="stVegaLiteChart"]').count() == 1
+    assert violations(page) == []  # axe-core: no serious WCAG 2.1 A/AA finding with the box open
     assert learner.exceptions() == []
     assert learner.console_errors == []
     learner.screenshot_whole("will-it-fit-qlora")
