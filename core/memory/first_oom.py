@@ -27,8 +27,8 @@ PHASE_WORDS = {
     "backward": "loss.backward()",
     "optimizer_step": "optimizer.step()",
 }
-# Weights too large to load fail before the first forward; the CLI's contract has three phases, so that
-# failure is the forward's (as `core.run_a.two_changes` counts it).
+# A run that cannot even hold its weights and state at the start fails before step 1's forward runs;
+# the contract names no earlier phase, so that failure is step 1's forward.
 _FROM_TIMELINE = {"start": "forward", "forward": "forward", "backward": "backward", "step": "optimizer_step"}
 
 
