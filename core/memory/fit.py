@@ -2,13 +2,14 @@
 complete (`core.memory.first_oom`), while L + 1 tokens fail somewhere.
 
 Every term of a step either stays put or grows with the sequence (saved activations, the loss's logits,
-attention's scores), so whether a run fits is monotone in its length and a binary search over whole
-lengths finds the limit. The search stops at the model's learned positions, where it has them, and at
-`MAX_SEQ_LEN` otherwise: past it a run is bounded by something other than this search.
+attention's scores), so whether a run fits is monotone in its length and a search over whole lengths,
+keeping a bracket of a length that fits and one that does not, finds the limit. The search stops at the
+model's learned positions, where it has them, and at `MAX_SEQ_LEN` otherwise.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -20,6 +21,7 @@ from core.memory.timeline import TimelinePoint, step_timeline
 from core.memory.verdict import Capacity
 
 MAX_SEQ_LEN = 131_072  # the longest context the families we count are published with (Llama 3.1, Qwen2.5)
+GUESSES = 12  # guesses on the line before the search falls back to halving the bracket
 FIT_CACHE_SIZE = 64  # answers kept per process: settings in, nothing about a learner
 # Terms a learner can act on; the context and the allocator's reserve are the device's, not the run's.
 _RUN_TERMS = tuple(term for term in TERM_LABELS if term != "runtime_overhead")
@@ -99,23 +101,81 @@ def _failure(setup: StepSetup, capacity: Capacity) -> tuple[FirstOom, MemoryAt] 
     return None if failure is None or point is None else (failure, _moment(point, failure.where))
 
 
+def _probe(setup: StepSetup, capacity: Capacity, seq_len: int) -> tuple[bool, float]:
+    """Whether `seq_len` tokens fit (both first steps complete) and the most memory they ask for."""
+    at = _at(setup, seq_len)
+    need_bytes = max(p.live.total_bytes for p in step_timeline(at, capacity=capacity).points)
+    return first_oom(at, capacity) is None, need_bytes
+
+
+@dataclass
+class _Search:
+    """What the search knows: `fits` tokens fit and `fails` tokens do not (the bracket), and the last two
+    lengths that failed with the memory each asked for (the line the next guess is read off)."""
+
+    limit_bytes: int
+    fits: int
+    fails: int
+    failed: list[tuple[int, float]]
+
+    @property
+    def done(self) -> bool:
+        """Whether the limit is found: `fits` and `fails` are one token apart."""
+        return self.fails - self.fits <= 1
+
+    def take(self, seq_len: int, fits: bool, need_bytes: float) -> None:
+        """Narrow the bracket with what a probe of `seq_len` tokens found."""
+        if fits:
+            self.fits = seq_len
+        else:
+            self.fails = seq_len
+            self.failed = [*self.failed[-1:], (seq_len, need_bytes)]
+
+    def guess(self, *, interpolate: bool) -> int:
+        """A length strictly inside the bracket, so that every probe narrows it: where the line through
+        the last two failures meets the limit, or the bracket's middle."""
+        middle = (self.fits + self.fails) // 2
+        if not interpolate or len(self.failed) < 2:
+            return middle
+        (a, a_bytes), (b, b_bytes) = self.failed
+        if a_bytes == b_bytes:
+            return middle
+        at = b + math.floor((self.limit_bytes - b_bytes) * (a - b) / (a_bytes - b_bytes))
+        return min(max(at, self.fits + 1), self.fails - 1)
+
+
+def _longest(setup: StepSetup, capacity: Capacity, bound: int) -> int:
+    """The longest length from 0 to `bound` that fits.
+
+    Every moment's memory is a sum of terms that stay put or grow in proportion to the length or with
+    its square (attention's scores), so the most memory a run asks for is a convex, rising function of
+    the length. A line through two lengths that fail then meets the limit at or past the true limit
+    (small steps such as the allocator's rounding aside): guesses on it close in from above, in one or
+    two probes where memory grows in proportion. After `GUESSES` of them the search halves the bracket
+    instead, as a binary search would. Either way each probe lies strictly inside the bracket, so the
+    answer is exact whatever the shape.
+    """
+    fits, need_bytes = _probe(setup, capacity, 1)
+    if not fits:
+        return 0
+    fits, need_bytes = _probe(setup, capacity, bound)
+    if fits:
+        return bound
+    search = _Search(capacity.total_bytes, fits=1, fails=bound, failed=[(bound, need_bytes)])
+    guesses = 0
+    while not search.done:
+        guess = search.guess(interpolate=guesses < GUESSES)
+        search.take(guess, *_probe(setup, capacity, guess))
+        guesses += 1
+    return search.fits
+
+
 @lru_cache(maxsize=FIT_CACHE_SIZE)
 def longest_fit(setup: StepSetup, capacity: Capacity, *, upper: int = MAX_SEQ_LEN) -> LongestFit:
     """The longest whole sequence `setup` (its `seq_len` ignored) fits on `capacity`, searching up to
     `search_bound(setup, upper)` tokens; ValueError if the run cannot be set up at some length."""
     bound = search_bound(setup, upper)
-    # Invariant: `fits` tokens fit (0 trivially) and `fails` tokens do not (bound + 1: past the search).
-    fits, fails = 0, bound + 1
-    if first_oom(_at(setup, bound), capacity) is None:
-        fits = bound
-    else:
-        fails = bound
-    while fails - fits > 1:
-        middle = (fits + fails) // 2
-        if first_oom(_at(setup, middle), capacity) is None:
-            fits = middle
-        else:
-            fails = middle
+    fits = _longest(setup, capacity, bound)
     at_limit = _at(setup, max(fits, 1))
     failed = None if fits == bound else _failure(_at(setup, fits + 1), capacity)
     return LongestFit(
