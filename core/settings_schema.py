@@ -23,10 +23,13 @@ from core.memory.settings import (
     Attention,
     AttentionKind,
     LessonDtype,
+    LoraTarget,
+    Method,
     Optimizer,
     OptimizerImpl,
     Recomputation,
     Recompute,
+    Sharding,
     Stack,
 )
 from core.models import model_names
@@ -50,6 +53,9 @@ CHOICE_SOURCES: dict[str, Callable[[], tuple[str, ...]]] = {
     "phase_recomputations": Recompute.ids,
     "phase_optimizers": Optimizer.ids,
     "optimizer_impls": OptimizerImpl.ids,
+    "methods": Method.ids,
+    "lora_targets": LoraTarget.ids,
+    "shardings": Sharding.ids,
     "lesson_dtypes": LessonDtype.ids,
     "lesson_optimizers": BudgetOptimizer.ids,
     "lesson_precisions": lambda: tuple(LESSON_PRECISIONS),

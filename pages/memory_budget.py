@@ -47,6 +47,7 @@ from ui.prediction import lesson_prediction
 from ui.prose import SUBHEADER, TITLE, heading, prose
 from ui.settings import persistent
 from ui.tables import arrow_rows, table_with_notes
+from ui.will_it_fit import will_it_fit
 
 MEASURED_CONFIG = "measured_config"
 WORST_OPEN = "memory.worst_open"  # whether the furthest-off table is open
@@ -326,6 +327,7 @@ def budget_lesson() -> None:
                 choice(st.selectbox, "GPU", "gpu", str)
                 slider("Runtime overhead (GB)", "overhead_gb")
             model = chosen_model(SECTION)
+        will_it_fit(model)
 
     share_box(SECTION)
 

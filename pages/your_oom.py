@@ -31,8 +31,9 @@ from ui.charts import draw as draw_chart
 from ui.frame import lesson_page
 from ui.prose import SUBHEADER, TITLE, heading, literal, prose
 from ui.tables import table_with_notes
+from ui.training_pickers import checked_training, training_box
 
-KEY = "your_oom"
+KEY = "your_oom"  # the page's session keys, and its settings section (how the run trains)
 MESSAGE, CONFIG, MEASURED = f"{KEY}.message", f"{KEY}.config", f"{KEY}.measured"
 MODEL, BATCH, SEQ = f"{KEY}.model", f"{KEY}.batch", f"{KEY}.seq"
 PRECISION, OPTIMIZER, IMPL = f"{KEY}.precision", f"{KEY}.optimizer", f"{KEY}.impl"
@@ -195,6 +196,10 @@ def name_the_run() -> tuple[StepSetup, float] | None:
             key=CAP,
             disabled=off,
         )
+    training_box(KEY, lessons.sentence("your_oom", "training_box"), disabled=off)
+    training = checked_training(KEY)
+    if training is None:
+        return None
     try:
         if choice == OWN_CONFIG:
             text = st.text_area("Your config.json", key=CONFIG, max_chars=200_000, disabled=off)
@@ -210,6 +215,7 @@ def name_the_run() -> tuple[StepSetup, float] | None:
             recompute=recompute,
             optimizer=optimizer,
             optimizer_impl=impl,
+            training=training,
         )
     except ValueError as err:
         st.error(literal(lessons.sentence("your_oom", "config_refused", reason=str(err))))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from core.datafiles import require
 from core.model_spec import ModelSpec
@@ -81,6 +82,10 @@ def _converted_moe_targets(spec: ModelSpec, old_names: tuple[str, ...]) -> Itera
             yield LoraTarget(t, in_features, out_features)
 
 
+# Kept per architecture and target set: the phase model asks once per block of every step it works out
+# (a walk over Llama-3-8B's tensors takes about 2 ms, 64 of them a step), and "Will it fit?" works out
+# dozens of steps of one model.
+@lru_cache(maxsize=256)
 def lora_targets(spec: ModelSpec, targets: str) -> tuple[LoraTarget, ...]:
     """The weights LoRA adapts for `targets`, in the order the model creates them."""
     require(

@@ -1,5 +1,6 @@
 """The choices one training step is run with, each with the words a page shows for it: the phase model's
-implementation stack, precision convention, attention, recomputation and optimizer; the detailed estimate's
+implementation stack, precision convention, attention, recomputation and optimizer, and what trains
+over how many GPUs (method, LoRA targets, sharding); the detailed estimate's
 mixed-precision conventions, recomputation and attention; the lesson's number format.
 
 Byte sizes here are facts about the conventions, not estimates: a BF16 value is 2 bytes, Adam keeps two
@@ -60,6 +61,32 @@ class OptimizerImpl(Labelled):
     FOREACH = "foreach", "foreach (PyTorch's default on a GPU: whole lists of tensors at once)"
     FUSED = "fused", "fused=True (one kernel, no temporaries)"
     LOOP = "loop", "for-loop (foreach=False: one tensor at a time)"
+
+
+class Method(Labelled):
+    """What trains: every parameter, or peft's adapters over a frozen base (`core.memory.setup.METHODS`)."""
+
+    FULL = "full", "Full training"
+    LORA = "lora", "LoRA (adapters over a frozen base)"
+    QLORA = "qlora", "QLoRA (adapters over a 4-bit NF4 base)"
+
+
+class LoraTarget(Labelled):
+    """The layers LoRA adapts (`core.memory.finetune.LORA_TARGETS`)."""
+
+    ATTENTION = "attention", "The attention projections"
+    ALL_LINEAR = "all-linear", "Every linear layer but the output head"
+
+
+class Sharding(Labelled):
+    """How data-parallel GPUs share model state (the schemes of `core.memory.sharding` a page offers)."""
+
+    NONE = "none", "None (one GPU)"
+    DDP = "ddp", "DDP (a full copy on each GPU)"
+    ZERO1 = "zero1", "ZeRO-1 (optimizer state sharded)"
+    ZERO2 = "zero2", "ZeRO-2 (gradients sharded too)"
+    ZERO3 = "zero3", "ZeRO-3 (weights sharded too)"
+    FSDP = "fsdp", "FSDP (full sharding, a block gathered at a time)"
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 Three estimates of "how much memory does this step need?": the lesson's first-order budget and the
 detailed per-GPU estimate (each with its verdict, sweep and the sums behind it), and the careful phase
-model beside the rough rule and the H200's measurement of the same setup. The page hands over its stored
+model beside the rough rule and the H200's measurement of the same setup; and "Will it fit?", the longest
+sequence each way of training allows on a card (`core.memory.fit`). The page hands over its stored
 settings and renders what comes back: figures, and for each sentence the key of its template in
 `data/lessons/memory/sentences.toml` with the figures it names (`Line`).
 """
@@ -10,9 +11,9 @@ settings and renders what comes back: figures, and for each sentence the key of 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypedDict
 
 from core import lessons
 from core.gpus import Gpu, gpu
@@ -31,6 +32,7 @@ from core.memory.budget import (
     to_gb,
 )
 from core.memory.detailed import detailed_sweep, output_activation_bytes, per_gpu_terms
+from core.memory.fit import LongestFit, longest_fit
 from core.memory.graded import careful_outcomes, graded_step, lesson_device_bytes
 from core.memory.lesson import (
     SAVED_TENSORS_PER_LAYER,
@@ -41,8 +43,8 @@ from core.memory.lesson import (
 )
 from core.memory.phases import PHASE_LABELS, PHASES, StepPhases, step_phases
 from core.memory.reference import cuda_context_bytes, matching_run_a, matching_step, measured_steps, setup_of
-from core.memory.settings import precision, precision_label
-from core.memory.setup import LessonSetup, StepSetup, TrainingSetup
+from core.memory.settings import Sharding, precision, precision_label
+from core.memory.setup import METHODS, LessonSetup, StepSetup, TrainingMethod, TrainingSetup
 from core.memory.timeline import chart_terms, step_timeline
 from core.memory.verdict import GIB, Capacity, whole_card
 from core.models import CUSTOM, ModelSpec, active_parameter_count, parameter_count, resolve_model
@@ -123,6 +125,27 @@ def training_setup(settings: Mapping[str, Any], model: ModelSpec | None = None) 
     )
 
 
+class CarefulChoices(TypedDict):
+    """The careful count's choices besides the shape of the batch, the precision and the training."""
+
+    attention: str
+    recompute: str
+    optimizer: str
+    optimizer_impl: str
+    stack: str
+
+
+def _careful_choices(settings: Mapping[str, Any]) -> CarefulChoices:
+    """The careful count's choices as the page's settings hold them."""
+    return {
+        "attention": settings["phase_attention"],
+        "recompute": settings["phase_recompute"],
+        "optimizer": settings["phase_optimizer"],
+        "optimizer_impl": settings["optimizer_impl"],
+        "stack": settings["stack"],
+    }
+
+
 def phase_setup(settings: Mapping[str, Any], model: ModelSpec) -> StepSetup:
     """The step the memory page's careful-count controls describe, for `model`."""
     return StepSetup(
@@ -130,11 +153,7 @@ def phase_setup(settings: Mapping[str, Any], model: ModelSpec) -> StepSetup:
         batch=settings["batch"],
         seq_len=settings["seq_len"],
         precision=settings["phase_precision"],
-        attention=settings["phase_attention"],
-        recompute=settings["phase_recompute"],
-        optimizer=settings["phase_optimizer"],
-        optimizer_impl=settings["optimizer_impl"],
-        stack=settings["stack"],
+        **_careful_choices(settings),
     )
 
 
@@ -611,3 +630,105 @@ def reference_summary() -> ReferenceSummary:
         lowest_ratio=min(ratios),
         highest_ratio=max(ratios),
     )
+
+
+# Will it fit? The longest sequence each way of training allows
+
+
+FIT_GPUS = 8  # the many-GPU case the page compares: FSDP over one node of eight
+FIT_SHARDING = "fsdp"
+METHOD_NAMES = {"full": "Full training", "lora": "LoRA", "qlora": "QLoRA"}
+
+
+@dataclass(frozen=True)
+class FitBar:
+    """One way of training and the longest sequence it fits on the card."""
+
+    method: str  # the method's name as the chart writes it
+    gpus: str  # "1 GPU" or "8 GPUs, FSDP"
+    fit: LongestFit
+
+
+@dataclass(frozen=True)
+class FitView:
+    """Will it fit: the longest sequence of every method on one GPU and on eight with FSDP, and the
+    learner's own choice with why one token more fails."""
+
+    capacity: Capacity
+    bars: tuple[FitBar, ...]
+    chosen: LongestFit
+    answer: Line
+    why: Line | None
+
+
+def fit_setup(settings: Mapping[str, Any], model: ModelSpec, training: TrainingMethod) -> StepSetup:
+    """The run "Will it fit?" sizes: its own micro-batch and precision, the careful count's other
+    choices, trained as `training` says (the sequence is what the search sets)."""
+    return StepSetup(
+        model=model,
+        batch=settings["fit_batch"],
+        seq_len=1,
+        precision=settings["fit_precision"],
+        training=training,
+        **_careful_choices(settings),
+    )
+
+
+def _gpus_words(training: TrainingMethod) -> str:
+    if training.gpus == 1:
+        return "1 GPU"
+    return f"{training.gpus} GPUs, {Sharding.label_of(training.sharding).split(' (')[0]}"
+
+
+def _answer(fit: LongestFit, run: Line) -> tuple[Line, Line | None]:
+    """The sentence that answers, and the one that says why the next token does not fit."""
+    if fit.failure is None or fit.failure_moment is None:
+        key = "fit_positions" if fit.limited_by == "positions" else "fit_bound"
+        peak_gb = to_gb(fit.peak.terms.total_bytes) if fit.peak else 0.0
+        return Line(key, {"run": run, "tokens": fit.seq_len, "peak_gb": peak_gb}), None
+    failed = fit.failure_moment
+    why = {
+        "where": fit.failure.where,
+        "term": TERM_LABELS[failed.largest_term],
+        "term_gb": to_gb(failed.largest_bytes),
+        "need_gb": to_gb(fit.failure.needed_bytes),
+    }
+    if fit.seq_len == 0:
+        return Line("fit_none", {"run": run}), Line("fit_why_none", why)
+    return Line("fit_answer", {"run": run, "tokens": fit.seq_len}), Line(
+        "fit_why", {**why, "longer": fit.seq_len + 1}
+    )
+
+
+def fit_view(
+    settings: Mapping[str, Any], *, model: ModelSpec, card: Gpu, training: TrainingMethod
+) -> FitView:
+    """The longest sequence of full training, LoRA and QLoRA (`training`'s rank and targets) on one
+    `card` and on eight with FSDP, and of `training` itself; ValueError if a run cannot be set up."""
+    capacity = whole_card(card.name, card.memory_bytes, context_bytes=cuda_context_bytes())
+    compared = [
+        replace(training, method=method, freeze_blocks=0, gpus=gpus, sharding=sharding, tensor_parallel=1)
+        for gpus, sharding in ((1, "none"), (FIT_GPUS, FIT_SHARDING))
+        for method in METHODS
+    ]
+    bars = tuple(
+        FitBar(
+            method=METHOD_NAMES[run.method],
+            gpus=_gpus_words(run),
+            fit=longest_fit(fit_setup(settings, model, run), capacity),
+        )
+        for run in compared
+    )
+    chosen = longest_fit(fit_setup(settings, model, training), capacity)
+    run = Line(
+        "fit_run",
+        {
+            "method": METHOD_NAMES[training.method],
+            "gpus": _gpus_words(training),
+            "gpu": card.name,
+            "capacity": capacity_label(capacity.total_bytes),
+            "batch": chosen.setup.batch,
+        },
+    )
+    answer, why = _answer(chosen, run)
+    return FitView(capacity=capacity, bars=bars, chosen=chosen, answer=answer, why=why)

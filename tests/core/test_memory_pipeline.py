@@ -12,8 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "core.memory"
 # settings → training setup → count (the lesson's, the detailed one, per stack) → phases → allocator →
-# verdict → timeline → first_oom → view, with `budget` (the terms every step fills) first and the H200
-# `reference` just before the view.
+# verdict → timeline → first_oom → fit (the longest sequence) → view, with `budget` (the terms every step
+# fills) first and the H200 `reference` just before the view.
 ORDER = (
     "budget",
     "settings",
@@ -35,6 +35,7 @@ ORDER = (
     "verdict",
     "timeline",
     "first_oom",
+    "fit",
     "reference",
     "graded",
     "view",

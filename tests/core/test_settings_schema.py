@@ -6,6 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.memory.finetune import LORA_TARGETS
+from core.memory.setup import METHODS
+from core.memory.sharding import SHARDINGS
 from core.settings_schema import Field, load_schema, parse_field, parse_section
 
 BATCH = Field(name="batch", kind="int", default=32, min=1, max=256, step=1)
@@ -75,3 +78,14 @@ def test_unknown_setting_names_are_refused():
 def test_broken_fields_are_refused_at_load(raw):
     with pytest.raises(ValueError):
         parse_field(raw, "demo")
+
+
+@pytest.mark.parametrize("page", ["memory", "your_oom"])
+def test_the_training_pickers_offer_exactly_what_the_phase_model_runs(page):
+    schema = load_schema()[page]
+    assert schema.field("method").choices == METHODS
+    assert schema.field("lora_targets").choices == LORA_TARGETS
+    assert set(schema.field("sharding").choices) <= set(SHARDINGS)
+    for name, bad in (("method", "dora"), ("sharding", "zero4"), ("lora_rank", 0), ("run_gpus", 2.5)):
+        with pytest.raises(ValueError):
+            schema.check({name: bad})
