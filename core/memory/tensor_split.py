@@ -1,7 +1,8 @@
 """One GPU's share of a model's weights under tensor parallelism over t GPUs (Megatron-LM; Shoeybi et al.
 2019, section 3), tensor by tensor, as `core.memory.model_state` counts model state per GPU:
 
-- column-parallel layers (q, k, v or a fused qkv, gate, up or a fused gate-up, an MLP's first layer,
+- column-parallel layers (q, k, v or a fused qkv, DeepSeek's per-head up-projections, gate, up or a fused
+  gate-up, an MLP's first layer,
   each routed expert's gate-up) keep 1/t of their output rows and of their biases;
 - row-parallel layers (the attention output, an MLP's last layer, each routed expert's down) keep
   1/t of their input columns; their biases are added after the all-reduce, so every GPU keeps them;
@@ -47,6 +48,8 @@ COLUMN_PARALLEL = frozenset(
         "c_fc",
         "dense_h_to_4h",
         "fc1",
+        "q_b_proj",  # DeepSeek's latent attention: the up-projections to every head split by head;
+        "kv_b_proj",  # the latents themselves (q_a_proj, kv_a_proj_with_mqa) stay whole
     }
 )
 ROW_PARALLEL = frozenset({"o_proj", "dense", "c_proj", "down_proj", "dense_4h_to_h", "fc2"})
