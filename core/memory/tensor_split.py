@@ -2,8 +2,8 @@
 2019, section 3), tensor by tensor, as `core.memory.model_state` counts model state per GPU:
 
 - column-parallel layers (q, k, v or a fused qkv, DeepSeek's per-head up-projections, gate, up or a fused
-  gate-up, an MLP's first layer,
-  each routed expert's gate-up) keep 1/t of their output rows and of their biases;
+  gate-up, an MLP's first layer, each routed expert's gate-up) keep 1/t of their output rows and of
+  their biases;
 - row-parallel layers (the attention output, an MLP's last layer, each routed expert's down) keep
   1/t of their input columns; their biases are added after the all-reduce, so every GPU keeps them;
 - the token embedding and the output layer are vocab-parallel: 1/t of the vocabulary, rounded up

@@ -160,7 +160,7 @@ def test_the_families_without_a_plan_are_the_ones_we_know():
 def test_every_layer_transformers_plans_splits_as_we_split_it(model_type):
     plan = CONFIG_MAPPING[model_type]().base_model_tp_plan
     # DeepSeek's latent attention expands keys and values to every head: as many KV heads as heads.
-    latent = {"num_key_value_heads": SMALL["num_attention_heads"]} if model_type.startswith("deepseek") else {}
+    latent = {"num_key_value_heads": SMALL["num_attention_heads"]} if "deepseek" in model_type else {}
     spec = parse_config({"model_type": model_type, **SMALL, **latent})
     planned = {t.name: planned_split(t, plan) for t in model_tensors(spec) if planned_split(t, plan)}
     assert planned, f"no tensor of {model_type} matched its plan"
