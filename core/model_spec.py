@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from core.datafiles import require
 
-# layernorm: a weight and a bias per channel; layernorm_no_bias: the weight only; rmsnorm: a weight.
-NORMS = ("layernorm", "layernorm_no_bias", "rmsnorm")
+# layernorm: a weight and a bias per channel; layernorm_no_bias: the weight only; layernorm_no_affine:
+# neither (OPT's layer_norm_elementwise_affine false); rmsnorm: a weight.
+NORMS = ("layernorm", "layernorm_no_bias", "layernorm_no_affine", "rmsnorm")
 # QK-norm: none; per_head, one head-wide weight shared by every head (Qwen3, Gemma 3);
 # per_layer, one weight over the whole query (or key) width (OLMo 2).
 QK_NORMS = ("none", "per_head", "per_layer")
@@ -50,6 +51,12 @@ class ModelSpec:
     expert_intermediate: int = 0  # width of one routed expert's MLP
     shared_expert_intermediate: int = 0  # width of the expert every token also passes through (0: none)
     dense_layers: tuple[int, ...] = ()  # in an MoE model, the layers that keep a dense MLP
+    position_offset: int = 0  # rows of the position table before position 0 (OPT's 2)
+    embedding_width: int = 0  # width of the token embedding when it differs from hidden (OPT's projections)
+    embedding_norm: bool = False  # a LayerNorm right after the token embedding (BLOOM)
+    final_norm: bool = True  # a norm after the last block (OPT without do_layer_norm_before has none)
+    parallel_attn: bool = False  # attention and MLP both read the block input (Falcon, Phi): one residual add
+    alibi: bool = False  # ALiBi: a per-head linear bias on the attention scores instead of rotary positions
 
     @property
     def head_dim(self) -> int:
@@ -80,6 +87,11 @@ class ModelSpec:
     def mlp_biased(self) -> bool:
         """Whether the MLP's projections carry biases."""
         return self.biases if self.mlp_bias is None else self.mlp_bias
+
+    @property
+    def embed_width(self) -> int:
+        """Width of the token embedding (and of the output layer's input)."""
+        return self.embedding_width or self.hidden
 
     @property
     def is_moe(self) -> bool:
@@ -115,6 +127,8 @@ def check_spec(spec: ModelSpec) -> ModelSpec:
     for field, value in sizes.items():
         require(_whole(value, least=1), f"{where}: {field} must be a positive whole number.")
     require(_whole(spec.positions, least=0), f"{where}: positions must be 0 or more.")
+    require(_whole(spec.position_offset, least=0), f"{where}: position_offset must be 0 or more.")
+    require(_whole(spec.embedding_width, least=0), f"{where}: embedding_width must be 0 or more.")
     if spec.explicit_head_dim is None:
         require(
             spec.hidden % spec.heads == 0,
