@@ -175,7 +175,18 @@ def test_each_layout_of_a_family_lists_the_tensors_transformers_builds(model_typ
 
 # Presets small enough to build at full size quickly; every preset is checked against its
 # published count when it loads (tests/core/test_models.py).
-FULL_SIZE = ("gpt2.json", "pythia-160m.json", "qwen2.5-0.5b.json", "qwen3-0.6b.json", "gemma-3-1b-pt.json")
+FULL_SIZE = (
+    "gpt2.json",
+    "pythia-160m.json",
+    "qwen2.5-0.5b.json",
+    "qwen3-0.6b.json",
+    "gemma-3-1b-pt.json",
+    "falcon-rw-1b.json",
+    "starcoder2-3b.json",
+    "bloom-560m.json",
+    "opt-125m.json",
+    "starcoderbase-1b.json",
+)
 
 
 @pytest.mark.parametrize("file_name", FULL_SIZE)

@@ -26,8 +26,9 @@ from core.models import (
 )
 
 # Published counts of the released weights (each file's _preset.source says where): keras-hub's
-# preset metadata (GPT-2, Llama-2-7B, Llama-3-8B, Mistral-7B, Mixtral, Gemma 1/2/3, Phi-3), the
-# Pythia suite's table, and the Hugging Face Hub's safetensors totals for the others.
+# preset metadata (GPT-2, Llama-2-7B, Llama-3-8B, Mistral-7B, Mixtral, Gemma 1/2/3, Phi-3, Falcon-RW,
+# BLOOM; OPT's plus the 2 position rows transformers adds), the Pythia suite's table, and the Hugging Face
+# Hub's safetensors totals for the others; StarCoder2-3B's is transformers' own sum (no published total).
 PUBLISHED = {
     "GPT-2 small": 124_439_808,
     "GPT-2 medium": 354_823_168,
@@ -56,6 +57,11 @@ PUBLISHED = {
     "Phi-2": 2_779_683_840,
     "Phi-3-mini-4k": 3_821_079_552,
     "OLMo-2-7B": 7_298_617_344,
+    "Falcon-RW-1B": 1_311_625_216,
+    "StarCoder2-3B": 3_030_371_328,
+    "BLOOM-560M": 559_214_592,
+    "OPT-125M": 125_239_296,
+    "StarCoderBase-1B": 1_137_207_296,
 }
 
 LLAMA_2_7B = json.loads((DATA_DIR / "models" / "llama-2-7b.json").read_text())
@@ -161,7 +167,7 @@ def test_norms_per_block_counts_the_blocks_own_norms(name):
     block = [
         t for t in model_tensors(spec) if ".0." in t.name and t.part == "norms" and t.name.endswith("weight")
     ]
-    own = [t for t in block if "self_attn" not in t.name and "attn." not in t.name]
+    own = [t for t in block if "self_attn." not in t.name and "attn." not in t.name]  # QK-norms sit inside
     assert len(own) == spec.norms_per_block
     assert len(block) - len(own) == (0 if spec.qk_norm == "none" else 2)
 
