@@ -383,6 +383,7 @@ def falcon(data: Mapping[str, Any]) -> dict[str, Any]:
         **_falcon_layout(data, new),
         "biases": _flag(data, "bias", False),
         "alibi": _flag(data, "alibi", False),
+        "kv_broadcast": new,
         "dropout": _dropout(data, {"hidden_dropout": 0.0, "attention_dropout": 0.0}),
     }
 

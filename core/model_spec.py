@@ -57,6 +57,7 @@ class ModelSpec:
     final_norm: bool = True  # a norm after the last block (OPT without do_layer_norm_before has none)
     parallel_attn: bool = False  # attention and MLP both read the block input (Falcon, Phi): one residual add
     alibi: bool = False  # ALiBi: a per-head linear bias on the attention scores instead of rotary positions
+    kv_broadcast: bool = False  # K and V copied out to every head before attention (Falcon's new decoder)
 
     @property
     def head_dim(self) -> int:
