@@ -294,7 +294,7 @@ def _aliased(data: Mapping[str, Any], names: tuple[str, ...], *, most: int, defa
 
 
 def _dropout(data: Mapping[str, Any], defaults: Mapping[str, float]) -> bool:
-    """Whether any of the family's dropout probabilities (`defaults`: name and default) is above 0."""
+    """Whether any of these dropout probabilities (`defaults`: name and default) is above 0."""
     probabilities = []
     for key, default in defaults.items():
         value = data.get(key, default)
@@ -305,6 +305,16 @@ def _dropout(data: Mapping[str, Any], defaults: Mapping[str, float]) -> bool:
         )
         probabilities.append(value)
     return any(p > 0 for p in probabilities)
+
+
+def _dropouts(
+    data: Mapping[str, Any], residual: Mapping[str, float], attention: str, attention_default: float
+) -> dict[str, bool]:
+    """The spec's dropout switches: on the residual stream and embeddings, and on attention probabilities."""
+    return {
+        "dropout": _dropout(data, residual),
+        "attention_dropout": _dropout(data, {attention: attention_default}),
+    }
 
 
 def _plain(
@@ -384,7 +394,7 @@ def falcon(data: Mapping[str, Any]) -> dict[str, Any]:
         "biases": _flag(data, "bias", False),
         "alibi": _flag(data, "alibi", False),
         "kv_broadcast": new,
-        "dropout": _dropout(data, {"hidden_dropout": 0.0, "attention_dropout": 0.0}),
+        **_dropouts(data, {"hidden_dropout": 0.0}, "attention_dropout", 0.0),
     }
 
 
@@ -395,9 +405,7 @@ def starcoder2(data: Mapping[str, Any]) -> dict[str, Any]:
     return {
         **_rotary(data, sizes, tied_default=True, gated=False),
         "biases": _flag(data, "use_bias", True),
-        "dropout": _dropout(
-            data, {"attention_dropout": 0.0, "residual_dropout": 0.0, "embedding_dropout": 0.0}
-        ),
+        **_dropouts(data, {"residual_dropout": 0.0, "embedding_dropout": 0.0}, "attention_dropout", 0.0),
     }
 
 
@@ -414,8 +422,8 @@ def bloom(data: Mapping[str, Any]) -> dict[str, Any]:
         kv_heads=heads,
         intermediate=4 * hidden,
     )
-    dropout = _dropout(data, {"hidden_dropout": 0.0, "attention_dropout": 0.0})
-    return {**sizes, "embedding_norm": True, "alibi": True, "dropout": dropout}
+    dropouts = _dropouts(data, {"hidden_dropout": 0.0}, "attention_dropout", 0.0)
+    return {**sizes, "embedding_norm": True, "alibi": True, **dropouts}
 
 
 OPT_POSITION_OFFSET = 2  # OPTLearnedPositionalEmbedding keeps 2 rows before position 0
@@ -446,7 +454,7 @@ def opt(data: Mapping[str, Any]) -> dict[str, Any]:
         "norm": "layernorm" if affine else "layernorm_no_affine",
         "biases": _flag(data, "enable_bias", True),
         "final_norm": before and not _flag(data, "_remove_final_layer_norm", False),
-        "dropout": _dropout(data, {"dropout": 0.1, "attention_dropout": 0.0}),
+        **_dropouts(data, {"dropout": 0.1}, "attention_dropout", 0.0),
     }
 
 
@@ -470,8 +478,8 @@ def gpt_bigcode(data: Mapping[str, Any]) -> dict[str, Any]:
     positions = _aliased(
         data, ("n_positions", "max_position_embeddings"), most=LIMITS["positions"], default=1024
     )
-    dropout = _dropout(data, {"resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1})
-    return {**sizes, "positions": positions, "dropout": dropout}
+    dropouts = _dropouts(data, {"resid_pdrop": 0.1, "embd_pdrop": 0.1}, "attn_pdrop", 0.1)
+    return {**sizes, "positions": positions, **dropouts}
 
 
 @dataclass(frozen=True)

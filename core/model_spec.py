@@ -57,6 +57,7 @@ class ModelSpec:
     final_norm: bool = True  # a norm after the last block (OPT without do_layer_norm_before has none)
     parallel_attn: bool = False  # attention and MLP both read the block input (Falcon, Phi): one residual add
     alibi: bool = False  # ALiBi: a per-head linear bias on the attention scores instead of rotary positions
+    attention_dropout: bool | None = None  # dropout on the attention probabilities (None: as `dropout`)
     kv_broadcast: bool = False  # K and V copied out to every head before attention (Falcon's new decoder)
 
     @property
@@ -88,6 +89,11 @@ class ModelSpec:
     def mlp_biased(self) -> bool:
         """Whether the MLP's projections carry biases."""
         return self.biases if self.mlp_bias is None else self.mlp_bias
+
+    @property
+    def attention_dropped(self) -> bool:
+        """Whether dropout runs on the attention probabilities."""
+        return self.dropout if self.attention_dropout is None else self.attention_dropout
 
     @property
     def embed_width(self) -> int:

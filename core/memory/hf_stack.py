@@ -151,7 +151,7 @@ def _own_attention(setup: StepSetup) -> tuple[float, float]:
         return w * (m.q_width + 2 * m.kv_width), w * heads * s
     softmax = FP32 if (compute == "amp" or m.model_type in SOFTMAX_IN_FP32) else w
     after_softmax = 2 if (softmax == FP32 and compute != "fp32") else 0  # the cast the next matmul reads
-    dropout = (MASK_BYTES + w) if m.dropout else 0
+    dropout = (MASK_BYTES + w) if m.attention_dropped else 0
     return w * (m.q_width + _own_kv_kept(m, setup.batch)), (softmax + after_softmax + dropout) * heads * s
 
 

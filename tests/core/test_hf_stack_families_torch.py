@@ -1,10 +1,10 @@
 """What autograd keeps in a block of Falcon, BLOOM, OPT, StarCoder2 and GPT-BigCode, against hf_count.
 
-Each published config runs on the CPU at its real width with two blocks, FP32 and eager attention, and
-tests/harness/saved_tensors.py records every storage autograd saves. The second block is compared (the
-first also saves the rotary tables every block shares), at one sequence and at two: with one, reshapes
-to (heads, s, d) stay views and keep less. Dropout is switched off: on the CPU a dropout mask is a float
-tensor, on a GPU one byte a value, as hf_count counts it.
+Each published config runs on the CPU at its real width with two blocks and a short vocabulary, FP32
+and eager attention, and tests/harness/saved_tensors.py records every storage autograd saves. The
+second block is compared (the first also saves the rotary tables every block shares), at one sequence
+and at two: with one, reshapes to (heads, s, d) stay views and keep less. Dropout is switched off: on
+the CPU a dropout mask is a float tensor, on a GPU one byte a value, as hf_count counts it.
 """
 
 import json
@@ -62,6 +62,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("starcoderbase-1b.json", {"multi_query": False}),
 ]
 SEQ_LEN = 16
+SMALL_VOCAB = 512
 
 
 def two_block_config(file_name: str, changes: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +70,9 @@ def two_block_config(file_name: str, changes: dict[str, Any]) -> dict[str, Any]:
         k: v for k, v in json.loads((DATA_DIR / "models" / file_name).read_text()).items() if k != "_preset"
     }
     family = config["model_type"]
-    return {**config, **NO_DROPOUT[family], **changes, LAYERS.get(family, "num_hidden_layers"): 2}
+    # A short vocabulary keeps the CPU run quick; the blocks are the published width.
+    layers = LAYERS.get(family, "num_hidden_layers")
+    return {**config, **NO_DROPOUT[family], **changes, layers: 2, "vocab_size": SMALL_VOCAB}
 
 
 def blocks(model) -> list:
