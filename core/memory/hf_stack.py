@@ -126,8 +126,8 @@ def _own_kv_kept(m: ModelSpec, batch: int) -> float:
     copies Q, K and V out to every head. With one, the reshapes to (heads, s, d) are views: a query sliced
     from a fused projection keeps that projection's whole output (BLOOM, GPT-BigCode, Falcon's ALiBi path)
     beside copies of K and V, and a single KV head stays one head wide."""
-    if batch > 1 or m.kv_broadcast:
-        return 2 * m.q_width  # Falcon's new decoder broadcasts K and V to every head and flattens (copies)
+    if batch > 1 or m.kv_broadcast:  # Falcon's new decoder broadcasts K and V to every head and flattens them
+        return 2 * m.q_width
     if m.model_type in ("bloom", "gpt_bigcode") or (m.model_type == "falcon" and m.alibi):
         return 4 * m.kv_width  # fused output (q + 2·kv) kept by the query's view, then K and V copies
     if m.model_type == "starcoder2" and m.kv_heads < m.heads:
@@ -200,11 +200,13 @@ def _own_index_bytes(m: ModelSpec) -> float:
 
 
 def _own_masks(setup: StepSetup) -> tuple[float, float]:
-    """(held through the forward, kept for backward): Falcon and BLOOM always build their causal mask, with
-    ALiBi folded in one per head; under SDPA Falcon's ALiBi mask is kept by every layer until backward."""
+    """(held through the forward, kept for backward): Falcon and BLOOM always build their causal mask, Falcon
+    with its ALiBi folded in, one per head (BLOOM adds its ALiBi apart); under SDPA Falcon's ALiBi mask is
+    kept by every layer until backward."""
     m, c = setup.model, setup.convention
     mask_bytes = 2 if c.compute == "bf16" else FP32
-    rows = setup.batch * setup.seq_len**2 * (m.heads if m.alibi else 1)
+    per_head = m.alibi and m.model_type == "falcon"
+    rows = setup.batch * setup.seq_len**2 * (m.heads if per_head else 1)
     if own_kernel(setup) == "eager":
         return float(rows * mask_bytes), 0.0
     if m.model_type == "falcon":

@@ -38,6 +38,7 @@ def test_bloom_builds_its_scores_whatever_attention_is_asked_for():
         for a in ("sdpa", "eager")
     )
     assert sdpa == eager and sdpa.block["scores"] > 0
+    assert sdpa.forward_shared_bytes == 512 * 512 * 2  # one BF16 causal mask; its ALiBi is added apart
 
 
 def test_falcon_alibi_under_sdpa_keeps_one_mask_for_every_layer():
