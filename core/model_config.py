@@ -481,6 +481,206 @@ def deepseek_v3(data: Mapping[str, Any]) -> dict[str, Any]:
     return _deepseek(data, defaults=defaults)
 
 
+def _aliased(data: Mapping[str, Any], names: tuple[str, ...], *, most: int, default: Any = _UNSET) -> int:
+    """A size some configs write under another name (transformers maps one onto the other); given under
+    both names, the two must agree."""
+    given = {name: _number(data, name, most=most) for name in names if data.get(name) is not None}
+    require(
+        len(set(given.values())) <= 1,
+        f"The config gives {' and '.join(given)} different values; they name the same size.",
+    )
+    return next(iter(given.values())) if given else _number(data, names[0], most=most, default=default)
+
+
+def _dropout(data: Mapping[str, Any], defaults: Mapping[str, float]) -> bool:
+    """Whether any of these dropout probabilities (`defaults`: name and default) is above 0."""
+    probabilities = []
+    for key, default in defaults.items():
+        value = data.get(key, default)
+        value = default if value is None else value
+        require(
+            isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1,
+            f"The config's {key} must be a probability from 0 to 1, not {_shown(value)}.",
+        )
+        probabilities.append(value)
+    return any(p > 0 for p in probabilities)
+
+
+def _dropouts(
+    data: Mapping[str, Any], residual: Mapping[str, float], attention: str, attention_default: float
+) -> dict[str, bool]:
+    """The spec's dropout switches: on the residual stream and embeddings, and on attention probabilities."""
+    return {
+        "dropout": _dropout(data, residual),
+        "attention_dropout": _dropout(data, {attention: attention_default}),
+    }
+
+
+def _plain(
+    data: Mapping[str, Any], *, hidden: int, layers: int, heads: int, kv_heads: int, intermediate: int
+) -> dict[str, Any]:
+    """The sizes of a LayerNorm family whose fields transformers names its own way (Falcon, BLOOM, OPT,
+    GPT-BigCode): a plain MLP, biases unless the family says otherwise, no position table."""
+    require(hidden % heads == 0, "The config's hidden size must split evenly into its attention heads.")
+    require(heads % kv_heads == 0, "The config's attention heads must split evenly into its KV heads.")
+    return {
+        "hidden": hidden,
+        "layers": layers,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "intermediate": intermediate,
+        "vocab": _number(data, "vocab_size", most=LIMITS["vocab"]),
+        "positions": 0,
+        "tied_embeddings": _flag(data, "tie_word_embeddings", True),
+        "gated_mlp": False,
+        "norm": "layernorm",
+        "biases": True,
+    }
+
+
+def _falcon_layout(data: Mapping[str, Any], new: bool) -> dict[str, Any]:
+    """Falcon's block norms: two in sequence (parallel_attn false), ln_attn and ln_mlp side by side (the
+    new decoder), or one input_layernorm both branches read (Falcon-7B); other mixes fail in transformers'
+    forward."""
+    parallel = _flag(data, "parallel_attn", True)
+    norms = _number(data, "num_ln_in_parallel_attn", most=2, default=2 if new else 1)
+    require(
+        parallel or not new,
+        "parallel_attn false with new_decoder_architecture: transformers' Falcon then builds no ln_attn "
+        "and cannot run.",
+    )
+    require(
+        new or not parallel or norms == 1,
+        "num_ln_in_parallel_attn 2 needs new_decoder_architecture: transformers' Falcon-7B block reads "
+        "one input_layernorm.",
+    )
+    return {"parallel_attn": parallel, "norms_per_block": 2 if not parallel else norms}
+
+
+def _falcon_kv_heads(data: Mapping[str, Any], heads: int, new: bool) -> int:
+    """The new decoder groups heads by num_kv_heads; the old one has one KV head (multi_query) or one a
+    head."""
+    kv_heads = _number(data, "num_kv_heads", most=heads, default=heads)
+    if new:
+        return kv_heads
+    if _flag(data, "multi_query", True):
+        return 1
+    require(
+        kv_heads == heads,
+        "num_kv_heads below num_attention_heads needs new_decoder_architecture: transformers' older "
+        "Falcon block keeps one KV head a head unless it is multi_query.",
+    )
+    return heads
+
+
+def falcon(data: Mapping[str, Any]) -> dict[str, Any]:
+    """FalconConfig: a fused query_key_value, `bias` on every linear layer, ALiBi or rotary positions, tied
+    embeddings; the new decoder (Falcon-40B, 180B) or the old one (Falcon-7B)."""
+    new = _flag(data, "new_decoder_architecture", False)
+    hidden = _aliased(data, ("hidden_size", "n_embed"), most=LIMITS["hidden"])
+    heads = _number(data, "num_attention_heads", most=LIMITS["heads"])
+    sizes = _plain(
+        data,
+        hidden=hidden,
+        layers=_number(data, "num_hidden_layers", most=LIMITS["layers"]),
+        heads=heads,
+        kv_heads=_falcon_kv_heads(data, heads, new),
+        intermediate=_number(data, "ffn_hidden_size", most=LIMITS["intermediate"], default=4 * hidden),
+    )
+    return {
+        **sizes,
+        **_falcon_layout(data, new),
+        "biases": _flag(data, "bias", False),
+        "alibi": _flag(data, "alibi", False),
+        "kv_broadcast": new,
+        **_dropouts(data, {"hidden_dropout": 0.0}, "attention_dropout", 0.0),
+    }
+
+
+def starcoder2(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Starcoder2Config: grouped-query attention (2 KV heads by default), LayerNorms, a plain MLP (c_fc,
+    c_proj), biases on every projection unless use_bias is false, tied embeddings."""
+    sizes = _attention(data, kv_default=2)
+    return {
+        **_rotary(data, sizes, tied_default=True, gated=False),
+        "biases": _flag(data, "use_bias", True),
+        **_dropouts(data, {"residual_dropout": 0.0, "embedding_dropout": 0.0}, "attention_dropout", 0.0),
+    }
+
+
+def bloom(data: Mapping[str, Any]) -> dict[str, Any]:
+    """BloomConfig: n_layer, n_head, hidden_size (n_embed in older files); ALiBi, a LayerNorm after the
+    embedding, a fused query_key_value and an MLP 4 × hidden wide, biases everywhere."""
+    hidden = _aliased(data, ("hidden_size", "n_embed"), most=LIMITS["hidden"])
+    heads = _aliased(data, ("n_head", "num_attention_heads"), most=LIMITS["heads"])
+    sizes = _plain(
+        data,
+        hidden=hidden,
+        layers=_aliased(data, ("n_layer", "num_hidden_layers"), most=LIMITS["layers"]),
+        heads=heads,
+        kv_heads=heads,
+        intermediate=4 * hidden,
+    )
+    dropouts = _dropouts(data, {"hidden_dropout": 0.0}, "attention_dropout", 0.0)
+    return {**sizes, "embedding_norm": True, "alibi": True, **dropouts}
+
+
+OPT_POSITION_OFFSET = 2  # OPTLearnedPositionalEmbedding keeps 2 rows before position 0
+
+
+def opt(data: Mapping[str, Any]) -> dict[str, Any]:
+    """OPTConfig: learned positions (2 rows more than max_position_embeddings), an embedding
+    word_embed_proj_dim wide with project_in and project_out, enable_bias, ffn_dim, and a final LayerNorm
+    only with do_layer_norm_before."""
+    hidden = _number(data, "hidden_size", most=LIMITS["hidden"])
+    heads = _number(data, "num_attention_heads", most=LIMITS["heads"])
+    sizes = _plain(
+        data,
+        hidden=hidden,
+        layers=_number(data, "num_hidden_layers", most=LIMITS["layers"]),
+        heads=heads,
+        kv_heads=heads,
+        intermediate=_number(data, "ffn_dim", most=LIMITS["intermediate"]),
+    )
+    width = _number(data, "word_embed_proj_dim", most=LIMITS["hidden"], default=hidden)
+    before = _flag(data, "do_layer_norm_before", True)
+    affine = _flag(data, "layer_norm_elementwise_affine", True)
+    return {
+        **sizes,
+        "positions": _number(data, "max_position_embeddings", most=LIMITS["positions"], default=2048),
+        "position_offset": OPT_POSITION_OFFSET,
+        "embedding_width": 0 if width == hidden else width,
+        "norm": "layernorm" if affine else "layernorm_no_affine",
+        "biases": _flag(data, "enable_bias", True),
+        "final_norm": before and not _flag(data, "_remove_final_layer_norm", False),
+        **_dropouts(data, {"dropout": 0.1}, "attention_dropout", 0.0),
+    }
+
+
+def gpt_bigcode(data: Mapping[str, Any]) -> dict[str, Any]:
+    """GPTBigCodeConfig (SantaCoder, StarCoder): GPT-2's names and learned positions, nn.Linear layers, one KV
+    head shared by all heads (multi_query) unless it is false."""
+    require(
+        not _flag(data, "add_cross_attention", False),
+        "add_cross_attention: GPT-BigCode with cross-attention is not supported.",
+    )
+    hidden = _aliased(data, ("n_embd", "hidden_size"), most=LIMITS["hidden"])
+    heads = _aliased(data, ("n_head", "num_attention_heads"), most=LIMITS["heads"])
+    sizes = _plain(
+        data,
+        hidden=hidden,
+        layers=_aliased(data, ("n_layer", "num_hidden_layers"), most=LIMITS["layers"]),
+        heads=heads,
+        kv_heads=1 if _flag(data, "multi_query", True) else heads,
+        intermediate=_number(data, "n_inner", most=LIMITS["intermediate"], default=4 * hidden),
+    )
+    positions = _aliased(
+        data, ("n_positions", "max_position_embeddings"), most=LIMITS["positions"], default=1024
+    )
+    dropouts = _dropouts(data, {"resid_pdrop": 0.1, "embd_pdrop": 0.1}, "attn_pdrop", 0.1)
+    return {**sizes, "positions": positions, **dropouts}
+
+
 @dataclass(frozen=True)
 class Family:
     """A model_type we read: the name people know it by and the reader of its config fields."""
@@ -511,6 +711,11 @@ FAMILIES = {
     "stablelm": Family("StableLM", stablelm),
     "deepseek_v2": Family("DeepSeek-V2 (latent attention, mixture of experts)", deepseek_v2),
     "deepseek_v3": Family("DeepSeek-V3 (latent attention, mixture of experts)", deepseek_v3),
+    "falcon": Family("Falcon", falcon),
+    "starcoder2": Family("StarCoder2", starcoder2),
+    "bloom": Family("BLOOM (ALiBi)", bloom),
+    "opt": Family("OPT", opt),
+    "gpt_bigcode": Family("GPT-BigCode (SantaCoder, StarCoder)", gpt_bigcode),
 }
 
 

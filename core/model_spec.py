@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from core.datafiles import require
 
 # layernorm: a weight and a bias per channel; layernorm_no_bias: the weight only; rmsnorm: a weight;
-# layernorm_plain: neither (OLMo's non-parametric LayerNorm).
-NORMS = ("layernorm", "layernorm_no_bias", "rmsnorm", "layernorm_plain")
+# layernorm_plain: neither, run on an FP32 copy (OLMo's non-parametric LayerNorm); layernorm_no_affine:
+# neither, nn.LayerNorm itself (OPT's layer_norm_elementwise_affine false).
+NORMS = ("layernorm", "layernorm_no_bias", "rmsnorm", "layernorm_plain", "layernorm_no_affine")
 # QK-norm: none; per_head, one head-wide weight shared by every head (Qwen3, Gemma 3);
 # per_layer, one weight over the whole query (or key) width (OLMo 2); each_head, a head-wide weight
 # of its own for every head (Cohere's heads × head_dim weight, StableLM's LayerNorm per head).
@@ -64,6 +65,14 @@ class ModelSpec:
     q_lora_rank: int = 0
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
+    position_offset: int = 0  # rows of the position table before position 0 (OPT's 2)
+    embedding_width: int = 0  # width of the token embedding when it differs from hidden (OPT's projections)
+    embedding_norm: bool = False  # a LayerNorm right after the token embedding (BLOOM)
+    final_norm: bool = True  # a norm after the last block (OPT without do_layer_norm_before has none)
+    parallel_attn: bool = False  # attention and MLP both read the block input (Falcon, Phi): one residual add
+    alibi: bool = False  # ALiBi: a per-head linear bias on the attention scores instead of rotary positions
+    attention_dropout: bool | None = None  # dropout on the attention probabilities (None: as `dropout`)
+    kv_broadcast: bool = False  # K and V copied out to every head before attention (Falcon's new decoder)
 
     @property
     def head_dim(self) -> int:
@@ -94,6 +103,16 @@ class ModelSpec:
     def mlp_biased(self) -> bool:
         """Whether the MLP's projections carry biases."""
         return self.biases if self.mlp_bias is None else self.mlp_bias
+
+    @property
+    def attention_dropped(self) -> bool:
+        """Whether dropout runs on the attention probabilities."""
+        return self.dropout if self.attention_dropout is None else self.attention_dropout
+
+    @property
+    def embed_width(self) -> int:
+        """Width of the token embedding (and of the output layer's input)."""
+        return self.embedding_width or self.hidden
 
     @property
     def is_moe(self) -> bool:
@@ -134,6 +153,8 @@ def check_spec(spec: ModelSpec) -> ModelSpec:
     for field, value in sizes.items():
         require(_whole(value, least=1), f"{where}: {field} must be a positive whole number.")
     require(_whole(spec.positions, least=0), f"{where}: positions must be 0 or more.")
+    require(_whole(spec.position_offset, least=0), f"{where}: position_offset must be 0 or more.")
+    require(_whole(spec.embedding_width, least=0), f"{where}: embedding_width must be 0 or more.")
     if spec.explicit_head_dim is None:
         require(
             spec.hidden % spec.heads == 0,

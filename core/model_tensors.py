@@ -27,7 +27,9 @@ class Tensor:
     name: str
     shape: tuple[int, ...]
     part: str
-    layer: str = ""  # "linear" or "conv1d" for the weight of such a layer (what LoRA can target), else ""
+    # The weight of a layer LoRA can target: "linear" (an nn.Linear), "conv1d" (GPT-2's Conv1D) or
+    # "linear_subclass" (a subclass of nn.Linear, Falcon's FalconLinear); "" for any other tensor.
+    layer: str = ""
 
     @property
     def numel(self) -> int:
@@ -37,16 +39,18 @@ class Tensor:
     @property
     def features(self) -> tuple[int, int]:
         """A linear or Conv1D layer's (in, out) features: nn.Linear stores out × in, Conv1D in × out."""
-        out_in = self.shape if self.layer == "linear" else self.shape[::-1]
+        out_in = self.shape[::-1] if self.layer == "conv1d" else self.shape
         return out_in[1], out_in[0]
 
 
 Tensors = Iterator[Tensor]
 
 
-def linear(name: str, in_features: int, out_features: int, *, bias: bool, part: str) -> Tensors:
-    """`nn.Linear(in_features, out_features, bias=bias)`: weight stored out × in."""
-    yield Tensor(f"{name}.weight", (out_features, in_features), part, "linear")
+def linear(
+    name: str, in_features: int, out_features: int, *, bias: bool, part: str, layer: str = "linear"
+) -> Tensors:
+    """`nn.Linear(in_features, out_features, bias=bias)` (or a subclass, `layer`): weight stored out × in."""
+    yield Tensor(f"{name}.weight", (out_features, in_features), part, layer)
     if bias:
         yield Tensor(f"{name}.bias", (out_features,), part)
 
@@ -60,9 +64,10 @@ def conv1d(name: str, in_features: int, out_features: int) -> Tensors:
 
 def norm(name: str, width: int, kind: str) -> Tensors:
     """A LayerNorm (weight and bias, or the weight only) or an RMSNorm (a weight) over `width` channels;
-    OLMo's non-parametric LayerNorm holds nothing."""
-    if kind != "layernorm_plain":
-        yield Tensor(f"{name}.weight", (width,), "norms")
+    OLMo's non-parametric LayerNorm and OPT's LayerNorm without affine parameters hold nothing."""
+    if kind in ("layernorm_plain", "layernorm_no_affine"):
+        return
+    yield Tensor(f"{name}.weight", (width,), "norms")
     if kind == "layernorm":
         yield Tensor(f"{name}.bias", (width,), "norms")
 
@@ -75,7 +80,7 @@ def embedding(name: str, rows: int, width: int) -> Tensors:
 def lm_head(spec: ModelSpec) -> Tensors:
     """The output layer, unless it shares the input embedding's weight."""
     if not spec.tied_embeddings:
-        yield from linear("lm_head", spec.hidden, spec.vocab, bias=spec.output_bias, part="output_layer")
+        yield from linear("lm_head", spec.embed_width, spec.vocab, bias=spec.output_bias, part="output_layer")
     elif spec.output_bias:
         yield Tensor("lm_head.bias", (spec.vocab,), "output_layer")
 
@@ -343,6 +348,102 @@ def qwen2_moe(spec: ModelSpec) -> Tensors:
     yield from lm_head(spec)
 
 
+def _fused_attention(prefix: str, spec: ModelSpec, qkv: str, out: str, layer: str = "linear") -> Tensors:
+    """Attention with one fused projection to queries, keys and values (`qkv`) and an output one (`out`)."""
+    h, fused = spec.hidden, spec.q_width + 2 * spec.kv_width
+    yield from linear(f"{prefix}{qkv}", h, fused, bias=spec.qkv_biased, part="attention", layer=layer)
+    yield from linear(f"{prefix}{out}", spec.q_width, h, bias=spec.o_biased, part="attention", layer=layer)
+
+
+def _plain_mlp(prefix: str, spec: ModelSpec, up: str, down: str, layer: str = "linear") -> Tensors:
+    """A plain MLP: `up` to the intermediate width, an activation, `down` back to hidden."""
+    h, i = spec.hidden, spec.intermediate
+    yield from linear(f"{prefix}{up}", h, i, bias=spec.mlp_biased, part="mlp", layer=layer)
+    yield from linear(f"{prefix}{down}", i, h, bias=spec.mlp_biased, part="mlp", layer=layer)
+
+
+def falcon_norms(spec: ModelSpec) -> tuple[str, ...]:
+    """Falcon's block norms: one both branches read, ln_attn and ln_mlp side by side, or two in sequence."""
+    if not spec.parallel_attn:
+        return LLAMA_NORMS
+    return ("ln_attn", "ln_mlp") if spec.norms_per_block == 2 else ("input_layernorm",)
+
+
+FALCON_LINEAR = "linear_subclass"  # FalconLinear(nn.Linear): adds its bias after the matmul
+
+
+def falcon(spec: ModelSpec) -> Tensors:
+    """`FalconForCausalLM`: a fused query_key_value (grouped, multi-query or one KV head a head), a plain
+    MLP, the block's norms (`falcon_norms`); no position table (rotary or ALiBi)."""
+    yield from embedding("transformer.word_embeddings", spec.vocab, spec.hidden)
+    for _, p in _layers(spec, "transformer.h."):
+        yield from _fused_attention(f"{p}self_attention.", spec, "query_key_value", "dense", FALCON_LINEAR)
+        yield from _plain_mlp(f"{p}mlp.", spec, "dense_h_to_4h", "dense_4h_to_h", FALCON_LINEAR)
+        yield from norms(p, falcon_norms(spec), spec)
+    yield from norm("transformer.ln_f", spec.hidden, spec.norm)
+    yield from lm_head(spec)
+
+
+def starcoder2(spec: ModelSpec) -> Tensors:
+    """`Starcoder2ForCausalLM`: Llama's attention and norms' names, LayerNorms, a plain MLP (c_fc, c_proj)."""
+    yield from embedding("model.embed_tokens", spec.vocab, spec.hidden)
+    for _, p in _layers(spec, "model.layers."):
+        yield from attention(f"{p}self_attn.", spec)
+        yield from _plain_mlp(f"{p}mlp.", spec, "c_fc", "c_proj")
+        yield from norms(p, LLAMA_NORMS, spec)
+    yield from norm("model.norm", spec.hidden, spec.norm)
+    yield from lm_head(spec)
+
+
+def bloom(spec: ModelSpec) -> Tensors:
+    """`BloomForCausalLM`: a LayerNorm after the embedding, a fused query_key_value, ALiBi (no parameters)."""
+    yield from embedding("transformer.word_embeddings", spec.vocab, spec.hidden)
+    yield from norm("transformer.word_embeddings_layernorm", spec.hidden, spec.norm)
+    for _, p in _layers(spec, "transformer.h."):
+        yield from norm(f"{p}input_layernorm", spec.hidden, spec.norm)
+        yield from _fused_attention(f"{p}self_attention.", spec, "query_key_value", "dense")
+        yield from norm(f"{p}post_attention_layernorm", spec.hidden, spec.norm)
+        yield from _plain_mlp(f"{p}mlp.", spec, "dense_h_to_4h", "dense_4h_to_h")
+    yield from norm("transformer.ln_f", spec.hidden, spec.norm)
+    yield from lm_head(spec)
+
+
+def opt(spec: ModelSpec) -> Tensors:
+    """`OPTForCausalLM`: learned positions with 2 rows before position 0, project_in and project_out when the
+    embedding is narrower than the blocks, and the final norm only when the blocks norm first."""
+    h, e = spec.hidden, spec.embed_width
+    yield from embedding("model.decoder.embed_tokens", spec.vocab, e)
+    yield from embedding("model.decoder.embed_positions", spec.positions + spec.position_offset, h)
+    if e != h:
+        yield from linear("model.decoder.project_out", h, e, bias=False, part="embeddings")
+        yield from linear("model.decoder.project_in", e, h, bias=False, part="embeddings")
+    if spec.final_norm:
+        yield from norm("model.decoder.final_layer_norm", h, spec.norm)
+    for _, p in _layers(spec, "model.decoder.layers."):
+        yield from linear(f"{p}self_attn.k_proj", h, h, bias=spec.qkv_biased, part="attention")
+        yield from linear(f"{p}self_attn.v_proj", h, h, bias=spec.qkv_biased, part="attention")
+        yield from linear(f"{p}self_attn.q_proj", h, h, bias=spec.qkv_biased, part="attention")
+        yield from linear(f"{p}self_attn.out_proj", h, h, bias=spec.o_biased, part="attention")
+        yield from norm(f"{p}self_attn_layer_norm", h, spec.norm)
+        yield from _plain_mlp(p, spec, "fc1", "fc2")
+        yield from norm(f"{p}final_layer_norm", h, spec.norm)
+    yield from lm_head(spec)
+
+
+def gpt_bigcode(spec: ModelSpec) -> Tensors:
+    """`GPTBigCodeForCausalLM`: GPT-2's layout with nn.Linear layers and a c_attn one KV head wide when
+    multi_query."""
+    yield from embedding("transformer.wte", spec.vocab, spec.hidden)
+    yield from embedding("transformer.wpe", spec.positions, spec.hidden)
+    for _, p in _layers(spec, "transformer.h."):
+        yield from norm(f"{p}ln_1", spec.hidden, spec.norm)
+        yield from _fused_attention(f"{p}attn.", spec, "c_attn", "c_proj")
+        yield from norm(f"{p}ln_2", spec.hidden, spec.norm)
+        yield from _plain_mlp(f"{p}mlp.", spec, "c_fc", "c_proj")
+    yield from norm("transformer.ln_f", spec.hidden, spec.norm)
+    yield from lm_head(spec)
+
+
 def decoder(spec: ModelSpec) -> Tensors:
     """A block described only by the spec's fields (the measuring tool's models): learned positions if
     any, Llama-style attention, a plain or gated MLP, `norms_per_block` norms."""
@@ -384,6 +485,11 @@ FAMILY_TENSORS: dict[str, Callable[[ModelSpec], Tensors]] = {
     "stablelm": stablelm,
     "deepseek_v2": deepseek,
     "deepseek_v3": deepseek,
+    "falcon": falcon,
+    "starcoder2": starcoder2,
+    "bloom": bloom,
+    "opt": opt,
+    "gpt_bigcode": gpt_bigcode,
 }
 
 

@@ -215,7 +215,7 @@ def _forward_transient(setup: StepSetup, full: ActivationCount) -> float:
 def _dequantized_weight_bytes(setup: StepSetup) -> float:
     if setup.training.method != "qlora":
         return 0.0
-    return float(BF16_BYTES * max(t.numel for t in model_tensors(setup.model) if quantized(t)))
+    return float(BF16_BYTES * max((t.numel for t in model_tensors(setup.model) if quantized(t)), default=0))
 
 
 def check_counted(setup: StepSetup) -> None:

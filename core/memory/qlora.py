@@ -13,7 +13,8 @@ compress_statistics) turns into:
 - the 16-entry FP32 NF4 code.
 
 The embeddings, the output layer, the norms, biases, routers and routed experts (parameters of
-their own modules, not linear layers) stay in BF16. The counts here are what quantize_4bit
+their own modules, not linear layers) stay in BF16, and so does a subclass of nn.Linear (Falcon's
+FalconLinear), which transformers does not replace. The counts here are what quantize_4bit
 allocates on the CPU, and the layers it picks are the ones transformers 5.17 replaces
 (`replace_with_bnb_linear`); tests/core/test_qlora_torch.py checks both.
 """
@@ -42,9 +43,14 @@ def nf4_bytes(values: int) -> int:
     return codes + absmax + tables
 
 
+# replace_with_bnb_linear swaps a module only if it is a Conv1D or exactly an nn.Linear (`type(module) is
+# nn.Linear`): a subclass such as Falcon's FalconLinear keeps its BF16 weight.
+REPLACED_LAYERS = ("linear", "conv1d")
+
+
 def quantized(tensor: Tensor) -> bool:
-    """Whether QLoRA stores `tensor` in NF4: the weight of a linear layer other than the output layer."""
-    return bool(tensor.layer) and tensor.part != "output_layer"
+    """Whether QLoRA stores `tensor` in NF4: an nn.Linear's or Conv1D's weight, not the output layer's."""
+    return tensor.layer in REPLACED_LAYERS and tensor.part != "output_layer"
 
 
 def stored_bytes(tensor: Tensor) -> int:

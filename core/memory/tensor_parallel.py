@@ -69,6 +69,7 @@ def _outside(count: ActivationCount, setup: StepSetup) -> dict[str, float]:
         "loss": lambda kept: kept * vocab_share,
         "weight_copies": lambda kept: kept * vocab_share,
         "other": lambda kept: (kept - ids) / t + ids,
+        "scores": lambda kept: kept / t,  # Falcon's per-head ALiBi masks, kept under SDPA: split by head
     }
     return {kind: per_kind[kind](kept) for kind, kept in count.outside.items()}
 

@@ -52,8 +52,8 @@ COLUMN_PARALLEL = frozenset(
         "kv_b_proj",  # the latents themselves (q_a_proj, kv_a_proj_with_mqa) stay whole
     }
 )
-ROW_PARALLEL = frozenset({"o_proj", "dense", "c_proj", "down_proj", "dense_4h_to_h", "fc2"})
-VOCAB_PARALLEL = frozenset({"embed_tokens", "wte", "embed_in", "lm_head"})
+ROW_PARALLEL = frozenset({"o_proj", "out_proj", "dense", "c_proj", "down_proj", "dense_4h_to_h", "fc2"})
+VOCAB_PARALLEL = frozenset({"embed_tokens", "wte", "embed_in", "word_embeddings", "lm_head"})
 KV_PROJECTIONS = frozenset({"k_proj", "v_proj"})
 
 

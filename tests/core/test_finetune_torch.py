@@ -37,7 +37,7 @@ from tests.core.test_model_tensors_torch import (  # noqa: E402
 )
 
 pytestmark = pytest.mark.torch
-ATTENTION_MODULES = ("self_attn", "attn", "attention")  # what each family names its attention module
+ATTENTION_MODULES = ("self_attn", "attn", "attention", "self_attention")  # each family's attention module
 
 
 def _attention_linears(model) -> list[str]:

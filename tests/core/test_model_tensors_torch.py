@@ -87,7 +87,60 @@ SMALL: dict[str, dict[str, Any]] = {
     },
     # V3's: a query latent, biased latent projections, grouped routing.
     "deepseek_v3": {**LATENT, "q_lora_rank": 28, "n_group": 2, "topk_group": 1, "attention_bias": True},
+    # Falcon-40B's layout: the new decoder, grouped KV heads, ln_attn and ln_mlp; biases and ALiBi on.
+    "falcon": {
+        "hidden_size": 48,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_kv_heads": 2,
+        "ffn_hidden_size": 80,
+        "vocab_size": 101,
+        "new_decoder_architecture": True,
+        "bias": True,
+        "alibi": True,
+    },
+    "starcoder2": {"use_bias": True},
+    "bloom": {"hidden_size": 48, "n_layer": 2, "n_head": 4, "vocab_size": 101},
+    "opt": {
+        "hidden_size": 48,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "ffn_dim": 80,
+        "vocab_size": 101,
+        "max_position_embeddings": 40,
+        "word_embed_proj_dim": 32,
+    },
+    "gpt_bigcode": {
+        "n_embd": 48,
+        "n_layer": 2,
+        "n_head": 4,
+        "n_inner": 80,
+        "n_positions": 40,
+        "vocab_size": 101,
+    },
 }
+# The other layouts of families with switches: Falcon-7B (old decoder, one norm, multi-query), the
+# sequential Falcon (Falcon-RW: parallel_attn false, a KV head a head, ALiBi), OPT-350m's post-norm blocks
+# without a final norm, OPT without norm weights or biases, and GPT-BigCode with a KV head a head.
+VARIANTS: list[tuple[str, dict[str, Any]]] = [
+    ("falcon", {"new_decoder_architecture": False, "bias": False, "alibi": False, "num_kv_heads": None}),
+    (
+        "falcon",
+        {
+            "new_decoder_architecture": False,
+            "multi_query": False,
+            "parallel_attn": False,
+            "num_kv_heads": None,
+        },
+    ),
+    ("opt", {"do_layer_norm_before": False, "tie_word_embeddings": False}),
+    ("opt", {"layer_norm_elementwise_affine": False, "enable_bias": False, "word_embed_proj_dim": 48}),
+    ("opt", {"_remove_final_layer_norm": True}),
+    ("gpt_bigcode", {"multi_query": False, "tie_word_embeddings": False}),
+]
+OWN_NAMES = ("gpt2", "gpt_neox", "falcon", "bloom", "opt", "gpt_bigcode")  # families whose SMALL is complete
+# Underscored fields are our own (_preset) except those transformers reads.
+READ_PRIVATE_FIELDS = ("_remove_final_layer_norm",)
 LLAMA_STYLE = {
     "hidden_size": 48,
     "num_hidden_layers": 2,
@@ -101,13 +154,13 @@ NO_SPECIAL_TOKENS = {"pad_token_id": None, "bos_token_id": None, "eos_token_id":
 
 def small_config(model_type: str) -> dict:
     """A small config of `model_type`, as its config.json would hold it."""
-    base: dict = {} if model_type in ("gpt2", "gpt_neox") else LLAMA_STYLE
+    base: dict = {} if model_type in OWN_NAMES else LLAMA_STYLE
     return {"model_type": model_type, **base, **SMALL[model_type]}
 
 
 def hf_model(config: dict):
     """The transformers model for `config`, built on the meta device (shapes only, no memory)."""
-    fields = {k: v for k, v in config.items() if not k.startswith("_")}
+    fields = {k: v for k, v in config.items() if not k.startswith("_") or k in READ_PRIVATE_FIELDS}
     hf_config = transformers.AutoConfig.for_model(**{**fields, **NO_SPECIAL_TOKENS})
     with torch.device("meta"):
         return transformers.AutoModelForCausalLM.from_config(hf_config)
@@ -133,6 +186,19 @@ def test_each_family_lists_the_tensors_transformers_builds(model_type):
     assert parameter_count(parse_config(config)) == sum(p.numel() for p in model.parameters())
 
 
+def variant_config(model_type: str, changes: dict[str, Any]) -> dict:
+    """The small config of `model_type` with `changes`: another layout of the same family."""
+    return {**small_config(model_type), **changes}
+
+
+@pytest.mark.parametrize(("model_type", "changes"), VARIANTS)
+def test_each_layout_of_a_family_lists_the_tensors_transformers_builds(model_type, changes):
+    config = variant_config(model_type, changes)
+    model = hf_model(config)
+    assert ours(config) == hf_tensors(model)
+    assert parameter_count(parse_config(config)) == sum(p.numel() for p in model.parameters())
+
+
 # Presets small enough to build at full size quickly; every preset is checked against its
 # published count when it loads (tests/core/test_models.py).
 FULL_SIZE = (
@@ -144,6 +210,11 @@ FULL_SIZE = (
     "olmo-1b-hf.json",
     "olmoe-1b-7b-0924.json",
     "deepseek-v2-lite.json",
+    "falcon-rw-1b.json",
+    "starcoder2-3b.json",
+    "bloom-560m.json",
+    "opt-125m.json",
+    "starcoderbase-1b.json",
 )
 
 
@@ -208,6 +279,90 @@ def _deepseek(draw, config: dict) -> dict:
     }
 
 
+def _heads(draw) -> tuple[int, int]:
+    """Heads and a hidden size they split (head widths even, as rotary embeddings need)."""
+    heads = draw(st.integers(1, 4))
+    return heads, heads * draw(st.integers(1, 6)) * 2
+
+
+def _falcon(draw) -> dict:
+    new = draw(st.booleans())
+    kv_heads = draw(st.integers(1, 3))
+    heads = kv_heads * draw(st.integers(1, 3)) if new else draw(st.integers(1, 4))
+    parallel = True if new else draw(st.booleans())
+    return {
+        "hidden_size": heads * draw(st.integers(1, 6)) * 2,
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "num_attention_heads": heads,
+        "num_kv_heads": kv_heads if new else None,
+        "ffn_hidden_size": draw(st.none() | st.integers(1, 40)),
+        "vocab_size": draw(st.integers(1, 60)),
+        "new_decoder_architecture": new,
+        "multi_query": draw(st.booleans()),
+        "parallel_attn": parallel,
+        "num_ln_in_parallel_attn": draw(st.sampled_from((None, 1, 2))) if new else None,
+        "bias": draw(st.booleans()),
+        "alibi": draw(st.booleans()),
+        "tie_word_embeddings": draw(st.booleans()),
+    }
+
+
+def _starcoder2(draw) -> dict:
+    return {**_llama_style(draw, head_dim=True), "use_bias": draw(st.booleans())}
+
+
+def _bloom(draw) -> dict:
+    heads, hidden = _heads(draw)
+    return {
+        "hidden_size": hidden,
+        "n_layer": draw(st.integers(1, 3)),
+        "n_head": heads,
+        "vocab_size": draw(st.integers(1, 60)),
+        "tie_word_embeddings": draw(st.booleans()),
+    }
+
+
+def _opt(draw) -> dict:
+    heads, hidden = _heads(draw)
+    return {
+        "hidden_size": hidden,
+        "num_hidden_layers": draw(st.integers(1, 3)),
+        "num_attention_heads": heads,
+        "ffn_dim": draw(st.integers(1, 40)),
+        "vocab_size": draw(st.integers(1, 60)),
+        "max_position_embeddings": draw(st.integers(1, 64)),
+        "word_embed_proj_dim": draw(st.none() | st.integers(1, 24)),
+        "do_layer_norm_before": draw(st.booleans()),
+        "_remove_final_layer_norm": draw(st.booleans()),
+        "enable_bias": draw(st.booleans()),
+        "layer_norm_elementwise_affine": draw(st.booleans()),
+        "tie_word_embeddings": draw(st.booleans()),
+    }
+
+
+def _gpt_bigcode(draw) -> dict:
+    heads, hidden = _heads(draw)
+    return {
+        "n_embd": hidden,
+        "n_layer": draw(st.integers(1, 3)),
+        "n_head": heads,
+        "n_inner": draw(st.none() | st.integers(1, 40)),
+        "n_positions": draw(st.integers(1, 64)),
+        "vocab_size": draw(st.integers(1, 60)),
+        "multi_query": draw(st.booleans()),
+        "tie_word_embeddings": draw(st.booleans()),
+    }
+
+
+OWN_RANDOM = {
+    "falcon": _falcon,
+    "starcoder2": _starcoder2,
+    "bloom": _bloom,
+    "opt": _opt,
+    "gpt_bigcode": _gpt_bigcode,
+}
+
+
 @st.composite
 def random_configs(draw, model_type: str) -> dict:
     """A random valid config of `model_type`: small sizes, every option the family reads."""
@@ -223,6 +378,8 @@ def random_configs(draw, model_type: str) -> dict:
             "vocab_size": draw(st.integers(1, 60)),
             "tie_word_embeddings": draw(st.booleans()),
         }
+    if model_type in OWN_RANDOM:
+        return {"model_type": model_type, **OWN_RANDOM[model_type](draw)}
     config = {"model_type": model_type, **_llama_style(draw, head_dim=model_type not in NO_HEAD_DIM)}
     for flag in FLAGS.get(model_type, ("attention_bias",)):
         config[flag] = draw(st.booleans())

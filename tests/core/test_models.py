@@ -26,9 +26,10 @@ from core.models import (
 )
 
 # Published counts of the released weights (each file's _preset.source says where): keras-hub's
-# preset metadata (GPT-2, Llama-2-7B, Llama-3-8B, Mistral-7B, Mixtral, Gemma 1/2/3, Phi-3), the
-# Pythia suite's table, and the Hugging Face Hub's safetensors totals for the others (OLMo-1B, OLMoE and
-# DeepSeek-V2-Lite as public tools that read those safetensors report them).
+# preset metadata (GPT-2, Llama-2-7B, Llama-3-8B, Mistral-7B, Mixtral, Gemma 1/2/3, Phi-3, Falcon-RW,
+# BLOOM; OPT's plus the 2 position rows transformers adds), the Pythia suite's table, and the Hugging Face
+# Hub's safetensors totals for the others (OLMo-1B, OLMoE and DeepSeek-V2-Lite as public tools that read
+# those safetensors report them); StarCoder2-3B's is transformers' own sum (no published total).
 PUBLISHED = {
     "GPT-2 small": 124_439_808,
     "GPT-2 medium": 354_823_168,
@@ -60,6 +61,11 @@ PUBLISHED = {
     "OLMo-1B": 1_176_764_416,
     "OLMoE-1B-7B": 6_919_161_856,
     "DeepSeek-V2-Lite": 15_706_484_224,
+    "Falcon-RW-1B": 1_311_625_216,
+    "StarCoder2-3B": 3_030_371_328,
+    "BLOOM-560M": 559_214_592,
+    "OPT-125M": 125_239_296,
+    "StarCoderBase-1B": 1_137_207_296,
 }
 
 LLAMA_2_7B = json.loads((DATA_DIR / "models" / "llama-2-7b.json").read_text())
@@ -165,10 +171,10 @@ def test_norms_per_block_counts_the_blocks_own_norms(name):
     block = [
         t for t in model_tensors(spec) if ".0." in t.name and t.part == "norms" and t.name.endswith("weight")
     ]
-    if spec.norm == "layernorm_plain":  # OLMo's LayerNorms hold no weight: the block lists none
+    if spec.norm in ("layernorm_plain", "layernorm_no_affine"):  # these LayerNorms hold no weight
         assert block == []
         return
-    own = [t for t in block if "self_attn" not in t.name and "attn." not in t.name]
+    own = [t for t in block if "self_attn." not in t.name and "attn." not in t.name]  # QK-norms sit inside
     latent = [t for t in block if "_a_layernorm" in t.name]  # DeepSeek's latent norms, inside attention
     assert len(own) == spec.norms_per_block
     assert len(block) - len(own) - len(latent) == (0 if spec.qk_norm == "none" else 2)
