@@ -91,6 +91,19 @@ def _gemma_norm_weight_bytes(setup: StepSetup) -> float:
     return float(FP32 * (m.norms_per_block * m.hidden + qk))
 
 
+def _eager_kv_width(setup: StepSetup) -> int:
+    """The width per token at which eager attention's matmuls keep K and V. `repeat_kv` expands grouped KV
+    heads to every head and reshapes: a copy at the query width, except with one KV head, where the
+    reshape is a view. `torch.matmul` then reshapes its 4-D operands to the 3-D ones `bmm` saves; that
+    merges batch and heads, which the view's zero head stride allows only when the batch is 1, so with
+    one KV head matmul keeps a query-width copy, or at batch 1 a view of K and V at their own width.
+    (matmul is the same composite on every device, so CUDA keeps what the CPU keeps.)"""
+    m = setup.model
+    if m.kv_heads == m.heads or (m.kv_heads == 1 and setup.batch == 1):
+        return m.kv_width
+    return m.q_width
+
+
 def _attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
     """Per token: (Q, K, V and output kept, scores kept, projection inputs kept or cast)."""
     m, compute = setup.model, setup.convention.compute
@@ -107,10 +120,9 @@ def _attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
         lse = LSE_BYTES * heads
         kept = w * (3 * q if gpt2 else q + 2 * kv) + w * q + lse
         return kept, 0.0, inputs
-    # Eager: matmul keeps contiguous Q, K, V (GPT-2 copies its views; grouped KV heads are repeated), and
-    # the output is transposed into a contiguous copy for the output projection.
-    kv_kept = q if (gpt2 or m.kv_heads < m.heads) else kv
-    kept = w * (q + 2 * kv_kept) + w * q
+    # Eager: matmul keeps Q, K and V (a copy or a view of the same size; K and V as `_eager_kv_width`
+    # says), and the output is transposed into a contiguous copy for the output projection.
+    kept = w * (q + 2 * _eager_kv_width(setup)) + w * q
     # The softmax output (FP32 under autocast, and always in Llama's code), then the copy the next matmul
     # reads: a BF16 cast, or with dropout its 1-byte mask and output.
     softmax = FP32 if (compute == "amp" or not gpt2) else w
@@ -193,6 +205,15 @@ def _gemma_outside_bytes(setup: StepSetup) -> float:
     return float(FP32 * setup.model.hidden + embedding)
 
 
+def token_id_bytes(setup: StepSetup) -> int:
+    """The int64 ids kept outside the blocks: the embedding's token ids, and the labels the loss keeps.
+    `ForCausalLMLoss` pads the labels by one ignored position and makes `labels[..., 1:]` contiguous: a
+    copy of batch × seq ids, but at batch 1 the slice is contiguous already, so the padded row
+    (seq + 1 ids) is what stays."""
+    labels = setup.seq_len + 1 if setup.batch == 1 else setup.tokens
+    return ID_BYTES * (setup.tokens + labels)
+
+
 def hf_count(setup: StepSetup) -> ActivationCount:
     """What Hugging Face's code keeps and briefly holds in one step of `setup`, by kind (bytes)."""
     m, c = setup.model, setup.convention
@@ -218,7 +239,7 @@ def hf_count(setup: StepSetup) -> ActivationCount:
     position_ids = ID_BYTES * setup.seq_len if m.positions else 0
     outside = {
         "loss": float(tokens * (FP32 + _logit_softcap_bytes(setup)) * m.vocab),
-        "other": float(tokens * (_norm_bytes(setup) + head_input + embedding_mask + 2 * ID_BYTES))
+        "other": float(tokens * (_norm_bytes(setup) + head_input + embedding_mask) + token_id_bytes(setup))
         + _gemma_outside_bytes(setup)
         + position_ids,
         "weight_copies": 2.0 * m.vocab * m.hidden if c.compute == "amp" else 0.0,
