@@ -19,13 +19,15 @@ r the bytes of the residual stream (FP32 under autocast, where the embeddings st
 - SwiGLU keeps the gate output, its SiLU, the up projection and their product.
 - SDPA on a CUDA GPU runs a flash kernel (BF16) or the memory-efficient kernel (FP32) that keep Q, K,
   V, the output and a log-sum-exp per head; grouped KV heads in FP32 fall back to the math kernel,
-  which keeps the FP32 score matrix. Eager attention keeps the softmax (FP32 under autocast and in
+  which keeps the FP32 score matrix. Eager attention keeps Q, K and V, grouped KV heads repeated to every
+  head (one KV head at batch 1 stays a view at its own width), the softmax (FP32 under autocast and in
   Llama's code) and the copy the next matmul reads; GPT-2 adds dropout's 1-byte mask and output, Gemma 2
   the tanh of its soft-capped scores (SDPA is never given the cap). Sliding-window layers (Gemma 2, 3)
   under SDPA, once the sequence reaches the window, keep their mask and K, V repeated to every head.
 - The loss upcasts the logits to FP32 and keeps their log-softmax (4 bytes per vocabulary entry per
-  token); backward starts with two more tensors of that size. Gemma 2's final soft-capping keeps the
-  tanh of the logits besides, in the logits' dtype.
+  token); backward starts with two more tensors of that size. It keeps the shifted labels (at batch 1 the
+  row padded by one). Gemma 2's final soft-capping keeps the tanh of the logits besides, in the logits'
+  dtype.
 """
 
 from __future__ import annotations
