@@ -24,10 +24,10 @@ r the bytes of the residual stream (FP32 under autocast, where the embeddings st
   Llama's code) and the copy the next matmul reads; GPT-2 adds dropout's 1-byte mask and output, Gemma 2
   the tanh of its soft-capped scores (SDPA is never given the cap). Sliding-window layers (Gemma 2, 3)
   under SDPA, once the sequence reaches the window, keep their mask and K, V repeated to every head.
+- Outside the blocks: the token ids, and the labels the loss shifts (at batch 1 their row padded by one).
 - The loss upcasts the logits to FP32 and keeps their log-softmax (4 bytes per vocabulary entry per
-  token); backward starts with two more tensors of that size. It keeps the shifted labels (at batch 1 the
-  row padded by one). Gemma 2's final soft-capping keeps the tanh of the logits besides, in the logits'
-  dtype.
+  token); backward starts with two more tensors of that size. Gemma 2's final soft-capping keeps the
+  tanh of the logits besides, in the logits' dtype.
 """
 
 from __future__ import annotations
