@@ -19,10 +19,12 @@ r the bytes of the residual stream (FP32 under autocast, where the embeddings st
 - SwiGLU keeps the gate output, its SiLU, the up projection and their product.
 - SDPA on a CUDA GPU runs a flash kernel (BF16) or the memory-efficient kernel (FP32) that keep Q, K,
   V, the output and a log-sum-exp per head; grouped KV heads in FP32 fall back to the math kernel,
-  which keeps the FP32 score matrix. Eager attention keeps the softmax (FP32 under autocast and in
+  which keeps the FP32 score matrix. Eager attention keeps Q, K and V, grouped KV heads repeated to every
+  head (one KV head at batch 1 stays a view at its own width), the softmax (FP32 under autocast and in
   Llama's code) and the copy the next matmul reads; GPT-2 adds dropout's 1-byte mask and output, Gemma 2
   the tanh of its soft-capped scores (SDPA is never given the cap). Sliding-window layers (Gemma 2, 3)
   under SDPA, once the sequence reaches the window, keep their mask and K, V repeated to every head.
+- Outside the blocks: the token ids, and the labels the loss shifts (at batch 1 their row padded by one).
 - The loss upcasts the logits to FP32 and keeps their log-softmax (4 bytes per vocabulary entry per
   token); backward starts with two more tensors of that size. Gemma 2's final soft-capping keeps the
   tanh of the logits besides, in the logits' dtype.
@@ -111,6 +113,19 @@ def _gemma_norm_weight_bytes(setup: StepSetup) -> float:
     return float(FP32 * (m.norms_per_block * m.hidden + qk))
 
 
+def _eager_kv_width(setup: StepSetup) -> int:
+    """The width per token at which eager attention's matmuls keep K and V. `repeat_kv` expands grouped KV
+    heads to every head and reshapes: a copy at the query width, except with one KV head, where the
+    reshape is a view. `torch.matmul` then reshapes its 4-D operands to the 3-D ones `bmm` saves; that
+    merges batch and heads, which the view's zero head stride allows only when the batch is 1, so with
+    one KV head matmul keeps a query-width copy, or at batch 1 a view of K and V at their own width.
+    (matmul is the same composite on every device, so CUDA keeps what the CPU keeps.)"""
+    m = setup.model
+    if m.kv_heads == m.heads or (m.kv_heads == 1 and setup.batch == 1):
+        return m.kv_width
+    return m.q_width
+
+
 def _attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
     """Per token: (Q, K, V and output kept, scores kept, projection inputs kept or cast)."""
     m, compute = setup.model, setup.convention.compute
@@ -127,10 +142,9 @@ def _attention_bytes(setup: StepSetup) -> tuple[float, float, float]:
         lse = LSE_BYTES * heads
         kept = w * (3 * q if gpt2 else q + 2 * kv) + w * q + lse
         return kept, 0.0, inputs
-    # Eager: matmul keeps contiguous Q, K, V (GPT-2 copies its views; grouped KV heads are repeated), and
-    # the output is transposed into a contiguous copy for the output projection.
-    kv_kept = q if (gpt2 or m.kv_heads < m.heads) else kv
-    kept = w * (q + 2 * kv_kept) + w * q
+    # Eager: matmul keeps Q, K and V (a copy or a view of the same size; K and V as `_eager_kv_width`
+    # says), and the output is transposed into a contiguous copy for the output projection.
+    kept = w * (q + 2 * _eager_kv_width(setup)) + w * q
     # The softmax output (FP32 under autocast, and always in Llama's code), then the copy the next matmul
     # reads: a BF16 cast, or with dropout its 1-byte mask and output.
     softmax = FP32 if (compute == "amp" or not gpt2) else w
@@ -387,6 +401,15 @@ def _own_masks(setup: StepSetup) -> tuple[float, float]:
     return 0.0, 0.0
 
 
+def token_id_bytes(setup: StepSetup) -> int:
+    """The int64 ids kept outside the blocks: the embedding's token ids, and the labels the loss keeps.
+    `ForCausalLMLoss` pads the labels by one ignored position and makes `labels[..., 1:]` contiguous: a
+    copy of batch × seq ids, but at batch 1 the slice is contiguous already, so the padded row
+    (seq + 1 ids) is what stays."""
+    labels = setup.seq_len + 1 if setup.batch == 1 else setup.tokens
+    return ID_BYTES * (setup.tokens + labels)
+
+
 def hf_count(setup: StepSetup) -> ActivationCount:
     """What Hugging Face's code keeps and briefly holds in one step of `setup`, by kind (bytes)."""
     m, c = setup.model, setup.convention
@@ -421,7 +444,7 @@ def hf_count(setup: StepSetup) -> ActivationCount:
     held_mask, kept_mask = _own_masks(setup) if own else (0.0, 0.0)
     outside = {
         "loss": float(tokens * (FP32 + _logit_softcap_bytes(setup)) * m.vocab),
-        "other": float(tokens * (final_norm + head_input + embedding_mask + 2 * ID_BYTES))
+        "other": float(tokens * (final_norm + head_input + embedding_mask) + token_id_bytes(setup))
         + _gemma_outside_bytes(setup)
         + position_ids
         + _own_outside(setup),

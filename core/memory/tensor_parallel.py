@@ -23,7 +23,7 @@ s·b·h·(34/t + 5·a·s/(h·t)) bytes. The exceptions are counted as they are:
 from __future__ import annotations
 
 from core.memory.count import ActivationCount
-from core.memory.hf_stack import ID_BYTES, sdpa_kernel
+from core.memory.hf_stack import sdpa_kernel, token_id_bytes
 from core.memory.settings import COMPUTE_BYTES
 from core.memory.setup import StepSetup
 from core.memory.sharding import block_of
@@ -64,7 +64,7 @@ def _outside(count: ActivationCount, setup: StepSetup) -> dict[str, float]:
     sequence-split but for the token ids and labels, which every GPU keeps whole."""
     m, t = setup.model, setup.training.tensor_parallel
     vocab_share = vocab_rows(m.vocab, t) / m.vocab
-    ids = float(setup.tokens * 2 * ID_BYTES) if setup.stack == "hf" else 0.0
+    ids = float(token_id_bytes(setup)) if setup.stack == "hf" else 0.0
     per_kind = {
         "loss": lambda kept: kept * vocab_share,
         "weight_copies": lambda kept: kept * vocab_share,

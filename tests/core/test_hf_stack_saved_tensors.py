@@ -1,5 +1,9 @@
 """hf_count against what autograd really keeps: transformers 5.17 models built from real configs at their
-real widths (two blocks, a 512-entry vocabulary), measured block by block with saved-tensor hooks on the CPU.
+real widths (two blocks, a 512-entry vocabulary) as tools/measure_gpu.py builds them (`use_cache = False`),
+measured block by block with saved-tensor hooks on the CPU, at batch 2 and at batch 1 (where some reshapes
+are views that are copies at larger batches), both at sequences that are not powers of two. The weights
+are zeros: what autograd keeps depends on shapes, not values, and transformers' random init of these
+widths would take most of the test's time.
 
 Only runs where the CPU keeps what a CUDA GPU keeps are compared. Eager attention is plain PyTorch on
 both. With SDPA in BF16 and no mask, CUDA's flash kernel and the CPU's flash kernel both keep Q, K, V,
@@ -35,11 +39,17 @@ from core.model_config import parse_config
 torch = pytest.importorskip("torch", reason="PyTorch is a test-only dependency (requirements-torch.txt).")
 transformers = pytest.importorskip("transformers", reason="transformers is a test-only dependency.")
 
+from transformers.initialization import no_init_weights  # noqa: E402 (after the transformers skip)
+
 from tests.harness.saved_tensors import OUTSIDE, saved_bytes  # noqa: E402 (after the torch skip)
+from tools.finetune_model import hf_config  # noqa: E402 (imports torch)
 
 pytestmark = pytest.mark.torch
 
-BATCH, SEQ, VOCAB, LAYERS = 2, 16, 512, 2
+VOCAB, LAYERS = 512, 2
+# (batch, sequence): the same 24 tokens as two sequences and as one
+SHAPES = [(2, 12), (1, 24)]
+SHAPE_IDS = [f"b{batch}s{seq}" for batch, seq in SHAPES]
 LOSS_SCALAR_BYTES = 4  # the FP32 count of labels the loss divides by
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "amp": torch.float32}  # amp: FP32 model, autocast
 
@@ -74,14 +84,16 @@ def _config(file_name: str, **change: object) -> dict[str, object]:
     return {**raw, "num_hidden_layers": LAYERS, "n_layer": LAYERS, "vocab_size": VOCAB, **change}
 
 
-def _measure(raw: dict[str, object], precision: str, attention: str):
-    config = transformers.AutoConfig.for_model(**raw)
+def _measure(raw: dict[str, object], precision: str, attention: str, batch: int, seq: int):
     torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(
-        config, dtype=DTYPES[precision], attn_implementation=attention
-    )
+    with no_init_weights():
+        model = transformers.AutoModelForCausalLM.from_config(
+            hf_config(raw), dtype=DTYPES[precision], attn_implementation=attention
+        )
+    for parameter in model.parameters():
+        parameter.detach().zero_()
     model.train()
-    ids = torch.randint(0, VOCAB, (BATCH, SEQ))
+    ids = torch.randint(0, VOCAB, (batch, seq))
     body = model.model if hasattr(model, "model") else model.transformer
     blocks = body.layers if hasattr(body, "layers") else body.h
 
@@ -92,15 +104,15 @@ def _measure(raw: dict[str, object], precision: str, attention: str):
     return saved_bytes(model, blocks, loss)
 
 
-def _rope_table_bytes(raw: dict[str, object], precision: str) -> int:
+def _rope_table_bytes(raw: dict[str, object], precision: str, seq: int) -> int:
     """cos and sin, one position row per token of the sequence (position ids have batch 1)."""
     if raw["model_type"] == "gpt2":
         return 0
     head_dim = int(raw.get("head_dim") or raw["hidden_size"] // raw["num_attention_heads"])  # type: ignore[operator]
-    return 2 * SEQ * head_dim * DTYPES[precision].itemsize
+    return 2 * seq * head_dim * DTYPES[precision].itemsize
 
 
-def _cpu_extra_bytes(raw: dict[str, object], precision: str, *, block: bool) -> int:
+def _cpu_extra_bytes(raw: dict[str, object], precision: str, batch: int, seq: int, *, block: bool) -> int:
     """What the CPU keeps beyond CUDA, per block (`block`) or outside the blocks: GPT-2's dropout noise in
     its input's dtype rather than 1-byte masks, and in BF16 two-byte LayerNorm statistics (mean, 1/σ)."""
     if raw["model_type"] != "gpt2":
@@ -109,9 +121,9 @@ def _cpu_extra_bytes(raw: dict[str, object], precision: str, *, block: bool) -> 
     hidden, heads = int(raw["n_embd"]), int(raw["n_head"])  # type: ignore[call-overload]
     # per token: a block drops out the attention output, the MLP output and every score; the
     # embeddings drop out once. Each block has two LayerNorms, the model one more.
-    dropped = 2 * hidden + heads * SEQ if block else hidden
+    dropped = 2 * hidden + heads * seq if block else hidden
     stats_bytes = 2 * (4 - size) * (2 if block else 1) if precision == "bf16" else 0
-    return BATCH * SEQ * ((size - 1) * dropped - stats_bytes)
+    return batch * seq * ((size - 1) * dropped - stats_bytes)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -122,58 +134,65 @@ def _one_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.mark.parametrize(("batch", "seq"), SHAPES, ids=SHAPE_IDS)
 @pytest.mark.parametrize(("file_name", "precision", "attention"), RUNS, ids=["-".join(run) for run in RUNS])
-def test_the_count_is_what_autograd_keeps(file_name: str, precision: str, attention: str) -> None:
+def test_the_count_is_what_autograd_keeps(
+    file_name: str, precision: str, attention: str, batch: int, seq: int
+) -> None:
     raw = _config(file_name)
     spec = parse_config(raw, name=file_name)
     count = hf_count(
-        StepSetup(model=spec, batch=BATCH, seq_len=SEQ, precision=precision, attention=attention)
+        StepSetup(model=spec, batch=batch, seq_len=seq, precision=precision, attention=attention)
     )
-    measured = _measure(raw, precision, attention)
-    block = count.block_bytes + _cpu_extra_bytes(raw, precision, block=True)
-    outside = count.outside_bytes + _cpu_extra_bytes(raw, precision, block=False)
+    measured = _measure(raw, precision, attention, batch, seq)
+    block = count.block_bytes + _cpu_extra_bytes(raw, precision, batch, seq, block=True)
+    outside = count.outside_bytes + _cpu_extra_bytes(raw, precision, batch, seq, block=False)
     assert measured.block_bytes(1) == block
-    assert measured.block_bytes(0) == block + _rope_table_bytes(raw, precision)
+    assert measured.block_bytes(0) == block + _rope_table_bytes(raw, precision, seq)
     assert measured.block_bytes(OUTSIDE) == outside + LOSS_SCALAR_BYTES
 
 
+@pytest.mark.parametrize(("batch", "seq"), SHAPES, ids=SHAPE_IDS)
 @pytest.mark.parametrize("file_name", ["gemma-2-2b", "gemma-3-1b-pt"])
 @pytest.mark.parametrize("attention", ["sdpa", "eager"])
-def test_sliding_window_layers_keep_their_mask_and_repeated_heads(file_name: str, attention: str) -> None:
+def test_sliding_window_layers_keep_their_mask_and_repeated_heads(
+    file_name: str, attention: str, batch: int, seq: int
+) -> None:
     # A window shorter than the sequence makes transformers build the mask. Under SDPA, Gemma 2's first
     # layer slides and its second does not, and it has 4 KV heads (repeated: copied); both of Gemma 3's
     # layers slide, and its one KV head repeats as a view. The count spreads the sliding layers' share
     # over every block. Eager attention adds the mask to the scores and keeps nothing more.
-    raw = _config(file_name, sliding_window=SEQ // 2)
+    raw = _config(file_name, sliding_window=seq // 2)
     spec = parse_config(raw, name=file_name)
-    setup = StepSetup(model=spec, batch=BATCH, seq_len=SEQ, precision="bf16", attention=attention)
+    setup = StepSetup(model=spec, batch=batch, seq_len=seq, precision="bf16", attention=attention)
     count, causal = hf_count(setup), hf_count(replace(setup, model=replace(spec, sliding_layers=0)))
     assert (count.block_bytes > causal.block_bytes) == (attention == "sdpa")
-    measured = _measure(raw, "bf16", attention)
+    measured = _measure(raw, "bf16", attention, batch, seq)
     blocks = sum(measured.block_bytes(block) for block in range(LAYERS))
-    assert blocks == LAYERS * count.block_bytes + _rope_table_bytes(raw, "bf16")
+    assert blocks == LAYERS * count.block_bytes + _rope_table_bytes(raw, "bf16", seq)
     assert measured.block_bytes(OUTSIDE) == count.outside_bytes + LOSS_SCALAR_BYTES
 
 
+@pytest.mark.parametrize(("batch", "seq"), SHAPES, ids=SHAPE_IDS)
 @pytest.mark.parametrize("file_name", ["gemma-2-2b", "gemma-3-1b-pt", "llama-3.2-1b"])
 @pytest.mark.parametrize(("precision", "attention"), [("bf16", "eager"), ("fp32", "eager"), ("bf16", "sdpa")])
 def test_the_masks_held_through_the_forward_are_the_ones_transformers_builds(
-    file_name: str, precision: str, attention: str
+    file_name: str, precision: str, attention: str, batch: int, seq: int
 ) -> None:
     # Gemma 2 and 3 build a causal and a sliding-window mask for every forward (Llama only the causal
     # one): eager ones in the model's dtype; under SDPA none while causal is enough, and a boolean
     # sliding-window mask once the sequence reaches the window.
     from transformers.masking_utils import create_causal_mask, create_sliding_window_causal_mask
 
-    raw = _config(file_name, sliding_window=SEQ // 2)
+    raw = _config(file_name, sliding_window=seq // 2)
     config = transformers.AutoConfig.for_model(**raw)
     config._attn_implementation = attention
     arguments = {
         "config": config,
-        "inputs_embeds": torch.zeros(BATCH, SEQ, 1, dtype=DTYPES[precision]),
+        "inputs_embeds": torch.zeros(batch, seq, 1, dtype=DTYPES[precision]),
         "attention_mask": None,
         "past_key_values": None,
-        "position_ids": torch.arange(SEQ)[None],
+        "position_ids": torch.arange(seq)[None],
     }
     builders = [create_causal_mask]
     if raw["model_type"] != "llama":
@@ -182,8 +201,8 @@ def test_the_masks_held_through_the_forward_are_the_ones_transformers_builds(
     built = sum(mask.untyped_storage().nbytes() for mask in masks if mask is not None)
     setup = StepSetup(
         model=parse_config(raw, name=file_name),
-        batch=BATCH,
-        seq_len=SEQ,
+        batch=batch,
+        seq_len=seq,
         precision=precision,
         attention=attention,
     )

@@ -77,7 +77,10 @@ def saved_bytes(
             result.by_block[block] = result.by_block.get(block, 0) + storage.nbytes()
             kinds = result.dtypes.setdefault(block, {})
             kinds[str(tensor.dtype)] = kinds.get(str(tensor.dtype), 0) + storage.nbytes()
-        return tensor
+        # A detached alias holds the same storage as long as autograd would. Returning `tensor` itself
+        # makes a node that saves its own output hold its grad_fn: a cycle Python's collector cannot see,
+        # which kept every measured graph, and the model's parameters with it, alive.
+        return tensor.detach()
 
     with _running_block(blocks, current), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         loss = run()
