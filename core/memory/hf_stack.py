@@ -184,13 +184,19 @@ def _logit_softcap_bytes(setup: StepSetup) -> int:
     return FP32 if setup.convention.compute == "fp32" else 2
 
 
+def gemma_embedding_scale_bytes(setup: StepSetup) -> int:
+    """Gemma's √hidden scale of its embeddings, cast to the embedding's dtype and kept by the product for
+    the embedding's gradient (the embedding's output itself is not kept); 0 for other families."""
+    if setup.model.model_type not in GEMMA_NORM:
+        return 0
+    return 2 if setup.convention.compute == "bf16" else FP32
+
+
 def _gemma_outside_bytes(setup: StepSetup) -> float:
-    """Gemma's final norm's FP32 `1 + weight`, and the √hidden scale of its embeddings, cast to the
-    embedding's dtype and kept by the product (the embedding's output itself is not kept)."""
+    """Gemma's final norm's FP32 `1 + weight`, and the scale of its embeddings."""
     if setup.model.model_type not in GEMMA_NORM:
         return 0.0
-    embedding = 2 if setup.convention.compute == "bf16" else FP32
-    return float(FP32 * setup.model.hidden + embedding)
+    return float(FP32 * setup.model.hidden + gemma_embedding_scale_bytes(setup))
 
 
 def hf_count(setup: StepSetup) -> ActivationCount:
