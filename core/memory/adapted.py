@@ -334,12 +334,14 @@ def check_counted(setup: StepSetup) -> None:
     amp = setup.convention.compute == "amp"
     require(not (amp and t.method == "qlora"), "QLoRA under autocast is not counted; QLoRA in BF16 is.")
     require(
-        not amp or setup.model.norm == "rmsnorm",
-        "Under autocast, LoRA and frozen blocks are counted for RMSNorm models, not for GPT-2's LayerNorm.",
+        not amp or (setup.model.norm == "rmsnorm" and not setup.model.experts),
+        "Under autocast, LoRA and frozen blocks are counted for dense RMSNorm models, not for GPT-2's "
+        "LayerNorm or a mixture of experts.",
     )
     require(
         not (t.adapted and setup.model.experts),
-        "LoRA and QLoRA on a mixture of experts are not counted by the phase model yet.",
+        "LoRA and QLoRA on a mixture of experts are not counted yet: the phase model counts a routed "
+        "MoE block as one dense MLP, and peft's LoRA on fused experts keeps a merged copy of their weights.",
     )
 
 

@@ -281,3 +281,25 @@ def test_under_autocast_lora_and_frozen_blocks_peak_below_full(spec, seq, first_
 
     full = peak()
     assert peak(method="lora") < full and peak(freeze_blocks=frozen) < full
+
+
+MIXTRAL = parse_config(read_json("models/mixtral-8x7b-v0.1.json"))
+GPT2 = parse_config(read_json("configs/gpt2-small.json"))
+
+
+@pytest.mark.parametrize(
+    ("model", "precision", "training", "message"),
+    [
+        (LLAMA, "amp", {"method": "qlora"}, "QLoRA under autocast is not counted"),
+        (GPT2, "amp", {"method": "lora"}, "not for GPT-2's LayerNorm or a mixture of experts"),
+        (MIXTRAL, "amp", {"freeze_blocks": 2}, "not for GPT-2's LayerNorm or a mixture of experts"),
+        (MIXTRAL, "bf16", {"method": "lora"}, "LoRA and QLoRA on a mixture of experts are not counted yet"),
+        (MIXTRAL, "bf16", {"method": "qlora", "lora_targets": "all-linear"}, "merged copy of their weights"),
+    ],
+)
+def test_what_is_not_counted_is_refused_in_a_sentence(model, precision, training, message) -> None:
+    setup = StepSetup(
+        model=model, batch=1, seq_len=128, precision=precision, training=TrainingMethod(**training)
+    )
+    with pytest.raises(ValueError, match=message):
+        step_phases(setup)
