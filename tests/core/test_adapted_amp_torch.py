@@ -82,6 +82,7 @@ RUNS = [
     ("llama-3.2-1b", "amp", "sdpa"),
     ("llama-3.2-1b", "amp", "eager"),
     ("qwen3-0.6b", "amp", "eager"),
+    ("qwen2.5-0.5b", "amp", "eager"),  # q, k and v biases: their BF16 copies are kept by nothing
     ("gemma-2-2b", "amp", "eager"),
     ("gemma-2-2b", "bf16", "eager"),  # outside the blocks: a frozen Gemma embedding and final norm
 ]

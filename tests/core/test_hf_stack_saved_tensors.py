@@ -63,6 +63,7 @@ RUNS = [
     ("llama-3.2-1b", "bf16", "sdpa"),
     ("llama-3.2-1b", "fp32", "eager"),
     ("llama-3.2-1b", "amp", "sdpa"),
+    ("qwen2.5-0.5b", "amp", "eager"),  # biased q, k and v: no node keeps a bias's BF16 copy
     ("gpt2", "fp32", "eager"),
     ("gpt2", "bf16", "eager"),
 ]
