@@ -25,7 +25,7 @@ from core.datafiles import read_json  # noqa: E402
 from core.memory.phases import step_inputs  # noqa: E402
 from core.memory.setup import StepSetup, TrainingMethod  # noqa: E402
 from core.model_config import parse_config  # noqa: E402
-from tests.harness.saved_tensors import OUTSIDE, saved_bytes  # noqa: E402
+from tests.harness.saved_tensors import OUTSIDE, one_thread, saved_bytes  # noqa: E402
 
 pytestmark = pytest.mark.torch
 BATCH, SEQ = 2, 16
@@ -44,12 +44,7 @@ def _raw(file_name: str) -> dict:
     return raw
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small tensors; the host is shared
-    yield
-    torch.set_num_threads(threads)
+_one_thread = pytest.fixture(scope="module", autouse=True)(one_thread)
 
 
 def _measure(raw: dict, training: TrainingMethod, precision: str, attention: str):

@@ -35,7 +35,7 @@ from core.model_config import parse_config
 torch = pytest.importorskip("torch", reason="PyTorch is a test-only dependency (requirements-torch.txt).")
 transformers = pytest.importorskip("transformers", reason="transformers is a test-only dependency.")
 
-from tests.harness.saved_tensors import OUTSIDE, saved_bytes  # noqa: E402 (after the torch skip)
+from tests.harness.saved_tensors import OUTSIDE, one_thread, saved_bytes  # noqa: E402 (after the torch skip)
 
 pytestmark = pytest.mark.torch
 
@@ -115,12 +115,7 @@ def _cpu_extra_bytes(raw: dict[str, object], precision: str, *, block: bool) -> 
     return BATCH * SEQ * ((size - 1) * dropped - stats_bytes)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small tensors; the host is shared
-    yield
-    torch.set_num_threads(threads)
+_one_thread = pytest.fixture(scope="module", autouse=True)(one_thread)
 
 
 @pytest.mark.parametrize(("file_name", "precision", "attention"), RUNS, ids=["-".join(run) for run in RUNS])
