@@ -340,8 +340,8 @@ def check_counted(setup: StepSetup) -> None:
     )
     require(
         not (t.adapted and setup.model.experts),
-        "LoRA and QLoRA on a mixture of experts are not counted yet: the phase model counts a routed "
-        "MoE block as one dense MLP, and peft's LoRA on fused experts keeps a merged copy of their weights.",
+        "LoRA and QLoRA on a mixture of experts are not counted yet: what frozen routed experts keep, and "
+        "the merged copy of their weights peft's LoRA keeps, are not in the phase model.",
     )
 
 

@@ -294,7 +294,12 @@ GPT2 = parse_config(read_json("configs/gpt2-small.json"))
         (GPT2, "amp", {"method": "lora"}, "not for GPT-2's LayerNorm or a mixture of experts"),
         (MIXTRAL, "amp", {"freeze_blocks": 2}, "not for GPT-2's LayerNorm or a mixture of experts"),
         (MIXTRAL, "bf16", {"method": "lora"}, "LoRA and QLoRA on a mixture of experts are not counted yet"),
-        (MIXTRAL, "bf16", {"method": "qlora", "lora_targets": "all-linear"}, "merged copy of their weights"),
+        (
+            MIXTRAL,
+            "bf16",
+            {"method": "qlora", "lora_targets": "all-linear"},
+            "the merged copy of their weights",
+        ),
     ],
 )
 def test_what_is_not_counted_is_refused_in_a_sentence(model, precision, training, message) -> None:
