@@ -25,7 +25,8 @@ Every method (full, `--freeze-blocks K`, LoRA, QLoRA) and sharding scheme gets p
 `master_weights` and `optimizer_state`, and each transient has a name of its own
 (`gradient_buckets`, `gathered_block`, `dequantized_weight`, `optimizer_transient`, `workspace`,
 `loss`). Where the phase model does not count a run (tensor parallelism, which `--tensor-parallel`
-passes on; LoRA under autocast or on the fused stack; LoRA on a mixture of experts) the error
+passes on; QLoRA under autocast; LoRA or frozen blocks under autocast on GPT-2 or a mixture of
+experts, or on the fused stack; LoRA on a mixture of experts) the error
 says so and the exit status is 2.
 """
 

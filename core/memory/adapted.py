@@ -28,7 +28,21 @@ only if the gradient that reads it is wanted). So, per token:
   reaches it. Under LoRA the first block's input needs no gradient either, so its first norm keeps
   nothing; the frozen embedding keeps neither its token ids nor (GPT-2) its dropout mask.
 
-Counted for the PyTorch + Hugging Face stack in BF16 or FP32 (not under autocast) for dense models.
+Under autocast (`precision="amp"`: FP32 weights, BF16 matmuls) every linear call casts its input and
+weight to BF16; the cast of a frozen weight is not cached (torch caches casts of leaf tensors that need
+a gradient only), and a node keeps the casts its wanted gradients read:
+
+- A frozen layer keeps no cast of its input, and its weight's BF16 copy only while its input needs a
+  gradient (so LoRA's first block makes its input projections' copies for their matmul and drops them).
+- peft casts nothing for an input projection (the norm output is FP32 already) and lora_A keeps its own
+  BF16 cast (2 bytes per input feature); an output projection's BF16 input becomes peft's FP32 copy,
+  which lora_A casts back to BF16 and keeps (the FP32 copy lives until the layer returns). lora_B keeps
+  lora_A's BF16 output (2 bytes per rank), and both keep their weights' BF16 copies (2 bytes a value;
+  lora_A's only where its input needs a gradient).
+- The block norms' normalised tensors are FP32 (the residual stream is), the QK-norms' BF16.
+
+Counted for the PyTorch + Hugging Face stack in BF16 or FP32, and for LoRA and frozen blocks of RMSNorm
+models under autocast, for dense models.
 """
 
 from __future__ import annotations
@@ -38,13 +52,14 @@ from dataclasses import dataclass, replace
 
 from core.datafiles import require
 from core.memory.count import ActivationCount
-from core.memory.finetune import lora_targets
+from core.memory.finetune import LoraTarget, lora_targets
 from core.memory.hf_stack import (
     FP32,
     GEMMA_NORM,
     ID_BYTES,
     MASK_BYTES,
     STAT_BYTES,
+    gemma_embedding_scale_bytes,
     hf_count,
     normalised_value_bytes,
     qk_rms_norm,
@@ -69,6 +84,8 @@ class Site:
     in_features: int
     output: bool  # the attention's or the MLP's output projection
     part: str  # "attention" or "mlp"
+    weights: int  # values in the layers' weights (autocast keeps a BF16 copy of each it needs)
+    out_features: tuple[int, ...]  # each layer's, in the order of `names`
 
 
 @dataclass(frozen=True)
@@ -106,7 +123,14 @@ def _sites(layer_tensors: list[Tensor]) -> list[Site]:
     for tensor in layer_tensors:
         sites.setdefault((tensor.part, _leaf(tensor.name) in OUTPUT_LEAVES), []).append(tensor)
     return [
-        Site(tuple(t.name for t in group), group[0].features[0], output, part)
+        Site(
+            tuple(t.name for t in group),
+            group[0].features[0],
+            output,
+            part,
+            sum(t.numel for t in group),
+            tuple(t.features[1] for t in group),
+        )
         for (part, output), group in sites.items()
     ]
 
@@ -133,38 +157,88 @@ def _block_training(setup: StepSetup, block: int) -> BlockTraining:
     return BlockTraining(weights_train=block >= k, adapters={}, input_grad=k == 0 or block > k)
 
 
+def _residual_bytes(setup: StepSetup) -> int:
+    """Bytes of a value of the residual stream: FP32 in FP32 and under autocast, BF16 in BF16."""
+    return FP32 if setup.convention.compute in ("fp32", "amp") else BF16_BYTES
+
+
 def _norm_drop(setup: StepSetup, training: BlockTraining) -> float:
     """Per token: what the block's norms stop keeping (Gemma's four; Qwen3's and Gemma 3's QK-norms)."""
     m = setup.model
     if m.norm != "rmsnorm":  # LayerNorm keeps everything unless nothing in it needs a gradient
-        residual = FP32 if setup.convention.compute == "fp32" else BF16_BYTES
         nothing = not training.weights_train and not training.input_grad
-        return residual * m.hidden + 2 * STAT_BYTES if nothing else 0.0
+        return _residual_bytes(setup) * m.hidden + 2 * STAT_BYTES if nothing else 0.0
     # The first norm's FP32 input and 1/rms are kept for the block input's gradient only; every other
     # norm reads a tensor that depends on something trained.
     upcast = FP32 * m.hidden + STAT_BYTES
     # The normalised tensor (FP32 in Gemma's code) is kept for the weight's gradient only; Gemma's FP32
-    # `1 + weight` stays, kept for the input's gradient.
-    value = normalised_value_bytes(setup, COMPUTE_BYTES[setup.convention.compute])
+    # `1 + weight` stays, kept for the input's gradient. A block norm's is in the residual's dtype, a
+    # QK-norm's in the projection output's (BF16 under autocast).
+    block_value = normalised_value_bytes(setup, _residual_bytes(setup))
+    qk_value = normalised_value_bytes(setup, COMPUTE_BYTES[setup.convention.compute])
     qk_width = m.q_width + m.kv_width if qk_rms_norm(m) else 0
-    normalised = value * (m.norms_per_block * m.hidden + qk_width)
+    normalised = block_value * m.norms_per_block * m.hidden + qk_value * qk_width
     drop = 0.0 if training.input_grad else upcast
     return drop + (0.0 if training.weights_train else normalised)
 
 
-def _site_bytes(setup: StepSetup, site: Site, training: BlockTraining) -> tuple[float, float]:
-    """Per token: (the site's input no longer kept, what its adapters keep)."""
-    fp32 = setup.convention.compute == "fp32"
-    adapted = [name for name in site.names if name in training.adapters]
-    adapters = sum(
-        (0 if fp32 else ADAPTER_BYTES * site.in_features) + ADAPTER_BYTES * training.adapters[name]
-        for name in adapted
-    )
+@dataclass(frozen=True)
+class SiteChange:
+    """What one site keeps less (or more) than full training: per token, and autocast's weight copies."""
+
+    kind: str  # the kind its input was counted under
+    dropped: float  # per token: its input, no longer kept
+    adapters: float  # per token: what its adapters keep
+    weight_copies: float  # the whole batch: autocast's BF16 weight copies kept, less (or more)
+
+
+def _site_input_grad(site: Site, training: BlockTraining) -> bool:
+    """Whether the site's input needs a gradient: all do but the first norm's output in a block whose
+    input and norm weights are frozen (LoRA's first block)."""
+    return training.input_grad or training.weights_train or site.part != "attention" or site.output
+
+
+def _site_change(setup: StepSetup, site: Site, training: BlockTraining) -> SiteChange:
+    """What a site keeps less than full training, and what its adapters keep."""
+    compute = setup.convention.compute
+    ranks = [training.adapters[name] for name in site.names if name in training.adapters]
     eager = setup.attention == "eager" or sdpa_kernel(setup) == "math"
     kernel_keeps = site.output and site.part == "attention" and not eager
-    kept = training.weights_train or (fp32 and bool(adapted)) or kernel_keeps
-    width = COMPUTE_BYTES[setup.convention.compute] * site.in_features
-    return (0.0 if kept else float(width)), float(adapters)
+    kind = site.part if site.part in ("attention", "mlp") else "mlp"
+    if compute == "amp":
+        return _amp_site_change(setup, site, training, kind=kind, kernel_keeps=kernel_keeps)
+    fp32 = compute == "fp32"
+    adapters = sum((0 if fp32 else ADAPTER_BYTES * site.in_features) + ADAPTER_BYTES * r for r in ranks)
+    kept = training.weights_train or (fp32 and bool(ranks)) or kernel_keeps
+    width = COMPUTE_BYTES[compute] * site.in_features
+    return SiteChange(kind, 0.0 if kept else float(width), float(adapters), 0.0)
+
+
+def _amp_site_change(
+    setup: StepSetup, site: Site, training: BlockTraining, *, kind: str, kernel_keeps: bool
+) -> SiteChange:
+    """Under autocast every linear call casts its input and weight to BF16 (a frozen weight's cast is not
+    cached, so each call makes its own). A frozen layer keeps neither its input's cast nor, unless its
+    input needs a gradient, its weight's. An input projection reads the FP32 norm output, so peft casts
+    nothing and lora_A keeps its own BF16 cast; an output projection reads BF16, which peft copies to
+    FP32 and lora_A casts back: the BF16 cast is kept, the FP32 copy is not. lora_B keeps lora_A's BF16
+    output, and both keep their weights' cached BF16 copies where their input needs a gradient."""
+    ranks = [
+        (training.adapters[n], out)
+        for n, out in zip(site.names, site.out_features, strict=True)
+        if n in training.adapters
+    ]
+    grad = _site_input_grad(site, training)
+    adapters = sum(BF16_BYTES * (site.in_features + r) for r, _ in ranks)
+    adapter_copies = sum(BF16_BYTES * r * (out + (site.in_features if grad else 0)) for r, out in ranks)
+    if training.weights_train:
+        return SiteChange(kind, 0.0, float(adapters), float(adapter_copies))
+    if site.output:  # a BF16 input already, which autocast does not copy
+        dropped = 0.0 if kernel_keeps else float(BF16_BYTES * site.in_features)
+        return SiteChange(kind, dropped, float(adapters), float(adapter_copies))
+    base_copies = 0.0 if grad else BF16_BYTES * site.weights
+    casts = BF16_BYTES * site.in_features * len(site.names)
+    return SiteChange("casts", float(casts), float(adapters), float(adapter_copies - base_copies))
 
 
 def _block_kinds(setup: StepSetup, full: ActivationCount, sites: list[Site], block: int) -> dict[str, float]:
@@ -181,35 +255,65 @@ def _block_kinds(setup: StepSetup, full: ActivationCount, sites: list[Site], blo
         )  # the first norm's `1 + weight`, kept for its input's gradient
     kinds["adapters"] = 0.0
     for site in sites:
-        dropped, adapters = _site_bytes(setup, site, training)
-        kinds[site.part if site.part in kinds else "mlp"] -= tokens * dropped
-        kinds["adapters"] += tokens * adapters
+        change = _site_change(setup, site, training)
+        kinds[change.kind] -= tokens * change.dropped
+        kinds["adapters"] += tokens * change.adapters
+        kinds["weight_copies"] += change.weight_copies
     return kinds
 
 
 def _outside(setup: StepSetup, full: ActivationCount, head_trains: bool) -> dict[str, float]:
     """What the rest of the model stops keeping: a frozen final norm's normalised tensor, a frozen output
-    layer's input, a frozen embedding's token ids and dropout mask."""
+    layer's input, a frozen embedding's token ids, dropout mask and (Gemma) the scale its product keeps."""
     m, t = setup.model, setup.training
-    w = COMPUTE_BYTES[setup.convention.compute]
     drop = 0.0
     if t.adapted and m.norm == "rmsnorm":
-        drop += w * m.hidden
-    if not head_trains:
-        drop += w * m.hidden
-    if t.adapted or t.freeze_blocks:
+        drop += normalised_value_bytes(setup, _residual_bytes(setup)) * m.hidden
+    if not head_trains:  # its input, or under autocast its input's BF16 cast
+        drop += COMPUTE_BYTES[setup.convention.compute] * m.hidden
+    frozen_embedding = t.adapted or bool(t.freeze_blocks)
+    if frozen_embedding:
         drop += ID_BYTES + (MASK_BYTES * m.hidden if m.dropout else 0)
-    return {**full.outside, "other": full.outside["other"] - setup.tokens * drop}
+    scale = gemma_embedding_scale_bytes(setup) if frozen_embedding else 0
+    return {**full.outside, "other": full.outside["other"] - setup.tokens * drop - scale}
+
+
+def _lora_transient_bytes(setup: StepSetup, target: LoraTarget) -> float:
+    """Per token: what a LoRA layer holds while it adds its branch. In BF16 or FP32: the base output,
+    lora_B's FP32 output times the scaling and their FP32 sum. Under autocast all three are BF16, and an
+    output projection holds peft's FP32 copy of its BF16 input besides (kept by nothing, alive until the
+    layer returns)."""
+    if setup.convention.compute != "amp":
+        return float((COMPUTE_BYTES[setup.convention.compute] + 2 * ADAPTER_BYTES) * target.out_features)
+    fp32_copy = FP32 * target.in_features if _leaf(target.tensor.name) in OUTPUT_LEAVES else 0
+    return float(fp32_copy + 3 * BF16_BYTES * target.out_features)
+
+
+def _frozen_copy_bytes(setup: StepSetup) -> float:
+    """Under autocast, the largest BF16 copy of a frozen weight that nothing keeps: it exists for its
+    layer's matmul only (frozen blocks below the first trained one; LoRA's first block's input
+    projections)."""
+    t = setup.training
+    if setup.convention.compute != "amp" or not (t.adapted or t.freeze_blocks):
+        return 0.0
+    first = _block_layers(setup).get(0, [])
+    transient = [
+        s for s in _sites(first) if t.freeze_blocks or not _site_input_grad(s, _block_training(setup, 0))
+    ]
+    return float(
+        BF16_BYTES * max((t.numel for s in transient for t in first if t.name in s.names), default=0)
+    )
 
 
 def _forward_transient(setup: StepSetup, full: ActivationCount) -> float:
-    """A block's briefest tensors in forward: Hugging Face's, or a LoRA layer adding its branch."""
+    """A block's briefest tensors in forward: Hugging Face's, a LoRA layer adding its branch, or under
+    autocast a frozen weight's BF16 copy."""
     t = setup.training
-    if not t.adapted:
-        return full.forward_block_transient_bytes
-    w = COMPUTE_BYTES[setup.convention.compute]
-    widest = max(target.out_features for target in lora_targets(setup.model, t.lora_targets))
-    return max(full.forward_block_transient_bytes, float(setup.tokens * (w + 2 * ADAPTER_BYTES) * widest))
+    lora = 0.0
+    if t.adapted:
+        targets = lora_targets(setup.model, t.lora_targets)
+        lora = setup.tokens * max(_lora_transient_bytes(setup, target) for target in targets)
+    return max(full.forward_block_transient_bytes, lora, _frozen_copy_bytes(setup))
 
 
 def _dequantized_weight_bytes(setup: StepSetup) -> float:
@@ -224,13 +328,20 @@ def check_counted(setup: StepSetup) -> None:
     if t.method == "full" and t.freeze_blocks == 0:
         return
     require(
-        setup.stack == "hf" and setup.convention.compute != "amp",
-        "LoRA, QLoRA and frozen blocks are counted for PyTorch + Hugging Face in BF16 or FP32, "
-        "not under autocast or on the fused stack.",
+        setup.stack == "hf",
+        "LoRA, QLoRA and frozen blocks are counted for PyTorch + Hugging Face, not on the fused stack.",
+    )
+    amp = setup.convention.compute == "amp"
+    require(not (amp and t.method == "qlora"), "QLoRA under autocast is not counted; QLoRA in BF16 is.")
+    require(
+        not amp or (setup.model.norm == "rmsnorm" and not setup.model.experts),
+        "Under autocast, LoRA and frozen blocks are counted for dense RMSNorm models, not for GPT-2's "
+        "LayerNorm or a mixture of experts.",
     )
     require(
         not (t.adapted and setup.model.experts),
-        "LoRA and QLoRA on a mixture of experts are not counted by the phase model yet.",
+        "LoRA and QLoRA on a mixture of experts are not counted yet: what frozen routed experts keep, and "
+        "the merged copy of their weights peft's LoRA keeps, are not in the phase model.",
     )
 
 

@@ -13,7 +13,7 @@ r the bytes of the residual stream (FP32 under autocast, where the embeddings st
 - Qwen3 and Gemma 3 run an RMSNorm over each head of Q and K (an FP32 copy, 1/rms per head, the
   normalised tensor); RoPE's products keep only cos and sin.
 - A linear layer keeps its input. Under `torch.autocast` every linear call keeps its own BF16 cast of
-  its input (q, k and v each cast the norm's output) and the BF16 copy of its weight.
+  its input (q, k and v each cast the norm's output) and the BF16 copy of its weight (not of its bias).
 - GPT-2's `gelu_new` is written in Python: `pow`, `tanh` and two products keep four I-wide tensors
   (FP32 ones under autocast, where CUDA runs `pow` in FP32).
 - SwiGLU keeps the gate output, its SiLU, the up projection and their product.
@@ -41,7 +41,9 @@ from __future__ import annotations
 from core.memory.count import ActivationCount
 from core.memory.settings import COMPUTE_BYTES
 from core.memory.setup import StepSetup
+from core.memory.sharding import block_of
 from core.model_spec import ModelSpec
+from core.model_tensors import model_tensors
 
 FP32 = 4
 STAT_BYTES = 4  # one FP32 statistic per token (mean, 1/σ, 1/rms)
@@ -230,12 +232,22 @@ def _mlp_bytes(setup: StepSetup) -> tuple[float, float]:
     return 4 * w * i + w * i, w * h
 
 
+def _linear_bias_values(setup: StepSetup) -> int:
+    """Values in one block's linear-layer biases (the first block's; norms' biases are not counted)."""
+    return sum(
+        t.numel
+        for t in model_tensors(setup.model)
+        if block_of(t.name) == 0 and t.name.endswith(".bias") and t.part != "norms"
+    )
+
+
 def _block_weight_copy_bytes(setup: StepSetup) -> float:
-    """Autocast's BF16 copies of one block's linear weights (and biases), kept until its backward."""
+    """Autocast's BF16 copies of one block's linear weights, kept until its backward. A bias's copy is
+    made (and cached) too, but no node keeps it: addmm's bias gradient is a sum that reads nothing."""
     if setup.convention.compute != "amp":
         return 0.0
     per_norm = 2 * setup.model.hidden if setup.model.norm == "layernorm" else setup.model.hidden
-    return 2.0 * (setup.block_parameters - 2 * per_norm)
+    return 2.0 * (setup.block_parameters - 2 * per_norm - _linear_bias_values(setup))
 
 
 def _windowed(setup: StepSetup) -> bool:
@@ -280,13 +292,19 @@ def _logit_softcap_bytes(setup: StepSetup) -> int:
     return FP32 if setup.convention.compute == "fp32" else 2
 
 
+def gemma_embedding_scale_bytes(setup: StepSetup) -> int:
+    """Gemma's √hidden scale of its embeddings, cast to the embedding's dtype and kept by the product for
+    the embedding's gradient (the embedding's output itself is not kept); 0 for other families."""
+    if setup.model.model_type not in GEMMA_NORM:
+        return 0
+    return 2 if setup.convention.compute == "bf16" else FP32
+
+
 def _gemma_outside_bytes(setup: StepSetup) -> float:
-    """Gemma's final norm's FP32 `1 + weight`, and the √hidden scale of its embeddings, cast to the
-    embedding's dtype and kept by the product (the embedding's output itself is not kept)."""
+    """Gemma's final norm's FP32 `1 + weight`, and the scale of its embeddings."""
     if setup.model.model_type not in GEMMA_NORM:
         return 0.0
-    embedding = 2 if setup.convention.compute == "bf16" else FP32
-    return float(FP32 * setup.model.hidden + embedding)
+    return float(FP32 * setup.model.hidden + gemma_embedding_scale_bytes(setup))
 
 
 # LayerNorm families with layouts of their own (modeling_falcon, _bloom, _opt, _starcoder2, _gpt_bigcode),

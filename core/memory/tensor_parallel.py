@@ -33,10 +33,10 @@ from core.model_tensors import model_tensors
 
 
 def _block_matrix_share(spec: ModelSpec, t: int) -> float:
-    """The share of the blocks' matrices and biases (no norms) one GPU holds: what autocast copies to BF16."""
+    """The share of the blocks' matrices (no norms or biases) one GPU holds: what autocast keeps in BF16."""
     whole = held = 0
     for tensor in model_tensors(spec):
-        if block_of(tensor.name) is not None and tensor.part != "norms":
+        if block_of(tensor.name) is not None and tensor.part != "norms" and not tensor.name.endswith(".bias"):
             whole += tensor.numel
             held += shard(tensor, spec, t).numel
     return held / whole

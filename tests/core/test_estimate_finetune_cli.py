@@ -102,7 +102,7 @@ def test_the_table_shows_the_state_per_gpu(capsys) -> None:
         ),
         (("--tensor-parallel", "3", "--gpus", "3"), "do not split over 3 tensor-parallel GPUs"),
         (("--method", "lora", "--freeze-blocks", "2"), "Freezing blocks is a choice for full training"),
-        (("--method", "lora", "--precision", "amp"), "not under autocast"),
+        (("--method", "qlora", "--precision", "amp"), "QLoRA under autocast is not counted"),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(capsys, args, message) -> None:

@@ -41,7 +41,7 @@ transformers = pytest.importorskip("transformers", reason="transformers is a tes
 
 from transformers.initialization import no_init_weights  # noqa: E402 (after the transformers skip)
 
-from tests.harness.saved_tensors import OUTSIDE, saved_bytes  # noqa: E402 (after the torch skip)
+from tests.harness.saved_tensors import OUTSIDE, one_thread, saved_bytes  # noqa: E402 (after the torch skip)
 from tools.finetune_model import hf_config  # noqa: E402 (imports torch)
 
 pytestmark = pytest.mark.torch
@@ -73,6 +73,7 @@ RUNS = [
     ("llama-3.2-1b", "bf16", "sdpa"),
     ("llama-3.2-1b", "fp32", "eager"),
     ("llama-3.2-1b", "amp", "sdpa"),
+    ("qwen2.5-0.5b", "amp", "eager"),  # biased q, k and v: no node keeps a bias's BF16 copy
     ("gpt2", "fp32", "eager"),
     ("gpt2", "bf16", "eager"),
 ]
@@ -126,12 +127,7 @@ def _cpu_extra_bytes(raw: dict[str, object], precision: str, batch: int, seq: in
     return batch * seq * ((size - 1) * dropped - stats_bytes)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small tensors; the host is shared
-    yield
-    torch.set_num_threads(threads)
+_one_thread = pytest.fixture(scope="module", autouse=True)(one_thread)
 
 
 @pytest.mark.parametrize(("batch", "seq"), SHAPES, ids=SHAPE_IDS)

@@ -87,6 +87,48 @@ def test_frozen_blocks_keep_nothing_and_backward_stops_above_them() -> None:
     assert reached == list(range(16, 4, -1))
 
 
+# Per token under autocast (FP32 weights, BF16 matmuls), full training: the norms' FP32 normalised tensors
+# (the residual stream is FP32), flash attention as in BF16, SwiGLU's four BF16 tensors and each linear
+# call's own BF16 cast of its input (q, k, v, gate, up: 5 × 2h); per block, BF16 copies of its weights.
+FULL_AMP = 2 * (4 * H + 4 + 4 * H) + 2 * H + 2 * 2 * KV + 2 * H + 4 * HEADS + 8 * FFN + 5 * 2 * H
+WEIGHT_COPIES = 2 * (BLOCK - 2 * H)
+
+
+def amp(**training) -> StepSetup:
+    return replace(llama(**training), precision="amp")
+
+
+def test_autocast_full_training_block_is_the_hf_count() -> None:
+    assert step_inputs(amp())[0].saved_by_block == (512 * FULL_AMP + WEIGHT_COPIES,) * 16
+
+
+def test_lora_under_autocast_worked_by_hand() -> None:
+    # The frozen base: no norm keeps its FP32 normalised tensor, no frozen layer its input's cast (the
+    # down projection's input is the fourth SwiGLU tensor; the flash kernel keeps o_proj's input). The
+    # weights' BF16 copies stay: every frozen layer's input needs a gradient.
+    frozen = FULL_AMP - 2 * 4 * H - 5 * 2 * H - 2 * FFN
+    # Each adapter: lora_A's own BF16 cast of its h-wide input and its rank-16 BF16 output; the BF16
+    # copies of both adapter weights (q and o: h → h, k and v: h → kv).
+    adapters = 4 * (2 * H + 2 * R)
+    adapter_copies = 2 * R * ((H + H) + 2 * (H + KV) + (H + H))
+    saved = step_inputs(amp(method="lora"))[0].saved_by_block
+    assert saved[1] == saved[15] == 512 * (frozen + adapters) + WEIGHT_COPIES + adapter_copies
+    # The first block's input and first norm need no gradient: the norm keeps nothing, and q, k and v
+    # keep neither their weights' copies nor their lora_A weights' copies.
+    assert saved[0] == saved[1] - 512 * UPCAST - 2 * (H * H + 2 * KV * H) - 2 * R * 3 * H
+
+
+def test_autocast_transients_of_lora_and_frozen_blocks() -> None:
+    # All-linear LoRA: gate_proj holds its BF16 base output, lora_B's scaled output and their sum (3 × 2
+    # bytes, 8,192 wide); down_proj's peft FP32 copy of its input and three h-wide BF16 tensors are less.
+    lora = step_inputs(amp(method="lora", lora_targets="all-linear"))[0].count
+    assert lora.forward_block_transient_bytes == 512 * 3 * 2 * FFN > 512 * (4 * FFN + 3 * 2 * H)
+    # A frozen block's gate_proj: its weight's BF16 copy, made for the matmul and kept by nothing, is
+    # larger than SwiGLU's two BF16 tensors at 512 tokens.
+    frozen = step_inputs(amp(freeze_blocks=4))[0].count
+    assert frozen.forward_block_transient_bytes == 2 * FFN * H > 512 * 2 * 2 * FFN
+
+
 def test_fsdp_over_8_gpus_per_gpu_terms() -> None:
     setup = replace(llama(gpus=8, sharding="fsdp"), precision="mixed16")
     moments = step_moments(setup)
@@ -235,3 +277,54 @@ def test_a_falcon_qlora_run_holds_what_its_lora_run_holds() -> None:
         for m in ("lora", "qlora")
     )
     assert qlora == lora
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    spec=st.sampled_from([spec for spec in DENSE if spec.norm == "rmsnorm"]),
+    seq=st.sampled_from([128, 512, 1024]),
+    first_step=st.booleans(),
+    frozen=st.integers(1, 2),
+)
+def test_under_autocast_lora_and_frozen_blocks_peak_below_full(spec, seq, first_step, frozen) -> None:
+    # QLoRA under autocast is refused; LoRA and frozen blocks must keep less than full training.
+    def peak(**training) -> float:
+        setup = StepSetup(
+            model=spec,
+            batch=1,
+            seq_len=min(seq, spec.positions or seq),
+            precision="amp",
+            first_step=first_step,
+            training=TrainingMethod(**training),
+        )
+        return step_phases(setup).peak_bytes
+
+    full = peak()
+    assert peak(method="lora") < full and peak(freeze_blocks=frozen) < full
+
+
+MIXTRAL = parse_config(read_json("models/mixtral-8x7b-v0.1.json"))
+GPT2 = parse_config(read_json("configs/gpt2-small.json"))
+
+
+@pytest.mark.parametrize(
+    ("model", "precision", "training", "message"),
+    [
+        (LLAMA, "amp", {"method": "qlora"}, "QLoRA under autocast is not counted"),
+        (GPT2, "amp", {"method": "lora"}, "not for GPT-2's LayerNorm or a mixture of experts"),
+        (MIXTRAL, "amp", {"freeze_blocks": 2}, "not for GPT-2's LayerNorm or a mixture of experts"),
+        (MIXTRAL, "bf16", {"method": "lora"}, "LoRA and QLoRA on a mixture of experts are not counted yet"),
+        (
+            MIXTRAL,
+            "bf16",
+            {"method": "qlora", "lora_targets": "all-linear"},
+            "the merged copy of their weights",
+        ),
+    ],
+)
+def test_what_is_not_counted_is_refused_in_a_sentence(model, precision, training, message) -> None:
+    setup = StepSetup(
+        model=model, batch=1, seq_len=128, precision=precision, training=TrainingMethod(**training)
+    )
+    with pytest.raises(ValueError, match=message):
+        step_phases(setup)

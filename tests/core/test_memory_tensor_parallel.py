@@ -145,11 +145,11 @@ def test_gpt2_conv1d_layers_split_on_their_own_axes():
 
 
 def test_autocast_copies_each_gpus_own_shard_of_a_blocks_matrices():
-    # GPT-2 block, t = 4: c_attn 32·96 + 96, attention c_proj 32·32, c_fc 32·128 + 128, MLP c_proj 128·32
-    # split four ways (12,512 / 4 = 3,128); the two c_proj biases (32 each) whole: 3,192 BF16 values.
+    # GPT-2 block, t = 4: c_attn 32·96, attention c_proj 32·32, c_fc 32·128, MLP c_proj 128·32 (no node
+    # keeps a bias's BF16 copy), each split four ways: 12,288 / 4 = 3,072 BF16 values.
     setup = step(GPT2, 4, precision="amp")
-    assert hf_count(setup).block["weight_copies"] == 2 * 12_576
-    assert tensor_parallel_count(hf_count(setup), setup).block["weight_copies"] == pytest.approx(2 * 3192)
+    assert hf_count(setup).block["weight_copies"] == 2 * 12_288
+    assert tensor_parallel_count(hf_count(setup), setup).block["weight_copies"] == pytest.approx(2 * 3072)
 
 
 def test_experts_split_each_experts_width_and_the_router_stays_whole():

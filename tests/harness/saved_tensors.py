@@ -86,3 +86,12 @@ def saved_bytes(
         loss = run()
     del loss
     return result
+
+
+def one_thread() -> Iterator[None]:
+    """Run a test module's small tensors on one thread (the host is shared), then restore the count.
+    Wrap it as a module fixture: `_one_thread = pytest.fixture(scope="module", autouse=True)(one_thread)`."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
