@@ -57,16 +57,29 @@ def will_it_fit(model: ModelSpec) -> None:
             view = fit_view(
                 settings, model=model, card=gpu(settings["fit_gpu"]), training=training_method(SECTION)
             )
-        except ValueError as err:
+        except ValueError as err:  # the learner's choices themselves (say, 8 GPUs and no sharding)
             st.warning(literal(lessons.sentence("memory", "fit_refused", reason=str(err))))
             return
-        rows = tuple(FitRow(method=b.method, gpus=b.gpus, tokens=b.fit.seq_len) for b in view.bars)
-        title = lessons.sentence("memory", "fit_chart_title")
-        draw_chart(
-            ("memory.fit", title, rows),
-            lambda: fit_chart(rows, title=title),
-            description=fit_description(rows, device=view.capacity.label),
-        )
+        rows = tuple(FitRow(b.method, b.gpus, b.fit.seq_len) for b in view.bars if b.fit is not None)
+        if rows:
+            title = lessons.sentence("memory", "fit_chart_title")
+            draw_chart(
+                ("memory.fit", title, rows),
+                lambda: fit_chart(rows, title=title),
+                description=fit_description(rows, device=view.capacity.label),
+            )
+        for bar in view.bars:
+            if bar.fit is None:
+                st.caption(
+                    literal(
+                        lessons.sentence(
+                            "memory", "fit_bar_refused", method=bar.method, gpus=bar.gpus, refused=bar.refused
+                        )
+                    )
+                )
+        if view.answer is None:
+            st.warning(literal(lessons.sentence("memory", "fit_refused", reason=view.refused)))
+            return
         st.markdown(said(view.answer))
         if view.why is not None:
             st.markdown(said(view.why))

@@ -646,7 +646,8 @@ class FitBar:
 
     method: str  # the method's name as the chart writes it
     gpus: str  # "1 GPU" or "8 GPUs, FSDP"
-    fit: LongestFit
+    fit: LongestFit | None  # None when the phase model does not count this run
+    refused: str = ""  # why it is not counted, in a sentence
 
 
 @dataclass(frozen=True)
@@ -656,9 +657,10 @@ class FitView:
 
     capacity: Capacity
     bars: tuple[FitBar, ...]
-    chosen: LongestFit
-    answer: Line
+    chosen: LongestFit | None  # None when the learner's own run is not counted (`refused` says why)
+    answer: Line | None
     why: Line | None
+    refused: str = ""
 
 
 def fit_setup(settings: Mapping[str, Any], model: ModelSpec, training: TrainingMethod) -> StepSetup:
@@ -700,11 +702,22 @@ def _answer(fit: LongestFit, run: Line) -> tuple[Line, Line | None]:
     )
 
 
+def _fit_or_refusal(
+    settings: Mapping[str, Any], model: ModelSpec, training: TrainingMethod, capacity: Capacity
+) -> tuple[LongestFit | None, str]:
+    """The longest fit of one run, or the sentence saying why the phase model does not count it."""
+    try:
+        return longest_fit(fit_setup(settings, model, training), capacity), ""
+    except ValueError as err:
+        return None, str(err)
+
+
 def fit_view(
     settings: Mapping[str, Any], *, model: ModelSpec, card: Gpu, training: TrainingMethod
 ) -> FitView:
     """The longest sequence of full training, LoRA and QLoRA (`training`'s rank and targets) on one
-    `card` and on eight with FSDP, and of `training` itself; ValueError if a run cannot be set up."""
+    `card` and on eight with FSDP, and of `training` itself; a run the phase model does not count (LoRA
+    on a mixture of experts, QLoRA under autocast) is refused in its own bar's sentence, not for all."""
     capacity = whole_card(card.name, card.memory_bytes, context_bytes=cuda_context_bytes())
     compared = [
         replace(training, method=method, freeze_blocks=0, gpus=gpus, sharding=sharding, tensor_parallel=1)
@@ -712,14 +725,12 @@ def fit_view(
         for method in METHODS
     ]
     bars = tuple(
-        FitBar(
-            method=METHOD_NAMES[run.method],
-            gpus=_gpus_words(run),
-            fit=longest_fit(fit_setup(settings, model, run), capacity),
-        )
+        FitBar(METHOD_NAMES[run.method], _gpus_words(run), *_fit_or_refusal(settings, model, run, capacity))
         for run in compared
     )
-    chosen = longest_fit(fit_setup(settings, model, training), capacity)
+    chosen, refused = _fit_or_refusal(settings, model, training, capacity)
+    if chosen is None:
+        return FitView(capacity=capacity, bars=bars, chosen=None, answer=None, why=None, refused=refused)
     run = Line(
         "fit_run",
         {

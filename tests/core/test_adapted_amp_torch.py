@@ -66,7 +66,7 @@ def _measure(raw: dict, training: TrainingMethod, precision: str, attention: str
     model.train()
     ids = torch.randint(0, raw["vocab_size"], (BATCH, SEQ))
 
-    def loss() -> torch.Tensor:
+    def loss():
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "amp"):
             return model(input_ids=ids, labels=ids).loss
 

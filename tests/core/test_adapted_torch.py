@@ -36,7 +36,7 @@ ROPE_TABLES = 2 * TOKENS * HEAD_WIDTH * 2  # cos and sin in BF16
 ATTENTION = ["q_proj", "k_proj", "v_proj", "o_proj"]
 
 
-def _quantize(model: torch.nn.Module) -> None:
+def _quantize(model) -> None:
     """Every block's linear layers as transformers' load_in_4bit makes them: NF4, double quantization."""
     for block in model.model.layers:
         for parent in (block.self_attn, block.mlp):
@@ -57,7 +57,7 @@ def _quantize(model: torch.nn.Module) -> None:
     model.is_loaded_in_4bit = True  # peft then wraps them in its bnb Linear4bit
 
 
-def _model(training: TrainingMethod) -> tuple[torch.nn.Module, list[torch.nn.Module]]:
+def _model(training: TrainingMethod) -> tuple:
     torch.manual_seed(0)
     config = transformers.AutoConfig.for_model(**CONFIG)
     config._attn_implementation = "eager"

@@ -98,7 +98,7 @@ def _measure(raw: dict[str, object], precision: str, attention: str, batch: int,
     body = model.model if hasattr(model, "model") else model.transformer
     blocks = body.layers if hasattr(body, "layers") else body.h
 
-    def loss() -> torch.Tensor:
+    def loss():
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "amp"):
             return model(input_ids=ids, labels=ids).loss
 
@@ -109,7 +109,7 @@ def _rope_table_bytes(raw: dict[str, object], precision: str, seq: int) -> int:
     """cos and sin, one position row per token of the sequence (position ids have batch 1)."""
     if raw["model_type"] == "gpt2":
         return 0
-    head_dim = int(raw.get("head_dim") or raw["hidden_size"] // raw["num_attention_heads"])  # type: ignore[operator]
+    head_dim = int(raw.get("head_dim") or raw["hidden_size"] // raw["num_attention_heads"])  # type: ignore[operator, arg-type]
     return 2 * seq * head_dim * DTYPES[precision].itemsize
 
 
@@ -194,7 +194,7 @@ def test_the_masks_held_through_the_forward_are_the_ones_transformers_builds(
     if raw["model_type"] != "llama":
         builders.append(create_sliding_window_causal_mask)
     masks = [build(**arguments) for build in builders]
-    built = sum(mask.untyped_storage().nbytes() for mask in masks if mask is not None)
+    built = sum(mask.untyped_storage().nbytes() for mask in masks if isinstance(mask, torch.Tensor))
     setup = StepSetup(
         model=parse_config(raw, name=file_name),
         batch=batch,

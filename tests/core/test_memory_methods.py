@@ -228,12 +228,12 @@ def test_first_oom_for_every_method(training) -> None:
     assert failure is not None and failure.step in (1, 2)
 
 
-DENSE = [
-    spec
+CONFIG_FILES = [
+    f"{folder}/{p.name}"
     for folder in ("models", "configs")
-    for spec in (parse_config(read_json(p)) for p in sorted((DATA_DIR / folder).glob("*.json")))
-    if not spec.experts
+    for p in sorted((DATA_DIR / folder).glob("*.json"))
 ]
+DENSE = [spec for spec in (parse_config(read_json(name)) for name in CONFIG_FILES) if not spec.experts]
 # transformers quantizes only layers that are exactly nn.Linear; Falcon's are FalconLinear, so its QLoRA
 # base stays BF16 and QLoRA holds what LoRA holds.
 QUANTIZED = [spec for spec in DENSE if spec.model_type != "falcon"]

@@ -158,7 +158,7 @@ def test_the_families_without_a_plan_are_the_ones_we_know():
 
 @pytest.mark.parametrize("model_type", [family for family in FAMILY_TENSORS if family not in UNPLANNED])
 def test_every_layer_transformers_plans_splits_as_we_split_it(model_type):
-    plan = CONFIG_MAPPING[model_type]().base_model_tp_plan
+    plan = CONFIG_MAPPING[model_type]().base_model_tp_plan or {}
     # DeepSeek's latent attention expands keys and values to every head: as many KV heads as heads.
     latent = {"num_key_value_heads": SMALL["num_attention_heads"]} if "deepseek" in model_type else {}
     spec = parse_config({"model_type": model_type, **SMALL, **latent})

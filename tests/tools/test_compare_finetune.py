@@ -116,9 +116,8 @@ def test_the_command_prints_one_block_a_row(fixture_csv, capsys):
 
 
 def test_a_setup_the_estimate_refuses_keeps_its_one_line():
-    assert run_estimate(["--config=nowhere.json", "--batch=1", "--seq=8", "--json"]).startswith(
-        "core.estimate: cannot read nowhere.json"
-    )
+    refusal = run_estimate(["--config=nowhere.json", "--batch=1", "--seq=8", "--json"])
+    assert isinstance(refusal, str) and refusal.startswith("core.estimate: cannot read nowhere.json")
 
 
 def test_a_csv_without_the_measurement_columns_is_refused(tmp_path):

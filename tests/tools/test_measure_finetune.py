@@ -131,7 +131,9 @@ def test_the_plan_measures_four_methods_per_shape_and_checks_full_training_on_th
         spec = parse_config(published_config(s.model))
         assert spec.positions == 0 or s.seq <= spec.positions
     shapes = {(s.model, s.batch, s.seq) for s in plan}
-    methods = {(s.model, s.batch, s.seq): set() for s in plan}
+    methods: dict[tuple[str, int, int], set[tuple[str, str]]] = {
+        (s.model, s.batch, s.seq): set() for s in plan
+    }
     for s in plan:
         methods[(s.model, s.batch, s.seq)].add((s.training.method, s.training.lora_targets))
     assert all(
