@@ -492,6 +492,16 @@ def _aliased(data: Mapping[str, Any], names: tuple[str, ...], *, most: int, defa
     return next(iter(given.values())) if given else _number(data, names[0], most=most, default=default)
 
 
+def _gpt_names(data: Mapping[str, Any], *, hidden: tuple[str, ...]) -> tuple[int, int, int]:
+    """Hidden size (under `hidden`'s names), heads and layers of a config that may use GPT-2's names
+    (`n_head`, `n_layer`) or the common ones."""
+    return (
+        _aliased(data, hidden, most=LIMITS["hidden"]),
+        _aliased(data, ("n_head", "num_attention_heads"), most=LIMITS["heads"]),
+        _aliased(data, ("n_layer", "num_hidden_layers"), most=LIMITS["layers"]),
+    )
+
+
 def _dropout(data: Mapping[str, Any], defaults: Mapping[str, float]) -> bool:
     """Whether any of these dropout probabilities (`defaults`: name and default) is above 0."""
     probabilities = []
@@ -611,16 +621,8 @@ def starcoder2(data: Mapping[str, Any]) -> dict[str, Any]:
 def bloom(data: Mapping[str, Any]) -> dict[str, Any]:
     """BloomConfig: n_layer, n_head, hidden_size (n_embed in older files); ALiBi, a LayerNorm after the
     embedding, a fused query_key_value and an MLP 4 × hidden wide, biases everywhere."""
-    hidden = _aliased(data, ("hidden_size", "n_embed"), most=LIMITS["hidden"])
-    heads = _aliased(data, ("n_head", "num_attention_heads"), most=LIMITS["heads"])
-    sizes = _plain(
-        data,
-        hidden=hidden,
-        layers=_aliased(data, ("n_layer", "num_hidden_layers"), most=LIMITS["layers"]),
-        heads=heads,
-        kv_heads=heads,
-        intermediate=4 * hidden,
-    )
+    hidden, heads, layers = _gpt_names(data, hidden=("hidden_size", "n_embed"))
+    sizes = _plain(data, hidden=hidden, layers=layers, heads=heads, kv_heads=heads, intermediate=4 * hidden)
     dropouts = _dropouts(data, {"hidden_dropout": 0.0}, "attention_dropout", 0.0)
     return {**sizes, "embedding_norm": True, "alibi": True, **dropouts}
 
@@ -664,12 +666,11 @@ def gpt_bigcode(data: Mapping[str, Any]) -> dict[str, Any]:
         not _flag(data, "add_cross_attention", False),
         "add_cross_attention: GPT-BigCode with cross-attention is not supported.",
     )
-    hidden = _aliased(data, ("n_embd", "hidden_size"), most=LIMITS["hidden"])
-    heads = _aliased(data, ("n_head", "num_attention_heads"), most=LIMITS["heads"])
+    hidden, heads, layers = _gpt_names(data, hidden=("n_embd", "hidden_size"))
     sizes = _plain(
         data,
         hidden=hidden,
-        layers=_aliased(data, ("n_layer", "num_hidden_layers"), most=LIMITS["layers"]),
+        layers=layers,
         heads=heads,
         kv_heads=1 if _flag(data, "multi_query", True) else heads,
         intermediate=_number(data, "n_inner", most=LIMITS["intermediate"], default=4 * hidden),
