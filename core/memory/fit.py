@@ -17,7 +17,7 @@ from core.datafiles import require
 from core.memory.budget import TERM_LABELS, MemoryTerms
 from core.memory.first_oom import FirstOom, first_oom
 from core.memory.setup import StepSetup
-from core.memory.timeline import TimelinePoint, step_timeline
+from core.memory.timeline import TimelinePoint, probe_timeline, step_timeline
 from core.memory.verdict import Capacity
 
 MAX_SEQ_LEN = 131_072  # the longest context the families we count are published with (Llama 3.1, Qwen2.5)
@@ -103,9 +103,8 @@ def _failure(setup: StepSetup, capacity: Capacity) -> tuple[FirstOom, MemoryAt] 
 
 def _probe(setup: StepSetup, capacity: Capacity, seq_len: int) -> tuple[bool, float]:
     """Whether `seq_len` tokens fit (both first steps complete) and the most memory they ask for."""
-    at = _at(setup, seq_len)
-    need_bytes = max(p.live.total_bytes for p in step_timeline(at, capacity=capacity).points)
-    return first_oom(at, capacity) is None, need_bytes
+    timeline = probe_timeline(_at(setup, seq_len), capacity=capacity)
+    return timeline.failure is None, max(p.live.total_bytes for p in timeline.points)
 
 
 @dataclass

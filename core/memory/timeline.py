@@ -5,7 +5,7 @@ A run fails at the first moment whose live memory, with the device's overheads, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -139,10 +139,10 @@ def chart_terms(moment_terms: Mapping[str, float], *, overhead_bytes: float) -> 
 
 
 def _iteration_moments(
-    setup: StepSetup, iteration: int
+    setup: StepSetup, iteration: int, moments_of: Callable[[StepSetup], tuple[Moment, ...]]
 ) -> list[tuple[str, int | None, str, dict[str, float]]]:
     first = replace(setup, first_step=iteration == 1)
-    moments: tuple[Moment, ...] = step_moments(first)
+    moments = moments_of(first)
     start = {
         k: v
         for k, v in moments[0].terms.items()
@@ -156,9 +156,21 @@ def _iteration_moments(
 @lru_cache(maxsize=STEP_CACHE_SIZE)  # see STEP_CACHE_SIZE: settings in, nothing about a learner
 def step_timeline(setup: StepSetup, *, capacity: Capacity) -> StepTimeline:
     """The first two iterations of `setup` on `capacity`, and where (if anywhere) it fails."""
+    return _timeline(setup, capacity, step_moments)
+
+
+def probe_timeline(setup: StepSetup, *, capacity: Capacity) -> StepTimeline:
+    """`step_timeline` worked out afresh and kept nowhere: a search's many probes would otherwise push
+    the steps the pages show (Run A's, warmed at start) out of the shared caches."""
+    return _timeline(setup, capacity, step_moments.__wrapped__)
+
+
+def _timeline(
+    setup: StepSetup, capacity: Capacity, moments_of: Callable[[StepSetup], tuple[Moment, ...]]
+) -> StepTimeline:
     points: list[TimelinePoint] = []
     for iteration in range(1, ITERATIONS + 1):
-        moments = _iteration_moments(setup, iteration)
+        moments = _iteration_moments(setup, iteration, moments_of)
         points += [
             TimelinePoint(
                 iteration=iteration,

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from core.memory.first_oom import first_oom
 from core.memory.fit import MAX_SEQ_LEN, longest_fit, search_bound
+from core.memory.phases import step_moments
 from core.memory.setup import METHODS, StepSetup, TrainingMethod
 from core.memory.timeline import step_timeline
 from core.memory.verdict import ALLOCATOR_RESERVE_BYTES, Capacity, capped
@@ -105,3 +106,18 @@ def test_the_run_fits_at_the_limit_and_fails_one_token_longer(model, batch, cap_
     if fit.seq_len < fit.bound:
         assert fit.failure is not None
         assert first_oom(replace(run, seq_len=fit.seq_len + 1), capacity) == fit.failure
+
+
+def test_a_search_keeps_only_its_answer_in_the_shared_step_caches():
+    # Its probes are worked out afresh, so the steps the pages show (Run A's, warmed at start) stay put:
+    # only the answer's two lengths (the peak at L and the failure at L + 1) are cached.
+    setup = StepSetup(
+        model=preset("Llama-3.2-1B"), batch=1, seq_len=1, training=TrainingMethod(method="lora")
+    )
+    longest_fit.cache_clear()
+    step_timeline.cache_clear()
+    step_moments.cache_clear()
+    fit = longest_fit(setup, capped(11.0))
+    assert fit.seq_len > 1
+    assert step_timeline.cache_info().currsize == 2
+    assert step_moments.cache_info().currsize == 4  # step 1 and step 2 of each
