@@ -41,8 +41,14 @@ a gradient only), and a node keeps the casts its wanted gradients read:
   lora_A's only where its input needs a gradient).
 - The block norms' normalised tensors are FP32 (the residual stream is), the QK-norms' BF16.
 
-Counted for the PyTorch + Hugging Face stack in BF16 or FP32, and for LoRA and frozen blocks of RMSNorm
-models under autocast, for dense models.
+A mixture of experts under attention-only LoRA or QLoRA (transformers' grouped_mm experts, which stay
+BF16 parameters under QLoRA): the frozen router keeps no input, and grouped_mm keeps neither each routed
+expert's gathered input nor its down projection's input (read by the experts' weight gradients only); the
+scores, indices, gate_up and SiLU outputs, each expert's output and its routing weight stay.
+
+Counted for the PyTorch + Hugging Face stack in BF16 or FP32, and for LoRA and frozen blocks of dense
+RMSNorm models under autocast; on a mixture of experts, attention-only LoRA and QLoRA with routed experts
+only (Mixtral, Qwen3-MoE, OLMoE).
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ from core.memory.count import ActivationCount
 from core.memory.finetune import LoraTarget, lora_targets
 from core.memory.hf_stack import (
     FP32,
+    FP32_ROUTERS,
     GEMMA_NORM,
     ID_BYTES,
     MASK_BYTES,
@@ -241,6 +248,27 @@ def _amp_site_change(
     return SiteChange("casts", float(casts), float(adapters), float(adapter_copies - base_copies))
 
 
+def _frozen_experts_drop(setup: StepSetup, training: BlockTraining) -> float:
+    """Per token (the mean over dense and MoE blocks, as `hf_stack` counts MoE blocks): what a block's
+    frozen router and routed experts stop keeping (Mixtral, Qwen3-MoE, OLMoE: no shared expert reads the
+    router's input). The router's `F.linear` keeps its input only for its weight's gradient; grouped_mm
+    (`integrations/moe.py`) keeps each routed expert's gathered input and its down projection's input
+    only for the experts' weight gradients. The scores, indices, gate_up and SiLU outputs (kept for the
+    input's gradient), each expert's output and its routing weight stay."""
+    m = setup.model
+    if not m.is_moe or training.weights_train or _experts_adapted(setup):
+        return 0.0
+    w = COMPUTE_BYTES[setup.convention.compute]
+    routed = m.active_experts * w * (m.hidden + m.expert_intermediate)
+    return (w * m.hidden + routed) * m.moe_layers / m.layers
+
+
+def _experts_adapted(setup: StepSetup) -> bool:
+    """Whether LoRA adapts the routed experts (peft's `target_parameters`, all-linear on an MoE model)."""
+    targets = lora_targets(setup.model, setup.training.lora_targets) if setup.training.adapted else ()
+    return any(target.tensor.part == "experts" for target in targets)
+
+
 def _block_kinds(setup: StepSetup, full: ActivationCount, sites: list[Site], block: int) -> dict[str, float]:
     """What block `block` keeps, by kind (bytes for the micro-batch)."""
     training = _block_training(setup, block)
@@ -253,6 +281,7 @@ def _block_kinds(setup: StepSetup, full: ActivationCount, sites: list[Site], blo
         kinds["norms"] -= (
             FP32 * setup.model.hidden
         )  # the first norm's `1 + weight`, kept for its input's gradient
+    kinds["mlp"] -= tokens * _frozen_experts_drop(setup, training)
     kinds["adapters"] = 0.0
     for site in sites:
         change = _site_change(setup, site, training)
@@ -338,10 +367,16 @@ def check_counted(setup: StepSetup) -> None:
         "Under autocast, LoRA and frozen blocks are counted for dense RMSNorm models, not for GPT-2's "
         "LayerNorm or a mixture of experts.",
     )
+    m = setup.model
     require(
-        not (t.adapted and setup.model.experts),
-        "LoRA and QLoRA on a mixture of experts are not counted yet: what frozen routed experts keep, and "
-        "the merged copy of their weights peft's LoRA keeps, are not in the phase model.",
+        not (t.adapted and m.experts and t.lora_targets == "all-linear"),
+        "LoRA and QLoRA on every linear layer of a mixture of experts are not counted yet: the merged copy "
+        "of the experts' weights peft's LoRA keeps is not in the phase model; attention-only LoRA is.",
+    )
+    require(
+        not (t.adapted and m.experts) or not (m.shared_expert_intermediate or m.model_type in FP32_ROUTERS),
+        "LoRA and QLoRA are counted on a mixture of experts with routed experts only (Mixtral, Qwen3-MoE, "
+        "OLMoE), not yet with shared experts (Qwen2-MoE, DeepSeek).",
     )
 
 

@@ -138,10 +138,19 @@ def test_a_mixture_of_experts_draws_what_is_counted_and_names_what_is_not():
     at.session_state[will_it_fit.OPEN_KEY] = True
     at = at.run()
     assert not at.exception
-    [dataset] = [d.name for d in _fit_chart(at).proto.datasets]
-    drawn = [(r["method"], r["gpus"]) for r in chart_rows(_fit_chart(at), dataset)]
-    assert drawn == [("Full training", "1 GPU"), ("Full training", "8 GPUs, FSDP")]
-    refusal = "LoRA and QLoRA on a mixture of experts are not counted yet"
+
+    def drawn(at) -> list[tuple[str, str]]:
+        [dataset] = [d.name for d in _fit_chart(at).proto.datasets]
+        return [(r["method"], r["gpus"]) for r in chart_rows(_fit_chart(at), dataset)]
+
+    # Attention-only LoRA and QLoRA on routed experts are counted: every bar is drawn.
+    methods = ("Full training", "LoRA", "QLoRA")
+    assert drawn(at) == [(m, g) for g in ("1 GPU", "8 GPUs, FSDP") for m in methods]
+    at = at.radio(key="memory.method").set_value("lora").run()
+    at = at.selectbox(key="memory.lora_targets").set_value("all-linear").run()
+    assert not at.exception
+    assert drawn(at) == [("Full training", "1 GPU"), ("Full training", "8 GPUs, FSDP")]
+    refusal = "LoRA and QLoRA on every linear layer of a mixture of experts are not counted yet"
     captions = [c.value for c in at.caption if "not drawn" in c.value]
     assert len(captions) == 4 and all(refusal in c for c in captions)
     assert captions[0].startswith(literal("LoRA on 1 GPU: not drawn."))
