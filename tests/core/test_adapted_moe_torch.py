@@ -1,13 +1,16 @@
-"""What autograd saves under attention-only LoRA and QLoRA on a mixture of experts, measured with
-saved-tensor hooks on the CPU against core.memory.adapted: Mixtral, Qwen3-MoE and OLMoE at width 1,024
-(two blocks, four experts, two a token, eager attention, 32 tokens), in BF16 and FP32.
+"""What autograd saves under LoRA and QLoRA on a mixture of experts, measured with saved-tensor hooks on
+the CPU against core.memory.adapted: Mixtral, Qwen3-MoE and OLMoE at width 1,024 (two blocks, four
+experts, two a token, eager attention, 32 tokens), in BF16 and FP32. Attention-only: frozen router and
+experts keep less; all-linear: peft's merged expert and router weights (and, in BF16, the experts' cast
+adapters) are kept besides what full training keeps.
 
-Checked as what each block saves less than full training: block by block, the measurement's drop equals
-the count's exactly. (The full-training count leaves a few tensors out that the methods do not change:
-RoPE's tables, grouped_mm's int32 offsets and, where the top-k weights are renormalised, the weights
-before it and their sum; tests/core/test_hf_stack_families_torch.py states them.)
+Checked as what each block saves less (or more) than full training: block by block, the measurement's
+difference equals the count's exactly. (The full-training count leaves out a few tensors the methods do
+not change: RoPE's tables, grouped_mm's int32 offsets and, where the top-k weights are renormalised,
+those weights before it and their sum.)
 """
 
+from dataclasses import replace
 from functools import cache
 
 import pytest
@@ -48,6 +51,7 @@ FAMILIES = {
     "olmoe-1b-7b-0924": {"num_experts": 4},
 }
 DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
+ALL_LINEAR = TrainingMethod(method="lora", lora_targets="all-linear")
 
 
 def _config(name: str) -> dict:
@@ -78,7 +82,8 @@ def _measured(name: str, precision: str, training: TrainingMethod) -> tuple[int,
         _quantize(model)  # the attention's linear layers; router and experts are no nn.Linear
     blocks = list(model.model.layers)
     if training.adapted:
-        names = sorted({t.tensor.name.rsplit(".", 2)[-2] for t in lora_targets(setup.model, "attention")})
+        attention = sorted({t.tensor.name.rsplit(".", 2)[-2] for t in lora_targets(setup.model, "attention")})
+        names = attention if training.lora_targets == "attention" else "all-linear"
         model = peft.get_peft_model(model, peft.LoraConfig(r=training.lora_rank, target_modules=names))
     model.train()
     ids = torch.randint(0, NARROW["vocab_size"], (1, TOKENS))
@@ -95,10 +100,23 @@ def _measured(name: str, precision: str, training: TrainingMethod) -> tuple[int,
         ("qwen3-30b-a3b", "bf16", TrainingMethod(method="lora")),
         ("qwen3-30b-a3b", "fp32", TrainingMethod(method="lora")),
         ("olmoe-1b-7b-0924", "bf16", TrainingMethod(method="lora")),
+        ("mixtral-8x7b-v0.1", "bf16", ALL_LINEAR),
+        ("mixtral-8x7b-v0.1", "fp32", ALL_LINEAR),
+        ("qwen3-30b-a3b", "bf16", replace(ALL_LINEAR, method="qlora")),
     ],
-    ids=["mixtral-bf16", "mixtral-fp32", "mixtral-qlora", "qwen3-moe-bf16", "qwen3-moe-fp32", "olmoe-bf16"],
+    ids=[
+        "mixtral-bf16",
+        "mixtral-fp32",
+        "mixtral-qlora",
+        "qwen3-moe-bf16",
+        "qwen3-moe-fp32",
+        "olmoe-bf16",
+        "mixtral-all-linear-bf16",
+        "mixtral-all-linear-fp32",
+        "qwen3-moe-all-linear-qlora",
+    ],
 )
-def test_frozen_experts_save_less_as_counted(name, precision, training) -> None:
+def test_experts_save_as_counted(name, precision, training) -> None:
     def counted(method: TrainingMethod) -> tuple[float, ...]:
         return step_inputs(_setup(name, precision, method))[0].saved_by_block
 
