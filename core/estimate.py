@@ -26,7 +26,7 @@ Every method (full, `--freeze-blocks K`, LoRA, QLoRA) and sharding scheme gets p
 (`gradient_buckets`, `gathered_block`, `dequantized_weight`, `optimizer_transient`, `workspace`,
 `loss`). Where the phase model does not count a run (tensor parallelism, which `--tensor-parallel`
 passes on; QLoRA under autocast; LoRA or frozen blocks under autocast on GPT-2 or a mixture of
-experts, or on the fused stack; LoRA on a mixture of experts) the error
+experts, or on the fused stack; LoRA on a mixture of experts with shared experts) the error
 says so and the exit status is 2.
 """
 

@@ -41,8 +41,18 @@ a gradient only), and a node keeps the casts its wanted gradients read:
   lora_A's only where its input needs a gradient).
 - The block norms' normalised tensors are FP32 (the residual stream is), the QK-norms' BF16.
 
-Counted for the PyTorch + Hugging Face stack in BF16 or FP32, and for LoRA and frozen blocks of RMSNorm
-models under autocast, for dense models.
+A mixture of experts (transformers' grouped_mm experts, which stay BF16 parameters under QLoRA):
+- attention-only LoRA or QLoRA: the frozen router keeps no input, and grouped_mm keeps neither each routed
+  expert's gathered input nor its down projection's input (read by the experts' weight gradients only);
+  the scores, indices, gate_up and SiLU outputs, each expert's output and its routing weight stay.
+- all-linear: peft adapts the experts and routers as parameters (`ParamWrapper`), so they keep what full
+  training keeps, plus per block the merged weights W + ΔW they compute with and, outside FP32, the
+  experts' lora_A and lora_B cast to the model's dtype; the merged weight's gradient is a backward
+  transient.
+
+Counted for the PyTorch + Hugging Face stack in BF16 or FP32, and for LoRA and frozen blocks of dense
+RMSNorm models under autocast; on a mixture of experts, LoRA and QLoRA with routed experts only (Mixtral,
+Qwen3-MoE, OLMoE).
 """
 
 from __future__ import annotations
@@ -55,6 +65,7 @@ from core.memory.count import ActivationCount
 from core.memory.finetune import LoraTarget, lora_targets
 from core.memory.hf_stack import (
     FP32,
+    FP32_ROUTERS,
     GEMMA_NORM,
     ID_BYTES,
     MASK_BYTES,
@@ -241,6 +252,43 @@ def _amp_site_change(
     return SiteChange("casts", float(casts), float(adapters), float(adapter_copies - base_copies))
 
 
+def _frozen_experts_drop(setup: StepSetup, training: BlockTraining) -> float:
+    """Per token (the mean over dense and MoE blocks, as `hf_stack` counts MoE blocks): what a block's
+    frozen router and routed experts stop keeping (Mixtral, Qwen3-MoE, OLMoE: no shared expert reads the
+    router's input). The router's `F.linear` keeps its input only for its weight's gradient; grouped_mm
+    (`integrations/moe.py`) keeps each routed expert's gathered input and its down projection's input
+    only for the experts' weight gradients. The scores, indices, gate_up and SiLU outputs (kept for the
+    input's gradient), each expert's output and its routing weight stay."""
+    m = setup.model
+    if not m.is_moe or training.weights_train or _parameter_targets(setup):
+        return 0.0
+    w = COMPUTE_BYTES[setup.convention.compute]
+    routed = m.active_experts * w * (m.hidden + m.expert_intermediate)
+    return (w * m.hidden + routed) * m.moe_layers / m.layers
+
+
+def _parameter_targets(setup: StepSetup) -> list[LoraTarget]:
+    """The weights LoRA adapts as parameters (peft's `target_parameters`, all-linear on a mixture of
+    experts): routed experts and routers, which are no linear layers."""
+    t = setup.training
+    return [x for x in lora_targets(setup.model, t.lora_targets) if not x.tensor.layer] if t.adapted else []
+
+
+def _merged_parameter_bytes(setup: StepSetup, block: int) -> float:
+    """What peft's `ParamWrapper` keeps for an adapted parameter (`_activate_lora`): the merged weight
+    W + ΔW its module computes with, in the model's dtype (kept as grouped_mm's or the router's F.linear's
+    weight, read by the input's gradient). The experts' ΔW is folded in by `baddbmm` from lora_A and
+    lora_B cast to the model's dtype, which it keeps (no copy in FP32); a router's ΔW is B @ A in FP32,
+    cast afterwards, which keeps nothing."""
+    w = COMPUTE_BYTES[setup.convention.compute]
+    total = 0.0
+    for target in (x for x in _parameter_targets(setup) if block_of(x.tensor.name) == block):
+        total += w * target.tensor.numel
+        if target.copies > 1 and w != FP32:
+            total += w * target.parameters(setup.training.lora_rank)
+    return total
+
+
 def _block_kinds(setup: StepSetup, full: ActivationCount, sites: list[Site], block: int) -> dict[str, float]:
     """What block `block` keeps, by kind (bytes for the micro-batch)."""
     training = _block_training(setup, block)
@@ -253,12 +301,14 @@ def _block_kinds(setup: StepSetup, full: ActivationCount, sites: list[Site], blo
         kinds["norms"] -= (
             FP32 * setup.model.hidden
         )  # the first norm's `1 + weight`, kept for its input's gradient
+    kinds["mlp"] -= tokens * _frozen_experts_drop(setup, training)
     kinds["adapters"] = 0.0
     for site in sites:
         change = _site_change(setup, site, training)
         kinds[change.kind] -= tokens * change.dropped
         kinds["adapters"] += tokens * change.adapters
         kinds["weight_copies"] += change.weight_copies
+    kinds["weight_copies"] += _merged_parameter_bytes(setup, block)
     return kinds
 
 
@@ -311,9 +361,18 @@ def _forward_transient(setup: StepSetup, full: ActivationCount) -> float:
     t = setup.training
     lora = 0.0
     if t.adapted:
-        targets = lora_targets(setup.model, t.lora_targets)
+        targets = [target for target in lora_targets(setup.model, t.lora_targets) if target.tensor.layer]
         lora = setup.tokens * max(_lora_transient_bytes(setup, target) for target in targets)
     return max(full.forward_block_transient_bytes, lora, _frozen_copy_bytes(setup))
+
+
+def _backward_transient(setup: StepSetup, full: ActivationCount) -> float:
+    """A block's briefest tensors in backward: Hugging Face's, or the gradient of the widest merged weight
+    peft's `ParamWrapper` computes with (its module's backward makes it whole before `baddbmm`'s backward
+    turns it into lora_A's and lora_B's gradients)."""
+    w = COMPUTE_BYTES[setup.convention.compute]
+    merged = max((w * target.tensor.numel for target in _parameter_targets(setup)), default=0)
+    return max(full.backward_block_transient_bytes, float(merged))
 
 
 def _dequantized_weight_bytes(setup: StepSetup) -> float:
@@ -338,10 +397,11 @@ def check_counted(setup: StepSetup) -> None:
         "Under autocast, LoRA and frozen blocks are counted for dense RMSNorm models, not for GPT-2's "
         "LayerNorm or a mixture of experts.",
     )
+    m = setup.model
     require(
-        not (t.adapted and setup.model.experts),
-        "LoRA and QLoRA on a mixture of experts are not counted yet: what frozen routed experts keep, and "
-        "the merged copy of their weights peft's LoRA keeps, are not in the phase model.",
+        not (t.adapted and m.experts) or not (m.shared_expert_intermediate or m.model_type in FP32_ROUTERS),
+        "LoRA and QLoRA are counted on a mixture of experts with routed experts only (Mixtral, Qwen3-MoE, "
+        "OLMoE), not yet with shared experts (Qwen2-MoE, DeepSeek).",
     )
 
 
@@ -364,6 +424,7 @@ def method_count(setup: StepSetup, *, head_trains: bool) -> MethodCount:
         block=blocks[-1],
         outside=_outside(setup, full, head_trains),
         forward_block_transient_bytes=_forward_transient(setup, full),
+        backward_block_transient_bytes=_backward_transient(setup, full),
     )
     return MethodCount(
         count=count,

@@ -717,7 +717,8 @@ def fit_view(
 ) -> FitView:
     """The longest sequence of full training, LoRA and QLoRA (`training`'s rank and targets) on one
     `card` and on eight with FSDP, and of `training` itself; a run the phase model does not count (LoRA
-    on a mixture of experts, QLoRA under autocast) is refused in its own bar's sentence, not for all."""
+    on a mixture of experts with shared experts, QLoRA under autocast) is refused in its own bar's
+    sentence, not for all."""
     capacity = whole_card(card.name, card.memory_bytes, context_bytes=cuda_context_bytes())
     compared = [
         replace(training, method=method, freeze_blocks=0, gpus=gpus, sharding=sharding, tensor_parallel=1)

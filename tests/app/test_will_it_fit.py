@@ -138,10 +138,22 @@ def test_a_mixture_of_experts_draws_what_is_counted_and_names_what_is_not():
     at.session_state[will_it_fit.OPEN_KEY] = True
     at = at.run()
     assert not at.exception
-    [dataset] = [d.name for d in _fit_chart(at).proto.datasets]
-    drawn = [(r["method"], r["gpus"]) for r in chart_rows(_fit_chart(at), dataset)]
-    assert drawn == [("Full training", "1 GPU"), ("Full training", "8 GPUs, FSDP")]
-    refusal = "LoRA and QLoRA on a mixture of experts are not counted yet"
+
+    def drawn(at) -> list[tuple[str, str]]:
+        [dataset] = [d.name for d in _fit_chart(at).proto.datasets]
+        return [(r["method"], r["gpus"]) for r in chart_rows(_fit_chart(at), dataset)]
+
+    # LoRA and QLoRA on routed experts are counted, on the attention or on every linear layer.
+    every_bar = [(m, g) for g in ("1 GPU", "8 GPUs, FSDP") for m in ("Full training", "LoRA", "QLoRA")]
+    assert drawn(at) == every_bar
+    at = at.radio(key="memory.method").set_value("lora").run()
+    at = at.selectbox(key="memory.lora_targets").set_value("all-linear").run()
+    assert not at.exception and drawn(at) == every_bar
+    # With shared experts (DeepSeek) they are not counted yet: the bars say so.
+    at = at.selectbox(key="memory.model").set_value("DeepSeek-V2-Lite").run()
+    assert not at.exception
+    assert drawn(at) == [("Full training", "1 GPU"), ("Full training", "8 GPUs, FSDP")]
+    refusal = "LoRA and QLoRA are counted on a mixture of experts with routed experts only"
     captions = [c.value for c in at.caption if "not drawn" in c.value]
     assert len(captions) == 4 and all(refusal in c for c in captions)
     assert captions[0].startswith(literal("LoRA on 1 GPU: not drawn."))

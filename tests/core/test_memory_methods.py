@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from core.datafiles import DATA_DIR, read_json
 from core.memory.first_oom import first_oom, step_peaks
+from core.memory.hf_stack import FP32_ROUTERS
 from core.memory.model_state import adamw8bit_state_bytes, run_model_state
 from core.memory.phases import PHASE_TERM_LABELS, step_inputs, step_moments, step_phases
 from core.memory.setup import StepSetup, TrainingMethod
@@ -259,6 +260,21 @@ def test_peaks_order_qlora_lora_full(spec, seq, batch) -> None:
     assert peaks["qlora"] < peaks["lora"] < peaks["full"]
 
 
+# Mixtures of experts whose LoRA and QLoRA runs are counted: routed experts only, no shared expert.
+ROUTED_ONLY = [
+    spec
+    for spec in (parse_config(read_json(name)) for name in CONFIG_FILES)
+    if spec.experts and not spec.shared_expert_intermediate and spec.model_type not in FP32_ROUTERS
+]
+
+
+@pytest.mark.parametrize("spec", ROUTED_ONLY, ids=lambda spec: spec.model_type)
+def test_on_routed_experts_peaks_order_qlora_lora_full(spec) -> None:
+    # The experts stay BF16 under QLoRA (they are no nn.Linear), so QLoRA saves on the attention only.
+    peaks = {method: run_peak(spec, method, 1, 512) for method in ("full", "lora", "qlora")}
+    assert peaks["qlora"] < peaks["lora"] < peaks["full"]
+
+
 def test_when_activations_dominate_lora_can_need_more_than_full_training() -> None:
     # StableLM 2 1.6B, 8 × 4,096 tokens: its LayerNorms keep their inputs frozen or not, and peft casts
     # the input of each of q, k, v and o to an FP32 copy of its own, so LoRA's saved activations outgrow
@@ -305,6 +321,7 @@ def test_under_autocast_lora_and_frozen_blocks_peak_below_full(spec, seq, first_
 
 MIXTRAL = parse_config(read_json("models/mixtral-8x7b-v0.1.json"))
 GPT2 = parse_config(read_json("configs/gpt2-small.json"))
+DEEPSEEK = parse_config(read_json("models/deepseek-v2-lite.json"))
 
 
 @pytest.mark.parametrize(
@@ -313,13 +330,7 @@ GPT2 = parse_config(read_json("configs/gpt2-small.json"))
         (LLAMA, "amp", {"method": "qlora"}, "QLoRA under autocast is not counted"),
         (GPT2, "amp", {"method": "lora"}, "not for GPT-2's LayerNorm or a mixture of experts"),
         (MIXTRAL, "amp", {"freeze_blocks": 2}, "not for GPT-2's LayerNorm or a mixture of experts"),
-        (MIXTRAL, "bf16", {"method": "lora"}, "LoRA and QLoRA on a mixture of experts are not counted yet"),
-        (
-            MIXTRAL,
-            "bf16",
-            {"method": "qlora", "lora_targets": "all-linear"},
-            "the merged copy of their weights",
-        ),
+        (DEEPSEEK, "bf16", {"method": "lora"}, "not yet with shared experts"),
     ],
 )
 def test_what_is_not_counted_is_refused_in_a_sentence(model, precision, training, message) -> None:
