@@ -14,7 +14,7 @@ from core.gpus import gpu
 from core.memory.budget import TERM_LABELS
 from core.memory.fit import longest_fit
 from core.memory.reference import cuda_context_bytes
-from core.memory.settings import Method
+from core.memory.settings import Method, Sharding
 from core.memory.setup import StepSetup, TrainingMethod
 from core.memory.verdict import whole_card
 from core.model_config import load_config_text
@@ -73,3 +73,40 @@ def test_paste_a_config_pick_qlora_on_a_24_gb_card_and_read_the_longest_sequence
     assert learner.exceptions() == []
     assert learner.console_errors == []
     learner.screenshot_whole("will-it-fit-qlora")
+
+
+def _type_number(learner, box, label: str, value: int) -> None:
+    """Type `value` into the whole-number box labelled `label` and press Enter: Chromium sends it as an
+    `int_value`, which the server's widget-type guard must take."""
+    field = box.get_by_label(label, exact=True)
+    field.scroll_into_view_if_needed()
+    field.fill(str(value))
+    field.press("Enter")
+    learner.settle()
+
+
+def test_a_rank_and_a_gpu_count_typed_in_the_browser_change_the_answer(learner):
+    run = StepSetup(
+        model=load_config_text(CONFIG, name="your config.json"),
+        batch=1,
+        seq_len=1,
+        precision="bf16",
+        optimizer="adam",
+        training=TrainingMethod(method="qlora", lora_rank=64, gpus=8, sharding="fsdp"),
+    )
+    fit = longest_fit(run, whole_card(CARD.name, CARD.memory_bytes, context_bytes=cuda_context_bytes()))
+    page = learner.open("memory-budget")
+    learner.pick("Estimate", "Detailed estimate")
+    learner.choose("Model", "Llama-3.2-1B")
+    fit_box = page.locator('[data-testid="stExpander"]').filter(has_text="Will it fit?")
+    learner.open_box(fit_box, "Will it fit?")
+    learner.pick("Training method", Method.label_of("qlora"))
+    learner.choose("GPU to fit on", "RTX 4090")
+    _type_number(learner, fit_box, "LoRA rank", 64)
+    learner.choose("Sharding over the GPUs", Sharding.label_of("fsdp"))
+    _type_number(learner, fit_box, "GPUs", 8)
+    expect(page).to_have_url(re.compile(r"[?&]lora_rank=64(&|$)"))
+    expect(page).to_have_url(re.compile(r"[?&]run_gpus=8(&|$)"))
+    expect(fit_box.get_by_text(re.compile(r"QLoRA on 8 GPUs, FSDP \(RTX 4090"))).to_be_visible()
+    expect(fit_box.get_by_text(f"{fit.seq_len:,} tokens", exact=True)).to_be_visible()
+    assert learner.exceptions() == []
