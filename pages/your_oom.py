@@ -16,6 +16,7 @@ from charts.your_oom import steps_chart
 from core import lessons
 from core.gpus import gpu, gpu_names
 from core.memory.first_oom import PHASE_WORDS, FirstOom, first_oom, step_peaks
+from core.memory.phases import step_phases
 from core.memory.reference import cuda_context_bytes, run_a_measurements
 from core.memory.settings import Attention, Optimizer, OptimizerImpl, Recompute, convention_label
 from core.memory.setup import StepSetup
@@ -219,6 +220,11 @@ def name_the_run() -> tuple[StepSetup, float] | None:
         )
     except ValueError as err:
         st.error(literal(lessons.sentence("your_oom", "config_refused", reason=str(err))))
+        return None
+    try:
+        step_phases(setup)  # what the phase model does not count yet (QLoRA under autocast, say) is refused
+    except ValueError as err:
+        st.error(literal(lessons.sentence("your_oom", "run_not_counted", reason=str(err))))
         return None
     return setup, float(cap)
 

@@ -11,6 +11,7 @@ from core import lessons
 from core.memory.reference import measured_steps, run_a_measurements
 from core.oom import parse_oom_message
 from tests.app.conftest import headings, open_page, says
+from ui.prose import literal
 
 PAGE = "pages/your_oom.py"
 RUN_A_MESSAGE = next(
@@ -131,3 +132,17 @@ def test_a_config_json_that_is_not_json_is_one_sentence():
     at.text_area(key="your_oom.config").input("{not json").run()
     assert not at.exception
     assert any(says("your_oom", "config_refused") in e.value.replace("\\", "") for e in at.error)
+
+
+def test_a_run_the_phase_model_does_not_count_is_one_sentence_not_a_crash():
+    # QLoRA under autocast: peft's 4-bit layer asks CUDA's autocast only, so it is not counted yet.
+    at = _paste(TRACEBACK)
+    at.selectbox(key="your_oom.precision").set_value("amp").run()
+    at.session_state["your_oom.training_open"] = True
+    at = at.run()
+    at = at.radio(key="your_oom.method").set_value("qlora").run()
+    assert not at.exception
+    [error] = at.error
+    reason = "QLoRA under autocast is not counted; QLoRA in BF16 is."
+    assert error.value == literal(lessons.sentence("your_oom", "run_not_counted", reason=reason))
+    assert not at.get("vega_lite_chart")
